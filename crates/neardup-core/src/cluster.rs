@@ -1,0 +1,252 @@
+//! From verified pairs to kept documents and duplicates.
+//!
+//! Documents are ranked by a [`KeepPolicy`] (input order, longest first, shortest first;
+//! ties by input order). Two rules turn verified pairs into clusters:
+//!
+//! - [`ClusterMode::Representative`] (default): documents are visited in rank order; one that
+//!   is verified similar to an already *kept* document becomes its duplicate (the most
+//!   similar one if several, then the best ranked), otherwise it is kept. Every removed
+//!   document is therefore verified similar to the document that stands for it, and a chain
+//!   A~B~C with A and C dissimilar keeps both A and C. This is the greedy result-set
+//!   algorithm of the QQ short-text article, applied to verified candidate pairs.
+//! - [`ClusterMode::Connected`]: union-find over verified pairs; the best-ranked document of
+//!   each component is kept. Recall is higher, but chains merge unrelated texts.
+//!
+//! Both are deterministic: the result depends only on the ranks and the set of pairs, not on
+//! their order.
+
+use crate::{Error, Result};
+
+/// Which document of a cluster is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum KeepPolicy {
+    /// The first in input order (default).
+    #[default]
+    First,
+    /// The longest (in characters).
+    Longest,
+    /// The shortest (in characters).
+    Shortest,
+}
+
+impl std::str::FromStr for KeepPolicy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<KeepPolicy> {
+        match s {
+            "first" => Ok(KeepPolicy::First),
+            "longest" => Ok(KeepPolicy::Longest),
+            "shortest" => Ok(KeepPolicy::Shortest),
+            _ => Err(Error::invalid("keep", format!("{s:?} (expected first, longest or shortest)"))),
+        }
+    }
+}
+
+/// How verified pairs become clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClusterMode {
+    /// Greedy: each removed document is similar to its kept representative (default).
+    #[default]
+    Representative,
+    /// Connected components of the verified-pair graph.
+    Connected,
+}
+
+impl std::str::FromStr for ClusterMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ClusterMode> {
+        match s {
+            "representative" => Ok(ClusterMode::Representative),
+            "connected" => Ok(ClusterMode::Connected),
+            _ => Err(Error::invalid("cluster", format!("{s:?} (expected representative or connected)"))),
+        }
+    }
+}
+
+/// A verified pair of document indices with its similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    /// One document.
+    pub a: u32,
+    /// The other document.
+    pub b: u32,
+    /// Their verified similarity.
+    pub similarity: f64,
+}
+
+/// The outcome for each document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Assignment {
+    /// `None` for a kept document, else the kept document it duplicates.
+    pub duplicate_of: Vec<Option<u32>>,
+    /// The similarity to `duplicate_of`, when set.
+    pub similarity: Vec<Option<f64>>,
+}
+
+impl Assignment {
+    /// All documents kept.
+    pub fn all_kept(documents: usize) -> Assignment {
+        Assignment { duplicate_of: vec![None; documents], similarity: vec![None; documents] }
+    }
+    /// The representative (kept document) of `document`.
+    pub fn cluster_of(&self, document: u32) -> u32 {
+        self.duplicate_of[document as usize].unwrap_or(document)
+    }
+}
+
+/// The rank of every document under `policy` (0 = kept first); `lengths` in characters.
+pub fn ranks(lengths: &[usize], policy: KeepPolicy) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..lengths.len() as u32).collect();
+    match policy {
+        KeepPolicy::First => {}
+        KeepPolicy::Longest => order.sort_by_key(|&d| std::cmp::Reverse(lengths[d as usize])),
+        KeepPolicy::Shortest => order.sort_by_key(|&d| lengths[d as usize]),
+    }
+    let mut rank = vec![0u32; lengths.len()];
+    for (position, &document) in order.iter().enumerate() {
+        rank[document as usize] = position as u32;
+    }
+    rank
+}
+
+/// The representative rule over `documents` documents (see the module docs).
+pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
+    let documents = rank.len();
+    let mut neighbours: Vec<Vec<(u32, f64)>> = vec![Vec::new(); documents];
+    for pair in pairs {
+        neighbours[pair.a as usize].push((pair.b, pair.similarity));
+        neighbours[pair.b as usize].push((pair.a, pair.similarity));
+    }
+    let mut order: Vec<u32> = (0..documents as u32).collect();
+    order.sort_by_key(|&d| rank[d as usize]);
+    let mut assignment = Assignment::all_kept(documents);
+    let mut kept = vec![false; documents];
+    for document in order {
+        let best = neighbours[document as usize]
+            .iter()
+            .filter(|&&(other, _)| kept[other as usize] && rank[other as usize] < rank[document as usize])
+            .min_by(|x, y| y.1.total_cmp(&x.1).then(rank[x.0 as usize].cmp(&rank[y.0 as usize])));
+        match best {
+            Some(&(other, similarity)) => {
+                assignment.duplicate_of[document as usize] = Some(other);
+                assignment.similarity[document as usize] = Some(similarity);
+            }
+            None => kept[document as usize] = true,
+        }
+    }
+    assignment
+}
+
+/// Connected components over `pairs`; `similarity(a, b)` computes the similarity of a member
+/// to its kept document (it may be below the threshold: that is what chaining means).
+pub fn connected(rank: &[u32], pairs: &[Pair], similarity: impl Fn(u32, u32) -> f64) -> Assignment {
+    let documents = rank.len();
+    let mut sets = UnionFind::new(documents);
+    for pair in pairs {
+        sets.union(pair.a, pair.b);
+    }
+    let mut best: Vec<Option<u32>> = vec![None; documents];
+    for document in 0..documents as u32 {
+        let root = sets.find(document) as usize;
+        if best[root].is_none_or(|b| rank[document as usize] < rank[b as usize]) {
+            best[root] = Some(document);
+        }
+    }
+    let mut assignment = Assignment::all_kept(documents);
+    for document in 0..documents as u32 {
+        let root = sets.find(document) as usize;
+        // Every root has a best member: the loop above visited every document.
+        let kept = best[root].unwrap_or(document);
+        if kept != document {
+            assignment.duplicate_of[document as usize] = Some(kept);
+            assignment.similarity[document as usize] = Some(similarity(document, kept));
+        }
+    }
+    assignment
+}
+
+/// Union-find with path halving and union by size.
+#[derive(Debug, Clone)]
+pub struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    /// `n` singletons.
+    pub fn new(n: usize) -> UnionFind {
+        UnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+    /// The root of `x`.
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let grandparent = self.parent[self.parent[x as usize] as usize];
+            self.parent[x as usize] = grandparent;
+            x = grandparent;
+        }
+        x
+    }
+    /// Merges the sets of `a` and `b`.
+    pub fn union(&mut self, a: u32, b: u32) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a as usize] < self.size[b as usize] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b as usize] = a;
+        self.size[a as usize] += self.size[b as usize];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(a: u32, b: u32, similarity: f64) -> Pair {
+        Pair { a, b, similarity }
+    }
+
+    #[test]
+    fn representative_does_not_chain() {
+        // 0~1 and 1~2, but 0 and 2 are not similar: 0 and 2 are kept, 1 goes to 0.
+        let rank = ranks(&[10, 10, 10], KeepPolicy::First);
+        let got = representative(&rank, &[pair(1, 2, 0.9), pair(0, 1, 0.8)]);
+        assert_eq!(got.duplicate_of, vec![None, Some(0), None]);
+        assert_eq!(got.similarity, vec![None, Some(0.8), None]);
+    }
+
+    #[test]
+    fn connected_chains() {
+        let rank = ranks(&[10, 10, 10], KeepPolicy::First);
+        let got = connected(&rank, &[pair(1, 2, 0.9), pair(0, 1, 0.8)], |_, _| 0.5);
+        assert_eq!(got.duplicate_of, vec![None, Some(0), Some(0)]);
+        assert_eq!(got.similarity[2], Some(0.5));
+    }
+
+    #[test]
+    fn keep_policies_pick_the_kept_document() {
+        let lengths = [5, 20, 10];
+        let pairs = [pair(0, 1, 0.9), pair(1, 2, 0.9), pair(0, 2, 0.9)];
+        let longest = representative(&ranks(&lengths, KeepPolicy::Longest), &pairs);
+        assert_eq!(longest.duplicate_of, vec![Some(1), None, Some(1)]);
+        let shortest = representative(&ranks(&lengths, KeepPolicy::Shortest), &pairs);
+        assert_eq!(shortest.duplicate_of, vec![None, Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn most_similar_kept_document_wins() {
+        let rank = ranks(&[1, 1, 1], KeepPolicy::First);
+        let got = representative(&rank, &[pair(0, 2, 0.7), pair(1, 2, 0.95)]);
+        assert_eq!(got.duplicate_of, vec![None, None, Some(1)]);
+    }
+
+    #[test]
+    fn pair_order_does_not_matter() {
+        let rank = ranks(&[3, 1, 2, 4], KeepPolicy::Longest);
+        let mut pairs = vec![pair(0, 1, 0.8), pair(2, 3, 0.9), pair(1, 2, 0.85), pair(0, 3, 0.8)];
+        let first = representative(&rank, &pairs);
+        pairs.reverse();
+        assert_eq!(first, representative(&rank, &pairs));
+    }
+}

@@ -1,0 +1,117 @@
+//! Similarity measures on sorted sets and fingerprints.
+//!
+//! Set measures take sorted, deduplicated slices (as in [`crate::tokenize::ShingleSet`]) and
+//! run in `O(|A| + |B|)` by merging.
+
+/// Size of the intersection of two sorted, deduplicated slices.
+pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
+
+/// Jaccard similarity `|A ∩ B| / |A ∪ B|`; two empty sets have similarity 0 (nothing to
+/// compare, never a duplicate).
+///
+/// ```
+/// assert_eq!(neardup_core::measure::jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
+/// ```
+pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let shared = intersection_size(a, b);
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        0.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
+/// Containment `|A ∩ B| / min(|A|, |B|)`: 1 when the smaller set lies inside the larger, for
+/// a short text quoted inside a long one.
+///
+/// ```
+/// assert_eq!(neardup_core::measure::containment(&[1, 2], &[1, 2, 3, 4]), 1.0);
+/// ```
+pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+    let smaller = a.len().min(b.len());
+    if smaller == 0 {
+        0.0
+    } else {
+        intersection_size(a, b) as f64 / smaller as f64
+    }
+}
+
+/// Cosine similarity of two sets seen as binary vectors: `|A ∩ B| / sqrt(|A| |B|)`.
+pub fn cosine(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    intersection_size(a, b) as f64 / ((a.len() as f64) * (b.len() as f64)).sqrt()
+}
+
+/// Hamming distance of two 64-bit fingerprints.
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
+/// The set measure used to verify candidate pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SetMeasure {
+    /// Jaccard similarity (default).
+    #[default]
+    Jaccard,
+    /// Containment of the smaller set in the larger.
+    Containment,
+}
+
+impl SetMeasure {
+    /// Computes the measure.
+    pub fn compute(self, a: &[u64], b: &[u64]) -> f64 {
+        match self {
+            SetMeasure::Jaccard => jaccard(a, b),
+            SetMeasure::Containment => containment(a, b),
+        }
+    }
+}
+
+impl std::str::FromStr for SetMeasure {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<SetMeasure> {
+        match s {
+            "jaccard" => Ok(SetMeasure::Jaccard),
+            "containment" => Ok(SetMeasure::Containment),
+            _ => Err(crate::Error::invalid("measure", format!("{s:?} (expected jaccard or containment)"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_computed_values() {
+        assert_eq!(intersection_size(&[1, 3, 5, 7], &[3, 4, 5]), 2);
+        assert_eq!(jaccard(&[1, 3, 5, 7], &[3, 4, 5]), 2.0 / 5.0);
+        assert_eq!(containment(&[1, 3, 5, 7], &[3, 4, 5]), 2.0 / 3.0);
+        assert!((cosine(&[1, 2], &[2, 3]) - 0.5).abs() < 1e-12);
+        assert_eq!(hamming(0b1011, 0b0001), 2);
+    }
+
+    #[test]
+    fn empty_sets_are_never_similar() {
+        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(containment(&[], &[1]), 0.0);
+        assert_eq!(cosine(&[], &[]), 0.0);
+    }
+}

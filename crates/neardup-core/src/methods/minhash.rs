@@ -1,0 +1,261 @@
+//! `minhash`: MinHash signatures over shingles, LSH banding for candidates, and verification
+//! of every candidate with the true set measure (Jaccard or containment) on the shingle sets.
+//!
+//! Because candidates are verified, the LSH parameters only trade time for recall: a false
+//! candidate costs one set intersection, never a wrong merge.
+
+use crate::hash::hash128_u64s;
+use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
+use crate::measure::SetMeasure;
+use crate::minhash::{MinHasher, SketchScheme};
+use crate::normalize::{NormalizeOptions, Normalizer};
+use crate::tokenize::{ShingleSet, Shingler, ShinglerBuilder, Tokenizer};
+use crate::{Error, Method, Result, Sketch};
+
+/// The sketch of [`MinHash`]: the signature for LSH, the shingle set for verification.
+#[derive(Debug, Clone)]
+pub struct MinHashSketch {
+    signature: Box<[u32]>,
+    shingles: ShingleSet,
+    identity: u128,
+}
+
+impl MinHashSketch {
+    /// The MinHash signature.
+    pub fn signature(&self) -> &[u32] {
+        &self.signature
+    }
+    /// The shingle set.
+    pub fn shingles(&self) -> &ShingleSet {
+        &self.shingles
+    }
+}
+
+impl Sketch for MinHashSketch {
+    fn is_empty(&self) -> bool {
+        self.shingles.is_empty()
+    }
+    fn identity(&self) -> u128 {
+        self.identity
+    }
+}
+
+/// Builder of [`MinHash`]; every parameter is checked in [`MinHashBuilder::build`].
+#[derive(Debug, Clone)]
+pub struct MinHashBuilder {
+    normalize: NormalizeOptions,
+    tokenizer: Tokenizer,
+    ngram: usize,
+    stopwords: bool,
+    permutations: usize,
+    scheme: SketchScheme,
+    seed: u64,
+    threshold: f64,
+    measure: SetMeasure,
+    bands_rows: Option<(usize, usize)>,
+    lsh_threshold: Option<f64>,
+}
+
+impl Default for MinHashBuilder {
+    fn default() -> Self {
+        MinHashBuilder {
+            normalize: NormalizeOptions::default(),
+            tokenizer: Tokenizer::Auto,
+            ngram: 5,
+            stopwords: false,
+            permutations: 128,
+            scheme: SketchScheme::Classic,
+            seed: 1,
+            threshold: 0.7,
+            measure: SetMeasure::Jaccard,
+            bands_rows: None,
+            lsh_threshold: None,
+        }
+    }
+}
+
+impl MinHashBuilder {
+    /// Defaults: `auto` 5-grams, 128 permutations, Jaccard at 0.7, derived bands.
+    pub fn new() -> MinHashBuilder {
+        MinHashBuilder::default()
+    }
+    /// Normalisation options.
+    pub fn normalize(mut self, options: NormalizeOptions) -> Self {
+        self.normalize = options;
+        self
+    }
+    /// Tokeniser.
+    pub fn tokenizer(mut self, tokenizer: Tokenizer) -> Self {
+        self.tokenizer = tokenizer;
+        self
+    }
+    /// Tokens per shingle.
+    pub fn ngram(mut self, ngram: usize) -> Self {
+        self.ngram = ngram;
+        self
+    }
+    /// Remove stopwords before shingling.
+    pub fn remove_stopwords(mut self, yes: bool) -> Self {
+        self.stopwords = yes;
+        self
+    }
+    /// Signature length.
+    pub fn permutations(mut self, permutations: usize) -> Self {
+        self.permutations = permutations;
+        self
+    }
+    /// Signature scheme.
+    pub fn scheme(mut self, scheme: SketchScheme) -> Self {
+        self.scheme = scheme;
+        self
+    }
+    /// Seed of the hash family (signatures are comparable only with the same seed).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Similarity threshold of the verification measure.
+    pub fn threshold(mut self, threshold: f64) -> Self {
+        self.threshold = threshold;
+        self
+    }
+    /// Verification measure.
+    pub fn measure(mut self, measure: SetMeasure) -> Self {
+        self.measure = measure;
+        self
+    }
+    /// Explicit bands and rows instead of derived ones.
+    pub fn bands_rows(mut self, bands: usize, rows: usize) -> Self {
+        self.bands_rows = Some((bands, rows));
+        self
+    }
+    /// The Jaccard similarity the LSH S-curve is tuned for. Defaults to the threshold for
+    /// Jaccard, and to `0.4 * threshold` for containment (a text inside one up to about
+    /// 2.5 times longer has Jaccard at least 0.4).
+    pub fn lsh_threshold(mut self, threshold: f64) -> Self {
+        self.lsh_threshold = Some(threshold);
+        self
+    }
+
+    /// Checks the parameters and builds the method.
+    ///
+    /// # Errors
+    /// When the threshold is outside `(0, 1]`, `ngram` or `permutations` out of range, or
+    /// `bands x rows` does not fit the signature.
+    pub fn build(self) -> Result<MinHash> {
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::invalid("threshold", format!("{} (expected 0 < t <= 1)", self.threshold)));
+        }
+        let shingler = ShinglerBuilder::new()
+            .tokenizer(self.tokenizer)
+            .ngram(self.ngram)
+            .remove_stopwords(self.stopwords)
+            .build()?;
+        let hasher = MinHasher::new(self.permutations, self.scheme, self.seed)?;
+        let lsh_threshold = self.lsh_threshold.unwrap_or(match self.measure {
+            SetMeasure::Jaccard => self.threshold,
+            SetMeasure::Containment => 0.4 * self.threshold,
+        });
+        let lsh = match self.bands_rows {
+            Some((bands, rows)) => LshParams::new(bands, rows, self.permutations)?,
+            None => LshParams::optimal(lsh_threshold, self.permutations, DEFAULT_FP_WEIGHT, DEFAULT_FN_WEIGHT)?,
+        };
+        Ok(MinHash {
+            normalizer: Normalizer::new(self.normalize),
+            shingler,
+            hasher,
+            lsh,
+            threshold: self.threshold,
+            measure: self.measure,
+        })
+    }
+}
+
+/// MinHash-LSH with verification.
+#[derive(Debug, Clone)]
+pub struct MinHash {
+    normalizer: Normalizer,
+    shingler: Shingler,
+    hasher: MinHasher,
+    lsh: LshParams,
+    threshold: f64,
+    measure: SetMeasure,
+}
+
+impl MinHash {
+    /// The LSH parameters in use.
+    pub fn lsh(&self) -> LshParams {
+        self.lsh
+    }
+    /// The verification measure.
+    pub fn measure(&self) -> SetMeasure {
+        self.measure
+    }
+    /// The shingle set of raw text (normalised first).
+    pub fn shingles(&self, text: &str) -> ShingleSet {
+        self.shingler.shingles(&self.normalizer.normalize(text))
+    }
+    /// The sketch of an already computed shingle set.
+    pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
+        let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
+        let identity = hash128_u64s(shingles.hashes());
+        MinHashSketch { signature, shingles, identity }
+    }
+}
+
+impl Method for MinHash {
+    type Sketch = MinHashSketch;
+
+    fn name(&self) -> &'static str {
+        "minhash"
+    }
+
+    fn sketch(&self, text: &str) -> MinHashSketch {
+        self.sketch_shingles(self.shingles(text))
+    }
+
+    fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
+        if !sketch.is_empty() {
+            self.lsh.band_keys(&sketch.signature, keys);
+        }
+    }
+
+    fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
+        self.measure.compute(a.shingles.hashes(), b.shingles.hashes())
+    }
+
+    fn threshold(&self) -> f64 {
+        self.threshold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_light_edits_are_similar() {
+        let method = MinHashBuilder::new().threshold(0.5).build().unwrap();
+        let a = method.sketch("国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施。");
+        let b = method.sketch("國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!");
+        assert_eq!(method.similarity(&a, &b), 1.0);
+        assert_eq!(a.identity(), b.identity());
+    }
+
+    #[test]
+    fn containment_defaults_to_a_lower_lsh_threshold() {
+        let jaccard = MinHashBuilder::new().threshold(0.8).build().unwrap();
+        let containment = MinHashBuilder::new()
+            .threshold(0.8)
+            .measure(SetMeasure::Containment)
+            .build()
+            .unwrap();
+        assert!(containment.lsh().rows < jaccard.lsh().rows);
+    }
+
+    #[test]
+    fn invalid_parameters_are_refused_in_build() {
+        assert_eq!(MinHashBuilder::new().threshold(1.5).build().unwrap_err().parameter(), "threshold");
+        assert!(MinHashBuilder::new().permutations(64).bands_rows(9, 8).build().is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! Text normalisation applied before tokenising.
+//!
+//! The steps, in order: optional HTML stripping, Unicode NFKC (full-width letters, digits and
+//! punctuation become their ASCII forms; compatibility ideographs become unified ones), case
+//! folding (`char::to_lowercase`), optional traditional-to-simplified Chinese (zhconv,
+//! MediaWiki's tables), and punctuation folding: every character that is neither a letter nor
+//! a digit (punctuation, symbols, emoji) becomes a space, and runs of whitespace become one
+//! space. The result has no leading or trailing space.
+
+use std::borrow::Cow;
+
+use icu_normalizer::ComposingNormalizerBorrowed;
+
+/// Which Chinese script variant the text is converted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ChineseVariant {
+    /// Convert traditional characters to simplified (the default), so that a traditional
+    /// repost matches its simplified original.
+    #[default]
+    Simplified,
+    /// Leave Chinese characters as they are.
+    Keep,
+}
+
+/// Options of [`Normalizer`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NormalizeOptions {
+    /// Lowercase the text (default true).
+    pub lowercase: bool,
+    /// Chinese script variant (default simplified).
+    pub chinese_variant: ChineseVariant,
+    /// Replace punctuation and symbols by spaces (default true).
+    pub strip_punctuation: bool,
+    /// Remove HTML tags, comments, `<script>`/`<style>` contents and decode entities
+    /// (default false).
+    pub strip_html: bool,
+}
+
+impl Default for NormalizeOptions {
+    fn default() -> Self {
+        NormalizeOptions {
+            lowercase: true,
+            chinese_variant: ChineseVariant::Simplified,
+            strip_punctuation: true,
+            strip_html: false,
+        }
+    }
+}
+
+/// A text normaliser; cheap to clone, safe to share between threads.
+#[derive(Debug, Clone, Default)]
+pub struct Normalizer {
+    options: NormalizeOptions,
+}
+
+impl Normalizer {
+    /// A normaliser with the given options.
+    pub fn new(options: NormalizeOptions) -> Normalizer {
+        Normalizer { options }
+    }
+
+    /// The options of this normaliser.
+    pub fn options(&self) -> &NormalizeOptions {
+        &self.options
+    }
+
+    /// Normalises `text`.
+    ///
+    /// ```
+    /// use neardup_core::normalize::Normalizer;
+    /// let n = Normalizer::default();
+    /// assert_eq!(n.normalize("Ｈｅｌｌｏ，  World!!"), "hello world");
+    /// assert_eq!(n.normalize("妈妈喊你來吃飯。"), "妈妈喊你来吃饭");
+    /// ```
+    pub fn normalize(&self, text: &str) -> String {
+        let text: Cow<'_, str> = if self.options.strip_html {
+            Cow::Owned(crate::html::strip_html(text))
+        } else {
+            Cow::Borrowed(text)
+        };
+        let text = ComposingNormalizerBorrowed::new_nfkc().normalize(&text);
+        let text: Cow<'_, str> = if self.options.lowercase && has_uppercase(&text) {
+            Cow::Owned(text.to_lowercase())
+        } else {
+            text
+        };
+        let text = match self.options.chinese_variant {
+            ChineseVariant::Simplified if has_han(&text) => {
+                Cow::Owned(zhconv::zhconv(&text, zhconv::Variant::ZhHans))
+            }
+            _ => text,
+        };
+        fold_spaces(&text, self.options.strip_punctuation)
+    }
+}
+
+fn has_uppercase(text: &str) -> bool {
+    text.chars().any(char::is_uppercase)
+}
+
+fn has_han(text: &str) -> bool {
+    text.chars().any(crate::tokenize::is_cjk)
+}
+
+/// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends.
+fn fold_spaces(text: &str, strip_punctuation: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        let is_separator = c.is_whitespace() || (strip_punctuation && !c.is_alphanumeric());
+        if is_separator {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_width_and_punctuation_disappear() {
+        let n = Normalizer::default();
+        assert_eq!(n.normalize("延迟退休真的来了！你准备好“慢慢变老”了吗?"), n.normalize("延迟退休真的来了!你准备好\"慢慢变老\"了吗？"));
+    }
+
+    #[test]
+    fn traditional_becomes_simplified_unless_kept() {
+        let n = Normalizer::default();
+        assert_eq!(n.normalize("臺灣的經濟發展"), "台湾的经济发展");
+        let keep = Normalizer::new(NormalizeOptions {
+            chinese_variant: ChineseVariant::Keep,
+            ..NormalizeOptions::default()
+        });
+        assert_eq!(keep.normalize("經濟"), "經濟");
+    }
+
+    #[test]
+    fn whitespace_is_folded_and_trimmed() {
+        let n = Normalizer::default();
+        assert_eq!(n.normalize("  a \t\n b  "), "a b");
+        assert_eq!(n.normalize(""), "");
+        assert_eq!(n.normalize("!!! ..."), "");
+    }
+
+    #[test]
+    fn punctuation_can_be_kept() {
+        let n = Normalizer::new(NormalizeOptions {
+            strip_punctuation: false,
+            ..NormalizeOptions::default()
+        });
+        assert_eq!(n.normalize("A, b!"), "a, b!");
+    }
+
+    #[test]
+    fn html_is_stripped_when_asked() {
+        let n = Normalizer::new(NormalizeOptions { strip_html: true, ..NormalizeOptions::default() });
+        assert_eq!(n.normalize("<p>Tom &amp; Jerry</p><script>x=1</script>"), "tom jerry");
+    }
+}
