@@ -1,0 +1,120 @@
+"""Shingling identical to neardup's defaults (pure Python, stdlib only).
+
+Normalisation: unicodedata NFKC -> str.lower() -> every character that is
+not alphanumeric (str.isalnum() is False) becomes a space -> whitespace runs
+collapse.  Tokens: each CJK character (Han, Hiragana, Katakana, Hangul) is one
+token; each maximal run of other alphanumeric characters is one token (a word).
+Shingles: every n consecutive tokens joined by a single space.  A document with
+1 <= tokens < n has exactly one shingle (all its tokens joined); a document
+with no tokens has no shingles (it is never a duplicate).
+
+Used by bench/peers.py (datasketch, rensa) and bench/truth.py so that every
+tool and the ground truth see the same sets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+# CJK script ranges (Han, Hiragana, Katakana, Hangul).  Only characters that are
+# also alphanumeric can become tokens (non-alphanumerics were turned into
+# spaces), which the look-ahead below enforces.
+_CJK_RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK radicals / Kangxi radicals (Han; symbols, never alnum)
+    "\u3005\u3007\u3021-\u3029\u3038-\u303b"  # Han ideographic marks/numbers
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3130-\u318f"  # Hangul compatibility jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK ext A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul Jamo ext A
+    "\uac00-\ud7af"  # Hangul syllables
+    "\ud7b0-\ud7ff"  # Hangul Jamo ext B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width Katakana (NFKC maps most away)
+    "\uffa0-\uffdc"  # half-width Hangul
+    "\U0001b000-\U0001b16f"  # Kana supplement / ext A
+    "\U00020000-\U0003134f"  # CJK ext B..G, compatibility supplement
+)
+# [^\W_] == "str.isalnum()" in Python's Unicode regex semantics (\w is
+# isalnum() plus the underscore).
+_TOKEN_RE = re.compile(
+    "(?:(?=[^\\W_])[" + _CJK_RANGES + "])" + "|[^\\W_" + _CJK_RANGES + "]+"
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Tokens of ``text`` after NFKC + lowercase normalisation."""
+    return _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def shingles(text: str, n: int = 5) -> set[str]:
+    """Set of n-token shingles of ``text`` (see module docstring)."""
+    toks = tokens(text)
+    k = len(toks)
+    if k == 0:
+        return set()
+    if k < n:
+        return {" ".join(toks)}
+    return {" ".join(toks[i : i + n]) for i in range(k - n + 1)}
+
+
+def _slow_tokens(text: str) -> list[str]:
+    """Reference implementation written straight from the spec (for tests)."""
+    norm = unicodedata.normalize("NFKC", text).lower()
+    norm = "".join(c if c.isalnum() else " " for c in norm)
+    norm = " ".join(norm.split())
+    cjk = re.compile("[" + _CJK_RANGES + "]")
+    out: list[str] = []
+    for word in norm.split(" "):
+        run = ""
+        for c in word:
+            if cjk.match(c):
+                if run:
+                    out.append(run)
+                    run = ""
+                out.append(c)
+            else:
+                run += c
+        if run:
+            out.append(run)
+    return [t for t in out if t]
+
+
+def read_jsonl(path: str, text_field: str = "text", id_field: str = "id"):
+    """Yield (id, text) for each line of a JSONL file (ids as strings)."""
+    with open(path, "r", encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            d = json.loads(line)
+            yield str(d.get(id_field)), d.get(text_field) or ""
+
+
+def jaccard(a: set, b: set) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b) if len(a) <= len(b) else len(b & a)
+    return inter / (len(a) + len(b) - inter)
+
+
+if __name__ == "__main__":  # tiny self-check
+    samples = [
+        "Hello, World! 你好世界。ＡＢＣ１２３ abc_def",
+        "東京タワーは、ひらがなカタカナ한국어テスト① ½ x²",
+        "Ünïcödé ǅ straße ΣΑΣ — 〇〇七 ・ ｶﾀｶﾅ",
+        "",
+        "   ...  ",
+        "one two",
+    ]
+    for s in samples:
+        assert tokens(s) == _slow_tokens(s), (s, tokens(s), _slow_tokens(s))
+    assert shingles("one two") == {"one two"}
+    assert shingles("...") == set()
+    assert shingles("a b c d e f") == {"a b c d e", "b c d e f"}
+    assert shingles("中文字符号测") == {"中 文 字 符 号", "文 字 符 号 测"}
+    print("ok", tokens(samples[0]))

@@ -1,0 +1,228 @@
+//! The batch dedup engine: sketch, group exact copies, candidates, verify, cluster.
+//!
+//! Pure (no I/O) and parallel with rayon; the result is identical for any thread count
+//! because every parallel stage either maps in input order or sorts its output.
+//!
+//! Exact copies (equal [`Sketch::identity`]) are collapsed first: one *leader* per group (the
+//! best ranked under the keep policy) enters candidate generation, the other members follow
+//! their leader. This keeps LSH buckets small on corpora with many verbatim repeats
+//! (newswires, reposts, boilerplate) without changing the result: identical feature sets have
+//! identical similarities to everything.
+
+use std::time::Instant;
+
+use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
+use neardup_core::{Method, Sketch};
+use neardup_index::KeyTable;
+use rayon::prelude::*;
+
+/// Options of [`dedup`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// How verified pairs become clusters.
+    pub cluster: ClusterMode,
+    /// Which document of a cluster is kept.
+    pub keep: KeepPolicy,
+}
+
+/// Receives progress events; the CLI draws a bar, tests ignore them.
+pub trait Progress: Sync {
+    /// A stage starts with `total` units of work.
+    fn stage(&self, _name: &'static str, _total: u64) {}
+    /// `done` more units of the current stage are finished.
+    fn advance(&self, _done: u64) {}
+}
+
+/// A [`Progress`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Counters and timings of one run of the engine.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineStats {
+    /// Documents with no feature after normalisation (always kept alone).
+    pub empty_documents: u64,
+    /// Documents removed as exact copies of their group's leader.
+    pub exact_copies: u64,
+    /// Candidate pairs from the index (leaders only, deduplicated).
+    pub candidate_pairs: u64,
+    /// Candidate pairs confirmed by the true measure.
+    pub verified_pairs: u64,
+    /// Documents in the largest index bucket.
+    pub largest_bucket: u64,
+    /// Seconds per stage: sketch, candidates, verify, cluster.
+    pub seconds: Vec<(&'static str, f64)>,
+}
+
+/// The outcome of [`dedup`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Kept or duplicate, per document.
+    pub assignment: Assignment,
+    /// Verified pairs between group leaders.
+    pub leader_pairs: Vec<Pair>,
+    /// Exact-copy groups with two members or more, leader first, then members by rank.
+    pub groups: Vec<Vec<u32>>,
+    /// Counters and timings.
+    pub stats: EngineStats,
+}
+
+impl Outcome {
+    /// Every verified pair between documents: leader pairs expanded to all members of both
+    /// groups, plus all pairs inside exact groups (similarity 1). Each pair has `a < b`.
+    pub fn all_pairs(&self) -> impl Iterator<Item = Pair> + '_ {
+        let documents = self.assignment.duplicate_of.len();
+        let mut group_of: Vec<u32> = vec![u32::MAX; documents];
+        for (index, group) in self.groups.iter().enumerate() {
+            for &member in group {
+                group_of[member as usize] = index as u32;
+            }
+        }
+        let members = move |document: u32| -> Vec<u32> {
+            match group_of[document as usize] {
+                u32::MAX => vec![document],
+                group => self.groups[group as usize].clone(),
+            }
+        };
+        let between = self.leader_pairs.iter().flat_map(move |pair| {
+            let right = members(pair.b);
+            members(pair.a).into_iter().flat_map(move |a| {
+                right.clone().into_iter().map(move |b| ordered(a, b, pair.similarity))
+            })
+        });
+        let within = self.groups.iter().flat_map(|group| {
+            group.iter().enumerate().flat_map(move |(i, &a)| {
+                group[i + 1..].iter().map(move |&b| ordered(a, b, 1.0))
+            })
+        });
+        between.chain(within)
+    }
+}
+
+fn ordered(a: u32, b: u32, similarity: f64) -> Pair {
+    Pair { a: a.min(b), b: a.max(b), similarity }
+}
+
+/// Runs the engine over `texts` with `method`.
+pub fn dedup<M: Method, S: AsRef<str> + Sync>(
+    method: &M,
+    texts: &[S],
+    options: EngineOptions,
+    progress: &dyn Progress,
+) -> Outcome {
+    let mut stats = EngineStats::default();
+    let started = Instant::now();
+    progress.stage("sketch", texts.len() as u64);
+    let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
+        .par_iter()
+        .map(|text| {
+            let text = text.as_ref();
+            let sketch = method.sketch(text);
+            progress.advance(1);
+            (sketch, text.chars().count())
+        })
+        .unzip();
+    stats.seconds.push(("sketch", started.elapsed().as_secs_f64()));
+    stats.empty_documents = sketches.iter().filter(|s| s.is_empty()).count() as u64;
+
+    let started = Instant::now();
+    let rank = cluster::ranks(&lengths, options.keep);
+    let (leaders, groups) = exact_groups(&sketches, &rank);
+    progress.stage("candidates", leaders.len() as u64);
+    let table = key_table(method, &sketches, &leaders);
+    let (candidates, bucket_stats) = table.candidate_pairs_with_stats();
+    stats.candidate_pairs = candidates.len() as u64;
+    stats.largest_bucket = bucket_stats.largest_bucket;
+    stats.seconds.push(("candidates", started.elapsed().as_secs_f64()));
+
+    let started = Instant::now();
+    progress.stage("verify", candidates.len() as u64);
+    let leader_pairs = verify(method, &sketches, &candidates, progress);
+    stats.verified_pairs = leader_pairs.len() as u64;
+    stats.seconds.push(("verify", started.elapsed().as_secs_f64()));
+
+    let started = Instant::now();
+    progress.stage("cluster", texts.len() as u64);
+    let mut assignment = match options.cluster {
+        ClusterMode::Representative => cluster::representative(&rank, &leader_pairs),
+        ClusterMode::Connected => cluster::connected(&rank, &leader_pairs, |a, b| {
+            method.similarity(&sketches[a as usize], &sketches[b as usize])
+        }),
+    };
+    stats.exact_copies = follow_leaders(&mut assignment, &groups);
+    progress.advance(texts.len() as u64);
+    stats.seconds.push(("cluster", started.elapsed().as_secs_f64()));
+    Outcome { assignment, leader_pairs, groups, stats }
+}
+
+/// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,
+/// in input order) and the groups of two or more (leader first, then by rank).
+fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut by_identity: Vec<(u128, u32, u32)> = sketches
+        .par_iter()
+        .enumerate()
+        .filter(|(_, sketch)| !sketch.is_empty())
+        .map(|(document, sketch)| (sketch.identity(), rank[document], document as u32))
+        .collect();
+    by_identity.par_sort_unstable();
+    let mut leaders = Vec::new();
+    let mut groups = Vec::new();
+    for group in by_identity.chunk_by(|x, y| x.0 == y.0) {
+        leaders.push(group[0].2);
+        if group.len() > 1 {
+            groups.push(group.iter().map(|entry| entry.2).collect());
+        }
+    }
+    leaders.sort_unstable();
+    (leaders, groups)
+}
+
+fn key_table<M: Method>(method: &M, sketches: &[M::Sketch], leaders: &[u32]) -> KeyTable {
+    let entries: Vec<(u64, u32)> = leaders
+        .par_iter()
+        .flat_map_iter(|&document| {
+            let mut keys = Vec::new();
+            method.keys(&sketches[document as usize], &mut keys);
+            keys.into_iter().map(move |key| (key, document))
+        })
+        .collect();
+    KeyTable::from_entries(entries)
+}
+
+fn verify<M: Method>(
+    method: &M,
+    sketches: &[M::Sketch],
+    candidates: &[(u32, u32)],
+    progress: &dyn Progress,
+) -> Vec<Pair> {
+    candidates
+        .par_chunks(4096)
+        .flat_map_iter(|chunk| {
+            progress.advance(chunk.len() as u64);
+            chunk.iter().filter_map(|&(a, b)| {
+                let similarity = method.similarity(&sketches[a as usize], &sketches[b as usize]);
+                method.is_duplicate(similarity).then_some(Pair { a, b, similarity })
+            })
+        })
+        .collect()
+}
+
+/// Members of exact groups follow their leader: a duplicate of the leader when the leader is
+/// kept, else a duplicate of the leader's kept document. Returns the number of members.
+fn follow_leaders(assignment: &mut Assignment, groups: &[Vec<u32>]) -> u64 {
+    let mut members = 0;
+    for group in groups {
+        let leader = group[0] as usize;
+        let (target, similarity) = match assignment.duplicate_of[leader] {
+            None => (group[0], 1.0),
+            Some(kept) => (kept, assignment.similarity[leader].unwrap_or(1.0)),
+        };
+        for &member in &group[1..] {
+            assignment.duplicate_of[member as usize] = Some(target);
+            assignment.similarity[member as usize] = Some(similarity);
+            members += 1;
+        }
+    }
+    members
+}

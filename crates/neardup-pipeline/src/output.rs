@@ -1,0 +1,704 @@
+//! Writing results: the kept records in the format they were read in, and JSON lines reports.
+//!
+//! # Overview
+//!
+//! Every output goes through an [`AtomicOutput`]: the data is written to a temporary file next to
+//! the destination and renamed over it only when everything has been written, so a failed or
+//! interrupted run never leaves a truncated file behind, and an input can safely be overwritten
+//! by its own deduplicated version. The destination's extension chooses compression: `.gz`
+//! (gzip) or `.zst` / `.zstd` (zstd).
+//!
+//! [`write_kept`] copies kept records out from their [`Raw`] form, so JSON and text lines come out
+//! byte for byte as they went in, CSV rows keep all their columns and Parquet rows keep their
+//! whole Arrow row.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use arrow::array::BooleanArray;
+use arrow::compute::filter_record_batch;
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::input::{Corpus, Format, Raw, Record, Source};
+
+/// The path that stands for standard output.
+const STDOUT: &str = "-";
+/// The zstd level of `.zst` outputs.
+const ZSTD_LEVEL: i32 = 3;
+
+/// An output file written to `<path>.tmp-XXXXXX` in the same directory and renamed into place by
+/// [`commit`](AtomicOutput::commit); dropped without a commit, the temporary file is removed.
+/// The path `-` is standard output, written directly.
+pub struct AtomicOutput {
+    /// The destination as given.
+    path: String,
+    /// Buffered and, as the destination's extension says, compressed.
+    encoder: Encoder,
+    /// The temporary file; `None` for standard output. Declared after `encoder` so that the file
+    /// is closed before it is removed.
+    temp: Option<tempfile::TempPath>,
+}
+
+impl AtomicOutput {
+    /// Creates the temporary file for `path` (or prepares standard output for `-`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Output`] if `path` is a directory or its directory does not exist or is not
+    /// writable: creating the temporary file right away is the check.
+    pub fn create(path: &str) -> Result<AtomicOutput> {
+        if path == STDOUT {
+            let sink = Sink::Stdout(io::stdout());
+            return Ok(AtomicOutput {
+                path: path.to_owned(),
+                encoder: Encoder::new(sink, path).map_err(|e| Error::output("<stdout>", e))?,
+                temp: None,
+            });
+        }
+        let (file, temp) = create_temp(path)?;
+        Ok(AtomicOutput {
+            path: path.to_owned(),
+            encoder: Encoder::new(Sink::File(file), path).map_err(|e| Error::output(path, e))?,
+            temp: Some(temp),
+        })
+    }
+
+    /// The destination as given (`-` for standard output).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Where to write the content: buffered, and compressed if the destination's extension
+    /// says so.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut self.encoder
+    }
+
+    /// [`writer`](AtomicOutput::writer) for sinks that must be [`Send`], such as Parquet's.
+    fn send_writer(&mut self) -> &mut (dyn Write + Send) {
+        &mut self.encoder
+    }
+
+    /// Flushes everything, finishes the compression, syncs the file and renames it into place.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Output`] if writing, syncing or renaming fails; the temporary file is removed.
+    pub fn commit(self) -> Result<()> {
+        let name = self.display_path().to_owned();
+        let sink = self.encoder.finish().map_err(|e| Error::output(&name, e))?;
+        match (sink, self.temp) {
+            (Sink::File(file), Some(temp)) => {
+                file.sync_all().map_err(|e| Error::output(&name, e))?;
+                drop(file);
+                temp.persist(&self.path)
+                    .map_err(|e| Error::output(&name, e.error))
+            }
+            (Sink::Stdout(mut stdout), _) => stdout.flush().map_err(|e| Error::output(&name, e)),
+            // `create` pairs a file with its temporary path; nothing else is built.
+            (Sink::File(_), None) => Ok(()),
+        }
+    }
+
+    /// The destination's name in messages.
+    fn display_path(&self) -> &str {
+        if self.path == STDOUT {
+            "<stdout>"
+        } else {
+            &self.path
+        }
+    }
+
+    /// The [`Error::Output`] for a failed write.
+    fn error(&self, error: impl std::fmt::Display) -> Error {
+        Error::output(self.display_path(), error)
+    }
+}
+
+impl std::fmt::Debug for AtomicOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicOutput")
+            .field("path", &self.path)
+            .field("temp", &self.temp)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Creates `<path>.tmp-XXXXXX` next to `path`.
+fn create_temp(path: &str) -> Result<(File, tempfile::TempPath)> {
+    let target = Path::new(path);
+    if target.is_dir() {
+        return Err(Error::output(path, "it is a directory"));
+    }
+    let file_name = target
+        .file_name()
+        .ok_or_else(|| Error::output(path, "not a file name"))?;
+    let directory = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut prefix = file_name.to_os_string();
+    prefix.push(".tmp-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        // Like any new file: readable by all, less the umask.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let temp = builder.tempfile_in(directory).map_err(|e| {
+        let message = format!("cannot create a file in {}: {e}", directory.display());
+        Error::output(path, message)
+    })?;
+    Ok(temp.into_parts())
+}
+
+/// Where the bytes finally go.
+enum Sink {
+    File(File),
+    Stdout(io::Stdout),
+}
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::File(file) => file.write(bytes),
+            Sink::Stdout(stdout) => stdout.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File(file) => file.flush(),
+            Sink::Stdout(stdout) => stdout.flush(),
+        }
+    }
+}
+
+/// A buffered [`Sink`], compressed or not.
+enum Encoder {
+    Plain(BufWriter<Sink>),
+    Gzip(flate2::write::GzEncoder<BufWriter<Sink>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<Sink>>),
+}
+
+impl Encoder {
+    /// Buffers `sink`, compressing as the extension of `path` says.
+    fn new(sink: Sink, path: &str) -> io::Result<Encoder> {
+        let buffered = BufWriter::with_capacity(1 << 16, sink);
+        let lower = path.to_ascii_lowercase();
+        Ok(if lower.ends_with(".gz") {
+            let level = flate2::Compression::default();
+            Encoder::Gzip(flate2::write::GzEncoder::new(buffered, level))
+        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
+            Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, ZSTD_LEVEL)?)
+        } else {
+            Encoder::Plain(buffered)
+        })
+    }
+
+    /// Ends the compressed stream, flushes the buffer and returns the sink.
+    fn finish(self) -> io::Result<Sink> {
+        let buffered = match self {
+            Encoder::Plain(buffered) => buffered,
+            Encoder::Gzip(gzip) => gzip.finish()?,
+            Encoder::Zstd(zstd) => zstd.finish()?,
+        };
+        buffered
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+}
+
+impl Write for Encoder {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self {
+            Encoder::Plain(writer) => writer.write(bytes),
+            Encoder::Gzip(writer) => writer.write(bytes),
+            Encoder::Zstd(writer) => writer.write(bytes),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Encoder::Plain(writer) => writer.write_all(bytes),
+            Encoder::Gzip(writer) => writer.write_all(bytes),
+            Encoder::Zstd(writer) => writer.write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Encoder::Plain(writer) => writer.flush(),
+            Encoder::Gzip(writer) => writer.flush(),
+            Encoder::Zstd(writer) => writer.flush(),
+        }
+    }
+}
+
+/// Writes the records with `keep[i] == true`, in input order, in the format they were read in:
+/// JSONL and text lines byte for byte, each ended by `\n`; CSV and TSV as the header row and the
+/// kept rows; Parquet as the kept rows of every input, zstd-compressed.
+///
+/// # Errors
+///
+/// [`Error::Format`] if the inputs have different formats, CSV headers or Parquet schemas;
+/// [`Error::Output`] if writing fails or `keep` does not have one flag per record.
+pub fn write_kept(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
+    if keep.len() != corpus.records.len() {
+        let message = format!(
+            "{} keep flags given for {} records",
+            keep.len(),
+            corpus.records.len()
+        );
+        return Err(out.error(message));
+    }
+    let Some(first) = corpus.sources.first() else {
+        return Ok(());
+    };
+    check_same_format(&corpus.sources)?;
+    let kept = corpus
+        .records
+        .iter()
+        .zip(keep)
+        .filter_map(|(record, &keep)| keep.then_some(record));
+    match first.format {
+        Format::Jsonl | Format::Text => write_lines(kept, out),
+        Format::Csv | Format::Tsv => write_delimited(first, kept, out),
+        Format::Parquet => write_parquet(corpus, keep, out),
+    }
+}
+
+/// Checks that one output can hold all the sources: same format, same CSV header, same Parquet
+/// columns.
+fn check_same_format(sources: &[Source]) -> Result<()> {
+    let Some((first, others)) = sources.split_first() else {
+        return Ok(());
+    };
+    for other in others {
+        let difference = if other.format != first.format {
+            Some(format!("it is {}", other.format))
+        } else if other.csv_headers != first.csv_headers {
+            Some("its header row differs".to_owned())
+        } else if !same_columns(first, other) {
+            Some("its Parquet columns differ".to_owned())
+        } else {
+            None
+        };
+        if let Some(difference) = difference {
+            let message = format!(
+                "cannot write one output from inputs of different formats: {difference} \
+                 and {} is {}",
+                first.path, first.format
+            );
+            return Err(Error::format(&other.path, message));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two sources have the same Parquet columns (schema metadata aside).
+fn same_columns(first: &Source, other: &Source) -> bool {
+    match (&first.parquet, &other.parquet) {
+        (Some(first), Some(other)) => first.schema.fields() == other.schema.fields(),
+        (first, other) => first.is_none() && other.is_none(),
+    }
+}
+
+/// Writes each kept line followed by `\n`.
+fn write_lines<'r>(kept: impl Iterator<Item = &'r Record>, out: &mut AtomicOutput) -> Result<()> {
+    let mut result = Ok(());
+    let writer = out.writer();
+    for record in kept {
+        // Records of line-based inputs are always `Raw::Line`.
+        if let Raw::Line(bytes) = &record.raw {
+            result = writer
+                .write_all(bytes)
+                .and_then(|()| writer.write_all(b"\n"));
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    result.map_err(|e| out.error(e))
+}
+
+/// Writes the header row of `first` and the kept rows, with the delimiter of its format.
+fn write_delimited<'r>(
+    first: &Source,
+    kept: impl Iterator<Item = &'r Record>,
+    out: &mut AtomicOutput,
+) -> Result<()> {
+    let tsv = first.format == Format::Tsv;
+    let mut writer = csv::WriterBuilder::new()
+        .delimiter(if tsv { b'\t' } else { b',' })
+        .quote_style(if tsv {
+            csv::QuoteStyle::Never
+        } else {
+            csv::QuoteStyle::Necessary
+        })
+        .from_writer(out.writer());
+    let result = write_rows(&mut writer, first.csv_headers.as_ref(), kept);
+    drop(writer);
+    result.map_err(|e| out.error(e))
+}
+
+/// Writes `headers` (if any) and the kept CSV rows, then flushes.
+fn write_rows<'r, W: Write>(
+    writer: &mut csv::Writer<W>,
+    headers: Option<&csv::ByteRecord>,
+    kept: impl Iterator<Item = &'r Record>,
+) -> csv::Result<()> {
+    if let Some(headers) = headers {
+        writer.write_byte_record(headers)?;
+    }
+    for record in kept {
+        // Records of CSV and TSV inputs are always `Raw::Csv`.
+        if let Raw::Csv(row) = &record.raw {
+            writer.write_byte_record(row)?;
+        }
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Writes the kept rows of every Parquet source into one zstd-compressed Parquet file.
+fn write_parquet(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
+    let masks = parquet_masks(corpus, keep);
+    let Some(schema) = corpus
+        .sources
+        .iter()
+        .find_map(|source| source.parquet.as_ref().map(|data| data.schema.clone()))
+    else {
+        return Ok(());
+    };
+    let properties = WriterProperties::builder()
+        .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
+        .build();
+    let name = out.display_path().to_owned();
+    let mut writer = ArrowWriter::try_new(out.send_writer(), schema.clone(), Some(properties))
+        .map_err(|e| Error::output(&name, e))?;
+    let mut result = Ok(());
+    for (source, source_masks) in corpus.sources.iter().zip(masks) {
+        let batches = source.parquet.iter().flat_map(|data| &data.batches);
+        for (batch, mask) in batches.zip(source_masks) {
+            result = write_filtered(&mut writer, &schema, batch, mask);
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    let result = result.and_then(|()| writer.close().map(drop).map_err(|e| e.to_string()));
+    result.map_err(|message| out.error(message))
+}
+
+/// For each source and each of its batches, which rows to keep.
+fn parquet_masks(corpus: &Corpus, keep: &[bool]) -> Vec<Vec<Vec<bool>>> {
+    let mut masks: Vec<Vec<Vec<bool>>> = corpus
+        .sources
+        .iter()
+        .map(|source| {
+            let batches = source.parquet.iter().flat_map(|data| &data.batches);
+            batches.map(|batch| vec![false; batch.num_rows()]).collect()
+        })
+        .collect();
+    for (record, _) in corpus.records.iter().zip(keep).filter(|(_, &keep)| keep) {
+        if let Raw::Parquet { batch, row } = record.raw {
+            let flag = masks
+                .get_mut(record.source as usize)
+                .and_then(|batches| batches.get_mut(batch as usize))
+                .and_then(|rows| rows.get_mut(row as usize));
+            // Records point into their source's batches; a stray one is simply not written.
+            if let Some(flag) = flag {
+                *flag = true;
+            }
+        }
+    }
+    masks
+}
+
+/// Writes the rows of `batch` that `mask` keeps, under the writer's schema.
+fn write_filtered<W: Write + Send>(
+    writer: &mut ArrowWriter<W>,
+    schema: &arrow::datatypes::SchemaRef,
+    batch: &RecordBatch,
+    mask: Vec<bool>,
+) -> std::result::Result<(), String> {
+    let filtered = filter_record_batch(batch, &BooleanArray::from(mask))
+        .and_then(|filtered| RecordBatch::try_new(schema.clone(), filtered.columns().to_vec()))
+        .map_err(|e| e.to_string())?;
+    writer.write(&filtered).map_err(|e| e.to_string())
+}
+
+/// Writes one JSON value per line; used for the clusters and pairs reports.
+///
+/// # Errors
+///
+/// [`Error::Output`] if writing fails.
+pub fn write_json_lines<I: IntoIterator<Item = Value>>(
+    out: &mut AtomicOutput,
+    rows: I,
+) -> Result<()> {
+    let writer = out.writer();
+    let mut result = Ok(());
+    for row in rows {
+        result = serde_json::to_writer(&mut *writer, &row)
+            .map_err(io::Error::from)
+            .and_then(|()| writer.write_all(b"\n"));
+        if result.is_err() {
+            break;
+        }
+    }
+    result.map_err(|e| out.error(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::input::tests::{write_file, write_parquet_file};
+    use crate::input::{read_inputs, InputOptions};
+
+    fn read(paths: &[&str]) -> Corpus {
+        let paths: Vec<String> = paths.iter().map(|path| path.to_string()).collect();
+        read_inputs(&paths, &InputOptions::default()).expect("read inputs")
+    }
+
+    /// Writes the kept records of `corpus` to `name` in `dir` and returns the path.
+    fn write(dir: &tempfile::TempDir, name: &str, corpus: &Corpus, keep: &[bool]) -> String {
+        let path = dir.path().join(name).to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        write_kept(corpus, keep, &mut out).unwrap();
+        out.commit().unwrap();
+        path
+    }
+
+    fn entries(dir: &tempfile::TempDir) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn jsonl_and_text_round_trip_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = b"{\"text\": \"a\",  \"n\": 1.50}\n{\"text\":\"\\u00e9 b\"}\n";
+        let text = "first\n\n  third \u{e9}\n".as_bytes();
+        for (name, data) in [("in.jsonl", &jsonl[..]), ("in.txt", text)] {
+            let input = write_file(&dir, name, data);
+            let corpus = read(&[&input]);
+            let output = write(
+                &dir,
+                &format!("out-{name}"),
+                &corpus,
+                &[true; 3][..corpus.records.len()],
+            );
+            assert_eq!(std::fs::read(output).unwrap(), data, "{name}");
+        }
+    }
+
+    #[test]
+    fn only_kept_records_are_written_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_file(&dir, "a.txt", b"one\ntwo\n");
+        let second = write_file(&dir, "b.txt", b"three\nfour\n");
+        let corpus = read(&[&first, &second]);
+        let output = write(&dir, "out.txt", &corpus, &[true, false, false, true]);
+        assert_eq!(std::fs::read(output).unwrap(), b"one\nfour\n");
+    }
+
+    #[test]
+    fn csv_and_tsv_round_trip_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv_data = b"id,text\n1,\"with, comma\"\n2,\"two\nlines\"\n3,plain\n";
+        let tsv_data = b"id\ttext\n1\t\"quoted\" as is\n2\tplain\n";
+        for (name, data) in [("in.csv", &csv_data[..]), ("in.tsv", &tsv_data[..])] {
+            let input = write_file(&dir, name, data);
+            let corpus = read(&[&input]);
+            let keep = vec![true; corpus.records.len()];
+            let output = write(&dir, &format!("out-{name}"), &corpus, &keep);
+            assert_eq!(std::fs::read(&output).unwrap(), data, "{name}");
+            let again = read(&[&output]);
+            let raws = |corpus: &Corpus| -> Vec<Raw> {
+                corpus.records.iter().map(|r| r.raw.clone()).collect()
+            };
+            let strip = |raws: Vec<Raw>| -> Vec<Vec<Vec<u8>>> {
+                raws.into_iter()
+                    .map(|raw| match raw {
+                        Raw::Csv(row) => row.iter().map(<[u8]>::to_vec).collect(),
+                        other => panic!("not a CSV row: {other:?}"),
+                    })
+                    .collect()
+            };
+            assert_eq!(strip(raws(&again)), strip(raws(&corpus)));
+        }
+    }
+
+    #[test]
+    fn csv_output_drops_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = write_file(&dir, "in.csv", b"text,n\na,1\nb,2\nc,3\n");
+        let corpus = read(&[&input]);
+        let output = write(&dir, "out.csv", &corpus, &[false, true, false]);
+        assert_eq!(std::fs::read(output).unwrap(), b"text,n\nb,2\n");
+    }
+
+    #[test]
+    fn parquet_round_trip_keeps_rows_of_all_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_parquet_file(&dir, "a.parquet", vec![1, 2], vec![Some("a"), Some("b")]);
+        let second = write_parquet_file(&dir, "b.parquet", vec![3], vec![Some("c")]);
+        let corpus = read(&[&first, &second]);
+        let all = write(&dir, "all.parquet", &corpus, &[true, true, true]);
+        let again = read(&[&all]);
+        assert_eq!(again.records.len(), 3);
+        let data = |corpus: &Corpus| corpus.sources[0].parquet.as_ref().unwrap().clone();
+        assert_eq!(data(&again).schema.fields(), data(&corpus).schema.fields());
+        let some = write(&dir, "some.parquet", &corpus, &[false, true, true]);
+        let options = InputOptions {
+            id_field: Some("id".to_owned()),
+            ..InputOptions::default()
+        };
+        let again = read_inputs(&[some], &options).unwrap();
+        let rows: Vec<(Value, &str)> = again
+            .records
+            .iter()
+            .map(|r| (r.id.clone(), r.text.as_str()))
+            .collect();
+        assert_eq!(rows, [(json!(2), "b"), (json!(3), "c")]);
+    }
+
+    #[test]
+    fn output_extension_chooses_compression() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = b"{\"text\": \"a\"}\n{\"text\": \"b\"}\n";
+        let input = write_file(&dir, "in.jsonl", data);
+        let corpus = read(&[&input]);
+        let gz = write(&dir, "out.jsonl.gz", &corpus, &[true, true]);
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(File::open(&gz).unwrap())
+            .read_to_end(&mut text)
+            .unwrap();
+        assert_eq!(text, data);
+        let zst = write(&dir, "out.jsonl.zst", &corpus, &[true, true]);
+        let text = zstd::decode_all(File::open(&zst).unwrap()).unwrap();
+        assert_eq!(text, data);
+        assert_eq!(read(&[&gz]).records, corpus.records);
+    }
+
+    #[test]
+    fn uncommitted_output_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl").to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        out.writer().write_all(b"partial\n").unwrap();
+        let names = entries(&dir);
+        assert_eq!(names.len(), 1);
+        assert!(names[0].starts_with("out.jsonl.tmp-"), "{names:?}");
+        drop(out);
+        assert!(entries(&dir).is_empty());
+    }
+
+    #[test]
+    fn commit_replaces_the_file_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "out.jsonl", b"old\n");
+        let mut out = AtomicOutput::create(&path).unwrap();
+        out.writer().write_all(b"new\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"old\n");
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+        assert_eq!(entries(&dir), ["out.jsonl"]);
+    }
+
+    #[test]
+    fn unwritable_path_fails_at_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir
+            .path()
+            .join("missing/out.jsonl")
+            .to_string_lossy()
+            .into_owned();
+        let error = AtomicOutput::create(&path).unwrap_err();
+        assert!(matches!(error, Error::Output { .. }));
+        assert!(error
+            .to_string()
+            .starts_with(&format!("{path}: cannot write output: ")));
+        let directory = dir.path().to_string_lossy().into_owned();
+        assert!(AtomicOutput::create(&directory).is_err());
+    }
+
+    #[test]
+    fn mixed_formats_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = write_file(&dir, "a.jsonl", b"{\"text\": \"a\"}\n");
+        let text = write_file(&dir, "b.txt", b"b\n");
+        let corpus = read(&[&jsonl, &text]);
+        let path = dir.path().join("out").to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        let error = write_kept(&corpus, &[true, true], &mut out).unwrap_err();
+        assert!(matches!(error, Error::Format { .. }));
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!("{text}: cannot write one output from inputs of different formats: it is text and {jsonl} is jsonl")),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn csv_inputs_with_different_headers_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_file(&dir, "a.csv", b"text,id\na,1\n");
+        let second = write_file(&dir, "b.csv", b"text,n\nb,2\n");
+        let corpus = read(&[&first, &second]);
+        let path = dir.path().join("out.csv").to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        let message = write_kept(&corpus, &[true, true], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("its header row differs"), "{message}");
+    }
+
+    #[test]
+    fn keep_flags_must_match_the_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = write_file(&dir, "in.txt", b"a\nb\n");
+        let corpus = read(&[&input]);
+        let path = dir.path().join("out.txt").to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        let message = write_kept(&corpus, &[true], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(message.ends_with("cannot write output: 1 keep flags given for 2 records"));
+    }
+
+    #[test]
+    fn json_lines_are_written_one_per_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir
+            .path()
+            .join("pairs.jsonl")
+            .to_string_lossy()
+            .into_owned();
+        let mut out = AtomicOutput::create(&path).unwrap();
+        write_json_lines(&mut out, [json!({"a": 1, "b": "x"}), json!([1, 2])]).unwrap();
+        out.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1,\"b\":\"x\"}\n[1,2]\n"
+        );
+    }
+}
