@@ -170,7 +170,8 @@ pub struct InputOptions {
     /// contains dots is found first), or a column name for CSV, TSV and Parquet.
     pub text_field: String,
     /// Where the id is, like `text_field`; `None` numbers the records 1, 2, ... across all
-    /// inputs. JSON ids must be strings or numbers.
+    /// inputs. JSON ids must be strings or numbers; CSV and TSV ids are strings; Parquet id
+    /// columns hold strings or integers. Text inputs have no fields and are always numbered.
     pub id_field: Option<String>,
     /// What to do with malformed records.
     pub on_error: OnError,
@@ -1267,7 +1268,8 @@ pub(crate) mod tests {
         let path = write_file(&dir, "broken.jsonl", data);
         let message = error_of(&path, &InputOptions::default());
         assert!(
-            message.contains("broken.jsonl:3: invalid JSON at column 12: EOF while parsing an object"),
+            message
+                .contains("broken.jsonl:3: invalid JSON at column 12: EOF while parsing an object"),
             "{message}"
         );
     }

@@ -1,0 +1,144 @@
+//! Engine tests: the conformance cases run against every method, determinism across thread
+//! counts, and MinHash-LSH against a brute-force exact Jaccard reference.
+
+use neardup_core::measure::jaccard;
+use neardup_core::methods::exact::Exact;
+use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
+use neardup_core::Method;
+use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress, Outcome};
+use serde_json::Value;
+
+fn cases() -> Vec<Value> {
+    let text = include_str!("data/conformance.json");
+    serde_json::from_str::<Value>(text).expect("conformance.json is valid JSON").as_array().unwrap().clone()
+}
+
+fn expected(case: &Value, method: &str) -> Vec<Option<u32>> {
+    case["expect"][method].as_array().unwrap().iter().map(|v| v.as_u64().map(|x| x as u32)).collect()
+}
+
+fn docs(case: &Value) -> Vec<String> {
+    case["docs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect()
+}
+
+fn minhash_for(case: &Value) -> MinHash {
+    MinHashBuilder::new()
+        .threshold(case["threshold"].as_f64().unwrap_or(0.7))
+        .ngram(case["ngram"].as_u64().unwrap_or(5) as usize)
+        .build()
+        .unwrap()
+}
+
+fn check<M: Method>(method: &M, case: &Value) {
+    let outcome = dedup(method, &docs(case), EngineOptions::default(), &NoProgress);
+    assert_eq!(
+        outcome.assignment.duplicate_of,
+        expected(case, method.name()),
+        "case {:?}, method {}",
+        case["name"],
+        method.name()
+    );
+    for (document, duplicate_of) in outcome.assignment.duplicate_of.iter().enumerate() {
+        if duplicate_of.is_some() {
+            let similarity = outcome.assignment.similarity[document].unwrap();
+            assert!(method.is_duplicate(similarity), "{:?}: {similarity}", case["name"]);
+        }
+    }
+}
+
+#[test]
+fn conformance_cases_pass_for_every_method() {
+    for case in cases() {
+        check(&Exact::default(), &case);
+        check(&minhash_for(&case), &case);
+    }
+}
+
+/// A deterministic corpus of news-like texts with near-duplicates made by light edits.
+fn edited_corpus() -> Vec<String> {
+    let base = include_str!("../../../examples/news.jsonl");
+    let mut texts: Vec<String> = base
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["text"].as_str().unwrap().to_owned())
+        .collect();
+    let mut state = 42u64;
+    let mut next = move |bound: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % bound.max(1)
+    };
+    let originals = texts.clone();
+    for original in originals.iter().chain(&originals) {
+        let mut chars: Vec<char> = original.chars().collect();
+        let edits = 1 + next(chars.len() / 40 + 1);
+        for _ in 0..edits {
+            let at = next(chars.len());
+            match next(3) {
+                0 if !chars.is_empty() => {
+                    chars.remove(at);
+                }
+                1 => chars.insert(at, '某'),
+                _ if !chars.is_empty() => chars[at] = 'x',
+                _ => {}
+            }
+        }
+        texts.push(chars.into_iter().collect());
+    }
+    texts
+}
+
+fn brute_force_pairs(method: &MinHash, texts: &[String]) -> Vec<(u32, u32, f64)> {
+    let sets: Vec<_> = texts.iter().map(|t| method.shingles(t)).collect();
+    let mut pairs = Vec::new();
+    for a in 0..sets.len() {
+        for b in a + 1..sets.len() {
+            let similarity = jaccard(sets[a].hashes(), sets[b].hashes());
+            if similarity > 0.0 {
+                pairs.push((a as u32, b as u32, similarity));
+            }
+        }
+    }
+    pairs
+}
+
+fn reported_pairs(outcome: &Outcome) -> std::collections::HashMap<(u32, u32), f64> {
+    outcome.all_pairs().map(|p| ((p.a, p.b), p.similarity)).collect()
+}
+
+#[test]
+fn lsh_recall_and_precision_against_brute_force_jaccard() {
+    let texts = edited_corpus();
+    for threshold in [0.5, 0.7, 0.8] {
+        let method = MinHashBuilder::new().threshold(threshold).build().unwrap();
+        let truth = brute_force_pairs(&method, &texts);
+        let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+        let reported = reported_pairs(&outcome);
+        // Precision 1.0: every reported pair is at or above the threshold by exact Jaccard.
+        let exact: std::collections::HashMap<(u32, u32), f64> =
+            truth.iter().map(|&(a, b, s)| ((a, b), s)).collect();
+        for (pair, similarity) in &reported {
+            let true_similarity = exact.get(pair).copied().unwrap_or(0.0);
+            assert!((true_similarity - similarity).abs() < 1e-12);
+            assert!(true_similarity >= threshold - 1e-9, "{pair:?}: {true_similarity}");
+        }
+        // Recall >= 0.98 for pairs at or above threshold + 0.05.
+        let strong: Vec<_> = truth.iter().filter(|p| p.2 >= threshold + 0.05).collect();
+        let found = strong.iter().filter(|p| reported.contains_key(&(p.0, p.1))).count();
+        let recall = found as f64 / strong.len() as f64;
+        eprintln!("threshold {threshold}: {} strong pairs, recall {recall:.4}", strong.len());
+        assert!(strong.len() >= 100, "too few pairs to measure: {}", strong.len());
+        assert!(recall >= 0.98, "threshold {threshold}: recall {recall}");
+    }
+}
+
+#[test]
+fn results_are_identical_for_one_and_two_threads() {
+    let texts = edited_corpus();
+    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let outcome = pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress));
+        let pairs: Vec<_> = outcome.all_pairs().map(|p| (p.a, p.b, p.similarity.to_bits())).collect();
+        (outcome.assignment, pairs)
+    };
+    assert_eq!(run(1), run(2));
+}
