@@ -21,7 +21,11 @@ use neardup_pipeline::input::{Format, InputOptions, OnError};
 use neardup_pipeline::run::{run, MethodConfig, RunConfig};
 
 #[derive(Parser)]
-#[command(name = "neardup", version, about = "Find and remove near-duplicate text (Chinese and English).")]
+#[command(
+    name = "neardup",
+    version,
+    about = "Find and remove near-duplicate text (Chinese and English)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -180,13 +184,19 @@ impl DedupArgs {
             pairs: self.pairs.clone(),
             stats: self.stats.clone(),
             method: self.method(),
-            engine: EngineOptions { cluster: self.cluster, keep: self.keep },
+            engine: EngineOptions {
+                cluster: self.cluster,
+                keep: self.keep,
+            },
         }
     }
 }
 
 fn dedup(args: &DedupArgs) -> anyhow::Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build().context("cannot start worker threads")?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .context("cannot start worker threads")?;
     let show = !args.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);
     let report = pool.install(|| run(&args.config(), &progress))?;

@@ -11,10 +11,18 @@ pub struct Bar {
 impl Bar {
     /// A visible bar when `show`, else a hidden one.
     pub fn new(show: bool) -> Bar {
-        let bar = ProgressBar::with_draw_target(None, if show { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-        let style = ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, {eta})")
-            .map(|s| s.progress_chars("=> "))
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let bar = ProgressBar::with_draw_target(
+            None,
+            if show {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            },
+        );
+        let style =
+            ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, {eta})")
+                .map(|s| s.progress_chars("=> "))
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         Bar { bar }
     }

@@ -36,7 +36,10 @@ impl std::str::FromStr for KeepPolicy {
             "first" => Ok(KeepPolicy::First),
             "longest" => Ok(KeepPolicy::Longest),
             "shortest" => Ok(KeepPolicy::Shortest),
-            _ => Err(Error::invalid("keep", format!("{s:?} (expected first, longest or shortest)"))),
+            _ => Err(Error::invalid(
+                "keep",
+                format!("{s:?} (expected first, longest or shortest)"),
+            )),
         }
     }
 }
@@ -57,7 +60,10 @@ impl std::str::FromStr for ClusterMode {
         match s {
             "representative" => Ok(ClusterMode::Representative),
             "connected" => Ok(ClusterMode::Connected),
-            _ => Err(Error::invalid("cluster", format!("{s:?} (expected representative or connected)"))),
+            _ => Err(Error::invalid(
+                "cluster",
+                format!("{s:?} (expected representative or connected)"),
+            )),
         }
     }
 }
@@ -85,7 +91,10 @@ pub struct Assignment {
 impl Assignment {
     /// All documents kept.
     pub fn all_kept(documents: usize) -> Assignment {
-        Assignment { duplicate_of: vec![None; documents], similarity: vec![None; documents] }
+        Assignment {
+            duplicate_of: vec![None; documents],
+            similarity: vec![None; documents],
+        }
     }
     /// The representative (kept document) of `document`.
     pub fn cluster_of(&self, document: u32) -> u32 {
@@ -123,8 +132,13 @@ pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
     for document in order {
         let best = neighbours[document as usize]
             .iter()
-            .filter(|&&(other, _)| kept[other as usize] && rank[other as usize] < rank[document as usize])
-            .min_by(|x, y| y.1.total_cmp(&x.1).then(rank[x.0 as usize].cmp(&rank[y.0 as usize])));
+            .filter(|&&(other, _)| {
+                kept[other as usize] && rank[other as usize] < rank[document as usize]
+            })
+            .min_by(|x, y| {
+                y.1.total_cmp(&x.1)
+                    .then(rank[x.0 as usize].cmp(&rank[y.0 as usize]))
+            });
         match best {
             Some(&(other, similarity)) => {
                 assignment.duplicate_of[document as usize] = Some(other);
@@ -174,7 +188,10 @@ pub struct UnionFind {
 impl UnionFind {
     /// `n` singletons.
     pub fn new(n: usize) -> UnionFind {
-        UnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
+        UnionFind {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        }
     }
     /// The root of `x`.
     pub fn find(&mut self, mut x: u32) -> u32 {
@@ -244,7 +261,12 @@ mod tests {
     #[test]
     fn pair_order_does_not_matter() {
         let rank = ranks(&[3, 1, 2, 4], KeepPolicy::Longest);
-        let mut pairs = vec![pair(0, 1, 0.8), pair(2, 3, 0.9), pair(1, 2, 0.85), pair(0, 3, 0.8)];
+        let mut pairs = vec![
+            pair(0, 1, 0.8),
+            pair(2, 3, 0.9),
+            pair(1, 2, 0.85),
+            pair(0, 3, 0.8),
+        ];
         let first = representative(&rank, &pairs);
         pairs.reverse();
         assert_eq!(first, representative(&rank, &pairs));

@@ -13,7 +13,10 @@ pub struct Error {
 impl Error {
     /// An error about the parameter `parameter`.
     pub fn invalid(parameter: &'static str, message: impl Into<String>) -> Error {
-        Error { parameter, message: message.into() }
+        Error {
+            parameter,
+            message: message.into(),
+        }
     }
 
     /// The name of the parameter that was refused, e.g. `"threshold"`.

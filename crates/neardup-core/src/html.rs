@@ -29,7 +29,11 @@ fn skip_markup(rest: &str) -> &str {
     if let Some(after) = rest.strip_prefix("<!--") {
         return after.find("-->").map_or("", |end| &after[end + 3..]);
     }
-    let lower_prefix: String = rest.chars().take(8).collect::<String>().to_ascii_lowercase();
+    let lower_prefix: String = rest
+        .chars()
+        .take(8)
+        .collect::<String>()
+        .to_ascii_lowercase();
     for raw in ["script", "style"] {
         if lower_prefix[1..].starts_with(raw) {
             let closing = format!("</{raw}");
@@ -49,7 +53,11 @@ fn skip_markup(rest: &str) -> &str {
 
 /// Decodes one entity starting at `&`; an unknown one is kept literally.
 fn decode_entity<'a>(rest: &'a str, out: &mut String) -> &'a str {
-    let end = rest.char_indices().take(12).find(|&(_, c)| c == ';').map(|(i, _)| i);
+    let end = rest
+        .char_indices()
+        .take(12)
+        .find(|&(_, c)| c == ';')
+        .map(|(i, _)| i);
     let Some(end) = end else {
         out.push('&');
         return &rest[1..];
@@ -91,8 +99,12 @@ mod tests {
 
     #[test]
     fn strips_tags_comments_and_scripts() {
-        let html = "<html><!-- c --><SCRIPT>var a = '<b>';</SCRIPT><p>中文&nbsp;&#x4e2d;&#20013;</p>";
-        assert_eq!(strip_html(html).split_whitespace().collect::<Vec<_>>(), ["中文", "中中"]);
+        let html =
+            "<html><!-- c --><SCRIPT>var a = '<b>';</SCRIPT><p>中文&nbsp;&#x4e2d;&#20013;</p>";
+        assert_eq!(
+            strip_html(html).split_whitespace().collect::<Vec<_>>(),
+            ["中文", "中中"]
+        );
     }
 
     #[test]

@@ -44,14 +44,31 @@ impl LshParams {
     ///
     /// # Errors
     /// When `threshold` is outside `(0, 1]`, a weight is negative or both are zero.
-    pub fn optimal(threshold: f64, permutations: usize, fp_weight: f64, fn_weight: f64) -> Result<LshParams> {
+    pub fn optimal(
+        threshold: f64,
+        permutations: usize,
+        fp_weight: f64,
+        fn_weight: f64,
+    ) -> Result<LshParams> {
         if !(threshold > 0.0 && threshold <= 1.0) {
-            return Err(Error::invalid("threshold", format!("{threshold} (expected 0 < t <= 1)")));
+            return Err(Error::invalid(
+                "threshold",
+                format!("{threshold} (expected 0 < t <= 1)"),
+            ));
         }
         if !(fp_weight >= 0.0 && fn_weight >= 0.0 && fp_weight + fn_weight > 0.0) {
-            return Err(Error::invalid("lsh weights", format!("{fp_weight}, {fn_weight}")));
+            return Err(Error::invalid(
+                "lsh weights",
+                format!("{fp_weight}, {fn_weight}"),
+            ));
         }
-        let mut best = (f64::INFINITY, LshParams { bands: 1, rows: permutations.max(1) });
+        let mut best = (
+            f64::INFINITY,
+            LshParams {
+                bands: 1,
+                rows: permutations.max(1),
+            },
+        );
         for bands in 1..=permutations {
             for rows in 1..=permutations / bands {
                 let params = LshParams { bands, rows };
@@ -82,7 +99,11 @@ impl LshParams {
     /// values in different bands never collide.
     pub fn band_keys(&self, signature: &[u32], keys: &mut Vec<u64>) {
         let mut bytes = Vec::with_capacity(self.rows * 4);
-        for (band, chunk) in signature.chunks_exact(self.rows).take(self.bands).enumerate() {
+        for (band, chunk) in signature
+            .chunks_exact(self.rows)
+            .take(self.bands)
+            .enumerate()
+        {
             bytes.clear();
             for value in chunk {
                 bytes.extend_from_slice(&value.to_le_bytes());
@@ -96,7 +117,10 @@ impl LshParams {
 fn integrate(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
     const STEPS: usize = 200;
     let width = (b - a) / STEPS as f64;
-    (0..STEPS).map(|i| f(a + (i as f64 + 0.5) * width)).sum::<f64>() * width
+    (0..STEPS)
+        .map(|i| f(a + (i as f64 + 0.5) * width))
+        .sum::<f64>()
+        * width
 }
 
 #[cfg(test)]
@@ -106,11 +130,18 @@ mod tests {
     #[test]
     fn optimal_parameters_fit_the_signature_and_favour_recall() {
         for threshold in [0.3, 0.5, 0.7, 0.8, 0.9] {
-            let p = LshParams::optimal(threshold, 128, DEFAULT_FP_WEIGHT, DEFAULT_FN_WEIGHT).unwrap();
+            let p =
+                LshParams::optimal(threshold, 128, DEFAULT_FP_WEIGHT, DEFAULT_FN_WEIGHT).unwrap();
             assert!(p.bands * p.rows <= 128);
             let margin = (threshold + 0.05).min(1.0);
-            assert!(p.candidate_probability(margin) >= 0.98, "{threshold}: {p:?}");
-            assert!(p.candidate_probability(threshold - 0.3) < 0.3, "{threshold}: {p:?}");
+            assert!(
+                p.candidate_probability(margin) >= 0.98,
+                "{threshold}: {p:?}"
+            );
+            assert!(
+                p.candidate_probability(threshold - 0.3) < 0.3,
+                "{threshold}: {p:?}"
+            );
         }
     }
 

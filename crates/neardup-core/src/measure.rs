@@ -90,7 +90,10 @@ impl std::str::FromStr for SetMeasure {
         match s {
             "jaccard" => Ok(SetMeasure::Jaccard),
             "containment" => Ok(SetMeasure::Containment),
-            _ => Err(crate::Error::invalid("measure", format!("{s:?} (expected jaccard or containment)"))),
+            _ => Err(crate::Error::invalid(
+                "measure",
+                format!("{s:?} (expected jaccard or containment)"),
+            )),
         }
     }
 }

@@ -35,7 +35,10 @@ impl std::str::FromStr for SketchScheme {
         match s {
             "classic" => Ok(SketchScheme::Classic),
             "oph" => Ok(SketchScheme::OnePermutation),
-            _ => Err(Error::invalid("sketch", format!("{s:?} (expected classic or oph)"))),
+            _ => Err(Error::invalid(
+                "sketch",
+                format!("{s:?} (expected classic or oph)"),
+            )),
         }
     }
 }
@@ -68,7 +71,12 @@ impl MinHasher {
         };
         let multipliers = (0..permutations).map(|_| (next() as u32) | 1).collect();
         let offsets = (0..permutations).map(|_| next() as u32).collect();
-        Ok(MinHasher { scheme, multipliers, offsets, seed })
+        Ok(MinHasher {
+            scheme,
+            multipliers,
+            offsets,
+            seed,
+        })
     }
 
     /// Values per signature.
@@ -125,8 +133,8 @@ fn densify(signature: &mut [u32], filled: &[bool], seed: u64) {
         }
         let mut attempt = 0u64;
         loop {
-            let probe = mix64(seed ^ (bin as u64) << 20 ^ attempt);
-            let source = ((probe >> 32) * bins >> 32) as usize;
+            let probe = mix64(seed ^ ((bin as u64) << 20) ^ attempt);
+            let source = (((probe >> 32) * bins) >> 32) as usize;
             if filled[source] {
                 signature[bin] = signature[source];
                 break;
@@ -157,7 +165,12 @@ fn classic_portable(signature: &mut [u32], multipliers: &[u32], offsets: &[u32],
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn classic_avx2(signature: &mut [u32], multipliers: &[u32], offsets: &[u32], shingles: &[u64]) {
+unsafe fn classic_avx2(
+    signature: &mut [u32],
+    multipliers: &[u32],
+    offsets: &[u32],
+    shingles: &[u64],
+) {
     classic_kernel(signature, multipliers, offsets, shingles);
 }
 
@@ -232,7 +245,12 @@ mod tests {
         let hasher = MinHasher::new(128, SketchScheme::Classic, 3).unwrap();
         let shingles = set(0..500);
         let mut portable = vec![u32::MAX; 128];
-        classic_portable(&mut portable, &hasher.multipliers, &hasher.offsets, &shingles);
+        classic_portable(
+            &mut portable,
+            &hasher.multipliers,
+            &hasher.offsets,
+            &shingles,
+        );
         assert_eq!(portable, hasher.signature(&shingles));
     }
 

@@ -128,7 +128,10 @@ mod tests {
     #[test]
     fn full_width_and_punctuation_disappear() {
         let n = Normalizer::default();
-        assert_eq!(n.normalize("延迟退休真的来了！你准备好“慢慢变老”了吗?"), n.normalize("延迟退休真的来了!你准备好\"慢慢变老\"了吗？"));
+        assert_eq!(
+            n.normalize("延迟退休真的来了！你准备好“慢慢变老”了吗?"),
+            n.normalize("延迟退休真的来了!你准备好\"慢慢变老\"了吗？")
+        );
     }
 
     #[test]
@@ -161,7 +164,13 @@ mod tests {
 
     #[test]
     fn html_is_stripped_when_asked() {
-        let n = Normalizer::new(NormalizeOptions { strip_html: true, ..NormalizeOptions::default() });
-        assert_eq!(n.normalize("<p>Tom &amp; Jerry</p><script>x=1</script>"), "tom jerry");
+        let n = Normalizer::new(NormalizeOptions {
+            strip_html: true,
+            ..NormalizeOptions::default()
+        });
+        assert_eq!(
+            n.normalize("<p>Tom &amp; Jerry</p><script>x=1</script>"),
+            "tom jerry"
+        );
     }
 }

@@ -41,7 +41,10 @@ impl std::str::FromStr for Tokenizer {
             "auto" => Ok(Tokenizer::Auto),
             "char" => Ok(Tokenizer::Char),
             "word" => Ok(Tokenizer::Word),
-            _ => Err(Error::invalid("tokenizer", format!("{s:?} (expected auto, char or word)"))),
+            _ => Err(Error::invalid(
+                "tokenizer",
+                format!("{s:?} (expected auto, char or word)"),
+            )),
         }
     }
 }
@@ -68,7 +71,9 @@ impl ShingleSet {
     pub fn from_hashes(mut hashes: Vec<u64>) -> ShingleSet {
         hashes.sort_unstable();
         hashes.dedup();
-        ShingleSet { hashes: hashes.into_boxed_slice() }
+        ShingleSet {
+            hashes: hashes.into_boxed_slice(),
+        }
     }
 
     /// The sorted hashes.
@@ -97,7 +102,11 @@ pub struct ShinglerBuilder {
 
 impl Default for ShinglerBuilder {
     fn default() -> Self {
-        ShinglerBuilder { tokenizer: Tokenizer::Auto, ngram: 5, stopwords: false }
+        ShinglerBuilder {
+            tokenizer: Tokenizer::Auto,
+            ngram: 5,
+            stopwords: false,
+        }
     }
 }
 
@@ -128,9 +137,16 @@ impl ShinglerBuilder {
     /// When `ngram` is 0 or above 64.
     pub fn build(self) -> Result<Shingler> {
         if !(1..=64).contains(&self.ngram) {
-            return Err(Error::invalid("ngram", format!("{} (expected 1 to 64)", self.ngram)));
+            return Err(Error::invalid(
+                "ngram",
+                format!("{} (expected 1 to 64)", self.ngram),
+            ));
         }
-        Ok(Shingler { tokenizer: self.tokenizer, ngram: self.ngram, stopwords: self.stopwords })
+        Ok(Shingler {
+            tokenizer: self.tokenizer,
+            ngram: self.ngram,
+            stopwords: self.stopwords,
+        })
     }
 }
 
@@ -208,7 +224,8 @@ fn token_hash(token: &str) -> u64 {
 }
 
 fn split_chars(word: &str) -> impl Iterator<Item = &str> {
-    word.char_indices().map(move |(i, c)| &word[i..i + c.len_utf8()])
+    word.char_indices()
+        .map(move |(i, c)| &word[i..i + c.len_utf8()])
 }
 
 /// Splits a space-free word into CJK characters and non-CJK runs.
@@ -269,7 +286,11 @@ mod tests {
     use super::*;
 
     fn shingler(tokenizer: Tokenizer, n: usize) -> Shingler {
-        ShinglerBuilder::new().tokenizer(tokenizer).ngram(n).build().unwrap()
+        ShinglerBuilder::new()
+            .tokenizer(tokenizer)
+            .ngram(n)
+            .build()
+            .unwrap()
     }
 
     fn token_count(tokenizer: Tokenizer, text: &str) -> usize {
@@ -308,7 +329,11 @@ mod tests {
     #[test]
     fn stopwords_are_removed_when_asked() {
         let plain = shingler(Tokenizer::Auto, 1);
-        let filtered = ShinglerBuilder::new().ngram(1).remove_stopwords(true).build().unwrap();
+        let filtered = ShinglerBuilder::new()
+            .ngram(1)
+            .remove_stopwords(true)
+            .build()
+            .unwrap();
         assert_eq!(plain.token_hashes("the cat is here").len(), 4);
         assert_eq!(filtered.token_hashes("the cat is here").len(), 1);
     }

@@ -52,17 +52,26 @@ impl KeyTable {
     pub fn candidate_pairs_with_stats(mut self) -> (Vec<(u32, u32)>, BucketStats) {
         self.entries.par_sort_unstable();
         self.entries.dedup();
-        let buckets: Vec<&[(u64, u32)]> =
-            self.entries.chunk_by(|x, y| x.0 == y.0).filter(|bucket| bucket.len() > 1).collect();
+        let buckets: Vec<&[(u64, u32)]> = self
+            .entries
+            .chunk_by(|x, y| x.0 == y.0)
+            .filter(|bucket| bucket.len() > 1)
+            .collect();
         let stats = BucketStats {
             shared_buckets: buckets.len() as u64,
             largest_bucket: buckets.iter().map(|b| b.len() as u64).max().unwrap_or(0),
             raw_pairs: buckets.iter().map(|b| pair_count(b.len())).sum(),
         };
-        let mut packed: Vec<u64> = buckets.par_iter().flat_map_iter(|bucket| bucket_pairs(bucket)).collect();
+        let mut packed: Vec<u64> = buckets
+            .par_iter()
+            .flat_map_iter(|bucket| bucket_pairs(bucket))
+            .collect();
         packed.par_sort_unstable();
         packed.dedup();
-        let pairs = packed.into_iter().map(|p| ((p >> 32) as u32, p as u32)).collect();
+        let pairs = packed
+            .into_iter()
+            .map(|p| ((p >> 32) as u32, p as u32))
+            .collect();
         (pairs, stats)
     }
 }
@@ -75,7 +84,9 @@ fn pair_count(size: usize) -> u64 {
 /// All pairs of a bucket, packed `a << 32 | b` with `a < b` (entries are sorted by document).
 fn bucket_pairs(bucket: &[(u64, u32)]) -> impl Iterator<Item = u64> + '_ {
     bucket.iter().enumerate().flat_map(move |(i, &(_, a))| {
-        bucket[i + 1..].iter().map(move |&(_, b)| (a as u64) << 32 | b as u64)
+        bucket[i + 1..]
+            .iter()
+            .map(move |&(_, b)| (a as u64) << 32 | b as u64)
     })
 }
 
@@ -100,10 +111,14 @@ mod tests {
     fn matches_brute_force_on_random_keys() {
         let mut state = 7u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             state >> 33
         };
-        let keys: Vec<Vec<u64>> = (0..300).map(|_| (0..4).map(|_| next() % 500).collect()).collect();
+        let keys: Vec<Vec<u64>> = (0..300)
+            .map(|_| (0..4).map(|_| next() % 500).collect())
+            .collect();
         let mut table = KeyTable::new();
         for (document, document_keys) in keys.iter().enumerate() {
             table.insert(document as u32, document_keys);
@@ -118,6 +133,13 @@ mod tests {
         table.insert(5, &[1]);
         let (pairs, stats) = table.candidate_pairs_with_stats();
         assert_eq!(pairs, vec![(3, 5)]);
-        assert_eq!(stats, BucketStats { shared_buckets: 1, largest_bucket: 2, raw_pairs: 1 });
+        assert_eq!(
+            stats,
+            BucketStats {
+                shared_buckets: 1,
+                largest_bucket: 2,
+                raw_pairs: 1
+            }
+        );
     }
 }

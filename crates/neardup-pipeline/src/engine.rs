@@ -88,20 +88,28 @@ impl Outcome {
         let between = self.leader_pairs.iter().flat_map(move |pair| {
             let right = members(pair.b);
             members(pair.a).into_iter().flat_map(move |a| {
-                right.clone().into_iter().map(move |b| ordered(a, b, pair.similarity))
+                right
+                    .clone()
+                    .into_iter()
+                    .map(move |b| ordered(a, b, pair.similarity))
             })
         });
         let within = self.groups.iter().flat_map(|group| {
-            group.iter().enumerate().flat_map(move |(i, &a)| {
-                group[i + 1..].iter().map(move |&b| ordered(a, b, 1.0))
-            })
+            group
+                .iter()
+                .enumerate()
+                .flat_map(move |(i, &a)| group[i + 1..].iter().map(move |&b| ordered(a, b, 1.0)))
         });
         between.chain(within)
     }
 }
 
 fn ordered(a: u32, b: u32, similarity: f64) -> Pair {
-    Pair { a: a.min(b), b: a.max(b), similarity }
+    Pair {
+        a: a.min(b),
+        b: a.max(b),
+        similarity,
+    }
 }
 
 /// Runs the engine over `texts` with `method`.
@@ -123,7 +131,9 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
             (sketch, text.chars().count())
         })
         .unzip();
-    stats.seconds.push(("sketch", started.elapsed().as_secs_f64()));
+    stats
+        .seconds
+        .push(("sketch", started.elapsed().as_secs_f64()));
     stats.empty_documents = sketches.iter().filter(|s| s.is_empty()).count() as u64;
 
     let started = Instant::now();
@@ -134,13 +144,17 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     let (candidates, bucket_stats) = table.candidate_pairs_with_stats();
     stats.candidate_pairs = candidates.len() as u64;
     stats.largest_bucket = bucket_stats.largest_bucket;
-    stats.seconds.push(("candidates", started.elapsed().as_secs_f64()));
+    stats
+        .seconds
+        .push(("candidates", started.elapsed().as_secs_f64()));
 
     let started = Instant::now();
     progress.stage("verify", candidates.len() as u64);
     let leader_pairs = verify(method, &sketches, &candidates, progress);
     stats.verified_pairs = leader_pairs.len() as u64;
-    stats.seconds.push(("verify", started.elapsed().as_secs_f64()));
+    stats
+        .seconds
+        .push(("verify", started.elapsed().as_secs_f64()));
 
     let started = Instant::now();
     progress.stage("cluster", texts.len() as u64);
@@ -152,8 +166,15 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     };
     stats.exact_copies = follow_leaders(&mut assignment, &groups);
     progress.advance(texts.len() as u64);
-    stats.seconds.push(("cluster", started.elapsed().as_secs_f64()));
-    Outcome { assignment, leader_pairs, groups, stats }
+    stats
+        .seconds
+        .push(("cluster", started.elapsed().as_secs_f64()));
+    Outcome {
+        assignment,
+        leader_pairs,
+        groups,
+        stats,
+    }
 }
 
 /// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,
@@ -202,7 +223,9 @@ fn verify<M: Method>(
             progress.advance(chunk.len() as u64);
             chunk.iter().filter_map(|&(a, b)| {
                 let similarity = method.similarity(&sketches[a as usize], &sketches[b as usize]);
-                method.is_duplicate(similarity).then_some(Pair { a, b, similarity })
+                method
+                    .is_duplicate(similarity)
+                    .then_some(Pair { a, b, similarity })
             })
         })
         .collect()

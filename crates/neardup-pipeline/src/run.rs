@@ -62,7 +62,9 @@ pub struct RunReport {
 /// Invalid parameters, unreadable or malformed input (unless skipped), unwritable outputs.
 pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
     match &config.method {
-        MethodConfig::Exact(options) => run_with(&Exact::new(options.clone()), json!({}), config, progress),
+        MethodConfig::Exact(options) => {
+            run_with(&Exact::new(options.clone()), json!({}), config, progress)
+        }
         MethodConfig::MinHash(builder) => {
             let method = builder.clone().build()?;
             let lsh = method.lsh();
@@ -89,7 +91,12 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
     })
 }
 
-fn run_with<M: Method>(method: &M, params: Value, config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
+fn run_with<M: Method>(
+    method: &M,
+    params: Value,
+    config: &RunConfig,
+    progress: &dyn Progress,
+) -> Result<RunReport> {
     let started = Instant::now();
     let mut outputs = open_outputs(config)?;
     let corpus = read_inputs(&config.inputs, &config.input)?;
@@ -98,7 +105,12 @@ fn run_with<M: Method>(method: &M, params: Value, config: &RunConfig, progress: 
     let outcome = engine::dedup(method, &texts, config.engine, progress);
 
     let writing = Instant::now();
-    let keep: Vec<bool> = outcome.assignment.duplicate_of.iter().map(Option::is_none).collect();
+    let keep: Vec<bool> = outcome
+        .assignment
+        .duplicate_of
+        .iter()
+        .map(Option::is_none)
+        .collect();
     write_kept(&corpus, &keep, &mut outputs.kept)?;
     if let Some(out) = outputs.clusters.as_mut() {
         write_json_lines(out, cluster_rows(&corpus, &outcome))?;
@@ -116,30 +128,45 @@ fn run_with<M: Method>(method: &M, params: Value, config: &RunConfig, progress: 
     let stats = stats_json(method, params, config, &corpus, &outcome, seconds);
     if let Some(mut out) = outputs.stats.take() {
         let text = serde_json::to_string_pretty(&stats).unwrap_or_default();
-        out.writer().write_all(text.as_bytes()).map_err(|e| Error::Output { path: out.path().to_owned(), message: e.to_string() })?;
-        out.writer().write_all(b"\n").map_err(|e| Error::Output { path: out.path().to_owned(), message: e.to_string() })?;
+        out.writer()
+            .write_all(text.as_bytes())
+            .map_err(|e| Error::Output {
+                path: out.path().to_owned(),
+                message: e.to_string(),
+            })?;
+        out.writer().write_all(b"\n").map_err(|e| Error::Output {
+            path: out.path().to_owned(),
+            message: e.to_string(),
+        })?;
         outputs.stats = Some(out);
     }
     outputs.kept.commit()?;
-    for out in [outputs.clusters, outputs.pairs, outputs.stats].into_iter().flatten() {
+    for out in [outputs.clusters, outputs.pairs, outputs.stats]
+        .into_iter()
+        .flatten()
+    {
         out.commit()?;
     }
     Ok(RunReport { stats })
 }
 
-
 fn cluster_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
     let assignment = &outcome.assignment;
-    corpus.records.iter().enumerate().map(move |(index, record)| {
-        let cluster = assignment.cluster_of(index as u32) as usize;
-        let duplicate_of = assignment.duplicate_of[index].map(|d| corpus.records[d as usize].id.clone());
-        json!({
-            "id": record.id,
-            "cluster": corpus.records[cluster].id,
-            "duplicate_of": duplicate_of,
-            "similarity": assignment.similarity[index],
+    corpus
+        .records
+        .iter()
+        .enumerate()
+        .map(move |(index, record)| {
+            let cluster = assignment.cluster_of(index as u32) as usize;
+            let duplicate_of =
+                assignment.duplicate_of[index].map(|d| corpus.records[d as usize].id.clone());
+            json!({
+                "id": record.id,
+                "cluster": corpus.records[cluster].id,
+                "duplicate_of": duplicate_of,
+                "similarity": assignment.similarity[index],
+            })
         })
-    })
 }
 
 fn pair_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
@@ -161,9 +188,18 @@ fn stats_json<M: Method>(
     seconds: Map<String, Value>,
 ) -> Value {
     let documents = corpus.records.len() as u64;
-    let kept = outcome.assignment.duplicate_of.iter().filter(|d| d.is_none()).count() as u64;
+    let kept = outcome
+        .assignment
+        .duplicate_of
+        .iter()
+        .filter(|d| d.is_none())
+        .count() as u64;
     let histogram = cluster_size_histogram(&outcome.assignment);
-    let clusters: u64 = histogram.iter().filter(|(size, _)| *size > 1).map(|(_, count)| count).sum();
+    let clusters: u64 = histogram
+        .iter()
+        .filter(|(size, _)| *size > 1)
+        .map(|(_, count)| count)
+        .sum();
     let engine = &outcome.stats;
     json!({
         "inputs": config.inputs,

@@ -35,6 +35,9 @@ mod tests {
             duplicate_of: vec![None, Some(0), Some(0), None, None, Some(4)],
             similarity: vec![None; 6],
         };
-        assert_eq!(cluster_size_histogram(&assignment), vec![(1, 1), (2, 1), (3, 1)]);
+        assert_eq!(
+            cluster_size_histogram(&assignment),
+            vec![(1, 1), (2, 1), (3, 1)]
+        );
     }
 }

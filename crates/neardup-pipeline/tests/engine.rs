@@ -10,15 +10,29 @@ use serde_json::Value;
 
 fn cases() -> Vec<Value> {
     let text = include_str!("data/conformance.json");
-    serde_json::from_str::<Value>(text).expect("conformance.json is valid JSON").as_array().unwrap().clone()
+    serde_json::from_str::<Value>(text)
+        .expect("conformance.json is valid JSON")
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn expected(case: &Value, method: &str) -> Vec<Option<u32>> {
-    case["expect"][method].as_array().unwrap().iter().map(|v| v.as_u64().map(|x| x as u32)).collect()
+    case["expect"][method]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().map(|x| x as u32))
+        .collect()
 }
 
 fn docs(case: &Value) -> Vec<String> {
-    case["docs"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect()
+    case["docs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn minhash_for(case: &Value) -> MinHash {
@@ -41,7 +55,11 @@ fn check<M: Method>(method: &M, case: &Value) {
     for (document, duplicate_of) in outcome.assignment.duplicate_of.iter().enumerate() {
         if duplicate_of.is_some() {
             let similarity = outcome.assignment.similarity[document].unwrap();
-            assert!(method.is_duplicate(similarity), "{:?}: {similarity}", case["name"]);
+            assert!(
+                method.is_duplicate(similarity),
+                "{:?}: {similarity}",
+                case["name"]
+            );
         }
     }
 }
@@ -59,11 +77,18 @@ fn edited_corpus() -> Vec<String> {
     let base = include_str!("../../../examples/news.jsonl");
     let mut texts: Vec<String> = base
         .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap()["text"].as_str().unwrap().to_owned())
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     let mut state = 42u64;
     let mut next = move |bound: usize| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((state >> 33) as usize) % bound.max(1)
     };
     let originals = texts.clone();
@@ -101,7 +126,10 @@ fn brute_force_pairs(method: &MinHash, texts: &[String]) -> Vec<(u32, u32, f64)>
 }
 
 fn reported_pairs(outcome: &Outcome) -> std::collections::HashMap<(u32, u32), f64> {
-    outcome.all_pairs().map(|p| ((p.a, p.b), p.similarity)).collect()
+    outcome
+        .all_pairs()
+        .map(|p| ((p.a, p.b), p.similarity))
+        .collect()
 }
 
 #[test]
@@ -118,14 +146,27 @@ fn lsh_recall_and_precision_against_brute_force_jaccard() {
         for (pair, similarity) in &reported {
             let true_similarity = exact.get(pair).copied().unwrap_or(0.0);
             assert!((true_similarity - similarity).abs() < 1e-12);
-            assert!(true_similarity >= threshold - 1e-9, "{pair:?}: {true_similarity}");
+            assert!(
+                true_similarity >= threshold - 1e-9,
+                "{pair:?}: {true_similarity}"
+            );
         }
         // Recall >= 0.98 for pairs at or above threshold + 0.05.
         let strong: Vec<_> = truth.iter().filter(|p| p.2 >= threshold + 0.05).collect();
-        let found = strong.iter().filter(|p| reported.contains_key(&(p.0, p.1))).count();
+        let found = strong
+            .iter()
+            .filter(|p| reported.contains_key(&(p.0, p.1)))
+            .count();
         let recall = found as f64 / strong.len() as f64;
-        eprintln!("threshold {threshold}: {} strong pairs, recall {recall:.4}", strong.len());
-        assert!(strong.len() >= 100, "too few pairs to measure: {}", strong.len());
+        eprintln!(
+            "threshold {threshold}: {} strong pairs, recall {recall:.4}",
+            strong.len()
+        );
+        assert!(
+            strong.len() >= 100,
+            "too few pairs to measure: {}",
+            strong.len()
+        );
         assert!(recall >= 0.98, "threshold {threshold}: recall {recall}");
     }
 }
@@ -135,9 +176,16 @@ fn results_are_identical_for_one_and_two_threads() {
     let texts = edited_corpus();
     let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let outcome = pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress));
-        let pairs: Vec<_> = outcome.all_pairs().map(|p| (p.a, p.b, p.similarity.to_bits())).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let outcome =
+            pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress));
+        let pairs: Vec<_> = outcome
+            .all_pairs()
+            .map(|p| (p.a, p.b, p.similarity.to_bits()))
+            .collect();
         (outcome.assignment, pairs)
     };
     assert_eq!(run(1), run(2));

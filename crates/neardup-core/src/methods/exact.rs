@@ -30,7 +30,9 @@ pub struct Exact {
 impl Exact {
     /// An exact method with the given normalisation.
     pub fn new(options: NormalizeOptions) -> Exact {
-        Exact { normalizer: Normalizer::new(options) }
+        Exact {
+            normalizer: Normalizer::new(options),
+        }
     }
 }
 
@@ -43,7 +45,10 @@ impl Method for Exact {
 
     fn sketch(&self, text: &str) -> ExactSketch {
         let normalized = self.normalizer.normalize(text);
-        ExactSketch { identity: hash128(normalized.as_bytes()), empty: normalized.is_empty() }
+        ExactSketch {
+            identity: hash128(normalized.as_bytes()),
+            empty: normalized.is_empty(),
+        }
     }
 
     /// No keys: every exact duplicate shares its identity, which engines group already.

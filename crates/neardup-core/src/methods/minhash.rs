@@ -144,7 +144,10 @@ impl MinHashBuilder {
     /// `bands x rows` does not fit the signature.
     pub fn build(self) -> Result<MinHash> {
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
-            return Err(Error::invalid("threshold", format!("{} (expected 0 < t <= 1)", self.threshold)));
+            return Err(Error::invalid(
+                "threshold",
+                format!("{} (expected 0 < t <= 1)", self.threshold),
+            ));
         }
         let shingler = ShinglerBuilder::new()
             .tokenizer(self.tokenizer)
@@ -158,7 +161,12 @@ impl MinHashBuilder {
         });
         let lsh = match self.bands_rows {
             Some((bands, rows)) => LshParams::new(bands, rows, self.permutations)?,
-            None => LshParams::optimal(lsh_threshold, self.permutations, DEFAULT_FP_WEIGHT, DEFAULT_FN_WEIGHT)?,
+            None => LshParams::optimal(
+                lsh_threshold,
+                self.permutations,
+                DEFAULT_FP_WEIGHT,
+                DEFAULT_FN_WEIGHT,
+            )?,
         };
         Ok(MinHash {
             normalizer: Normalizer::new(self.normalize),
@@ -199,7 +207,11 @@ impl MinHash {
     pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
         let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
         let identity = hash128_u64s(shingles.hashes());
-        MinHashSketch { signature, shingles, identity }
+        MinHashSketch {
+            signature,
+            shingles,
+            identity,
+        }
     }
 }
 
@@ -221,7 +233,8 @@ impl Method for MinHash {
     }
 
     fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
-        self.measure.compute(a.shingles.hashes(), b.shingles.hashes())
+        self.measure
+            .compute(a.shingles.hashes(), b.shingles.hashes())
     }
 
     fn threshold(&self) -> f64 {
@@ -236,8 +249,10 @@ mod tests {
     #[test]
     fn chinese_light_edits_are_similar() {
         let method = MinHashBuilder::new().threshold(0.5).build().unwrap();
-        let a = method.sketch("国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施。");
-        let b = method.sketch("國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!");
+        let a = method
+            .sketch("国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施。");
+        let b = method
+            .sketch("國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!");
         assert_eq!(method.similarity(&a, &b), 1.0);
         assert_eq!(a.identity(), b.identity());
     }
@@ -255,7 +270,18 @@ mod tests {
 
     #[test]
     fn invalid_parameters_are_refused_in_build() {
-        assert_eq!(MinHashBuilder::new().threshold(1.5).build().unwrap_err().parameter(), "threshold");
-        assert!(MinHashBuilder::new().permutations(64).bands_rows(9, 8).build().is_err());
+        assert_eq!(
+            MinHashBuilder::new()
+                .threshold(1.5)
+                .build()
+                .unwrap_err()
+                .parameter(),
+            "threshold"
+        );
+        assert!(MinHashBuilder::new()
+            .permutations(64)
+            .bands_rows(9, 8)
+            .build()
+            .is_err());
     }
 }

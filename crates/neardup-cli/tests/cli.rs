@@ -1,0 +1,350 @@
+//! Integration tests of the `neardup` binary: the `dedup` contract, determinism, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn neardup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .output()
+        .expect("neardup runs")
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_owned()
+}
+
+fn example() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/news.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn json_lines(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Files in `dir` (to check that nothing, not even a temporary file, was left behind).
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn dedup_contract_on_the_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, clusters) = (
+        path(dir.path(), "out.jsonl"),
+        path(dir.path(), "clusters.jsonl"),
+    );
+    let stats = path(dir.path(), "stats.json");
+    let run = neardup(&[
+        "dedup",
+        &example(),
+        "-o",
+        &out,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+        "--id-field",
+        "id",
+        "--quiet",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    let input: Vec<String> = std::fs::read_to_string(example())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let rows = json_lines(&clusters);
+    assert_eq!(
+        rows.len(),
+        input.len(),
+        "one clusters row per input document"
+    );
+    let kept_lines: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut expected_kept = Vec::new();
+    for (row, line) in rows.iter().zip(&input) {
+        let keys: Vec<&str> = row
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["id", "cluster", "duplicate_of", "similarity"]);
+        let id = &serde_json::from_str::<Value>(line).unwrap()["id"];
+        assert_eq!(&row["id"], id, "rows follow input order");
+        if row["duplicate_of"].is_null() {
+            assert_eq!(&row["cluster"], id);
+            assert!(row["similarity"].is_null());
+            expected_kept.push(line.clone());
+        } else {
+            assert_eq!(row["cluster"], row["duplicate_of"]);
+            assert!(row["similarity"].as_f64().unwrap() >= 0.7 - 1e-9);
+        }
+    }
+    assert_eq!(
+        kept_lines, expected_kept,
+        "kept JSONL lines are passed through byte for byte"
+    );
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(stats["documents_in"], input.len());
+    assert!(
+        stats["removed"].as_u64().unwrap() >= 20,
+        "the example has duplicates: {stats}"
+    );
+    assert_eq!(
+        stats["kept"].as_u64().unwrap() as usize,
+        expected_kept.len()
+    );
+}
+
+#[test]
+fn one_and_two_threads_give_byte_identical_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs: Vec<Vec<Vec<u8>>> = ["1", "2"]
+        .iter()
+        .map(|threads| {
+            let names = ["out.jsonl", "clusters.jsonl", "pairs.jsonl"]
+                .map(|n| path(dir.path(), &format!("{threads}-{n}")));
+            let run = neardup(&[
+                "dedup",
+                &example(),
+                "-o",
+                &names[0],
+                "--clusters",
+                &names[1],
+                "--pairs",
+                &names[2],
+                "--threads",
+                threads,
+                "--threshold",
+                "0.5",
+                "--quiet",
+            ]);
+            assert!(run.status.success(), "{}", stderr(&run));
+            names.iter().map(|n| std::fs::read(n).unwrap()).collect()
+        })
+        .collect();
+    assert_eq!(outputs[0], outputs[1]);
+    assert!(!outputs[0][2].is_empty(), "the example has verified pairs");
+}
+
+#[test]
+fn exact_method_follows_the_same_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "in.txt");
+    std::fs::write(&input, "Hello, world!\nhello world\n\nsomething else\n\n").unwrap();
+    let (out, clusters) = (path(dir.path(), "out.txt"), path(dir.path(), "c.jsonl"));
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--clusters",
+        &clusters,
+        "--method",
+        "exact",
+        "--quiet",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "Hello, world!\n\nsomething else\n\n"
+    );
+    let rows = json_lines(&clusters);
+    assert_eq!(rows[1]["duplicate_of"], 1);
+    assert_eq!(rows[1]["similarity"], 1.0);
+    assert!(
+        rows[2]["duplicate_of"].is_null() && rows[4]["duplicate_of"].is_null(),
+        "empty lines never merge"
+    );
+}
+
+fn assert_fails_cleanly(
+    dir: &Path,
+    input_name: &str,
+    content: &[u8],
+    extra: &[&str],
+    expect: &[&str],
+) {
+    let input = path(dir, input_name);
+    std::fs::write(&input, content).unwrap();
+    let out = path(dir, "out");
+    let clusters = path(dir, "clusters.jsonl");
+    let mut args = vec![
+        "dedup",
+        input.as_str(),
+        "-o",
+        out.as_str(),
+        "--clusters",
+        clusters.as_str(),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let run = neardup(&args);
+    assert!(!run.status.success(), "{input_name} should fail");
+    let message = stderr(&run);
+    for needle in expect {
+        assert!(message.contains(needle), "{needle:?} not in {message:?}");
+    }
+    assert_eq!(
+        files_in(dir),
+        [input_name.to_owned()],
+        "no output or temporary file is left behind"
+    );
+    std::fs::remove_file(&input).unwrap();
+}
+
+#[test]
+fn bad_input_fails_with_file_line_and_field_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_fails_cleanly(
+        d,
+        "broken.jsonl",
+        b"{\"text\":\"a\"}\n{\"text\":\"b\"}\n{\"text\": oops}\n",
+        &[],
+        &["broken.jsonl:3", "JSON"],
+    );
+    assert_fails_cleanly(
+        d,
+        "missing.jsonl",
+        b"{\"text\":\"a\"}\n{\"body\":\"b\"}\n",
+        &[],
+        &["missing.jsonl:2", "text"],
+    );
+    assert_fails_cleanly(
+        d,
+        "utf8.jsonl",
+        b"{\"text\":\"a\"}\n{\"text\":\"\xff\xfe\"}\n",
+        &[],
+        &["utf8.jsonl:2", "UTF-8"],
+    );
+    assert_fails_cleanly(
+        d,
+        "rows.csv",
+        b"id,text\n1,hello\n2,hello,extra\n",
+        &[],
+        &["rows.csv:3", "fields"],
+    );
+    assert_fails_cleanly(
+        d,
+        "big.txt",
+        &[b'a'; 5000],
+        &["--max-doc-bytes", "1000"],
+        &["big.txt:1", "max-doc-bytes"],
+    );
+    assert_fails_cleanly(
+        d,
+        "params.txt",
+        b"a\n",
+        &["--threshold", "1.5"],
+        &["threshold", "1.5"],
+    );
+}
+
+#[test]
+fn skip_mode_counts_and_reports_bad_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "in.jsonl");
+    std::fs::write(&input, "{\"text\":\"first document here\"}\nnot json\n{\"other\":1}\n{\"text\":\"first document here\"}\n").unwrap();
+    let (out, clusters, stats) = (
+        path(dir.path(), "out.jsonl"),
+        path(dir.path(), "c.jsonl"),
+        path(dir.path(), "s.json"),
+    );
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+        "--on-error",
+        "skip",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let message = stderr(&run);
+    assert!(
+        message.contains("skipped 2")
+            && message.contains("in.jsonl:2")
+            && message.contains("in.jsonl:3"),
+        "{message}"
+    );
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(stats["skipped"], 2);
+    assert_eq!(stats["documents_in"], 2);
+    assert_eq!(json_lines(&clusters).len(), 2);
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn unwritable_output_fails_before_reading_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing_dir_output = path(dir.path(), "no/such/dir/out.jsonl");
+    // The input does not exist either: the output error must come first.
+    let run = neardup(&[
+        "dedup",
+        "does-not-exist.jsonl",
+        "-o",
+        &missing_dir_output,
+        "--quiet",
+    ]);
+    assert!(!run.status.success());
+    assert!(
+        stderr(&run).contains("no/such/dir/out.jsonl"),
+        "{}",
+        stderr(&run)
+    );
+}
+
+#[test]
+fn stdin_and_stdout_work() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["dedup", "-", "--format", "text", "-o", "-", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            "今天天气很好，我们去公园散步吧。\n今天天气很好,我们去公园散步吧!\n另一件事\n"
+                .as_bytes(),
+        )
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "今天天气很好，我们去公园散步吧。\n另一件事\n"
+    );
+}
