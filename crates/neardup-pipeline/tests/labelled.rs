@@ -1,0 +1,103 @@
+//! Quality on the labelled data in `../shared/data` (skipped with a message when absent).
+//! Run with `cargo test --release -p neardup-pipeline --test labelled -- --nocapture` to see
+//! the numbers quoted in docs/evaluation.md.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use neardup_core::measure::SetMeasure;
+use neardup_core::methods::minhash::MinHashBuilder;
+use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress};
+use serde_json::Value;
+
+fn data(relative: &str) -> Option<Vec<Value>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(relative);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipped: {} not found", path.display());
+        return None;
+    };
+    Some(text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+}
+
+/// Verified pairs of `texts` as a set of index pairs.
+fn verified_pairs(texts: &[String], builder: MinHashBuilder) -> HashSet<(u32, u32)> {
+    let method = builder.build().unwrap();
+    let outcome = dedup(&method, texts, EngineOptions::default(), &NoProgress);
+    outcome.all_pairs().map(|p| (p.a, p.b)).collect()
+}
+
+fn pair(a: usize, b: usize) -> (u32, u32) {
+    (a.min(b) as u32, a.max(b) as u32)
+}
+
+#[test]
+fn clough_stevenson_containment_per_category() {
+    let Some(docs) = data("clough-stevenson-plagiarism/docs.jsonl") else { return };
+    let texts: Vec<String> = docs.iter().map(|d| d["text"].as_str().unwrap().to_owned()).collect();
+    let source_of_task: HashMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d["category"] == "orig")
+        .map(|(i, d)| (d["task"].as_str().unwrap(), i))
+        .collect();
+    for (ngram, threshold) in [(5, 0.5), (5, 0.7), (3, 0.3), (3, 0.5)] {
+        let builder =
+            MinHashBuilder::new().measure(SetMeasure::Containment).ngram(ngram).threshold(threshold);
+        let pairs = verified_pairs(&texts, builder);
+        let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let category = doc["category"].as_str().unwrap();
+            if category == "orig" {
+                continue;
+            }
+            let source = source_of_task[doc["task"].as_str().unwrap()];
+            let entry = found.entry(category).or_default();
+            entry.1 += 1;
+            entry.0 += pairs.contains(&pair(i, source)) as usize;
+        }
+        let show = |c: &str| format!("{}/{}", found[c].0, found[c].1);
+        eprintln!(
+            "clough-stevenson {ngram}-grams containment {threshold}: cut {} light {} heavy {} non (false positives) {}",
+            show("cut"),
+            show("light"),
+            show("heavy"),
+            show("non")
+        );
+        // Some `cut` answers copy a part of the article the `orig` text does not contain, so
+        // the exact containment ceiling is 17/19 at 3-grams, 0.3 and 12/19 at 5-grams, 0.5.
+        assert_eq!(found["non"].0, 0, "independent answers flagged: {found:?}");
+        if (ngram, threshold) == (3, 0.3) {
+            assert!(found["cut"].0 >= 17, "cut recall below the exact ceiling: {found:?}");
+        }
+        if (ngram, threshold) == (5, 0.5) {
+            assert!(found["cut"].0 >= 12, "cut recall below the exact ceiling: {found:?}");
+        }
+    }
+}
+
+#[test]
+fn sohu_pairs_at_default_settings() {
+    for file in ["sohu-news-pairs/dd-test.jsonl", "sohu-news-pairs/dc-test.jsonl"] {
+        let Some(rows) = data(file) else { return };
+        let mut texts = Vec::new();
+        for row in &rows {
+            texts.push(row["sentence1"].as_str().unwrap().to_owned());
+            texts.push(row["sentence2"].as_str().unwrap().to_owned());
+        }
+        for (name, builder) in [
+            ("default (jaccard 0.7)", MinHashBuilder::new()),
+            ("containment 0.7", MinHashBuilder::new().measure(SetMeasure::Containment)),
+        ] {
+            let pairs = verified_pairs(&texts, builder);
+            let mut by_label: HashMap<i64, (usize, usize)> = HashMap::new();
+            for (i, row) in rows.iter().enumerate() {
+                let entry = by_label.entry(row["label"].as_i64().unwrap()).or_default();
+                entry.1 += 1;
+                entry.0 += pairs.contains(&pair(2 * i, 2 * i + 1)) as usize;
+            }
+            let show = |l: i64| by_label.get(&l).map_or("-".to_owned(), |(f, n)| format!("{f}/{n}"));
+            eprintln!("{file} {name}: label 5 found {}, label 3 flagged {}, label 0 flagged {}", show(5), show(3), show(0));
+            assert_eq!(by_label.get(&0).map_or(0, |x| x.0), 0, "unrelated pairs flagged in {file}");
+        }
+    }
+}
