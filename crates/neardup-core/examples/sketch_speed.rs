@@ -34,10 +34,16 @@ fn time(passes: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: sketch_speed CORPUS.jsonl [FIELD] [NGRAM] [PERMUTATIONS]");
+    let path = args
+        .get(1)
+        .expect("usage: sketch_speed CORPUS.jsonl [FIELD] [NGRAM] [PERMUTATIONS]");
     let field = args.get(2).map_or("text", String::as_str);
-    let ngram: usize = args.get(3).map_or(5, |v| v.parse().expect("NGRAM is a number"));
-    let permutations: usize = args.get(4).map_or(128, |v| v.parse().expect("PERMUTATIONS is a number"));
+    let ngram: usize = args
+        .get(3)
+        .map_or(5, |v| v.parse().expect("NGRAM is a number"));
+    let permutations: usize = args
+        .get(4)
+        .map_or(128, |v| v.parse().expect("PERMUTATIONS is a number"));
     let texts: Vec<String> = std::fs::read_to_string(path)
         .expect("readable corpus")
         .lines()
@@ -45,25 +51,42 @@ fn main() {
         .filter_map(|v| v[field].as_str().map(str::to_owned))
         .collect();
     let megabytes = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
-    println!("{} documents, {megabytes:.1} MB, {ngram}-grams, {permutations} permutations, 1 thread", texts.len());
+    println!(
+        "{} documents, {megabytes:.1} MB, {ngram}-grams, {permutations} permutations, 1 thread",
+        texts.len()
+    );
 
-    let normalizer = Normalizer::new(NormalizeOptions { chinese_variant: ChineseVariant::Keep, ..Default::default() });
+    let normalizer = Normalizer::new(NormalizeOptions {
+        chinese_variant: ChineseVariant::Keep,
+        ..Default::default()
+    });
     let with_t2s = Normalizer::default();
-    let shingler = ShinglerBuilder::new().tokenizer(Tokenizer::Auto).ngram(ngram).build().unwrap();
+    let shingler = ShinglerBuilder::new()
+        .tokenizer(Tokenizer::Auto)
+        .ngram(ngram)
+        .build()
+        .unwrap();
     let mut normalized = Vec::new();
-    let seconds = time(3, || normalized = texts.iter().map(|t| normalizer.normalize(t)).collect());
+    let seconds = time(3, || {
+        normalized = texts.iter().map(|t| normalizer.normalize(t)).collect()
+    });
     println!("normalise (no t2s)     {:8.1} MB/s", megabytes / seconds);
     let seconds = time(1, || {
         let _: Vec<String> = texts.iter().map(|t| with_t2s.normalize(t)).collect();
     });
     println!("normalise (with t2s)   {:8.1} MB/s", megabytes / seconds);
     let mut sets = Vec::new();
-    let seconds = time(3, || sets = normalized.iter().map(|t| shingler.shingles(t)).collect());
+    let seconds = time(3, || {
+        sets = normalized.iter().map(|t| shingler.shingles(t)).collect()
+    });
     println!("shingle                {:8.1} MB/s", megabytes / seconds);
     for scheme in [SketchScheme::Classic, SketchScheme::OnePermutation] {
         let hasher = MinHasher::new(permutations, scheme, 1).unwrap();
         let seconds = time(3, || {
-            let total: u64 = sets.iter().map(|s| hasher.signature(s.hashes())[0] as u64).sum();
+            let total: u64 = sets
+                .iter()
+                .map(|s| hasher.signature(s.hashes())[0] as u64)
+                .sum();
             std::hint::black_box(total);
         });
         println!("signature {scheme:<14?}{:8.1} MB/s", megabytes / seconds);
@@ -88,7 +111,8 @@ fn estimation_error(hasher: MinHasher, size: u64) -> f64 {
         let mut b: Vec<u64> = (shift..shift + size).map(|i| mix64(t << 40 | i)).collect();
         a.sort_unstable();
         b.sort_unstable();
-        total += (estimate_jaccard(&hasher.signature(&a), &hasher.signature(&b)) - jaccard(&a, &b)).abs();
+        total += (estimate_jaccard(&hasher.signature(&a), &hasher.signature(&b)) - jaccard(&a, &b))
+            .abs();
     }
     total / trials as f64
 }

@@ -78,7 +78,19 @@ impl Normalizer {
         } else {
             Cow::Borrowed(text)
         };
-        let text = ComposingNormalizerBorrowed::new_nfkc().normalize(&text);
+        // Fast path: text made only of characters NFKC leaves alone (or maps to
+        // punctuation, which is folded away below) skips the normaliser; the test
+        // `fast_path_agrees_with_nfkc` checks every such character.
+        let fast = self.options.strip_punctuation && text.chars().all(is_nfkc_trivial);
+        let text: Cow<'_, str> = if fast {
+            text
+        } else {
+            Cow::Owned(
+                ComposingNormalizerBorrowed::new_nfkc()
+                    .normalize(&text)
+                    .into_owned(),
+            )
+        };
         let text: Cow<'_, str> = if self.options.lowercase && has_uppercase(&text) {
             Cow::Owned(text.to_lowercase())
         } else {
@@ -92,6 +104,16 @@ impl Normalizer {
         };
         fold_spaces(&text, self.options.strip_punctuation)
     }
+}
+
+/// Characters whose NFKC form is themselves, or punctuation that folding turns into a space
+/// either way: ASCII, CJK ideographs, CJK and general punctuation, full-width punctuation.
+#[inline]
+fn is_nfkc_trivial(c: char) -> bool {
+    matches!(c as u32,
+        0x00..=0x7F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0x3001..=0x3004 | 0x3008..=0x3020
+        | 0x2010..=0x2027 | 0x2030..=0x205E | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20
+        | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
 }
 
 fn has_uppercase(text: &str) -> bool {
@@ -143,6 +165,22 @@ mod tests {
             ..NormalizeOptions::default()
         });
         assert_eq!(keep.normalize("經濟"), "經濟");
+    }
+
+    #[test]
+    fn fast_path_agrees_with_nfkc() {
+        let fast = Normalizer::default();
+        let slow = |text: &str| {
+            let nfkc = ComposingNormalizerBorrowed::new_nfkc().normalize(text);
+            let lower = nfkc.to_lowercase();
+            let simplified = zhconv::zhconv(&lower, zhconv::Variant::ZhHans);
+            fold_spaces(&simplified, true)
+        };
+        for code in (0..0x1_0000u32).filter(|&c| char::from_u32(c).is_some_and(is_nfkc_trivial)) {
+            let c = char::from_u32(code).unwrap();
+            let text = format!("a{c}b");
+            assert_eq!(fast.normalize(&text), slow(&text), "U+{code:04X}");
+        }
     }
 
     #[test]

@@ -190,3 +190,36 @@ fn results_are_identical_for_one_and_two_threads() {
     };
     assert_eq!(run(1), run(2));
 }
+
+#[test]
+fn connected_mode_chains_and_exact_copies_follow_their_leader() {
+    use neardup_core::cluster::ClusterMode;
+    let texts = [
+        "a b c d e f g h i j k l m n o p",
+        "a b c d e f g h i j k l m n o p q r s t u v w",
+        "h i j k l m n o p q r s t u v w",
+        "h i j k l m n o p q r s t u v w",
+    ];
+    let method = MinHashBuilder::new()
+        .threshold(0.6)
+        .ngram(1)
+        .build()
+        .unwrap();
+    let options = EngineOptions {
+        cluster: ClusterMode::Connected,
+        ..EngineOptions::default()
+    };
+    let outcome = dedup(&method, &texts, options, &NoProgress);
+    assert_eq!(
+        outcome.assignment.duplicate_of,
+        vec![None, Some(0), Some(0), Some(0)]
+    );
+    // 0 and 2 share 9 of 23 tokens: the chain merged them below the threshold.
+    assert_eq!(outcome.assignment.similarity[2], Some(9.0 / 23.0));
+    assert_eq!(outcome.stats.exact_copies, 1);
+    let representative = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+    assert_eq!(
+        representative.assignment.duplicate_of,
+        vec![None, Some(0), None, Some(2)]
+    );
+}
