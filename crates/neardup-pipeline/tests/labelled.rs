@@ -11,12 +11,18 @@ use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress};
 use serde_json::Value;
 
 fn data(relative: &str) -> Option<Vec<Value>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data").join(relative);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(relative);
     let Ok(text) = std::fs::read_to_string(&path) else {
         eprintln!("skipped: {} not found", path.display());
         return None;
     };
-    Some(text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+    Some(
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
 }
 
 /// Verified pairs of `texts` as a set of index pairs.
@@ -32,8 +38,13 @@ fn pair(a: usize, b: usize) -> (u32, u32) {
 
 #[test]
 fn clough_stevenson_containment_per_category() {
-    let Some(docs) = data("clough-stevenson-plagiarism/docs.jsonl") else { return };
-    let texts: Vec<String> = docs.iter().map(|d| d["text"].as_str().unwrap().to_owned()).collect();
+    let Some(docs) = data("clough-stevenson-plagiarism/docs.jsonl") else {
+        return;
+    };
+    let texts: Vec<String> = docs
+        .iter()
+        .map(|d| d["text"].as_str().unwrap().to_owned())
+        .collect();
     let source_of_task: HashMap<&str, usize> = docs
         .iter()
         .enumerate()
@@ -41,8 +52,10 @@ fn clough_stevenson_containment_per_category() {
         .map(|(i, d)| (d["task"].as_str().unwrap(), i))
         .collect();
     for (ngram, threshold) in [(5, 0.5), (5, 0.7), (3, 0.3), (3, 0.5)] {
-        let builder =
-            MinHashBuilder::new().measure(SetMeasure::Containment).ngram(ngram).threshold(threshold);
+        let builder = MinHashBuilder::new()
+            .measure(SetMeasure::Containment)
+            .ngram(ngram)
+            .threshold(threshold);
         let pairs = verified_pairs(&texts, builder);
         let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
         for (i, doc) in docs.iter().enumerate() {
@@ -67,17 +80,26 @@ fn clough_stevenson_containment_per_category() {
         // the exact containment ceiling is 17/19 at 3-grams, 0.3 and 12/19 at 5-grams, 0.5.
         assert_eq!(found["non"].0, 0, "independent answers flagged: {found:?}");
         if (ngram, threshold) == (3, 0.3) {
-            assert!(found["cut"].0 >= 17, "cut recall below the exact ceiling: {found:?}");
+            assert!(
+                found["cut"].0 >= 17,
+                "cut recall below the exact ceiling: {found:?}"
+            );
         }
         if (ngram, threshold) == (5, 0.5) {
-            assert!(found["cut"].0 >= 12, "cut recall below the exact ceiling: {found:?}");
+            assert!(
+                found["cut"].0 >= 12,
+                "cut recall below the exact ceiling: {found:?}"
+            );
         }
     }
 }
 
 #[test]
 fn sohu_pairs_at_default_settings() {
-    for file in ["sohu-news-pairs/dd-test.jsonl", "sohu-news-pairs/dc-test.jsonl"] {
+    for file in [
+        "sohu-news-pairs/dd-test.jsonl",
+        "sohu-news-pairs/dc-test.jsonl",
+    ] {
         let Some(rows) = data(file) else { return };
         let mut texts = Vec::new();
         for row in &rows {
@@ -86,7 +108,10 @@ fn sohu_pairs_at_default_settings() {
         }
         for (name, builder) in [
             ("default (jaccard 0.7)", MinHashBuilder::new()),
-            ("containment 0.7", MinHashBuilder::new().measure(SetMeasure::Containment)),
+            (
+                "containment 0.7",
+                MinHashBuilder::new().measure(SetMeasure::Containment),
+            ),
         ] {
             let pairs = verified_pairs(&texts, builder);
             let mut by_label: HashMap<i64, (usize, usize)> = HashMap::new();
@@ -95,9 +120,22 @@ fn sohu_pairs_at_default_settings() {
                 entry.1 += 1;
                 entry.0 += pairs.contains(&pair(2 * i, 2 * i + 1)) as usize;
             }
-            let show = |l: i64| by_label.get(&l).map_or("-".to_owned(), |(f, n)| format!("{f}/{n}"));
-            eprintln!("{file} {name}: label 5 found {}, label 3 flagged {}, label 0 flagged {}", show(5), show(3), show(0));
-            assert_eq!(by_label.get(&0).map_or(0, |x| x.0), 0, "unrelated pairs flagged in {file}");
+            let show = |l: i64| {
+                by_label
+                    .get(&l)
+                    .map_or("-".to_owned(), |(f, n)| format!("{f}/{n}"))
+            };
+            eprintln!(
+                "{file} {name}: label 5 found {}, label 3 flagged {}, label 0 flagged {}",
+                show(5),
+                show(3),
+                show(0)
+            );
+            assert_eq!(
+                by_label.get(&0).map_or(0, |x| x.0),
+                0,
+                "unrelated pairs flagged in {file}"
+            );
         }
     }
 }
