@@ -9,7 +9,12 @@ pub struct BucketStats {
     pub largest_bucket: u64,
     /// Pairs emitted by buckets before deduplication.
     pub raw_pairs: u64,
+    /// Buckets larger than the cap, whose members were paired with the first `cap` only.
+    pub capped_buckets: u64,
 }
+
+/// Default largest bucket paired in full (see [`KeyTable::candidate_pairs_with_stats`]).
+pub const DEFAULT_BUCKET_CAP: usize = 1000;
 
 /// A batch table of `(key, document)` entries.
 #[derive(Debug, Clone, Default)]
@@ -45,11 +50,15 @@ impl KeyTable {
 
     /// Every pair `(a, b)` with `a < b` sharing at least one key, sorted, without repeats.
     pub fn candidate_pairs(self) -> Vec<(u32, u32)> {
-        self.candidate_pairs_with_stats().0
+        self.candidate_pairs_with_stats(usize::MAX).0
     }
 
-    /// [`KeyTable::candidate_pairs`] with bucket statistics.
-    pub fn candidate_pairs_with_stats(mut self) -> (Vec<(u32, u32)>, BucketStats) {
+    /// Candidate pairs with bucket statistics. A bucket of more than `cap` documents (for
+    /// example a million one-line notifications from one template) is not paired in full,
+    /// which would be quadratic: each of its members is paired with the `cap` first
+    /// (lowest-numbered) members only, the *anchors*.
+    pub fn candidate_pairs_with_stats(mut self, cap: usize) -> (Vec<(u32, u32)>, BucketStats) {
+        let cap = cap.max(1);
         self.entries.par_sort_unstable();
         self.entries.dedup();
         let buckets: Vec<&[(u64, u32)]> = self
@@ -60,11 +69,12 @@ impl KeyTable {
         let stats = BucketStats {
             shared_buckets: buckets.len() as u64,
             largest_bucket: buckets.iter().map(|b| b.len() as u64).max().unwrap_or(0),
-            raw_pairs: buckets.iter().map(|b| pair_count(b.len())).sum(),
+            raw_pairs: buckets.iter().map(|b| pair_count(b.len(), cap)).sum(),
+            capped_buckets: buckets.iter().filter(|b| b.len() > cap).count() as u64,
         };
         let mut packed: Vec<u64> = buckets
             .par_iter()
-            .flat_map_iter(|bucket| bucket_pairs(bucket))
+            .flat_map_iter(|bucket| bucket_pairs(bucket, cap))
             .collect();
         packed.par_sort_unstable();
         packed.dedup();
@@ -76,17 +86,20 @@ impl KeyTable {
     }
 }
 
-fn pair_count(size: usize) -> u64 {
-    let size = size as u64;
-    size * (size - 1) / 2
+fn pair_count(size: usize, cap: usize) -> u64 {
+    let (size, anchors) = (size as u64, size.min(cap) as u64);
+    // Pairs among the anchors, plus each other member with every anchor.
+    anchors * (anchors - 1) / 2 + (size - anchors) * anchors
 }
 
-/// All pairs of a bucket, packed `a << 32 | b` with `a < b` (entries are sorted by document).
-fn bucket_pairs(bucket: &[(u64, u32)]) -> impl Iterator<Item = u64> + '_ {
-    bucket.iter().enumerate().flat_map(move |(i, &(_, a))| {
+/// The pairs of a bucket, packed `a << 32 | b` with `a < b` (entries are sorted by document):
+/// every member with each of the first `cap` members.
+fn bucket_pairs(bucket: &[(u64, u32)], cap: usize) -> impl Iterator<Item = u64> + '_ {
+    let anchors = &bucket[..bucket.len().min(cap)];
+    anchors.iter().enumerate().flat_map(move |(i, &(_, a))| {
         bucket[i + 1..]
             .iter()
-            .map(move |&(_, b)| (a as u64) << 32 | b as u64)
+            .map(move |&(_, b)| ((a as u64) << 32) | b as u64)
     })
 }
 
@@ -131,15 +144,27 @@ mod tests {
         let mut table = KeyTable::new();
         table.insert(3, &[1, 1, 1]);
         table.insert(5, &[1]);
-        let (pairs, stats) = table.candidate_pairs_with_stats();
+        let (pairs, stats) = table.candidate_pairs_with_stats(DEFAULT_BUCKET_CAP);
         assert_eq!(pairs, vec![(3, 5)]);
-        assert_eq!(
-            stats,
-            BucketStats {
-                shared_buckets: 1,
-                largest_bucket: 2,
-                raw_pairs: 1
-            }
-        );
+        let expected = BucketStats {
+            shared_buckets: 1,
+            largest_bucket: 2,
+            raw_pairs: 1,
+            capped_buckets: 0,
+        };
+        assert_eq!(stats, expected);
+    }
+
+    #[test]
+    fn oversized_buckets_pair_members_with_anchors_only() {
+        let mut table = KeyTable::new();
+        for document in 0..6 {
+            table.insert(document, &[9]);
+        }
+        let (pairs, stats) = table.candidate_pairs_with_stats(2);
+        // Anchors 0 and 1: (0, 1), then 0 and 1 with each of 2..6.
+        assert_eq!(pairs.len(), 1 + 2 * 4);
+        assert!(pairs.iter().all(|&(a, _)| a < 2));
+        assert_eq!((stats.raw_pairs, stats.capped_buckets), (9, 1));
     }
 }

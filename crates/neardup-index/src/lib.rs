@@ -27,4 +27,4 @@
 
 mod key_table;
 
-pub use key_table::{BucketStats, KeyTable};
+pub use key_table::{BucketStats, KeyTable, DEFAULT_BUCKET_CAP};

@@ -17,12 +17,25 @@ use neardup_index::KeyTable;
 use rayon::prelude::*;
 
 /// Options of [`dedup`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineOptions {
     /// How verified pairs become clusters.
     pub cluster: ClusterMode,
     /// Which document of a cluster is kept.
     pub keep: KeepPolicy,
+    /// Index buckets with more documents are paired with their first `bucket_cap` members
+    /// only (see [`KeyTable::candidate_pairs_with_stats`]).
+    pub bucket_cap: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            cluster: ClusterMode::default(),
+            keep: KeepPolicy::default(),
+            bucket_cap: neardup_index::DEFAULT_BUCKET_CAP,
+        }
+    }
 }
 
 /// Receives progress events; the CLI draws a bar, tests ignore them.
@@ -51,6 +64,8 @@ pub struct EngineStats {
     pub verified_pairs: u64,
     /// Documents in the largest index bucket.
     pub largest_bucket: u64,
+    /// Buckets over the cap, paired with their anchors only.
+    pub capped_buckets: u64,
     /// Seconds per stage: sketch, candidates, verify, cluster.
     pub seconds: Vec<(&'static str, f64)>,
 }
@@ -141,9 +156,10 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     let (leaders, groups) = exact_groups(&sketches, &rank);
     progress.stage("candidates", leaders.len() as u64);
     let table = key_table(method, &sketches, &leaders);
-    let (candidates, bucket_stats) = table.candidate_pairs_with_stats();
+    let (candidates, bucket_stats) = table.candidate_pairs_with_stats(options.bucket_cap);
     stats.candidate_pairs = candidates.len() as u64;
     stats.largest_bucket = bucket_stats.largest_bucket;
+    stats.capped_buckets = bucket_stats.capped_buckets;
     stats
         .seconds
         .push(("candidates", started.elapsed().as_secs_f64()));

@@ -218,6 +218,7 @@ fn stats_json<M: Method>(
         "candidate_pairs": engine.candidate_pairs,
         "verified_pairs": engine.verified_pairs,
         "largest_bucket": engine.largest_bucket,
+        "capped_buckets": engine.capped_buckets,
         "bytes_in": corpus.bytes_read,
         "threads": rayon::current_num_threads(),
         "seconds": seconds,

@@ -223,3 +223,39 @@ fn connected_mode_chains_and_exact_copies_follow_their_leader() {
         vec![None, Some(0), None, Some(2)]
     );
 }
+
+#[test]
+fn template_floods_stay_linear_with_the_bucket_cap() {
+    let texts: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                "【某某银行】您的验证码是{:06}，请在五分钟内完成验证，切勿告知他人，谨防诈骗。",
+                i * 7919 % 1_000_000
+            )
+        })
+        .collect();
+    // Two messages share 22 of 32 shingles: Jaccard 0.69.
+    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let bands = method.lsh().bands as u64;
+    let options = EngineOptions {
+        bucket_cap: 100,
+        ..EngineOptions::default()
+    };
+    let outcome = dedup(&method, &texts, options, &NoProgress);
+    assert!(outcome.stats.capped_buckets > 0);
+    assert!(
+        outcome.stats.candidate_pairs <= bands * 3000 * 100,
+        "{:?}",
+        outcome.stats
+    );
+    let kept = outcome
+        .assignment
+        .duplicate_of
+        .iter()
+        .filter(|d| d.is_none())
+        .count();
+    assert!(
+        kept < 30,
+        "the flood collapses to a few representatives: {kept}"
+    );
+}
