@@ -110,6 +110,10 @@ struct DedupArgs {
     /// Which document of a cluster is kept: `first`, `longest`, `shortest`.
     #[arg(long, default_value = "first")]
     keep: KeepPolicy,
+    /// Index buckets with more documents than this pair each member with the first N only
+    /// (keeps template floods from going quadratic; counted as `capped_buckets` in stats).
+    #[arg(long, default_value_t = 1000)]
+    bucket_cap: usize,
     /// Field holding the text (dotted path for nested JSON; column name for CSV/Parquet).
     #[arg(long, default_value = "text")]
     text_field: String,
@@ -187,6 +191,7 @@ impl DedupArgs {
             engine: EngineOptions {
                 cluster: self.cluster,
                 keep: self.keep,
+                bucket_cap: self.bucket_cap,
             },
         }
     }
