@@ -202,8 +202,10 @@ def cmd_report(args) -> int:
                     for k, v in s.items():
                         if "candidate" in k and isinstance(v, (int, float)):
                             cand = int(v)
+                par = ((stats[0].get("method") or {}).get("params") or {}) if stats else {}
+                vlabel = "verified pairs" + (f" (b={par['bands']}x r={par['rows']})" if "bands" in par else "")
                 rows.append(
-                    dict(tool="neardup", variant="verified (pairs.jsonl)", corpus=c["name"], docs=ndocs, mb=mb,
+                    dict(tool="neardup", variant=vlabel, corpus=c["name"], docs=ndocs, mb=mb,
                          secs=secs, verify=None, rss=rss, cand=cand, pairs=len(pred), p=p, r=r, f=f,
                          runs=len(ok), all_runs=[m["wall_seconds"] for m in ok],
                          identical=all(x == preds[0] for x in preds))

@@ -49,7 +49,8 @@ def shingle_list(text: str, n: int) -> list[str]:
 def run_datasketch(docs_iter, args, timings):
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=args.threshold, num_perm=args.permutations)
+    params = tuple(args.datasketch_params) if args.datasketch_params else None
+    lsh = MinHashLSH(threshold=args.threshold, num_perm=args.permutations, params=params)
     template = MinHash(num_perm=args.permutations, seed=args.seed)
     sigs = []  # (index, minhash)
     n_docs = 0
@@ -117,6 +118,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ngram", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rensa-bands", type=int, default=16)
+    ap.add_argument("--datasketch-params", type=int, nargs=2, metavar=("BANDS", "ROWS"),
+                    help="override datasketch's own (bands, rows) choice (supplementary runs only)")
     ap.add_argument("--id-field", default="id")
     ap.add_argument("--text-field", default="text")
     ap.add_argument("--out-dir", required=True)
