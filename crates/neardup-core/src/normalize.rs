@@ -78,42 +78,70 @@ impl Normalizer {
         } else {
             Cow::Borrowed(text)
         };
-        // Fast path: text made only of characters NFKC leaves alone (or maps to
-        // punctuation, which is folded away below) skips the normaliser; the test
-        // `fast_path_agrees_with_nfkc` checks every such character.
-        let fast = self.options.strip_punctuation && text.chars().all(is_nfkc_trivial);
-        let text: Cow<'_, str> = if fast {
-            text
-        } else {
-            Cow::Owned(
-                ComposingNormalizerBorrowed::new_nfkc()
-                    .normalize(&text)
-                    .into_owned(),
-            )
-        };
+        let folded = self
+            .fast_fold(&text)
+            .unwrap_or_else(|| self.full_fold(&text));
+        match self.options.chinese_variant {
+            ChineseVariant::Simplified if has_han(&folded) => {
+                zhconv::zhconv(&folded, zhconv::Variant::ZhHans)
+            }
+            _ => folded,
+        }
+    }
+
+    /// NFKC, case folding and punctuation folding in one pass, for text whose characters all
+    /// have a simple NFKC form (see [`nfkc_simple`]); `None` for any other text. The test
+    /// `fast_path_agrees_with_nfkc` checks it against the full path for every such character.
+    fn fast_fold(&self, text: &str) -> Option<String> {
+        if !self.options.strip_punctuation {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut pending_space = false;
+        for c in text.chars() {
+            let mut c = nfkc_simple(c)?;
+            if self.options.lowercase {
+                c = c.to_ascii_lowercase();
+            }
+            if c.is_whitespace() || !is_alphanumeric(c) {
+                pending_space = !out.is_empty();
+                continue;
+            }
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+        Some(out)
+    }
+
+    /// The general path: the full NFKC normaliser, Unicode lowercasing, then folding.
+    fn full_fold(&self, text: &str) -> String {
+        let text = ComposingNormalizerBorrowed::new_nfkc().normalize(text);
         let text: Cow<'_, str> = if self.options.lowercase && has_uppercase(&text) {
             Cow::Owned(text.to_lowercase())
         } else {
             text
         };
-        let text = match self.options.chinese_variant {
-            ChineseVariant::Simplified if has_han(&text) => {
-                Cow::Owned(zhconv::zhconv(&text, zhconv::Variant::ZhHans))
-            }
-            _ => text,
-        };
         fold_spaces(&text, self.options.strip_punctuation)
     }
 }
 
-/// Characters whose NFKC form is themselves, or punctuation that folding turns into a space
-/// either way: ASCII, CJK ideographs, CJK and general punctuation, full-width punctuation.
+/// The NFKC form of `c` when it is a single character this fast path knows, or a character
+/// that punctuation folding turns into a space either way: ASCII, full-width ASCII, the
+/// ideographic space, CJK ideographs, CJK, Latin-1 and general punctuation.
 #[inline]
-fn is_nfkc_trivial(c: char) -> bool {
-    matches!(c as u32,
-        0x00..=0x7F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0x3001..=0x3004 | 0x3008..=0x3020
-        | 0x2010..=0x2027 | 0x2030..=0x205E | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20
-        | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
+fn nfkc_simple(c: char) -> Option<char> {
+    match c as u32 {
+        0x00..=0x7F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF => Some(c),
+        0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0),
+        0x3000 => Some(' '),
+        0x3001..=0x3004 | 0x3008..=0x3020 | 0x2010..=0x2027 | 0x2030..=0x205E => Some(c),
+        0xFF5F..=0xFF65 | 0x00B7 | 0x00AB | 0x00BB | 0xFFFD | 0x2190..=0x21FF => Some(c),
+        0x25A0..=0x25FF => Some(c),
+        _ => None,
+    }
 }
 
 fn has_uppercase(text: &str) -> bool {
@@ -124,12 +152,22 @@ fn has_han(text: &str) -> bool {
     text.chars().any(crate::tokenize::is_cjk)
 }
 
+/// `char::is_alphanumeric` with the two common cases (ASCII, CJK ideographs) first.
+#[inline]
+fn is_alphanumeric(c: char) -> bool {
+    match c as u32 {
+        0x00..=0x7F => c.is_ascii_alphanumeric(),
+        0x4E00..=0x9FFF => true,
+        _ => c.is_alphanumeric(),
+    }
+}
+
 /// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends.
 fn fold_spaces(text: &str, strip_punctuation: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
-        let is_separator = c.is_whitespace() || (strip_punctuation && !c.is_alphanumeric());
+        let is_separator = c.is_whitespace() || (strip_punctuation && !is_alphanumeric(c));
         if is_separator {
             pending_space = !out.is_empty();
             continue;
@@ -176,10 +214,19 @@ mod tests {
             let simplified = zhconv::zhconv(&lower, zhconv::Variant::ZhHans);
             fold_spaces(&simplified, true)
         };
-        for code in (0..0x1_0000u32).filter(|&c| char::from_u32(c).is_some_and(is_nfkc_trivial)) {
+        let simple = |c: &char| nfkc_simple(*c).is_some();
+        for code in (0..0x1_0000u32).filter(|&c| char::from_u32(c).is_some_and(|c| simple(&c))) {
             let c = char::from_u32(code).unwrap();
             let text = format!("a{c}b");
             assert_eq!(fast.normalize(&text), slow(&text), "U+{code:04X}");
+        }
+    }
+
+    #[test]
+    fn alphanumeric_shortcut_agrees_with_std() {
+        for code in (0..0x80u32).chain(0x4E00..=0x9FFF) {
+            let c = char::from_u32(code).unwrap();
+            assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "U+{code:04X}");
         }
     }
 
