@@ -4,6 +4,7 @@
 //! and draws progress; every algorithm lives in the library crates.
 
 mod progress;
+mod tune;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -35,6 +36,15 @@ struct Cli {
 enum Command {
     /// Remove exact and near-duplicate documents; write the kept ones and what was removed.
     Dedup(Box<DedupArgs>),
+    /// Write one self-contained HTML page about a dedup run: numbers, charts, and the largest and
+    /// borderline clusters with each duplicate beside its representative.
+    Report(ReportArgs),
+    /// Score a `dedup --clusters` file against ground truth (clusters or labelled pairs).
+    Eval(EvalArgs),
+    /// Build a near-duplicate benchmark from a corpus: edited copies, hard negatives, truth.
+    Synth(SynthArgs),
+    /// Sweep thresholds, shingle sizes and permutations on a labelled sample; recommend one.
+    Tune(Box<tune::TuneArgs>),
 }
 
 #[derive(Args)]
@@ -197,6 +207,226 @@ impl DedupArgs {
     }
 }
 
+#[derive(Args)]
+struct EvalArgs {
+    /// Ground truth (JSONL): clusters {"id","cluster","category"?}, labelled pairs
+    /// {"a","b","label"}, or Sohu pairs {"sentence1","sentence2","label"} whose row i holds
+    /// documents 2i+1 and 2i+2 (the record numbers of its texts written one after another).
+    #[arg(long)]
+    truth: String,
+    /// The clusters file written by `neardup dedup --clusters` (ids compare as JSON: 3 != "3").
+    #[arg(long)]
+    predicted: String,
+    /// Truth format (default: from the first row's fields): clusters, pairs, sohu.
+    #[arg(long)]
+    truth_format: Option<neardup_pipeline::eval::TruthFormat>,
+    /// The numeric pair label that marks duplicates (the Sohu files use 5).
+    #[arg(long, default_value_t = 1.0)]
+    positive_label: f64,
+    /// Write the numbers as one JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Where to write the report (`-` = stdout).
+    #[arg(short, long, default_value = "-")]
+    output: String,
+}
+
+fn eval(args: &EvalArgs) -> anyhow::Result<()> {
+    use neardup_pipeline::eval_io::{evaluate, EvalOptions};
+    use neardup_pipeline::output::AtomicOutput;
+
+    let options = EvalOptions {
+        truth_format: args.truth_format,
+        positive_label: args.positive_label,
+    };
+    let report = evaluate(&args.truth, &args.predicted, &options)?;
+    let text = if args.json {
+        format!("{:#}\n", report.to_json())
+    } else {
+        report.to_string()
+    };
+    let mut out = AtomicOutput::create(&args.output)?;
+    let written = out.writer().write_all(text.as_bytes());
+    written.with_context(|| format!("{}: cannot write the report", args.output))?;
+    out.commit()?;
+    Ok(())
+}
+
+#[derive(Args)]
+struct SynthArgs {
+    /// Source corpus (JSONL, text, CSV, TSV, Parquet; .gz/.zst read transparently; `-` =
+    /// stdin). Its documents are assumed distinct; identical texts share a truth cluster.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// Output corpus (JSONL): {"id": "s<N>" | "s<N>-v<K>" | "s<N>-hn<K>", "text", "source"},
+    /// shuffled with the seed.
+    #[arg(short, long)]
+    output: String,
+    /// Output truth (JSONL, one row per corpus row): {"id", "cluster", "category"}.
+    #[arg(long)]
+    truth: String,
+    /// Field holding the text (dotted path for nested JSON; column name for CSV/Parquet).
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// Field holding the id (copied to "source"); without it the 1-based record number.
+    #[arg(long)]
+    id_field: Option<String>,
+    /// Input format (default: from the extension): jsonl, text, csv, tsv, parquet.
+    #[arg(long)]
+    format: Option<Format>,
+    /// Seed of every random choice: the same input, seed and options give the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Fraction of source documents that get edited copies.
+    #[arg(long, default_value_t = 0.3)]
+    duplicate_rate: f64,
+    /// A source that gets copies gets 1 to this many.
+    #[arg(long, default_value_t = 3)]
+    max_variants: usize,
+    /// Edits to draw from (one or two per copy): char-sub, word-sub, script, insert, delete,
+    /// punct, width, boilerplate, truncate, swap.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "char-sub,word-sub,script,insert,delete,punct,width,boilerplate,truncate,swap"
+    )]
+    edits: Vec<neardup_pipeline::synth::Edit>,
+    /// Strength of each edit in (0, 1]: roughly the fraction of characters it touches.
+    #[arg(long, default_value_t = 0.05)]
+    strength: f64,
+    /// Fraction of source documents that get a hard negative (same opening, other text).
+    #[arg(long, default_value_t = 0.05)]
+    hard_negatives: f64,
+    /// Use only the first N source documents.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn synth(args: &SynthArgs) -> anyhow::Result<()> {
+    use neardup_pipeline::synth::SynthOptions;
+    use neardup_pipeline::synth_io::{run_synth, SynthConfig};
+
+    let config = SynthConfig {
+        inputs: args.inputs.clone(),
+        input: InputOptions {
+            format: args.format,
+            text_field: args.text_field.clone(),
+            id_field: args.id_field.clone(),
+            ..InputOptions::default()
+        },
+        corpus: args.output.clone(),
+        truth: args.truth.clone(),
+        limit: args.limit,
+        options: SynthOptions {
+            seed: args.seed,
+            duplicate_rate: args.duplicate_rate,
+            max_variants: args.max_variants,
+            edits: args.edits.clone(),
+            strength: args.strength,
+            hard_negatives: args.hard_negatives,
+        },
+    };
+    let summary = run_synth(&config)?;
+    if !args.quiet {
+        print_synth_summary(&summary);
+    }
+    Ok(())
+}
+
+fn print_synth_summary(summary: &neardup_pipeline::synth::Summary) {
+    eprintln!(
+        "neardup: {} sources ({} repeating an earlier text), {} variants, {} hard negatives",
+        summary.sources, summary.repeated_sources, summary.variants, summary.hard_negatives,
+    );
+    let by_edit: Vec<String> = summary
+        .variants_by_edit
+        .iter()
+        .map(|(edit, count)| format!("{edit} {count}"))
+        .collect();
+    eprintln!("neardup: variants per edit: {}", by_edit.join(", "));
+    if summary.skipped_variants + summary.skipped_hard_negatives > 0 {
+        eprintln!(
+            "neardup: not produced: {} variants (no enabled edit changed the text), {} hard \
+             negatives (no other text to take from)",
+            summary.skipped_variants, summary.skipped_hard_negatives,
+        );
+    }
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The inputs of the dedup run, read with the same options (the page shows their texts).
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// The clusters file written by `neardup dedup --clusters`.
+    #[arg(long)]
+    clusters: String,
+    /// The statistics file written by `neardup dedup --stats` (method, timings, S-curve).
+    #[arg(long)]
+    stats: Option<String>,
+    /// Where to write the HTML page (`-` = stdout).
+    #[arg(short, long)]
+    output: String,
+    /// Field holding the text, as given to `dedup`.
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// Field holding the id, as given to `dedup`.
+    #[arg(long)]
+    id_field: Option<String>,
+    /// Input format, as given to `dedup` (default: from the extension).
+    #[arg(long)]
+    format: Option<Format>,
+    /// Clusters in each of the two lists (largest, borderline).
+    #[arg(long, default_value_t = 50)]
+    max_clusters: usize,
+    /// Duplicates shown per cluster, the least similar first.
+    #[arg(long, default_value_t = 8)]
+    max_members: usize,
+    /// Characters of each text shown and compared; longer texts are cut with a note.
+    #[arg(long, default_value_t = 3000)]
+    max_chars: usize,
+    /// No summary line.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn report(args: &ReportArgs) -> anyhow::Result<()> {
+    use neardup_pipeline::report::ReportOptions;
+    use neardup_pipeline::report_io::{write_report, ReportConfig};
+
+    let config = ReportConfig {
+        inputs: args.inputs.clone(),
+        input: InputOptions {
+            format: args.format,
+            text_field: args.text_field.clone(),
+            id_field: args.id_field.clone(),
+            ..InputOptions::default()
+        },
+        clusters: args.clusters.clone(),
+        stats: args.stats.clone(),
+        output: args.output.clone(),
+        options: ReportOptions {
+            max_clusters: args.max_clusters,
+            max_members: args.max_members,
+            max_chars: args.max_chars,
+            ..ReportOptions::default()
+        },
+    };
+    let summary = write_report(&config)?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: report of {} documents written to {} ({:.1} KiB)",
+            summary.documents,
+            args.output,
+            summary.bytes as f64 / 1024.0
+        );
+    }
+    Ok(())
+}
+
 fn dedup(args: &DedupArgs) -> anyhow::Result<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
@@ -235,6 +465,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Dedup(args) => dedup(args),
+        Command::Report(args) => report(args),
+        Command::Eval(args) => eval(args),
+        Command::Synth(args) => synth(args),
+        Command::Tune(args) => tune::tune(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,9 +32,16 @@
 
 pub mod engine;
 pub mod error;
+pub mod eval;
+pub mod eval_io;
 pub mod input;
 pub mod output;
+pub mod report;
+pub mod report_io;
 pub mod run;
 pub mod stats;
+pub mod synth;
+pub mod synth_io;
+pub mod tune;
 
 pub use error::{Error, Result};

@@ -1,0 +1,188 @@
+//! Integration tests of `neardup synth`: determinism, the corpus/truth contract, and that
+//! `neardup dedup` finds the easy copies and leaves the hard negatives alone.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Edits that normalisation undoes or that add little text: dedup must find these copies.
+const EASY_EDITS: [&str; 4] = ["punct", "width", "script", "boilerplate"];
+
+fn neardup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .output()
+        .expect("neardup runs")
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_owned()
+}
+
+fn example() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/news.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn json_lines(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Runs `neardup synth` on the example into `dir`; returns the corpus and truth paths.
+fn synth(dir: &Path, seed: &str, extra: &[&str]) -> (String, String) {
+    let (corpus, truth) = (
+        path(dir, &format!("corpus-{seed}.jsonl")),
+        path(dir, &format!("truth-{seed}.jsonl")),
+    );
+    let example = example();
+    let mut args = vec![
+        "synth",
+        example.as_str(),
+        "-o",
+        &corpus,
+        "--truth",
+        &truth,
+        "--text-field",
+        "text",
+        "--id-field",
+        "id",
+        "--seed",
+        seed,
+    ];
+    args.extend_from_slice(extra);
+    let run = neardup(&args);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("227 sources"),
+        "summary on stderr: {stderr}"
+    );
+    (corpus, truth)
+}
+
+#[test]
+fn synth_is_byte_identical_for_a_seed_and_truth_follows_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = synth(dir.path(), "5", &[]);
+    let again_dir = tempfile::tempdir().unwrap();
+    let again = synth(again_dir.path(), "5", &[]);
+    let other = synth(dir.path(), "6", &[]);
+    let read = |path: &str| std::fs::read(path).unwrap();
+    assert_eq!(read(&first.0), read(&again.0));
+    assert_eq!(read(&first.1), read(&again.1));
+    assert_ne!(read(&first.0), read(&other.0));
+
+    let (corpus, truth) = (json_lines(&first.0), json_lines(&first.1));
+    assert_eq!(corpus.len(), truth.len());
+    assert!(corpus.len() > 227, "variants were added");
+    for (document, row) in corpus.iter().zip(&truth) {
+        assert_eq!(document["id"], row["id"]);
+        let keys: Vec<&str> = row
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["id", "cluster", "category"]);
+        let keys: Vec<&str> = document
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["id", "text", "source"]);
+        assert!(
+            document["source"].as_str().unwrap().contains('-'),
+            "news ids look like zh-5"
+        );
+    }
+}
+
+/// The dedup clusters file of `corpus`, as id -> (cluster, duplicate_of).
+fn dedup_clusters(dir: &Path, corpus: &str) -> HashMap<String, (Value, Value)> {
+    let (kept, clusters) = (path(dir, "kept.jsonl"), path(dir, "clusters.jsonl"));
+    let run = neardup(&[
+        "dedup",
+        corpus,
+        "-o",
+        &kept,
+        "--clusters",
+        &clusters,
+        "--id-field",
+        "id",
+        "--quiet",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let rows = json_lines(&clusters);
+    let id = |row: &Value| row["id"].as_str().unwrap().to_owned();
+    let entry = |row: Value| {
+        (
+            id(&row),
+            (row["cluster"].clone(), row["duplicate_of"].clone()),
+        )
+    };
+    rows.into_iter().map(entry).collect()
+}
+
+#[test]
+fn dedup_finds_easy_copies_and_not_hard_negatives() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = ["--duplicate-rate", "0.6", "--hard-negatives", "0.3"];
+    let (corpus, truth) = synth(dir.path(), "3", &options);
+    let found = dedup_clusters(dir.path(), &corpus);
+    let (mut easy, mut easy_found, mut negatives) = (0, 0, 0);
+    for row in json_lines(&truth) {
+        let id = row["id"].as_str().unwrap();
+        let category = row["category"].as_str().unwrap();
+        let original = row["cluster"].as_str().unwrap();
+        if category == "hard_negative" {
+            negatives += 1;
+            let source = id.trim_end_matches("-hn1");
+            assert_ne!(found[id].1, source, "{id} is not a duplicate of its source");
+            assert_ne!(found[source].1, id, "its source is not a duplicate of {id}");
+        } else if category.split('+').all(|edit| EASY_EDITS.contains(&edit)) {
+            easy += 1;
+            easy_found += usize::from(found[id].0 == found[original].0);
+        }
+    }
+    assert!(
+        easy >= 20 && negatives >= 20,
+        "{easy} easy copies, {negatives} hard negatives"
+    );
+    assert!(
+        easy_found * 10 >= easy * 7,
+        "dedup found {easy_found} of {easy} easy copies"
+    );
+}
+
+#[test]
+fn bad_options_and_inputs_fail_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = (path(dir.path(), "c.jsonl"), path(dir.path(), "t.jsonl"));
+    let example = example();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["synth", example.as_str(), "-o", &corpus, "--truth", &truth];
+        args.extend_from_slice(extra);
+        let output = neardup(&args);
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    assert!(run(&["--edits", "punct,bogus"]).contains("bogus"));
+    assert!(run(&["--strength", "0"]).contains("strength"));
+    assert!(run(&["--duplicate-rate", "2"]).contains("duplicate-rate"));
+    assert!(run(&["--text-field", "body"]).contains("news.jsonl:1"));
+    assert!(!Path::new(&corpus).exists() && !Path::new(&truth).exists());
+}

@@ -1,0 +1,169 @@
+//! One `neardup synth` run: read a source corpus, generate a benchmark with [`crate::synth`],
+//! write the benchmark corpus and its truth.
+//!
+//! # Overview
+//!
+//! The corpus is JSON lines `{"id": "s<N>[-v<K>|-hn<K>]", "text": ..., "source": <source id>}`,
+//! where the source id is the id of the source record ([`InputOptions::id_field`], or its
+//! 1-based number). The truth has one row per corpus row, in the same (shuffled) order:
+//! `{"id": ..., "cluster": <cluster id>, "category": "original" | "hard_negative" | <edits>}`,
+//! the cluster format that `neardup eval` reads.
+//!
+//! Both outputs are created before the input is read, so an unwritable path fails at once,
+//! and renamed into place only when both were written ([`AtomicOutput`]).
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::input::{read_inputs, InputOptions, Record};
+use crate::output::{write_json_lines, AtomicOutput};
+use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
+
+/// Everything one `synth` run needs.
+#[derive(Debug, Clone)]
+pub struct SynthConfig {
+    /// The source corpus (`-` for standard input).
+    pub inputs: Vec<String>,
+    /// How to read it.
+    pub input: InputOptions,
+    /// Where the benchmark corpus goes (JSON lines; `-` for standard output).
+    pub corpus: String,
+    /// Where its truth goes (JSON lines; `-` for standard output).
+    pub truth: String,
+    /// Use only the first this many source records.
+    pub limit: Option<usize>,
+    /// The generator's parameters.
+    pub options: SynthOptions,
+}
+
+/// Runs one synth job and returns what the benchmark holds.
+///
+/// # Errors
+///
+/// [`Error::Parameter`] for invalid options, [`Error::Output`] if an output cannot be created
+/// or written or both outputs are the same file, and the errors of [`read_inputs`] (which
+/// name the file, the line and the field).
+pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
+    let synthesizer = Synthesizer::new(config.options.clone())?;
+    if config.corpus == config.truth && config.corpus != "-" {
+        let message = "the corpus and the truth must be different files";
+        return Err(Error::output(&config.truth, message));
+    }
+    let mut corpus_out = AtomicOutput::create(&config.corpus)?;
+    let mut truth_out = AtomicOutput::create(&config.truth)?;
+    let mut corpus = read_inputs(&config.inputs, &config.input)?;
+    if let Some(limit) = config.limit {
+        corpus.records.truncate(limit);
+    }
+    let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
+    let benchmark = synthesizer.generate(&texts);
+    write_json_lines(&mut corpus_out, corpus_rows(&benchmark, &corpus.records))?;
+    write_json_lines(&mut truth_out, truth_rows(&benchmark))?;
+    corpus_out.commit()?;
+    truth_out.commit()?;
+    Ok(benchmark.summary)
+}
+
+/// The corpus rows: id, text and the id of the source record.
+fn corpus_rows<'a>(
+    benchmark: &'a Benchmark,
+    records: &'a [Record],
+) -> impl Iterator<Item = Value> + 'a {
+    benchmark.documents.iter().map(move |document| {
+        json!({
+            "id": document.id,
+            "text": document.text,
+            "source": records[document.source].id,
+        })
+    })
+}
+
+/// The truth rows: id, cluster and category.
+fn truth_rows(benchmark: &Benchmark) -> impl Iterator<Item = Value> + '_ {
+    benchmark.documents.iter().map(|document| {
+        json!({
+            "id": document.id,
+            "cluster": document.cluster,
+            "category": document.category.name(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &tempfile::TempDir, input: &str) -> SynthConfig {
+        let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+        SynthConfig {
+            inputs: vec![path(input)],
+            input: InputOptions {
+                id_field: Some("id".to_owned()),
+                ..InputOptions::default()
+            },
+            corpus: path("corpus.jsonl"),
+            truth: path("truth.jsonl"),
+            limit: None,
+            options: SynthOptions {
+                duplicate_rate: 1.0,
+                ..SynthOptions::default()
+            },
+        }
+    }
+
+    fn lines(path: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn synth_writes_corpus_and_truth_row_by_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = "{\"id\": \"a\", \"text\": \"今天天气很好。我们去公园散步吧。\"}\n\
+                     {\"id\": 7, \"text\": \"The cat sat on the mat. Then it slept.\"}\n";
+        std::fs::write(dir.path().join("in.jsonl"), input).unwrap();
+        let config = config(&dir, "in.jsonl");
+        let summary = run_synth(&config).unwrap();
+        let (corpus, truth) = (lines(&config.corpus), lines(&config.truth));
+        assert_eq!(corpus.len(), 2 + summary.variants + summary.hard_negatives);
+        assert_eq!(corpus.len(), truth.len());
+        for (document, row) in corpus.iter().zip(&truth) {
+            assert_eq!(document["id"], row["id"]);
+            let source = if document["id"].as_str().unwrap().starts_with("s1") {
+                json!("a")
+            } else {
+                json!(7)
+            };
+            assert_eq!(document["source"], source);
+        }
+    }
+
+    #[test]
+    fn input_errors_pass_through_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("in.jsonl"),
+            "{\"id\": 1, \"body\": \"x\"}\n",
+        )
+        .unwrap();
+        let config = config(&dir, "in.jsonl");
+        let error = run_synth(&config).unwrap_err().to_string();
+        assert!(
+            error.contains("in.jsonl:1") && error.contains("text"),
+            "{error}"
+        );
+        assert!(!std::path::Path::new(&config.corpus).exists());
+        assert!(!std::path::Path::new(&config.truth).exists());
+    }
+
+    #[test]
+    fn the_same_file_for_both_outputs_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(&dir, "in.jsonl");
+        config.truth = config.corpus.clone();
+        let error = run_synth(&config).unwrap_err().to_string();
+        assert!(error.contains("different files"), "{error}");
+    }
+}
