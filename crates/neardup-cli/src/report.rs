@@ -1,0 +1,75 @@
+//! `neardup report`: write one self-contained HTML page about a dedup run.
+
+use clap::Args;
+use neardup_pipeline::input::{Format, InputOptions};
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The inputs of the dedup run, read with the same options (the page shows their texts).
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// The clusters file written by `neardup dedup --clusters`.
+    #[arg(long)]
+    clusters: String,
+    /// The statistics file written by `neardup dedup --stats` (method, timings, S-curve).
+    #[arg(long)]
+    stats: Option<String>,
+    /// Where to write the HTML page (`-` = stdout).
+    #[arg(short, long)]
+    output: String,
+    /// Field holding the text, as given to `dedup`.
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// Field holding the id, as given to `dedup`.
+    #[arg(long)]
+    id_field: Option<String>,
+    /// Input format, as given to `dedup` (default: from the extension).
+    #[arg(long)]
+    format: Option<Format>,
+    /// Clusters in each of the two lists (largest, borderline).
+    #[arg(long, default_value_t = 50)]
+    max_clusters: usize,
+    /// Duplicates shown per cluster, the least similar first.
+    #[arg(long, default_value_t = 8)]
+    max_members: usize,
+    /// Characters of each text shown and compared; longer texts are cut with a note.
+    #[arg(long, default_value_t = 3000)]
+    max_chars: usize,
+    /// No summary line.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
+    use neardup_pipeline::report::ReportOptions;
+    use neardup_pipeline::report_io::{write_report, ReportConfig};
+
+    let config = ReportConfig {
+        inputs: args.inputs.clone(),
+        input: InputOptions {
+            format: args.format,
+            text_field: args.text_field.clone(),
+            id_field: args.id_field.clone(),
+            ..InputOptions::default()
+        },
+        clusters: args.clusters.clone(),
+        stats: args.stats.clone(),
+        output: args.output.clone(),
+        options: ReportOptions {
+            max_clusters: args.max_clusters,
+            max_members: args.max_members,
+            max_chars: args.max_chars,
+            ..ReportOptions::default()
+        },
+    };
+    let summary = write_report(&config)?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: report of {} documents written to {} ({:.1} KiB)",
+            summary.documents,
+            args.output,
+            summary.bytes as f64 / 1024.0
+        );
+    }
+    Ok(())
+}

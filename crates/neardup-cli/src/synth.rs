@@ -1,0 +1,111 @@
+//! `neardup synth`: build a near-duplicate benchmark from a corpus.
+
+use clap::Args;
+use neardup_pipeline::input::{Format, InputOptions};
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// Source corpus (JSONL, text, CSV, TSV, Parquet; .gz/.zst read transparently; `-` =
+    /// stdin). Its documents are assumed distinct; identical texts share a truth cluster.
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// Output corpus (JSONL): {"id": "s<N>" | "s<N>-v<K>" | "s<N>-hn<K>", "text", "source"},
+    /// shuffled with the seed.
+    // This text is the `--help` of the option, where backticks would show, so the `<N>` in it
+    // is not marked as code.
+    #[allow(rustdoc::invalid_html_tags)]
+    #[arg(short, long)]
+    output: String,
+    /// Output truth (JSONL, one row per corpus row): {"id", "cluster", "category"}.
+    #[arg(long)]
+    truth: String,
+    /// Field holding the text (dotted path for nested JSON; column name for CSV/Parquet).
+    #[arg(long, default_value = "text")]
+    text_field: String,
+    /// Field holding the id (copied to "source"); without it the 1-based record number.
+    #[arg(long)]
+    id_field: Option<String>,
+    /// Input format (default: from the extension): jsonl, text, csv, tsv, parquet.
+    #[arg(long)]
+    format: Option<Format>,
+    /// Seed of every random choice: the same input, seed and options give the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Fraction of source documents that get edited copies.
+    #[arg(long, default_value_t = 0.3)]
+    duplicate_rate: f64,
+    /// A source that gets copies gets 1 to this many.
+    #[arg(long, default_value_t = 3)]
+    max_variants: usize,
+    /// Edits to draw from (one or two per copy): char-sub, word-sub, script, insert, delete,
+    /// punct, width, boilerplate, truncate, swap.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "char-sub,word-sub,script,insert,delete,punct,width,boilerplate,truncate,swap"
+    )]
+    edits: Vec<neardup_pipeline::synth::Edit>,
+    /// Strength of each edit in (0, 1]: roughly the fraction of characters it touches.
+    #[arg(long, default_value_t = 0.05)]
+    strength: f64,
+    /// Fraction of source documents that get a hard negative (same opening, other text).
+    #[arg(long, default_value_t = 0.05)]
+    hard_negatives: f64,
+    /// Use only the first N source documents.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
+    use neardup_pipeline::synth::SynthOptions;
+    use neardup_pipeline::synth_io::{run_synth, SynthConfig};
+
+    let config = SynthConfig {
+        inputs: args.inputs.clone(),
+        input: InputOptions {
+            format: args.format,
+            text_field: args.text_field.clone(),
+            id_field: args.id_field.clone(),
+            ..InputOptions::default()
+        },
+        corpus: args.output.clone(),
+        truth: args.truth.clone(),
+        limit: args.limit,
+        options: SynthOptions {
+            seed: args.seed,
+            duplicate_rate: args.duplicate_rate,
+            max_variants: args.max_variants,
+            edits: args.edits.clone(),
+            strength: args.strength,
+            hard_negatives: args.hard_negatives,
+        },
+    };
+    let summary = run_synth(&config)?;
+    if !args.quiet {
+        print_synth_summary(&summary);
+    }
+    Ok(())
+}
+
+fn print_synth_summary(summary: &neardup_pipeline::synth::Summary) {
+    eprintln!(
+        "neardup: {} sources ({} repeating an earlier text), {} variants, {} hard negatives",
+        summary.sources, summary.repeated_sources, summary.variants, summary.hard_negatives,
+    );
+    let by_edit: Vec<String> = summary
+        .variants_by_edit
+        .iter()
+        .map(|(edit, count)| format!("{edit} {count}"))
+        .collect();
+    eprintln!("neardup: variants per edit: {}", by_edit.join(", "));
+    if summary.skipped_variants + summary.skipped_hard_negatives > 0 {
+        eprintln!(
+            "neardup: not produced: {} variants (no enabled edit changed the text), {} hard \
+             negatives (no other text to take from)",
+            summary.skipped_variants, summary.skipped_hard_negatives,
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Opening an input: a file or standard input, gzip or zstd recognised by its magic bytes.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+
+use super::{display_path, STDIN};
+use crate::error::{Error, Result};
+
+/// The compression of an input stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The compression a file name announces, and the name without that extension.
+    pub(super) fn from_extension(path: &str) -> (Compression, &str) {
+        let lower = path.to_ascii_lowercase();
+        for (suffix, compression) in [
+            (".gz", Compression::Gzip),
+            (".zst", Compression::Zstd),
+            (".zstd", Compression::Zstd),
+        ] {
+            if lower.ends_with(suffix) {
+                return (compression, &path[..path.len() - suffix.len()]);
+            }
+        }
+        (Compression::None, path)
+    }
+
+    /// The compression the first bytes of a stream show.
+    fn from_magic(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else {
+            Compression::None
+        }
+    }
+}
+
+/// Reads up to four bytes, fewer only at the end of the stream.
+fn read_head(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(4);
+    reader.take(4).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Opens `path` (or standard input) as a buffered, decompressed stream.
+pub(super) fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
+    let name = display_path(path);
+    let mut raw: Box<dyn Read> = if path == STDIN {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(File::open(path).map_err(|e| Error::io(name, e))?)
+    };
+    let head = read_head(&mut raw).map_err(|e| Error::io(name, e))?;
+    let compression = checked_compression(path, &head)?;
+    let stream = io::Cursor::new(head).chain(raw);
+    Ok(match compression {
+        Compression::None => Box::new(BufReader::with_capacity(1 << 16, stream)),
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::read::MultiGzDecoder::new(stream),
+        )),
+        Compression::Zstd => {
+            let decoder = zstd::Decoder::new(stream).map_err(|e| Error::io(name, e))?;
+            Box::new(BufReader::with_capacity(1 << 16, decoder))
+        }
+    })
+}
+
+/// The compression of a stream starting with `head`, which must match the one its name
+/// announces.
+fn checked_compression(path: &str, head: &[u8]) -> Result<Compression> {
+    let by_magic = Compression::from_magic(head);
+    let (by_name, _) = Compression::from_extension(path);
+    if path != STDIN && by_name != Compression::None && by_name != by_magic && !head.is_empty() {
+        let expected = if by_name == Compression::Gzip {
+            "gzip"
+        } else {
+            "zstd"
+        };
+        return Err(Error::format(
+            path,
+            format!("the name says {expected}, but the data is not {expected}-compressed"),
+        ));
+    }
+    Ok(by_magic)
+}
+
+/// Opens `path` as a seekable file: an uncompressed file directly, anything else (standard
+/// input, compressed data) decompressed into an anonymous temporary file.
+pub(super) fn open_seekable(path: &str) -> Result<File> {
+    let name = display_path(path);
+    if path != STDIN && Compression::from_extension(path).0 == Compression::None {
+        let mut file = File::open(path).map_err(|e| Error::io(name, e))?;
+        let head = read_head(&mut file).map_err(|e| Error::io(name, e))?;
+        if Compression::from_magic(&head) == Compression::None {
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| Error::io(name, e))?;
+            return Ok(file);
+        }
+    }
+    let mut stream = open_stream(path)?;
+    let mut spool = tempfile::tempfile().map_err(|e| Error::io(name, e))?;
+    io::copy(&mut stream, &mut spool).map_err(|e| Error::io(name, e))?;
+    spool
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(name, e))?;
+    Ok(spool)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::input::tests::{error_of, gzip, read_one, texts, write_file};
+    use crate::input::InputOptions;
+
+    #[test]
+    fn reads_gzip_and_zstd_by_extension_and_by_magic() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = b"{\"text\": \"a\"}\n{\"text\": \"b\"}\n";
+        let zstd = zstd::encode_all(&data[..], 3).unwrap();
+        let mut two_members = gzip(b"{\"text\": \"a\"}\n");
+        two_members.extend(gzip(b"{\"text\": \"b\"}\n"));
+        let paths = [
+            write_file(&dir, "a.jsonl.gz", &gzip(data)),
+            write_file(&dir, "b.jsonl.zst", &zstd),
+            write_file(&dir, "c.jsonl", &gzip(data)),
+            write_file(&dir, "d.jsonl.zstd", &zstd),
+            write_file(&dir, "e.jsonl.gz", &two_members),
+        ];
+        for path in &paths {
+            let corpus = read_one(path, &InputOptions::default()).unwrap();
+            assert_eq!(texts(&corpus), ["a", "b"], "{path}");
+            assert_eq!(corpus.bytes_read, data.len() as u64, "{path}");
+        }
+    }
+
+    #[test]
+    fn compression_extension_must_match_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "in.jsonl.gz", b"{\"text\": \"a\"}\n");
+        let message = error_of(&path, &InputOptions::default());
+        assert!(
+            message.contains("in.jsonl.gz: the name says gzip"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn missing_file_is_an_io_error() {
+        let message = error_of("/nonexistent/in.jsonl", &InputOptions::default());
+        assert!(message.starts_with("/nonexistent/in.jsonl: "), "{message}");
+    }
+}

@@ -1,0 +1,598 @@
+//! Reading the corpus: JSON lines, plain text, CSV, TSV and Parquet, from files or standard
+//! input, optionally gzip- or zstd-compressed.
+//!
+//! # Overview
+//!
+//! Near-duplicate detection needs every document before it can decide anything, so
+//! [`read_inputs`] reads all inputs into one in-memory [`Corpus`]. Each [`Record`] carries its
+//! text, its id, where it came from (file and line) and its [`Raw`] form, which is what the
+//! output writers copy back out: a kept JSON line is written byte for byte, a kept CSV row keeps
+//! all its columns, a kept Parquet row keeps its whole Arrow row.
+//!
+//! Ids are either taken from a field of the record ([`InputOptions::id_field`]) or are the
+//! record's 1-based ordinal across all inputs taken together, so that they are unique even when
+//! several files are read. Records rejected as malformed still take their ordinal, so ids do not
+//! depend on [`OnError`]; blank JSONL lines are not records and take none.
+//!
+//! Compression is recognised by the magic bytes at the start of the stream (gzip `1f 8b`, zstd
+//! `28 b5 2f fd`), so compressed standard input works; a file whose name ends in `.gz`, `.zst`
+//! or `.zstd` must actually be compressed that way. The format is named by
+//! [`InputOptions::format`] or detected from the file name once the compression extension is
+//! removed: `.jsonl`, `.json`, `.ndjson`, `.txt`, `.text`, `.csv`, `.tsv`, `.parquet`.
+//!
+//! JSON lines are parsed on all cores in batches; everything else is sequential.
+
+mod compression;
+mod delimited;
+mod lines;
+mod parquet;
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use serde_json::Value;
+
+use self::compression::Compression;
+use crate::error::{Error, Result};
+
+/// The path that stands for standard input.
+const STDIN: &str = "-";
+/// How many messages [`Skipped::first`] keeps.
+const SKIPPED_MESSAGES: usize = 10;
+
+/// The format of an input (and of the deduplicated output written from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// One document per line.
+    Text,
+    /// Comma-separated values with a header row (RFC 4180 quoting).
+    Csv,
+    /// Tab-separated values with a header row; fields are never quoted, so they cannot contain
+    /// tabs or newlines, and quote characters are ordinary text.
+    Tsv,
+    /// Apache Parquet; the text column must be a string column.
+    Parquet,
+}
+
+impl Format {
+    /// All formats, in the order they are listed in messages.
+    pub const ALL: [Format; 5] = [
+        Format::Jsonl,
+        Format::Text,
+        Format::Csv,
+        Format::Tsv,
+        Format::Parquet,
+    ];
+
+    /// The canonical lowercase name (`jsonl`, `text`, `csv`, `tsv`, `parquet`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Text => "text",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Parquet => "parquet",
+        }
+    }
+
+    /// The format a file extension (without the dot, any case) stands for.
+    fn from_extension(extension: &str) -> Option<Format> {
+        match extension.to_ascii_lowercase().as_str() {
+            "jsonl" | "json" | "ndjson" => Some(Format::Jsonl),
+            "txt" | "text" => Some(Format::Text),
+            "csv" => Some(Format::Csv),
+            "tsv" => Some(Format::Tsv),
+            "parquet" => Some(Format::Parquet),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = UnknownName;
+
+    /// Accepts `jsonl`, `json`, `ndjson`, `text`, `txt`, `csv`, `tsv` and `parquet`.
+    fn from_str(name: &str) -> std::result::Result<Format, UnknownName> {
+        Format::from_extension(name).ok_or_else(|| UnknownName {
+            value: name.to_owned(),
+            expected: "jsonl, text, csv, tsv, parquet",
+        })
+    }
+}
+
+/// What to do with a malformed record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnError {
+    /// Stop reading and return the error.
+    #[default]
+    Fail,
+    /// Drop the record and count it in [`Corpus::skipped`].
+    Skip,
+}
+
+impl FromStr for OnError {
+    type Err = UnknownName;
+
+    /// Accepts `fail` and `skip`.
+    fn from_str(name: &str) -> std::result::Result<OnError, UnknownName> {
+        match name {
+            "fail" => Ok(OnError::Fail),
+            "skip" => Ok(OnError::Skip),
+            _ => Err(UnknownName {
+                value: name.to_owned(),
+                expected: "fail, skip",
+            }),
+        }
+    }
+}
+
+/// A name that [`Format::from_str`] or [`OnError::from_str`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    value: String,
+    expected: &'static str,
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown value {:?}; expected one of: {}",
+            self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+/// How to read the inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputOptions {
+    /// The format of every input; `None` detects it from each file name. Standard input has no
+    /// name, so reading it requires a format.
+    pub format: Option<Format>,
+    /// Where the text is: a dotted path into JSON objects (`meta.body`; a top-level key that
+    /// contains dots is found first), or a column name for CSV, TSV and Parquet.
+    pub text_field: String,
+    /// Where the id is, like `text_field`; `None` numbers the records 1, 2, ... across all
+    /// inputs. JSON ids must be strings or numbers; CSV and TSV ids are strings; Parquet id
+    /// columns hold strings or integers. Text inputs have no fields and are always numbered.
+    pub id_field: Option<String>,
+    /// What to do with malformed records.
+    pub on_error: OnError,
+    /// The largest record accepted, in bytes (a JSON or text line without its line break, the
+    /// fields of a CSV row, the text of a Parquet row). Larger records are malformed; a long
+    /// line is skipped over without being held in memory.
+    pub max_doc_bytes: usize,
+}
+
+impl Default for InputOptions {
+    /// Detected format, text in `text`, numbered ids, fail on errors, 256 MiB per record.
+    fn default() -> InputOptions {
+        InputOptions {
+            format: None,
+            text_field: "text".to_owned(),
+            id_field: None,
+            on_error: OnError::Fail,
+            max_doc_bytes: 256 << 20,
+        }
+    }
+}
+
+/// The raw form of a record, enough to write it back out in the input's format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raw {
+    /// A JSONL or text line, without its `\n` or `\r\n`.
+    Line(Vec<u8>),
+    /// A CSV or TSV row.
+    Csv(csv::ByteRecord),
+    /// A row of a Parquet input: an index into [`ParquetData::batches`] and a row in that batch.
+    Parquet {
+        /// Index of the batch in the source's [`ParquetData::batches`].
+        batch: u32,
+        /// Row within the batch, from 0.
+        row: u32,
+    },
+}
+
+/// One document of the corpus.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// The id: the id field's value (a JSON string or number), or the record's 1-based ordinal
+    /// across all inputs.
+    pub id: Value,
+    /// The text to deduplicate.
+    pub text: String,
+    /// What the output writers copy out.
+    pub raw: Raw,
+    /// Index of the input file in [`Corpus::sources`] (and in the paths given).
+    pub source: u32,
+    /// The 1-based line (JSONL, text), the line where a CSV row starts, or the 1-based row
+    /// number (Parquet).
+    pub line: u64,
+}
+
+/// The malformed records dropped under [`OnError::Skip`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// How many records were dropped.
+    pub count: u64,
+    /// The messages (`path:line: message`) of the first ten.
+    pub first: Vec<String>,
+}
+
+impl Skipped {
+    /// Counts one dropped record.
+    fn note(&mut self, error: &Error) {
+        self.count += 1;
+        if self.first.len() < SKIPPED_MESSAGES {
+            self.first.push(error.to_string());
+        }
+    }
+}
+
+/// One input file and what its output needs besides the records.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The path as given (`-` for standard input).
+    pub path: String,
+    /// Its format.
+    pub format: Format,
+    /// The header row of a CSV or TSV input.
+    pub csv_headers: Option<csv::ByteRecord>,
+    /// The data of a Parquet input.
+    pub parquet: Option<ParquetData>,
+}
+
+/// A Parquet input as Arrow data.
+#[derive(Debug, Clone)]
+pub struct ParquetData {
+    /// The Arrow schema of the file.
+    pub schema: SchemaRef,
+    /// All its rows.
+    pub batches: Vec<RecordBatch>,
+}
+
+/// Everything read from the inputs.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    /// The well-formed records, in input order.
+    pub records: Vec<Record>,
+    /// The inputs, in the order given.
+    pub sources: Vec<Source>,
+    /// The malformed records dropped.
+    pub skipped: Skipped,
+    /// Bytes read, after decompression (for Parquet, the size of the file).
+    pub bytes_read: u64,
+}
+
+/// Reads every input into one corpus.
+///
+/// `-` is standard input. JSONL inputs may contain blank lines, which are ignored; in text
+/// inputs every line, empty or not, is a document.
+///
+/// # Errors
+///
+/// [`Error::Io`] if a file cannot be read, [`Error::Format`] if its format is unknown or a column
+/// is missing, and [`Error::Input`] for the first malformed record when
+/// [`InputOptions::on_error`] is [`OnError::Fail`].
+pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
+    let mut reader = CorpusReader {
+        options,
+        corpus: Corpus::default(),
+        ordinal: 0,
+    };
+    for (index, path) in paths.iter().enumerate() {
+        let index = u32::try_from(index).map_err(|_| Error::format(path, "too many inputs"))?;
+        reader.read_source(index, path)?;
+    }
+    Ok(reader.corpus)
+}
+
+/// The name of `path` in messages.
+pub(crate) fn display_path(path: &str) -> &str {
+    if path == STDIN {
+        "<stdin>"
+    } else {
+        path
+    }
+}
+
+/// The format of `path`: the one requested, or the one its extension names.
+fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
+    if let Some(format) = requested {
+        return Ok(format);
+    }
+    if path == STDIN {
+        return Err(Error::format(
+            display_path(path),
+            "the format of standard input cannot be detected; give it with --format",
+        ));
+    }
+    let (_, stem) = Compression::from_extension(path);
+    Path::new(stem)
+        .extension()
+        .and_then(OsStr::to_str)
+        .and_then(Format::from_extension)
+        .ok_or_else(|| {
+            Error::format(
+                path,
+                "cannot tell the format from the file name; name it .jsonl, .txt, .csv, .tsv or \
+                 .parquet (optionally followed by .gz or .zst) or give --format",
+            )
+        })
+}
+
+/// The message for a record larger than [`InputOptions::max_doc_bytes`].
+fn too_long(size: u64, limit: usize) -> String {
+    format!("record of {size} bytes exceeds --max-doc-bytes {limit}")
+}
+
+/// Names as a list for messages: `"a", "b"`.
+fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let quoted: Vec<String> = names
+        .into_iter()
+        .map(|name| format!("{:?}", name.as_ref()))
+        .collect();
+    if quoted.is_empty() {
+        "no columns".to_owned()
+    } else {
+        quoted.join(", ")
+    }
+}
+
+/// The columns of a CSV, TSV or Parquet input that records are made from.
+struct Columns<'a> {
+    name: &'a str,
+    source: u32,
+    /// Name and index of the text column.
+    text: (&'a str, usize),
+    /// Name and index of the id column.
+    id: Option<(&'a str, usize)>,
+    limit: usize,
+}
+
+impl<'a> Columns<'a> {
+    /// The columns of input `name` at index `text` and `id`, as the options name them.
+    fn new(
+        name: &'a str,
+        source: u32,
+        options: &'a InputOptions,
+        text: usize,
+        id: Option<usize>,
+    ) -> Columns<'a> {
+        Columns {
+            name,
+            source,
+            text: (&options.text_field, text),
+            id: options.id_field.as_deref().zip(id),
+            limit: options.max_doc_bytes,
+        }
+    }
+
+    /// A record of this input.
+    fn record(&self, id: Value, text: String, raw: Raw, line: u64) -> Record {
+        Record {
+            id,
+            text,
+            raw,
+            source: self.source,
+            line,
+        }
+    }
+}
+
+/// Gathers records from the inputs one after another.
+struct CorpusReader<'a> {
+    options: &'a InputOptions,
+    corpus: Corpus,
+    /// The ordinal of the last record seen, across all inputs.
+    ordinal: u64,
+}
+
+impl CorpusReader<'_> {
+    /// Reads one input and adds it to the corpus.
+    fn read_source(&mut self, index: u32, path: &str) -> Result<()> {
+        let format = resolve_format(path, self.options.format)?;
+        let mut source = Source {
+            path: path.to_owned(),
+            format,
+            csv_headers: None,
+            parquet: None,
+        };
+        match format {
+            Format::Jsonl | Format::Text => self.read_lines(index, path, format)?,
+            Format::Csv | Format::Tsv => {
+                source.csv_headers = Some(self.read_delimited(index, path, format)?);
+            }
+            Format::Parquet => source.parquet = Some(self.read_parquet(index, path)?),
+        }
+        self.corpus.sources.push(source);
+        Ok(())
+    }
+
+    /// The ordinal of a new record.
+    fn next_ordinal(&mut self) -> u64 {
+        self.ordinal += 1;
+        self.ordinal
+    }
+
+    /// Keeps a record, or handles its error as [`InputOptions::on_error`] says.
+    fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
+        match outcome {
+            Ok(record) => self.corpus.records.push(record),
+            Err(error @ Error::Input { .. }) if self.options.on_error == OnError::Skip => {
+                self.corpus.skipped.note(&error);
+            }
+            Err(error) => return Err(error),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::fs::File;
+    use std::io::Write;
+    use std::sync::Arc;
+
+    use ::parquet::arrow::ArrowWriter;
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use serde_json::json;
+
+    use super::*;
+
+    /// Writes `bytes` to `name` in `dir` and returns the path.
+    pub(crate) fn write_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write test file");
+        path.to_string_lossy().into_owned()
+    }
+
+    /// Writes a Parquet file with an `id` and a `text` column.
+    pub(crate) fn write_parquet_file(
+        dir: &tempfile::TempDir,
+        name: &str,
+        ids: Vec<i64>,
+        texts: Vec<Option<&str>>,
+    ) -> String {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("text", DataType::Utf8, true),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(ids)),
+            Arc::new(StringArray::from(texts)),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).expect("batch");
+        let path = dir.path().join(name);
+        let file = File::create(&path).expect("create parquet");
+        let mut writer = ArrowWriter::try_new(file, schema, None).expect("writer");
+        writer.write(&batch).expect("write batch");
+        writer.close().expect("close");
+        path.to_string_lossy().into_owned()
+    }
+
+    pub(crate) fn read_one(path: &str, options: &InputOptions) -> Result<Corpus> {
+        read_inputs(&[path.to_owned()], options)
+    }
+
+    pub(crate) fn skip() -> InputOptions {
+        InputOptions {
+            on_error: OnError::Skip,
+            ..InputOptions::default()
+        }
+    }
+
+    pub(crate) fn texts(corpus: &Corpus) -> Vec<&str> {
+        corpus.records.iter().map(|r| r.text.as_str()).collect()
+    }
+
+    pub(crate) fn ids(corpus: &Corpus) -> Vec<Value> {
+        corpus.records.iter().map(|r| r.id.clone()).collect()
+    }
+
+    pub(crate) fn error_of(path: &str, options: &InputOptions) -> String {
+        match read_one(path, options) {
+            Ok(corpus) => panic!("expected an error, read {} records", corpus.records.len()),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn skip_mode_counts_skipped_records_and_keeps_ordinals() {
+        let dir = tempfile::tempdir().unwrap();
+        let data =
+            b"{\"text\": \"a\"}\n{oops\n{\"text\": \"c\"}\n{\"text\": 1}\n{\"text\": \"e\"}\n";
+        let path = write_file(&dir, "in.jsonl", data);
+        let corpus = read_one(&path, &skip()).unwrap();
+        assert_eq!(texts(&corpus), ["a", "c", "e"]);
+        assert_eq!(ids(&corpus), [json!(1), json!(3), json!(5)]);
+        assert_eq!(corpus.skipped.count, 2);
+        assert!(corpus.skipped.first[0].contains("in.jsonl:2: invalid JSON"));
+        assert!(corpus.skipped.first[1].contains("in.jsonl:4: field \"text\""));
+    }
+
+    #[test]
+    fn skip_mode_keeps_only_ten_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "in.jsonl", "{}\n".repeat(25).as_bytes());
+        let corpus = read_one(&path, &skip()).unwrap();
+        assert_eq!(corpus.skipped.count, 25);
+        assert_eq!(corpus.skipped.first.len(), 10);
+        assert!(corpus.records.is_empty());
+    }
+
+    #[test]
+    fn ids_count_across_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_file(&dir, "a.txt", b"a\nb\n");
+        let second = write_file(&dir, "b.jsonl", b"{\"text\": \"c\"}\n");
+        let corpus = read_inputs(&[first, second], &InputOptions::default()).unwrap();
+        assert_eq!(ids(&corpus), [json!(1), json!(2), json!(3)]);
+        let sources: Vec<u32> = corpus.records.iter().map(|r| r.source).collect();
+        assert_eq!(sources, [0, 0, 1]);
+        assert_eq!(corpus.sources.len(), 2);
+    }
+
+    #[test]
+    fn format_comes_from_option_or_extension() {
+        assert_eq!(resolve_format("a.JSONL.gz", None).unwrap(), Format::Jsonl);
+        assert_eq!(resolve_format("a.ndjson", None).unwrap(), Format::Jsonl);
+        assert_eq!(
+            resolve_format("dir.v2/a.tsv.zstd", None).unwrap(),
+            Format::Tsv
+        );
+        assert_eq!(resolve_format("a.text", None).unwrap(), Format::Text);
+        assert_eq!(
+            resolve_format("a.xml", Some(Format::Csv)).unwrap(),
+            Format::Csv
+        );
+        assert_eq!(
+            resolve_format("-", Some(Format::Text)).unwrap(),
+            Format::Text
+        );
+        let message = resolve_format("a.xml", None).unwrap_err().to_string();
+        assert!(
+            message.starts_with("a.xml: cannot tell the format"),
+            "{message}"
+        );
+        let message = resolve_format("-", None).unwrap_err().to_string();
+        assert!(message.starts_with("<stdin>: ") && message.contains("--format"));
+    }
+
+    #[test]
+    fn format_and_on_error_parse_and_display() {
+        for format in Format::ALL {
+            assert_eq!(format.to_string().parse::<Format>(), Ok(format));
+        }
+        assert_eq!("ndjson".parse::<Format>(), Ok(Format::Jsonl));
+        assert_eq!("txt".parse::<Format>(), Ok(Format::Text));
+        let message = "xml".parse::<Format>().unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "unknown value \"xml\"; expected one of: jsonl, text, csv, tsv, parquet"
+        );
+        assert_eq!("skip".parse::<OnError>(), Ok(OnError::Skip));
+        assert!("ignore".parse::<OnError>().is_err());
+    }
+}
