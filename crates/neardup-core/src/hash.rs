@@ -23,11 +23,15 @@ pub fn hash128(bytes: &[u8]) -> u128 {
 
 /// 128-bit hash of a sequence of `u64` values (little-endian bytes), e.g. a shingle set.
 pub fn hash128_u64s(values: &[u64]) -> u128 {
-    let mut bytes = Vec::with_capacity(values.len() * 8);
-    for value in values {
-        bytes.extend_from_slice(&value.to_le_bytes());
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for chunk in values.chunks(512) {
+        let mut bytes = [0u8; 512 * 8];
+        for (slot, value) in bytes.chunks_exact_mut(8).zip(chunk) {
+            slot.copy_from_slice(&value.to_le_bytes());
+        }
+        hasher.update(&bytes[..chunk.len() * 8]);
     }
-    xxh3_128(&bytes)
+    hasher.digest128()
 }
 
 /// SplitMix64 finaliser: a fast, well-mixing bijection on `u64`.
