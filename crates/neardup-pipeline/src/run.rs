@@ -105,10 +105,7 @@ fn run_with<M: Method>(
     let outcome = engine::dedup(method, &texts, config.engine, progress);
 
     let writing = Instant::now();
-    let keep: Vec<bool> = outcome
-        .assignment
-        .duplicate_of
-        .iter()
+    let keep: Vec<bool> = (outcome.assignment.duplicate_of.iter())
         .map(Option::is_none)
         .collect();
     write_kept(&corpus, &keep, &mut outputs.kept)?;
@@ -126,20 +123,10 @@ fn run_with<M: Method>(
     seconds.insert("write".into(), json!(writing.elapsed().as_secs_f64()));
     seconds.insert("total".into(), json!(started.elapsed().as_secs_f64()));
     let stats = stats_json(method, params, config, &corpus, &outcome, seconds);
-    if let Some(mut out) = outputs.stats.take() {
-        let text = serde_json::to_string_pretty(&stats).unwrap_or_default();
-        out.writer()
-            .write_all(text.as_bytes())
-            .map_err(|e| Error::Output {
-                path: out.path().to_owned(),
-                message: e.to_string(),
-            })?;
-        out.writer().write_all(b"\n").map_err(|e| Error::Output {
-            path: out.path().to_owned(),
-            message: e.to_string(),
-        })?;
-        outputs.stats = Some(out);
+    if let Some(out) = outputs.stats.as_mut() {
+        write_stats(out, &stats)?;
     }
+    // Renamed into place only now that everything is written.
     outputs.kept.commit()?;
     for out in [outputs.clusters, outputs.pairs, outputs.stats]
         .into_iter()
@@ -148,6 +135,16 @@ fn run_with<M: Method>(
         out.commit()?;
     }
     Ok(RunReport { stats })
+}
+
+fn write_stats(out: &mut AtomicOutput, stats: &Value) -> Result<()> {
+    // A `Value` always serialises; the fallback is unreachable.
+    let text = serde_json::to_string_pretty(stats).unwrap_or_default() + "\n";
+    let path = out.path().to_owned();
+    (out.writer().write_all(text.as_bytes())).map_err(|e| Error::Output {
+        path,
+        message: e.to_string(),
+    })
 }
 
 fn cluster_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
