@@ -2,40 +2,14 @@
 //! `neardup dedup` finds the easy copies and leaves the hard negatives alone.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use serde_json::Value;
 
+use crate::util::{example, json_lines, neardup, path};
+
 /// Edits that normalisation undoes or that add little text: dedup must find these copies.
 const EASY_EDITS: [&str; 4] = ["punct", "width", "script", "boilerplate"];
-
-fn neardup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .output()
-        .expect("neardup runs")
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).to_str().unwrap().to_owned()
-}
-
-fn example() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/news.jsonl")
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn json_lines(path: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// Runs `neardup synth` on the example into `dir`; returns the corpus and truth paths.
 fn synth(dir: &Path, seed: &str, extra: &[&str]) -> (String, String) {

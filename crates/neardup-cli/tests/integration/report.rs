@@ -4,37 +4,20 @@
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::util::{example, neardup, path};
 
 /// How long Chromium may take before it is killed and the test fails.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(60);
 /// When set, the Chromium test copies its screenshot to this path (for people and CI logs).
 const SCREENSHOT_ENV: &str = "NEARDUP_REPORT_SCREENSHOT";
 
-fn neardup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .output()
-        .expect("neardup runs")
-}
-
 fn succeed(args: &[&str]) {
     let output = neardup(args);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "neardup {args:?} failed: {stderr}");
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).to_str().unwrap().to_owned()
-}
-
-fn example() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/news.jsonl")
-        .to_str()
-        .unwrap()
-        .to_owned()
 }
 
 /// Runs `dedup` on `input` and `report` on its result; returns the page's path.

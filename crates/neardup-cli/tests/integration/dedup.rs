@@ -1,36 +1,11 @@
 //! Integration tests of the `neardup` binary: the `dedup` contract, determinism, bad input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn neardup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .output()
-        .expect("neardup runs")
-}
-
-fn path(dir: &Path, name: &str) -> String {
-    dir.join(name).to_str().unwrap().to_owned()
-}
-
-fn example() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/news.jsonl")
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
-
-fn json_lines(path: &str) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use crate::util::{example, json_lines, neardup, path};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

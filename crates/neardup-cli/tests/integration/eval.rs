@@ -1,17 +1,12 @@
 //! Integration tests of `neardup eval`: the three truth formats, the text and JSON reports, bad
 //! input, and `dedup` followed by `eval` on the example corpus.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{json, Value};
 
-fn neardup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(args)
-        .output()
-        .expect("neardup runs")
-}
+use crate::util::{example, neardup};
 
 fn write(dir: &Path, name: &str, content: &str) -> String {
     let path = dir.join(name);
@@ -241,14 +236,6 @@ fn broken_truth_names_file_and_line() {
     ]);
     assert!(!run.status.success());
     assert!(String::from_utf8_lossy(&run.stderr).contains("absent.jsonl"));
-}
-
-fn example() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/news.jsonl")
-        .to_str()
-        .unwrap()
-        .to_owned()
 }
 
 /// Runs `neardup dedup` on the example with `extra` arguments; returns the clusters file.

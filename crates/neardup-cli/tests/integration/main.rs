@@ -1,0 +1,9 @@
+//! Integration tests of the `neardup` binary, one module per subcommand, in one test binary
+//! (as ripgrep does: one link step, shared helpers).
+
+mod dedup;
+mod eval;
+mod report;
+mod synth;
+mod tune;
+mod util;

@@ -1,0 +1,37 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Runs the `neardup` binary with `args`.
+pub fn neardup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .output()
+        .expect("neardup runs")
+}
+
+/// `dir/name` as a string.
+pub fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_owned()
+}
+
+/// The example corpus shipped in the repository.
+pub fn example() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/news.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The rows of a JSON-lines file.
+pub fn json_lines(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
