@@ -44,7 +44,7 @@ use crate::eval::{
     cluster_metrics, pair_metrics, ClusterTruth, LabelledPair, Metrics, PairTruth, Report,
     TruthFormat,
 };
-use crate::input::display_path;
+use crate::input::{describe, display_path};
 
 /// How many missing ids a [`Report`] lists.
 const MISSING_SHOWN: usize = 5;
@@ -299,23 +299,6 @@ fn parse_object(line: &[u8]) -> std::result::Result<Map<String, Value>, String> 
                 .next()
                 .unwrap_or_default()
         )),
-    }
-}
-
-/// The JSON type of a value and at most 40 characters of it, as in `array [1,2]`.
-fn describe(value: &Value) -> String {
-    let kind = match value {
-        Value::Null => return "null".to_owned(),
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    let text = value.to_string();
-    match text.char_indices().nth(40) {
-        Some((end, _)) => format!("{kind} {}...", &text[..end]),
-        None => format!("{kind} {text}"),
     }
 }
 

@@ -207,7 +207,7 @@ fn lookup_mut<'v>(value: &'v mut Value, path: &str) -> Option<&'v mut Value> {
 }
 
 /// The JSON type of a value and a short preview of it, as in `number 42`.
-fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "null".to_owned(),
         Value::Bool(_) => "boolean",

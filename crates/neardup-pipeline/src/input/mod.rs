@@ -25,6 +25,8 @@
 mod compression;
 mod delimited;
 mod lines;
+
+pub(crate) use lines::describe;
 mod parquet;
 
 use std::ffi::OsStr;
