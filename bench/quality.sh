@@ -25,7 +25,7 @@ TD_REPS=1
 ZH_TITLES_LIMIT=20000
 EN_LIMIT=5000
 CORPORA="zh-titles zh-news en-news sohu-dd clough"
-TOOLS="neardup-minhash neardup-connected neardup-containment neardup-exact datasketch rensa gaoya simhash text-dedup text-dedup-verified"
+TOOLS="neardup-minhash neardup-connected neardup-containment neardup-exact neardup-peer-settings datasketch rensa gaoya simhash text-dedup text-dedup-verified datasketch-auto rensa-auto"
 THRESHOLD=0.7
 NGRAM=5
 PERMS=128
@@ -122,6 +122,21 @@ T_SETUP=$(( $(date +%s) - T_ALL ))
 
 # ---------------------------------------------------------------- corpora
 C=$OUT/corpora
+# Synth assumes its sources are distinct, and real corpora are not (Reuters repeats its stories
+# with small updates; headlines repeat). A source set with near-duplicates makes the truth call
+# true duplicates false positives, so the sources are thinned first: the first LIMIT records,
+# clustered by neardup with a deliberately loose rule (character 4-grams, Jaccard >= 0.3,
+# union-find), and only the first record of each cluster is kept. The rule is far below any
+# threshold scored here, so a pair of kept sources that a tool still merges is a real mistake.
+distinct_sources() {  # distinct_sources NAME INPUT LIMIT -> $C/NAME/sources.jsonl
+  local name=$1 input=$2 limit=$3
+  mkdir -p "$C/$name"
+  head -n "$limit" "$input" > "$C/$name/sources-all.jsonl"
+  "$N" dedup "$C/$name/sources-all.jsonl" -o "$C/$name/sources.jsonl" --id-field id -q \
+    --tokenizer char --ngram 4 --threshold 0.3 --cluster connected --stats "$C/$name/sources.stats.json"
+  echo "$(wc -l < "$C/$name/sources-all.jsonl") $(wc -l < "$C/$name/sources.jsonl")" > "$C/$name/sources.count"
+  log "distinct sources $name: $(cat "$C/$name/sources.count") (records, kept)"
+}
 synth() {  # synth NAME INPUT SEED [extra args]
   local name=$1 input=$2 seed=$3; shift 3
   mkdir -p "$C/$name"
@@ -132,12 +147,17 @@ synth() {  # synth NAME INPUT SEED [extra args]
 }
 for name in $CORPORA; do
   case "$name" in
-    zh-titles) synth zh-titles "$DATA/thucnews-titles/titles.jsonl" 101 --id-field id --limit "$ZH_TITLES_LIMIT" ;;
+    zh-titles)
+      distinct_sources zh-titles "$DATA/thucnews-titles/titles.jsonl" "$ZH_TITLES_LIMIT"
+      synth zh-titles "$C/zh-titles/sources.jsonl" 101 --id-field id ;;
     zh-news)
       mkdir -p "$C/zh-news"
       "$PYQ" bench/quality_data.py sohu-dc-articles "$DATA/sohu-news-pairs/dc-test.jsonl" "$C/zh-news/source.jsonl"
-      synth zh-news "$C/zh-news/source.jsonl" 102 --id-field id ;;
-    en-news) synth en-news "$DATA/reuters21578/bodies.jsonl" 103 --id-field id --limit "$EN_LIMIT" ;;
+      distinct_sources zh-news "$C/zh-news/source.jsonl" 1000000
+      synth zh-news "$C/zh-news/sources.jsonl" 102 --id-field id ;;
+    en-news)
+      distinct_sources en-news "$DATA/reuters21578/bodies.jsonl" "$EN_LIMIT"
+      synth en-news "$C/en-news/sources.jsonl" 103 --id-field id ;;
     sohu-dd)
       mkdir -p "$C/sohu-dd"
       "$PYQ" bench/quality_data.py sohu-dd-corpus "$DATA/sohu-news-pairs/dd-test.jsonl" "$C/sohu-dd/corpus.jsonl"
@@ -160,17 +180,27 @@ run_tool() {  # run_tool CORPUS TOOL DIR REP ; returns the tool's exit status
   local idarg=()
   [ -n "$idf" ] && idarg=(--id-field "$idf")
   local m=$d/measure_rep$rep.json
+  # neardup rows run at neardup's defaults (auto shingles: 3 characters on CJK, 5 elsewhere;
+  # Jaccard 0.4), except neardup-peer-settings, which takes the peers' settings below.
   local common=(dedup "$corpus" -o "$d/kept.jsonl" --clusters "$d/clusters.jsonl" --stats "$d/stats.json"
-                "${idarg[@]}" --threshold $THRESHOLD --ngram $NGRAM --permutations $PERMS --quiet --threads 2)
+                "${idarg[@]}" --permutations $PERMS --quiet --threads 2)
   case "$tool" in
     neardup-minhash)     "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method minhash ;;
     neardup-connected)   "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method minhash --cluster connected ;;
-    neardup-containment) "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method minhash --measure containment ;;
+    neardup-containment) "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method minhash --measure containment \
+                           --threshold 0.7 ;;
     neardup-exact)       "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method exact ;;
+    neardup-peer-settings)
+      "$PYQ" bench/measure.py "$m" -- "$N" "${common[@]}" --method minhash --tokenizer token \
+        --ngram $NGRAM --threshold $THRESHOLD ;;
     datasketch|rensa|gaoya|simhash)
       "$PYQ" bench/measure.py "$m" -- "$PYQ" bench/quality_peers.py "$corpus" --tool "$tool" \
         --clusters "$d/clusters.jsonl" --id-field "$idf" --threshold $THRESHOLD --permutations $PERMS \
         --ngram $NGRAM --simhash-k 3 --info "$d/info.json" ;;
+    datasketch-auto|rensa-auto)
+      "$PYQ" bench/measure.py "$m" -- "$PYQ" bench/quality_peers.py "$corpus" --tool "${tool%-auto}" \
+        --clusters "$d/clusters.jsonl" --id-field "$idf" --threshold 0.4 --permutations $PERMS \
+        --shingles auto --ngram 3 --info "$d/info.json" ;;
     text-dedup|text-dedup-verified)
       [ -n "$TD_PY" ] || { echo "text-dedup not available" > "$d/SKIPPED"; return 0; }
       local wd=$d/work fp=()

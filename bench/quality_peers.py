@@ -78,6 +78,12 @@ def read_corpus(path: str, text_field: str, id_field: str):
     return ids, texts
 
 
+def shingle(text, args):
+    if args.shingles == "auto":
+        return sh.auto_shingles(text, args.ngram)
+    return sh.shingles(text, args.ngram)
+
+
 def run_datasketch(texts, args, uf):
     from datasketch import MinHash, MinHashLSH
 
@@ -85,7 +91,7 @@ def run_datasketch(texts, args, uf):
     template = MinHash(num_perm=args.permutations, seed=1)
     sigs = []
     for i, t in enumerate(texts):
-        shs = sh.shingles(t, args.ngram)
+        shs = shingle(t, args)
         if not shs:
             continue
         m = template.copy()
@@ -108,7 +114,7 @@ def run_rensa(texts, args, uf):
     lsh = rensa.RMinHashLSH(args.threshold, args.permutations, bands)
     sigs = []
     for i, t in enumerate(texts):
-        shs = sh.shingles(t, args.ngram)
+        shs = shingle(t, args)
         if not shs:
             continue
         m = rensa.RMinHash(args.permutations, 1)
@@ -132,7 +138,7 @@ def run_gaoya(texts, args, uf):
     )
     ids, toks = [], []
     for i, t in enumerate(texts):
-        shs = sh.shingles(t, args.ngram)
+        shs = shingle(t, args)
         if shs:
             ids.append(i)
             toks.append(sorted(shs))
@@ -171,6 +177,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threshold", type=float, default=0.7)
     ap.add_argument("--permutations", type=int, default=128)
     ap.add_argument("--ngram", type=int, default=5)
+    ap.add_argument("--shingles", choices=["token", "auto"], default="token",
+                    help="token: n-token shingles (bench/shingles.py); auto: neardup's default "
+                         "character shingles (--ngram on CJK, --ngram + 2 elsewhere)")
     ap.add_argument("--simhash-k", type=int, default=3)
     ap.add_argument("--info", help="write the tool's parameters here (JSON)")
     args = ap.parse_args(argv)

@@ -126,7 +126,7 @@ for name in $CORPORA; do
         "$PY" bench/measure.py "$d/measure.json" -- "$NEARDUP" dedup "$path" -o "$d/out.jsonl" \
           --clusters "$d/clusters.jsonl" --pairs "$d/pairs.jsonl" --stats "$d/stats.json" \
           --method minhash --threshold $THRESHOLD --ngram $NGRAM --permutations $PERMS \
-          --tokenizer auto --chinese-variant keep --id-field id --quiet --threads 2
+          --tokenizer token --chinese-variant keep --id-field id --quiet --threads 2
         "$PY" bench/evaluate.py neardup-pairs "$path" "$d/pairs.jsonl" "$d/pairs.tsv" --id-field id
         rm -f "$d/out.jsonl"  # the deduplicated copy of the corpus is not needed
       else

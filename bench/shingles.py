@@ -63,6 +63,38 @@ def shingles(text: str, n: int = 5) -> set[str]:
     return {" ".join(toks[i : i + n]) for i in range(k - n + 1)}
 
 
+_CJK_CHAR = re.compile("[" + _CJK_RANGES + "]")
+
+
+def auto_shingles(text: str, n: int = 3, latin_n: int | None = None) -> set[str]:
+    """neardup's `auto` shingles: character n-grams sized by script.
+
+    After the same normalisation (NFKC, lowercase, non-alphanumerics dropped),
+    the text is cut into maximal runs of CJK characters and of other characters
+    (spaces ignored); a CJK run gives its n-character windows, another run its
+    latin_n-character windows (default n + 2); a run shorter than its size gives
+    one shingle of the whole run. neardup also converts traditional Chinese to
+    simplified, which this does not.
+    """
+    latin_n = n + 2 if latin_n is None else latin_n
+    chars = [c for c in unicodedata.normalize("NFKC", text).lower() if c.isalnum()]
+    out: set[str] = set()
+    i = 0
+    while i < len(chars):
+        cjk = bool(_CJK_CHAR.match(chars[i]))
+        j = i
+        while j < len(chars) and bool(_CJK_CHAR.match(chars[j])) == cjk:
+            j += 1
+        run = "".join(chars[i:j])
+        k = n if cjk else latin_n
+        if len(run) <= k:
+            out.add(("c:" if cjk else "l:") + run)
+        else:
+            out.update(("c:" if cjk else "l:") + run[x : x + k] for x in range(len(run) - k + 1))
+        i = j
+    return out
+
+
 def _slow_tokens(text: str) -> list[str]:
     """Reference implementation written straight from the spec (for tests)."""
     norm = unicodedata.normalize("NFKC", text).lower()

@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::measure::SetMeasure;
-use neardup_core::methods::minhash::MinHashBuilder;
+use neardup_core::methods::minhash::{MinHashBuilder, DEFAULT_THRESHOLD};
 use neardup_core::minhash::SketchScheme;
 use neardup_core::normalize::{ChineseVariant, NormalizeOptions};
 use neardup_core::tokenize::Tokenizer;
@@ -37,17 +37,22 @@ pub struct DedupArgs {
     #[arg(long, default_value = "minhash", value_parser = ["exact", "minhash"])]
     method: String,
     /// Similarity threshold of the verification measure.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
     threshold: f64,
     /// Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).
     #[arg(long, default_value = "jaccard")]
     measure: SetMeasure,
-    /// Tokens: `auto` (CJK characters + words), `char`, `word` (jieba for Chinese).
+    /// Shingles: `auto` (character n-grams sized by script), `token` (one token per CJK
+    /// character and per word), `char` (character n-grams), `word` (jieba for Chinese).
     #[arg(long, default_value = "auto")]
     tokenizer: Tokenizer,
-    /// Tokens per shingle.
-    #[arg(long, default_value_t = 5)]
-    ngram: usize,
+    /// Tokens per shingle; for `auto`, characters per shingle on CJK text [default: 3 for
+    /// `auto`, 5 otherwise].
+    #[arg(long)]
+    ngram: Option<usize>,
+    /// For `auto`: characters per shingle on non-CJK text [default: --ngram + 2].
+    #[arg(long)]
+    latin_ngram: Option<usize>,
     /// MinHash signature length.
     #[arg(long, default_value_t = 128)]
     permutations: usize,
@@ -136,7 +141,6 @@ impl DedupArgs {
         let mut builder = MinHashBuilder::new()
             .normalize(self.normalize_options())
             .tokenizer(self.tokenizer)
-            .ngram(self.ngram)
             .remove_stopwords(self.stopwords)
             .permutations(self.permutations)
             .scheme(self.sketch)
@@ -145,6 +149,12 @@ impl DedupArgs {
             .measure(self.measure);
         if let (Some(bands), Some(rows)) = (self.bands, self.rows) {
             builder = builder.bands_rows(bands, rows);
+        }
+        if let Some(n) = self.ngram {
+            builder = builder.ngram(n);
+        }
+        if let Some(n) = self.latin_ngram {
+            builder = builder.latin_ngram(n);
         }
         if let Some(threshold) = self.lsh_threshold {
             builder = builder.lsh_threshold(threshold);

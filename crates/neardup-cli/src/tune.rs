@@ -29,11 +29,19 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 1.0)]
     positive_label: f64,
     /// Thresholds to try (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "0.5,0.6,0.7,0.8,0.9")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.3,0.4,0.5,0.6,0.7,0.8,0.9"
+    )]
     thresholds: Vec<f64>,
-    /// Shingle sizes to try (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "3,5")]
+    /// Shingle sizes to try (comma-separated; for `auto`, the CJK size, the other scripts
+    /// following at +2 unless --latin-ngram is given).
+    #[arg(long, value_delimiter = ',', default_value = "2,3,4,5")]
     ngrams: Vec<usize>,
+    /// For `auto`: a fixed shingle size on non-CJK text.
+    #[arg(long)]
+    latin_ngram: Option<usize>,
     /// Signature lengths to try (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "128")]
     permutations: Vec<usize>,
@@ -43,7 +51,7 @@ pub struct TuneArgs {
     /// Verification measure: `jaccard` or `containment`.
     #[arg(long, default_value = "jaccard")]
     measure: SetMeasure,
-    /// Tokens: `auto`, `char`, `word`.
+    /// Shingles: `auto`, `token`, `char`, `word` (as for `dedup`).
     #[arg(long, default_value = "auto")]
     tokenizer: Tokenizer,
     /// Chinese script: `simplified` or `keep`.
@@ -104,10 +112,13 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
         },
         ..NormalizeOptions::default()
     };
-    let base = MinHashBuilder::new()
+    let mut base = MinHashBuilder::new()
         .normalize(normalize)
         .tokenizer(args.tokenizer)
         .measure(args.measure);
+    if let Some(n) = args.latin_ngram {
+        base = base.latin_ngram(n);
+    }
     let engine = EngineOptions {
         cluster: args.cluster,
         keep: KeepPolicy::First,

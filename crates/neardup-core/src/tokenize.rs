@@ -1,19 +1,27 @@
 //! Tokenisers and shingling.
 //!
 //! A [`Shingler`] turns *normalised* text (see [`crate::normalize`]) into a sorted,
-//! deduplicated set of 64-bit shingle hashes: every run of `n` consecutive tokens is one
-//! shingle. Token kinds:
+//! deduplicated set of 64-bit shingle hashes. Kinds:
 //!
-//! - [`Tokenizer::Char`]: every non-space character is a token (character n-grams).
+//! - [`Tokenizer::Auto`] (default): character n-grams whose length follows the script.
+//!   The text is cut into runs of CJK characters (Han, kana, Hangul, Thai, ...) and runs of
+//!   everything else (spaces ignored); a CJK run gives its `ngram`-character windows
+//!   (default 3), any other run its `latin_ngram`-character windows (default `ngram + 2`,
+//!   so 5). One CJK character carries about as much as a short Latin word, so these sizes
+//!   make one edit cost about as much in either script, and a mixed Chinese/English document
+//!   is shingled sensibly in both parts. Robust to typos and character edits, which break
+//!   word shingles (measured in `docs/evaluation.md`).
+//! - [`Tokenizer::Token`]: one token per CJK character and one per word elsewhere; a shingle
+//!   is `ngram` consecutive tokens (the "5-word shingles" of most MinHash tools).
+//! - [`Tokenizer::Char`]: every non-space character is a token (character n-grams of one
+//!   size whatever the script).
 //! - [`Tokenizer::Word`]: Chinese runs are segmented with jieba, other runs split at Unicode
-//!   word boundaries.
-//! - [`Tokenizer::Auto`] (default): one token per CJK character (Han, kana, Hangul, Thai),
-//!   one per word elsewhere, so a mixed Chinese/English document gets character n-grams on
-//!   its Chinese and word n-grams on its English, in one shingle stream.
+//!   word boundaries; a shingle is `ngram` consecutive words.
 //!
-//! A document with at least one token but fewer than `n` has one shingle made of all its
-//! tokens, so short texts still match their exact copies (and only them). A document with no
-//! token has no shingle: [`ShingleSet::is_empty`] tells, and methods never match it.
+//! A sequence (a document, or one run for `auto`) with at least one token but fewer than
+//! `n` gives one shingle made of all its tokens, so short texts still match their exact
+//! copies (and only them). A document with no token has no shingle:
+//! [`ShingleSet::is_empty`] tells, and methods never match it.
 
 use std::sync::OnceLock;
 
@@ -25,13 +33,41 @@ use crate::{Error, Result};
 /// How text is split into tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Tokenizer {
-    /// One token per CJK character, one per word elsewhere.
+    /// Character n-grams sized by script: `ngram` on CJK runs, `latin_ngram` elsewhere.
     #[default]
     Auto,
+    /// One token per CJK character, one per word elsewhere.
+    Token,
     /// One token per non-space character.
     Char,
     /// Words: jieba for Chinese, Unicode word boundaries elsewhere.
     Word,
+}
+
+impl Tokenizer {
+    /// The name accepted by [`std::str::FromStr`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Auto => "auto",
+            Tokenizer::Token => "token",
+            Tokenizer::Char => "char",
+            Tokenizer::Word => "word",
+        }
+    }
+
+    /// The default shingle size: 3 characters on CJK text for `auto`, 5 tokens otherwise.
+    pub fn default_ngram(self) -> usize {
+        match self {
+            Tokenizer::Auto => 3,
+            _ => 5,
+        }
+    }
+}
+
+impl std::fmt::Display for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl std::str::FromStr for Tokenizer {
@@ -39,11 +75,12 @@ impl std::str::FromStr for Tokenizer {
     fn from_str(s: &str) -> Result<Tokenizer> {
         match s {
             "auto" => Ok(Tokenizer::Auto),
+            "token" => Ok(Tokenizer::Token),
             "char" => Ok(Tokenizer::Char),
             "word" => Ok(Tokenizer::Word),
             _ => Err(Error::invalid(
                 "tokenizer",
-                format!("{s:?} (expected auto, char or word)"),
+                format!("{s:?} (expected auto, token, char or word)"),
             )),
         }
     }
@@ -93,25 +130,16 @@ impl ShingleSet {
 }
 
 /// Builder of [`Shingler`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ShinglerBuilder {
     tokenizer: Tokenizer,
-    ngram: usize,
+    ngram: Option<usize>,
+    latin_ngram: Option<usize>,
     stopwords: bool,
 }
 
-impl Default for ShinglerBuilder {
-    fn default() -> Self {
-        ShinglerBuilder {
-            tokenizer: Tokenizer::Auto,
-            ngram: 5,
-            stopwords: false,
-        }
-    }
-}
-
 impl ShinglerBuilder {
-    /// Defaults: `auto` tokens, 5-grams, stopwords kept.
+    /// Defaults: `auto` (3 characters on CJK runs, 5 elsewhere), stopwords kept.
     pub fn new() -> ShinglerBuilder {
         ShinglerBuilder::default()
     }
@@ -120,13 +148,20 @@ impl ShinglerBuilder {
         self.tokenizer = tokenizer;
         self
     }
-    /// Tokens per shingle (1 to 64).
+    /// Tokens per shingle (1 to 64); for `auto`, characters per shingle on CJK runs.
+    /// Default: [`Tokenizer::default_ngram`].
     pub fn ngram(mut self, ngram: usize) -> Self {
-        self.ngram = ngram;
+        self.ngram = Some(ngram);
+        self
+    }
+    /// For `auto`: characters per shingle on non-CJK runs (1 to 64). Default: `ngram + 2`.
+    pub fn latin_ngram(mut self, ngram: usize) -> Self {
+        self.latin_ngram = Some(ngram);
         self
     }
     /// Drop English and Chinese stopwords (ISO lists of the `stop-words` crate) before
-    /// shingling.
+    /// shingling. For `auto`, whole words of the non-CJK runs and single CJK characters are
+    /// checked.
     pub fn remove_stopwords(mut self, yes: bool) -> Self {
         self.stopwords = yes;
         self
@@ -134,17 +169,19 @@ impl ShinglerBuilder {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// When `ngram` is 0 or above 64.
+    /// When `ngram` or `latin_ngram` is 0 or above 64.
     pub fn build(self) -> Result<Shingler> {
-        if !(1..=64).contains(&self.ngram) {
-            return Err(Error::invalid(
-                "ngram",
-                format!("{} (expected 1 to 64)", self.ngram),
-            ));
+        let ngram = self.ngram.unwrap_or(self.tokenizer.default_ngram());
+        let latin_ngram = self.latin_ngram.unwrap_or((ngram + 2).min(64));
+        for (name, n) in [("ngram", ngram), ("latin-ngram", latin_ngram)] {
+            if !(1..=64).contains(&n) {
+                return Err(Error::invalid(name, format!("{n} (expected 1 to 64)")));
+            }
         }
         Ok(Shingler {
             tokenizer: self.tokenizer,
-            ngram: self.ngram,
+            ngram,
+            latin_ngram,
             stopwords: self.stopwords,
         })
     }
@@ -155,13 +192,19 @@ impl ShinglerBuilder {
 pub struct Shingler {
     tokenizer: Tokenizer,
     ngram: usize,
+    latin_ngram: usize,
     stopwords: bool,
 }
 
 impl Shingler {
-    /// Tokens per shingle.
+    /// Tokens per shingle (for `auto`: characters per shingle on CJK runs).
     pub fn ngram(&self) -> usize {
         self.ngram
+    }
+
+    /// For `auto`: characters per shingle on non-CJK runs.
+    pub fn latin_ngram(&self) -> usize {
+        self.latin_ngram
     }
 
     /// The tokeniser.
@@ -169,7 +212,19 @@ impl Shingler {
         self.tokenizer
     }
 
-    /// The hashes of the tokens of `text`, in order.
+    /// A short description of the shingles, such as `auto 3/5-char` or `token 5-gram`.
+    pub fn describe(&self) -> String {
+        match self.tokenizer {
+            Tokenizer::Auto => format!(
+                "auto: {}-character shingles on CJK, {} elsewhere",
+                self.ngram, self.latin_ngram
+            ),
+            t => format!("{t}: {}-token shingles", self.ngram),
+        }
+    }
+
+    /// The hashes of the tokens of `text`, in order (for `auto`: its characters, spaces
+    /// left out).
     pub fn token_hashes(&self, text: &str) -> Vec<u64> {
         let mut tokens = Vec::with_capacity(text.len() / 2);
         let mut push = |token: &str| {
@@ -179,7 +234,10 @@ impl Shingler {
         };
         match self.tokenizer {
             Tokenizer::Char => text.split(' ').flat_map(split_chars).for_each(&mut push),
-            Tokenizer::Auto => text.split(' ').for_each(|word| split_auto(word, &mut push)),
+            Tokenizer::Auto => {
+                for_each_script_run(text, self.stopwords, |_, run| tokens.extend_from_slice(run))
+            }
+            Tokenizer::Token => text.split(' ').for_each(|word| split_auto(word, &mut push)),
             Tokenizer::Word => split_words(text, &mut push),
         }
         tokens
@@ -187,20 +245,66 @@ impl Shingler {
 
     /// The shingle set of normalised `text`.
     pub fn shingles(&self, text: &str) -> ShingleSet {
+        if self.tokenizer == Tokenizer::Auto {
+            let mut hashes = Vec::with_capacity(text.len() / 2);
+            for_each_script_run(text, self.stopwords, |cjk, run| {
+                let n = if cjk { self.ngram } else { self.latin_ngram };
+                push_shingle_hashes(run, n, &mut hashes);
+            });
+            return ShingleSet::from_hashes(hashes);
+        }
         let tokens = self.token_hashes(text);
-        ShingleSet::from_hashes(shingle_hashes(&tokens, self.ngram))
+        let mut hashes = Vec::with_capacity(tokens.len());
+        push_shingle_hashes(&tokens, self.ngram, &mut hashes);
+        ShingleSet::from_hashes(hashes)
     }
 }
 
-/// Hashes every window of `n` token hashes; fewer than `n` tokens give one shingle.
-fn shingle_hashes(tokens: &[u64], n: usize) -> Vec<u64> {
+/// Calls `emit(is_cjk, character_hashes)` for every maximal run of CJK or of other
+/// non-space characters of `text`; spaces neither end a run nor count. With `stopwords`,
+/// stopword words (non-CJK) and stopword characters (CJK) are left out without ending the run.
+fn for_each_script_run(text: &str, stopwords: bool, mut emit: impl FnMut(bool, &[u64])) {
+    let mut run: Vec<u64> = Vec::with_capacity(64);
+    let mut run_cjk = false;
+    for word in text.split(' ') {
+        let mut rest = word;
+        while let Some(first) = rest.chars().next() {
+            let cjk = is_cjk(first);
+            let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
+            let (piece, tail) = rest.split_at(end);
+            rest = tail;
+            if cjk != run_cjk && !run.is_empty() {
+                emit(run_cjk, &run);
+                run.clear();
+            }
+            run_cjk = cjk;
+            if cjk {
+                for (i, c) in piece.char_indices() {
+                    if !(stopwords && is_stopword(&piece[i..i + c.len_utf8()])) {
+                        run.push(char_hash(c));
+                    }
+                }
+            } else if !(stopwords && is_stopword(piece)) {
+                run.extend(piece.chars().map(char_hash));
+            }
+        }
+    }
+    if !run.is_empty() {
+        emit(run_cjk, &run);
+    }
+}
+
+/// Appends the hash of every window of `n` token hashes; fewer than `n` tokens give one
+/// shingle, none give none.
+fn push_shingle_hashes(tokens: &[u64], n: usize, out: &mut Vec<u64>) {
     if tokens.is_empty() {
-        return Vec::new();
+        return;
     }
     if tokens.len() <= n {
-        return vec![window_hash(tokens)];
+        out.push(window_hash(tokens));
+        return;
     }
-    tokens.windows(n).map(window_hash).collect()
+    out.extend(tokens.windows(n).map(window_hash));
 }
 
 #[inline]
@@ -218,9 +322,14 @@ fn token_hash(token: &str) -> u64 {
     let mut chars = token.chars();
     match (chars.next(), chars.next()) {
         // Single characters (the common case for CJK) skip the byte hash.
-        (Some(c), None) => mix64(c as u64 | 1 << 40),
+        (Some(c), None) => char_hash(c),
         _ => hash64(token.as_bytes()),
     }
+}
+
+#[inline]
+fn char_hash(c: char) -> u64 {
+    mix64(c as u64 | 1 << 40)
 }
 
 fn split_chars(word: &str) -> impl Iterator<Item = &str> {
@@ -298,10 +407,71 @@ mod tests {
     }
 
     #[test]
-    fn auto_mixes_characters_and_words() {
+    fn token_mixes_characters_and_words() {
         // 4 Han characters + "iphone" + "15" + 2 Han characters.
-        assert_eq!(token_count(Tokenizer::Auto, "苹果发布iphone 15新品"), 8);
+        assert_eq!(token_count(Tokenizer::Token, "苹果发布iphone 15新品"), 8);
         assert_eq!(token_count(Tokenizer::Char, "苹果发布iphone 15新品"), 14);
+        assert_eq!(token_count(Tokenizer::Auto, "苹果发布iphone 15新品"), 14);
+    }
+
+    fn auto(n: usize, latin: usize) -> Shingler {
+        ShinglerBuilder::new()
+            .ngram(n)
+            .latin_ngram(latin)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn auto_sizes_shingles_by_script() {
+        // Runs: 苹果发布 (4 CJK) | iphone15 (8 Latin, the space ignored) | 新品 (2 CJK).
+        // CJK 3-grams: 2 + 1 (short run: one shingle); Latin 5-grams: 4.
+        assert_eq!(auto(3, 5).shingles("苹果发布iphone 15新品").len(), 7);
+        // Defaults: 3 on CJK, 5 elsewhere.
+        let default = ShinglerBuilder::new().build().unwrap();
+        assert_eq!((default.ngram(), default.latin_ngram()), (3, 5));
+        assert_eq!(
+            default.shingles("苹果发布iphone 15新品"),
+            auto(3, 5).shingles("苹果发布iphone 15新品")
+        );
+        // --ngram alone moves the Latin size along.
+        let two = ShinglerBuilder::new().ngram(2).build().unwrap();
+        assert_eq!(two.latin_ngram(), 4);
+        // Spaces do not matter; a script change ends a run.
+        assert_eq!(
+            auto(3, 5).shingles("hello world"),
+            auto(3, 5).shingles("helloworld")
+        );
+        assert_eq!(auto(3, 5).shingles("abcde").len(), 1);
+        assert_eq!(auto(3, 5).shingles("abcdef").len(), 2);
+        assert_eq!(auto(3, 5).shingles("一二三四").len(), 2);
+    }
+
+    #[test]
+    fn auto_one_edit_costs_alike_in_both_scripts() {
+        // One substituted character removes at most `n` shingles of its run.
+        let s = auto(3, 5);
+        let a = s.shingles("今天北京天气晴朗适合出门散步");
+        let b = s.shingles("今天北京天气晴郎适合出门散步");
+        let common = a.hashes().iter().filter(|h| b.hashes().contains(h)).count();
+        assert_eq!(a.len() - common, 3);
+        let a = s.shingles("the weather in beijing is fine today");
+        let b = s.shingles("the weather in beijing is fine todax");
+        let common = a.hashes().iter().filter(|h| b.hashes().contains(h)).count();
+        assert_eq!(a.len() - common, 1); // the edit is on the last character
+    }
+
+    #[test]
+    fn auto_drops_stopwords_without_ending_runs() {
+        let plain = auto(3, 5);
+        let filtered = ShinglerBuilder::new()
+            .remove_stopwords(true)
+            .build()
+            .unwrap();
+        assert_eq!(plain.token_hashes("the cat is here").len(), 12);
+        assert_eq!(filtered.token_hashes("the cat is here").len(), 3);
+        // 的 is a Chinese stopword character.
+        assert_eq!(filtered.token_hashes("我的书").len(), 1);
     }
 
     #[test]
@@ -312,7 +482,7 @@ mod tests {
 
     #[test]
     fn short_text_has_one_shingle_and_empty_has_none() {
-        let s = shingler(Tokenizer::Auto, 5);
+        let s = shingler(Tokenizer::Token, 5);
         assert_eq!(s.shingles("你好").len(), 1);
         assert_ne!(s.shingles("你好"), s.shingles("好你"));
         assert!(s.shingles("").is_empty());
@@ -322,11 +492,20 @@ mod tests {
     #[test]
     fn shingle_hashes_are_stable_across_releases() {
         // Pinned: persisted signatures depend on these; a change must bump a format version.
-        let hashes = shingler(Tokenizer::Auto, 2)
+        let hashes = shingler(Tokenizer::Token, 2)
             .shingles("新闻 news")
             .hashes()
             .to_vec();
         assert_eq!(hashes, [4087276160000608096, 5781307451207101370]);
+        let hashes = auto(2, 3).shingles("新闻 news").hashes().to_vec();
+        assert_eq!(
+            hashes,
+            [
+                4740516893382685168,
+                5781307451207101370,
+                16690827160090385212
+            ]
+        );
     }
 
     #[test]
@@ -338,8 +517,9 @@ mod tests {
 
     #[test]
     fn stopwords_are_removed_when_asked() {
-        let plain = shingler(Tokenizer::Auto, 1);
+        let plain = shingler(Tokenizer::Token, 1);
         let filtered = ShinglerBuilder::new()
+            .tokenizer(Tokenizer::Token)
             .ngram(1)
             .remove_stopwords(true)
             .build()

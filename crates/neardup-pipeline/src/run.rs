@@ -9,6 +9,7 @@ use std::time::Instant;
 use neardup_core::methods::exact::Exact;
 use neardup_core::methods::minhash::MinHashBuilder;
 use neardup_core::normalize::NormalizeOptions;
+use neardup_core::tokenize::Tokenizer;
 use neardup_core::Method;
 use serde_json::{json, Map, Value};
 
@@ -68,7 +69,17 @@ pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
         MethodConfig::MinHash(builder) => {
             let method = builder.clone().build()?;
             let lsh = method.lsh();
-            let params = json!({"bands": lsh.bands, "rows": lsh.rows, "measure": format!("{:?}", method.measure()).to_lowercase()});
+            let shingler = method.shingler();
+            let mut params = json!({
+                "bands": lsh.bands,
+                "rows": lsh.rows,
+                "measure": format!("{:?}", method.measure()).to_lowercase(),
+                "tokenizer": shingler.tokenizer().name(),
+                "ngram": shingler.ngram(),
+            });
+            if shingler.tokenizer() == Tokenizer::Auto {
+                params["latin_ngram"] = json!(shingler.latin_ngram());
+            }
             run_with(&method, params, config, progress)
         }
     }

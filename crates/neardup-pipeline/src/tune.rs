@@ -12,6 +12,7 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use neardup_core::methods::minhash::MinHashBuilder;
+use neardup_core::tokenize::Tokenizer;
 use serde_json::{json, Value};
 
 use crate::engine::{dedup, EngineOptions, NoProgress};
@@ -60,8 +61,10 @@ pub struct TuneGrid {
 /// The result of one setting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneRow {
-    /// Tokens per shingle.
+    /// Tokens per shingle (`auto`: characters on CJK text).
     pub ngram: usize,
+    /// `auto` only: characters per shingle on non-CJK text.
+    pub latin_ngram: Option<usize>,
     /// Signature length.
     pub permutations: usize,
     /// Similarity threshold.
@@ -100,6 +103,9 @@ pub fn sweep(
                     .permutations(permutations)
                     .threshold(threshold);
                 let method = builder.build()?;
+                let shingler = method.shingler();
+                let latin_ngram =
+                    (shingler.tokenizer() == Tokenizer::Auto).then(|| shingler.latin_ngram());
                 let started = Instant::now();
                 let outcome = dedup(&method, texts, engine, &NoProgress);
                 let seconds = started.elapsed().as_secs_f64();
@@ -119,6 +125,7 @@ pub fn sweep(
                 let lsh = method.lsh();
                 rows.push(TuneRow {
                     ngram,
+                    latin_ngram,
                     permutations,
                     threshold,
                     bands_rows: (lsh.bands, lsh.rows),
@@ -159,14 +166,18 @@ pub fn recommend(rows: &[TuneRow], objective: Objective) -> Option<usize> {
 pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds");
+    let ngram = |row: &TuneRow| match row.latin_ngram {
+        Some(latin) => format!("{}/{latin}", row.ngram),
+        None => row.ngram.to_string(),
+    };
     for row in rows {
         let ari = row
             .adjusted_rand_index
             .map_or("      -".to_owned(), |a| format!("{a:7.4}"));
         let _ = writeln!(
             out,
-            "{:5}  {:5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}",
-            row.ngram,
+            "{:>5}  {:5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}",
+            ngram(row),
             row.permutations,
             row.threshold,
             format!("{} x {}", row.bands_rows.0, row.bands_rows.1),
@@ -182,9 +193,12 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
             let row = &rows[best];
             writeln!(
                 out,
-                "\nrecommended ({}): --ngram {} --permutations {} --threshold {} (precision {:.4}, recall {:.4}, F1 {:.4})",
+                "\nrecommended ({}): --ngram {}{} --permutations {} --threshold {} (precision {:.4}, recall {:.4}, F1 {:.4})",
                 describe(objective),
                 row.ngram,
+                row.latin_ngram
+                    .filter(|&latin| latin != row.ngram + 2)
+                    .map_or(String::new(), |latin| format!(" --latin-ngram {latin}")),
                 row.permutations,
                 row.threshold,
                 row.scores.precision,
@@ -207,7 +221,7 @@ pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
         .iter()
         .map(|row| {
             json!({
-                "ngram": row.ngram, "permutations": row.permutations, "threshold": row.threshold,
+                "ngram": row.ngram, "latin_ngram": row.latin_ngram, "permutations": row.permutations, "threshold": row.threshold,
                 "bands": row.bands_rows.0, "rows": row.bands_rows.1,
                 "precision": row.scores.precision, "recall": row.scores.recall, "f1": row.scores.f1,
                 "adjusted_rand_index": row.adjusted_rand_index, "kept": row.kept, "seconds": row.seconds,
@@ -232,6 +246,7 @@ mod tests {
         let f1 = 2.0 * precision * recall / (precision + recall);
         TuneRow {
             ngram: 5,
+            latin_ngram: None,
             permutations: 128,
             threshold,
             bands_rows: (21, 6),

@@ -77,7 +77,8 @@ fn dedup_contract_on_the_example() {
             expected_kept.push(line.clone());
         } else {
             assert_eq!(row["cluster"], row["duplicate_of"]);
-            assert!(row["similarity"].as_f64().unwrap() >= 0.7 - 1e-9);
+            // At least the default threshold (0.4).
+            assert!(row["similarity"].as_f64().unwrap() >= 0.4 - 1e-9);
         }
     }
     assert_eq!(

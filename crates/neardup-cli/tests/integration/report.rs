@@ -63,7 +63,7 @@ fn report_of_the_example_has_summary_charts_and_diffs() {
         3,
         "sizes, similarity, S-curve"
     );
-    assert!(html.contains("<polyline") && html.contains("threshold 0.70"));
+    assert!(html.contains("<polyline") && html.contains("threshold 0.40"));
     assert!(links(&html).iter().all(|link| link.starts_with('#')));
     assert!(!html.contains("http://") && !html.contains("https://"));
 }
