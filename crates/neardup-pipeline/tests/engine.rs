@@ -201,6 +201,7 @@ fn connected_mode_chains_and_exact_copies_follow_their_leader() {
         "h i j k l m n o p q r s t u v w",
     ];
     let method = MinHashBuilder::new()
+        .tokenizer(neardup_core::tokenize::Tokenizer::Token)
         .threshold(0.6)
         .ngram(1)
         .build()

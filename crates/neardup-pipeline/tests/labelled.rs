@@ -5,8 +5,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use neardup_core::measure::SetMeasure;
+use neardup_core::measure::{containment, SetMeasure};
 use neardup_core::methods::minhash::MinHashBuilder;
+use neardup_core::tokenize::Tokenizer;
 use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress};
 use serde_json::Value;
 
@@ -51,41 +52,67 @@ fn clough_stevenson_containment_per_category() {
         .filter(|(_, d)| d["category"] == "orig")
         .map(|(i, d)| (d["task"].as_str().unwrap(), i))
         .collect();
-    for (ngram, threshold) in [(5, 0.5), (5, 0.7), (3, 0.3), (3, 0.5)] {
-        let builder = MinHashBuilder::new()
+    let settings = [
+        (5, 0.5, None),
+        (5, 0.7, None),
+        (3, 0.3, None),
+        (3, 0.5, None),
+        (3, 0.5, Some(0.1)),
+    ];
+    for (ngram, threshold, lsh_threshold) in settings {
+        // Word shingles (`token`): the plagiarism is copied word for word.
+        let mut builder = MinHashBuilder::new()
+            .tokenizer(Tokenizer::Token)
             .measure(SetMeasure::Containment)
             .ngram(ngram)
             .threshold(threshold);
+        if let Some(lsh) = lsh_threshold {
+            builder = builder.lsh_threshold(lsh);
+        }
+        let method = builder.clone().build().unwrap();
+        let shingles: Vec<_> = texts.iter().map(|t| method.shingles(t)).collect();
         let pairs = verified_pairs(&texts, builder);
-        let mut found: HashMap<&str, (usize, usize)> = HashMap::new();
+        // (found, exact ceiling, answers) per category; the ceiling is brute force.
+        let mut found: HashMap<&str, (usize, usize, usize)> = HashMap::new();
         for (i, doc) in docs.iter().enumerate() {
             let category = doc["category"].as_str().unwrap();
             if category == "orig" {
                 continue;
             }
             let source = source_of_task[doc["task"].as_str().unwrap()];
+            let exact = containment(shingles[i].hashes(), shingles[source].hashes());
             let entry = found.entry(category).or_default();
-            entry.1 += 1;
+            entry.2 += 1;
+            entry.1 += (exact >= threshold) as usize;
             entry.0 += pairs.contains(&pair(i, source)) as usize;
         }
-        let show = |c: &str| format!("{}/{}", found[c].0, found[c].1);
+        let show = |c: &str| format!("{}/{} (exact {})", found[c].0, found[c].2, found[c].1);
         eprintln!(
-            "clough-stevenson {ngram}-grams containment {threshold}: cut {} light {} heavy {} non (false positives) {}",
+            "clough-stevenson {ngram}-grams containment {threshold} (lsh threshold {lsh_threshold:?}): cut {} light {} heavy {} non (false positives) {}",
             show("cut"),
             show("light"),
             show("heavy"),
             show("non")
         );
+        for (category, (got, ceiling, _)) in &found {
+            // A flagged pair is verified, so it never exceeds the exact count; LSH may miss
+            // pairs of very different lengths (containment high, Jaccard low).
+            assert!(got <= ceiling, "{category}: {found:?}");
+            if lsh_threshold.is_some() {
+                // Tuned low enough for answers a third of their source's length: nothing missed.
+                assert_eq!(got, ceiling, "{category}: {found:?}");
+            }
+        }
         // Some `cut` answers copy a part of the article the `orig` text does not contain, so
         // the exact containment ceiling is 17/19 at 3-grams, 0.3 and 12/19 at 5-grams, 0.5.
         assert_eq!(found["non"].0, 0, "independent answers flagged: {found:?}");
-        if (ngram, threshold) == (3, 0.3) {
+        if (ngram, threshold, lsh_threshold) == (3, 0.3, None) {
             assert!(
                 found["cut"].0 >= 17,
                 "cut recall below the exact ceiling: {found:?}"
             );
         }
-        if (ngram, threshold) == (5, 0.5) {
+        if (ngram, threshold, lsh_threshold) == (5, 0.5, None) {
             assert!(
                 found["cut"].0 >= 12,
                 "cut recall below the exact ceiling: {found:?}"
@@ -107,10 +134,22 @@ fn sohu_pairs_at_default_settings() {
             texts.push(row["sentence2"].as_str().unwrap().to_owned());
         }
         for (name, builder) in [
-            ("default (jaccard 0.7)", MinHashBuilder::new()),
             (
-                "containment 0.7",
-                MinHashBuilder::new().measure(SetMeasure::Containment),
+                "default (auto shingles, jaccard 0.4)",
+                MinHashBuilder::new(),
+            ),
+            (
+                "auto shingles, containment 0.7",
+                MinHashBuilder::new()
+                    .measure(SetMeasure::Containment)
+                    .threshold(0.7),
+            ),
+            (
+                "token 5-grams, jaccard 0.7",
+                MinHashBuilder::new()
+                    .tokenizer(Tokenizer::Token)
+                    .ngram(5)
+                    .threshold(0.7),
             ),
         ] {
             let pairs = verified_pairs(&texts, builder);
@@ -131,10 +170,12 @@ fn sohu_pairs_at_default_settings() {
                 show(3),
                 show(0)
             );
-            assert_eq!(
-                by_label.get(&0).map_or(0, |x| x.0),
-                0,
-                "unrelated pairs flagged in {file}"
+            // One dd label-0 pair is two versions of a source credit line ("来源/中共福建省委
+            // 文明办、福建日报..."), Jaccard 0.45 on the default shingles: flagged at 0.4.
+            let allowed = usize::from(name.starts_with("default") && file.contains("dd-test"));
+            assert!(
+                by_label.get(&0).map_or(0, |x| x.0) <= allowed,
+                "unrelated pairs flagged in {file}: {by_label:?}"
             );
         }
     }
