@@ -8,12 +8,11 @@ use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::measure::SetMeasure;
 use neardup_core::methods::minhash::{MinHashBuilder, DEFAULT_THRESHOLD};
 use neardup_core::minhash::SketchScheme;
-use neardup_core::normalize::{ChineseVariant, NormalizeOptions};
-use neardup_core::tokenize::Tokenizer;
 use neardup_pipeline::engine::EngineOptions;
-use neardup_pipeline::input::{Format, InputOptions, OnError};
+use neardup_pipeline::input::{InputOptions, OnError};
 use neardup_pipeline::run::{run, MethodConfig, RunConfig};
 
+use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
 use crate::progress;
 
 #[derive(Args)]
@@ -42,17 +41,10 @@ pub struct DedupArgs {
     /// Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).
     #[arg(long, default_value = "jaccard")]
     measure: SetMeasure,
-    /// Shingles: `auto` (character n-grams sized by script), `token` (one token per CJK
-    /// character and per word), `char` (character n-grams), `word` (jieba for Chinese).
-    #[arg(long, default_value = "auto")]
-    tokenizer: Tokenizer,
     /// Tokens per shingle; for `auto`, characters per shingle on CJK text [default: 3 for
     /// `auto`, 5 otherwise].
-    #[arg(long)]
+    #[arg(long, help_heading = "Shingles")]
     ngram: Option<usize>,
-    /// For `auto`: characters per shingle on non-CJK text [default: --ngram + 2].
-    #[arg(long)]
-    latin_ngram: Option<usize>,
     /// MinHash signature length.
     #[arg(long, default_value_t = 128)]
     permutations: usize,
@@ -72,21 +64,6 @@ pub struct DedupArgs {
     /// Seed of the MinHash hash family.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Remove English and Chinese stopwords before shingling.
-    #[arg(long)]
-    stopwords: bool,
-    /// Chinese script: `simplified` (convert traditional) or `keep`.
-    #[arg(long, default_value = "simplified", value_parser = ["simplified", "keep"])]
-    chinese_variant: String,
-    /// Strip HTML tags and decode entities (web pages).
-    #[arg(long)]
-    strip_html: bool,
-    /// Keep punctuation and symbols (by default they become spaces).
-    #[arg(long)]
-    keep_punctuation: bool,
-    /// Keep letter case (by default text is lowercased).
-    #[arg(long)]
-    keep_case: bool,
     /// Clustering: `representative` (every removed document is similar to the kept one) or
     /// `connected` (union-find over verified pairs).
     #[arg(long, default_value = "representative")]
@@ -98,15 +75,6 @@ pub struct DedupArgs {
     /// (keeps template floods from going quadratic; counted as `capped_buckets` in stats).
     #[arg(long, default_value_t = 1000)]
     bucket_cap: usize,
-    /// Field holding the text (dotted path for nested JSON; column name for CSV/Parquet).
-    #[arg(long, default_value = "text")]
-    text_field: String,
-    /// Field holding the id; without it the id is the 1-based record number.
-    #[arg(long)]
-    id_field: Option<String>,
-    /// Input format (default: from the extension): jsonl, text, csv, tsv, parquet.
-    #[arg(long)]
-    format: Option<Format>,
     /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
     #[arg(long, default_value = "fail")]
     on_error: OnError,
@@ -119,29 +87,22 @@ pub struct DedupArgs {
     /// No progress bar and no summary.
     #[arg(short, long)]
     quiet: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    normalize: NormalizeArgs,
+    #[command(flatten)]
+    shingles: ShingleArgs,
 }
 
 impl DedupArgs {
-    fn normalize_options(&self) -> NormalizeOptions {
-        NormalizeOptions {
-            lowercase: !self.keep_case,
-            chinese_variant: match self.chinese_variant.as_str() {
-                "keep" => ChineseVariant::Keep,
-                _ => ChineseVariant::Simplified,
-            },
-            strip_punctuation: !self.keep_punctuation,
-            strip_html: self.strip_html,
-        }
-    }
-
     fn method(&self) -> MethodConfig {
         if self.method == "exact" {
-            return MethodConfig::Exact(self.normalize_options());
+            return MethodConfig::Exact(self.normalize.options());
         }
-        let mut builder = MinHashBuilder::new()
-            .normalize(self.normalize_options())
-            .tokenizer(self.tokenizer)
-            .remove_stopwords(self.stopwords)
+        let mut builder = self
+            .shingles
+            .apply(MinHashBuilder::new(), &self.normalize)
             .permutations(self.permutations)
             .scheme(self.sketch)
             .seed(self.seed)
@@ -153,9 +114,6 @@ impl DedupArgs {
         if let Some(n) = self.ngram {
             builder = builder.ngram(n);
         }
-        if let Some(n) = self.latin_ngram {
-            builder = builder.latin_ngram(n);
-        }
         if let Some(threshold) = self.lsh_threshold {
             builder = builder.lsh_threshold(threshold);
         }
@@ -166,11 +124,9 @@ impl DedupArgs {
         RunConfig {
             inputs: self.inputs.clone(),
             input: InputOptions {
-                format: self.format,
-                text_field: self.text_field.clone(),
-                id_field: self.id_field.clone(),
                 on_error: self.on_error,
                 max_doc_bytes: self.max_doc_bytes,
+                ..self.input.options()
             },
             output: self.output.clone(),
             clusters: self.clusters.clone(),

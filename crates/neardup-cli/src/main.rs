@@ -3,6 +3,7 @@
 //! This binary only translates the command line into a [`neardup_pipeline::run::RunConfig`]
 //! and draws progress; every algorithm lives in the library crates.
 
+mod args;
 mod dedup;
 mod eval;
 mod progress;

@@ -1,7 +1,8 @@
 //! `neardup report`: write one self-contained HTML page about a dedup run.
 
 use clap::Args;
-use neardup_pipeline::input::{Format, InputOptions};
+
+use crate::args::InputArgs;
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -17,15 +18,6 @@ pub struct ReportArgs {
     /// Where to write the HTML page (`-` = stdout).
     #[arg(short, long)]
     output: String,
-    /// Field holding the text, as given to `dedup`.
-    #[arg(long, default_value = "text")]
-    text_field: String,
-    /// Field holding the id, as given to `dedup`.
-    #[arg(long)]
-    id_field: Option<String>,
-    /// Input format, as given to `dedup` (default: from the extension).
-    #[arg(long)]
-    format: Option<Format>,
     /// Clusters in each of the two lists (largest, borderline).
     #[arg(long, default_value_t = 50)]
     max_clusters: usize,
@@ -38,6 +30,9 @@ pub struct ReportArgs {
     /// No summary line.
     #[arg(short, long)]
     quiet: bool,
+    /// The input options given to `dedup`.
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
@@ -46,12 +41,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
 
     let config = ReportConfig {
         inputs: args.inputs.clone(),
-        input: InputOptions {
-            format: args.format,
-            text_field: args.text_field.clone(),
-            id_field: args.id_field.clone(),
-            ..InputOptions::default()
-        },
+        input: args.input.options(),
         clusters: args.clusters.clone(),
         stats: args.stats.clone(),
         output: args.output.clone(),

@@ -1,7 +1,8 @@
 //! `neardup synth`: build a near-duplicate benchmark from a corpus.
 
 use clap::Args;
-use neardup_pipeline::input::{Format, InputOptions};
+
+use crate::args::InputArgs;
 
 #[derive(Args)]
 pub struct SynthArgs {
@@ -19,15 +20,6 @@ pub struct SynthArgs {
     /// Output truth (JSONL, one row per corpus row): {"id", "cluster", "category"}.
     #[arg(long)]
     truth: String,
-    /// Field holding the text (dotted path for nested JSON; column name for CSV/Parquet).
-    #[arg(long, default_value = "text")]
-    text_field: String,
-    /// Field holding the id (copied to "source"); without it the 1-based record number.
-    #[arg(long)]
-    id_field: Option<String>,
-    /// Input format (default: from the extension): jsonl, text, csv, tsv, parquet.
-    #[arg(long)]
-    format: Option<Format>,
     /// Seed of every random choice: the same input, seed and options give the same bytes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -57,6 +49,9 @@ pub struct SynthArgs {
     /// No summary.
     #[arg(short, long)]
     quiet: bool,
+    /// Where the text and the id are (the id is copied to "source").
+    #[command(flatten)]
+    input: InputArgs,
 }
 
 pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
@@ -65,12 +60,7 @@ pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
 
     let config = SynthConfig {
         inputs: args.inputs.clone(),
-        input: InputOptions {
-            format: args.format,
-            text_field: args.text_field.clone(),
-            id_field: args.id_field.clone(),
-            ..InputOptions::default()
-        },
+        input: args.input.options(),
         corpus: args.output.clone(),
         truth: args.truth.clone(),
         limit: args.limit,

@@ -5,14 +5,14 @@ use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::measure::SetMeasure;
 use neardup_core::methods::minhash::MinHashBuilder;
-use neardup_core::normalize::{ChineseVariant, NormalizeOptions};
-use neardup_core::tokenize::Tokenizer;
 use neardup_pipeline::engine::EngineOptions;
 use neardup_pipeline::eval::TruthFormat;
 use neardup_pipeline::eval_io::{load_truth, EvalOptions};
-use neardup_pipeline::input::{read_inputs, Format, InputOptions, OnError};
+use neardup_pipeline::input::read_inputs;
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::tune::{render_json, render_text, sweep, Objective, TuneGrid};
+
+use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
 
 #[derive(Args)]
 pub struct TuneArgs {
@@ -39,9 +39,6 @@ pub struct TuneArgs {
     /// following at +2 unless --latin-ngram is given).
     #[arg(long, value_delimiter = ',', default_value = "2,3,4,5")]
     ngrams: Vec<usize>,
-    /// For `auto`: a fixed shingle size on non-CJK text.
-    #[arg(long)]
-    latin_ngram: Option<usize>,
     /// Signature lengths to try (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "128")]
     permutations: Vec<usize>,
@@ -51,24 +48,9 @@ pub struct TuneArgs {
     /// Verification measure: `jaccard` or `containment`.
     #[arg(long, default_value = "jaccard")]
     measure: SetMeasure,
-    /// Shingles: `auto`, `token`, `char`, `word` (as for `dedup`).
-    #[arg(long, default_value = "auto")]
-    tokenizer: Tokenizer,
-    /// Chinese script: `simplified` or `keep`.
-    #[arg(long, default_value = "simplified", value_parser = ["simplified", "keep"])]
-    chinese_variant: String,
     /// Clustering: `representative` or `connected`.
     #[arg(long, default_value = "representative")]
     cluster: ClusterMode,
-    /// Field holding the text.
-    #[arg(long, default_value = "text")]
-    text_field: String,
-    /// Field holding the id (must match the truth's ids); default: 1-based record number.
-    #[arg(long)]
-    id_field: Option<String>,
-    /// Input format (default: from the extension).
-    #[arg(long)]
-    format: Option<Format>,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -78,6 +60,13 @@ pub struct TuneArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Where the text and the id are (the ids must match the truth's).
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    normalize: NormalizeArgs,
+    #[command(flatten)]
+    shingles: ShingleArgs,
 }
 
 pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
@@ -90,14 +79,7 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
         positive_label: args.positive_label,
     };
     let truth = load_truth(&args.truth, &options)?;
-    let input = InputOptions {
-        format: args.format,
-        text_field: args.text_field.clone(),
-        id_field: args.id_field.clone(),
-        on_error: OnError::Fail,
-        ..InputOptions::default()
-    };
-    let corpus = read_inputs(&args.inputs, &input)?;
+    let corpus = read_inputs(&args.inputs, &args.input.options())?;
     let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
     let ids: Vec<serde_json::Value> = corpus.records.iter().map(|r| r.id.clone()).collect();
     let grid = TuneGrid {
@@ -105,20 +87,10 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
         ngrams: args.ngrams.clone(),
         permutations: args.permutations.clone(),
     };
-    let normalize = NormalizeOptions {
-        chinese_variant: match args.chinese_variant.as_str() {
-            "keep" => ChineseVariant::Keep,
-            _ => ChineseVariant::Simplified,
-        },
-        ..NormalizeOptions::default()
-    };
-    let mut base = MinHashBuilder::new()
-        .normalize(normalize)
-        .tokenizer(args.tokenizer)
+    let base = args
+        .shingles
+        .apply(MinHashBuilder::new(), &args.normalize)
         .measure(args.measure);
-    if let Some(n) = args.latin_ngram {
-        base = base.latin_ngram(n);
-    }
     let engine = EngineOptions {
         cluster: args.cluster,
         keep: KeepPolicy::First,

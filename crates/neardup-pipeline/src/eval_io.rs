@@ -34,8 +34,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
@@ -224,7 +223,7 @@ struct Rows {
 impl Rows {
     fn open(path: &str) -> Result<Rows> {
         Ok(Rows {
-            reader: open(path)?,
+            reader: crate::input::open_stream(path)?,
             path: display_path(path).to_owned(),
             line: 0,
             buffer: Vec::new(),
@@ -252,34 +251,6 @@ impl Rows {
     fn error(&self, message: String) -> Error {
         Error::input(&self.path, self.line, message)
     }
-}
-
-/// Opens `path` (`-`: standard input), decompressing gzip or zstd by their magic bytes.
-fn open(path: &str) -> Result<Box<dyn BufRead>> {
-    let name = display_path(path);
-    let mut raw: Box<dyn Read> = if path == "-" {
-        Box::new(io::stdin().lock())
-    } else {
-        Box::new(File::open(path).map_err(|e| Error::io(name, e))?)
-    };
-    let mut head = Vec::with_capacity(4);
-    (&mut raw)
-        .take(4)
-        .read_to_end(&mut head)
-        .map_err(|e| Error::io(name, e))?;
-    let (gzip, zstd) = (
-        head.starts_with(&[0x1f, 0x8b]),
-        head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]),
-    );
-    let stream = io::Cursor::new(head).chain(raw);
-    let decoded: Box<dyn Read> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(stream))
-    } else if zstd {
-        Box::new(zstd::Decoder::new(stream).map_err(|e| Error::io(name, e))?)
-    } else {
-        Box::new(stream)
-    };
-    Ok(Box::new(BufReader::with_capacity(1 << 16, decoded)))
 }
 
 /// A line as a JSON object.

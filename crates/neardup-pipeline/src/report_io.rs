@@ -9,8 +9,7 @@
 //! its representative. The clusters file may be gzip- or zstd-compressed.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::BufRead;
 
 use neardup_core::cluster::Assignment;
 use serde::Deserialize;
@@ -118,7 +117,7 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
     let mut assignment = Assignment::all_kept(records.len());
     let mut ids = IdIndex::new(records);
     let mut rows = 0usize;
-    for (index, line) in open(path)?.lines().enumerate() {
+    for (index, line) in crate::input::open_stream(path)?.lines().enumerate() {
         let line_number = index as u64 + 1;
         let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {
@@ -182,25 +181,6 @@ impl<'a> IdIndex<'a> {
         });
         by_id.get(&id.to_string()).copied()
     }
-}
-
-/// Opens `path`, decompressing gzip or zstd as its first bytes say.
-fn open(path: &str) -> Result<Box<dyn BufRead>> {
-    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut head = Vec::with_capacity(4);
-    (&mut file)
-        .take(4)
-        .read_to_end(&mut head)
-        .map_err(|e| Error::io(path, e))?;
-    let stream = io::Cursor::new(head.clone()).chain(file);
-    Ok(match head.as_slice() {
-        [0x1f, 0x8b, ..] => Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(stream))),
-        [0x28, 0xb5, 0x2f, 0xfd] => {
-            let decoder = zstd::Decoder::new(stream).map_err(|e| Error::io(path, e))?;
-            Box::new(BufReader::new(decoder))
-        }
-        _ => Box::new(BufReader::new(stream)),
-    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod compression;
 mod delimited;
 mod lines;
 
+pub(crate) use compression::open_stream;
 pub(crate) use lines::describe;
 mod parquet;
 
