@@ -11,9 +11,11 @@ use std::time::Instant;
 
 use neardup_core::hash::mix64;
 use neardup_core::measure::jaccard;
+use neardup_core::methods::minhash::MinHashBuilder;
 use neardup_core::minhash::{estimate_jaccard, MinHasher, SketchScheme};
 use neardup_core::normalize::{ChineseVariant, NormalizeOptions, Normalizer};
 use neardup_core::tokenize::{ShinglerBuilder, Tokenizer};
+use neardup_core::Method;
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -91,6 +93,30 @@ fn main() {
         });
         println!("signature {scheme:<14?}{:8.1} MB/s", megabytes / seconds);
     }
+    let seconds = time(3, || {
+        let total: usize = texts
+            .iter()
+            .map(|t| shingler.shingles(&with_t2s.normalize(t)).len())
+            .sum();
+        std::hint::black_box(total);
+    });
+    println!("normalise + shingle    {:8.1} MB/s", megabytes / seconds);
+    let method = MinHashBuilder::new()
+        .ngram(ngram)
+        .permutations(permutations)
+        .build()
+        .unwrap();
+    let seconds = time(3, || {
+        let total: u64 = texts
+            .iter()
+            .map(|t| method.sketch(t).signature()[0] as u64)
+            .sum();
+        std::hint::black_box(total);
+    });
+    println!(
+        "whole sketch (normalise with t2s + shingle + classic signature + identity) {:8.1} MB/s",
+        megabytes / seconds
+    );
     println!("\nmean absolute error of the Jaccard estimate (60 pairs per cell)");
     println!("set size | classic | oph");
     for size in [20u64, 100, 1000, 10_000] {

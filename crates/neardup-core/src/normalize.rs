@@ -2,10 +2,16 @@
 //!
 //! The steps, in order: optional HTML stripping, Unicode NFKC (full-width letters, digits and
 //! punctuation become their ASCII forms; compatibility ideographs become unified ones), case
-//! folding (`char::to_lowercase`), optional traditional-to-simplified Chinese (zhconv,
-//! MediaWiki's tables), and punctuation folding: every character that is neither a letter nor
-//! a digit (punctuation, symbols, emoji) becomes a space, and runs of whitespace become one
-//! space. The result has no leading or trailing space.
+//! folding (`char::to_lowercase`), optional traditional-to-simplified Chinese, and punctuation
+//! folding: every character that is neither a letter nor a digit (punctuation, symbols, emoji)
+//! becomes a space, and runs of whitespace become one space. The result has no leading or
+//! trailing space.
+//!
+//! Traditional-to-simplified conversion is character by character, with the single-character
+//! rules of zhconv (MediaWiki's conversion tables), built once per process. Phrase rules are
+//! deliberately not applied: deduplication needs the same character to become the same
+//! character in every document, so that a traditional repost and its simplified original
+//! normalise alike; a context-dependent conversion could turn one character two ways.
 
 use std::borrow::Cow;
 
@@ -78,15 +84,13 @@ impl Normalizer {
         } else {
             Cow::Borrowed(text)
         };
-        let folded = self
-            .fast_fold(&text)
-            .unwrap_or_else(|| self.full_fold(&text));
-        match self.options.chinese_variant {
-            ChineseVariant::Simplified if has_han(&folded) => {
-                zhconv::zhconv(&folded, zhconv::Variant::ZhHans)
-            }
-            _ => folded,
-        }
+        self.fast_fold(&text)
+            .unwrap_or_else(|| self.full_fold(&text))
+    }
+
+    #[inline]
+    fn simplify(&self) -> bool {
+        self.options.chinese_variant == ChineseVariant::Simplified
     }
 
     /// NFKC, case folding and punctuation folding in one pass, for text whose characters all
@@ -96,12 +100,16 @@ impl Normalizer {
         if !self.options.strip_punctuation {
             return None;
         }
+        let simplify = self.simplify().then(t2s_table);
         let mut out = String::with_capacity(text.len());
         let mut pending_space = false;
         for c in text.chars() {
             let mut c = nfkc_simple(c)?;
             if self.options.lowercase {
                 c = c.to_ascii_lowercase();
+            }
+            if let Some(table) = simplify {
+                c = simplified(table, c);
             }
             if c.is_whitespace() || !is_alphanumeric(c) {
                 pending_space = !out.is_empty();
@@ -124,7 +132,44 @@ impl Normalizer {
         } else {
             text
         };
-        fold_spaces(&text, self.options.strip_punctuation)
+        let simplify = self.simplify().then(t2s_table);
+        fold_spaces(&text, self.options.strip_punctuation, simplify)
+    }
+}
+
+/// First code point of [`t2s_table`]: CJK Extension A, then the unified ideographs.
+const T2S_FIRST: u32 = 0x3400;
+/// Last code point of [`t2s_table`].
+const T2S_LAST: u32 = 0x9FFF;
+
+/// The simplified form of every character from U+3400 to U+9FFF (itself when it has no
+/// single-character simplified form), from zhconv's zh-Hans rules, built on first use.
+fn t2s_table() -> &'static [char] {
+    static TABLE: std::sync::OnceLock<Box<[char]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let converter = zhconv::get_builtin_converter(zhconv::Variant::ZhHans);
+        let mut buffer = [0u8; 4];
+        (T2S_FIRST..=T2S_LAST)
+            .map(|code| {
+                let c = char::from_u32(code).unwrap_or(' ');
+                let converted = converter.convert(c.encode_utf8(&mut buffer));
+                let mut chars = converted.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(simple), None) => simple,
+                    _ => c,
+                }
+            })
+            .collect()
+    })
+}
+
+#[inline]
+fn simplified(table: &[char], c: char) -> char {
+    let code = c as u32;
+    if (T2S_FIRST..=T2S_LAST).contains(&code) {
+        table[(code - T2S_FIRST) as usize]
+    } else {
+        c
     }
 }
 
@@ -148,10 +193,6 @@ fn has_uppercase(text: &str) -> bool {
     text.chars().any(char::is_uppercase)
 }
 
-fn has_han(text: &str) -> bool {
-    text.chars().any(crate::tokenize::is_cjk)
-}
-
 /// `char::is_alphanumeric` with the two common cases (ASCII, CJK ideographs) first.
 #[inline]
 fn is_alphanumeric(c: char) -> bool {
@@ -162,11 +203,13 @@ fn is_alphanumeric(c: char) -> bool {
     }
 }
 
-/// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends.
-fn fold_spaces(text: &str, strip_punctuation: bool) -> String {
+/// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends,
+/// and simplifies Chinese characters when given the table.
+fn fold_spaces(text: &str, strip_punctuation: bool, simplify: Option<&[char]>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
+        let c = simplify.map_or(c, |table| simplified(table, c));
         let is_separator = c.is_whitespace() || (strip_punctuation && !is_alphanumeric(c));
         if is_separator {
             pending_space = !out.is_empty();
@@ -206,13 +249,38 @@ mod tests {
     }
 
     #[test]
+    fn traditional_and_simplified_texts_normalise_alike() {
+        let n = Normalizer::default();
+        for (traditional, simplified) in [
+            ("頭髮乾燥怎麼辦", "头发干燥怎么办"),
+            ("後來他發現了這個問題", "后来他发现了这个问题"),
+            ("乾隆皇帝", "乾隆皇帝"),
+            ("電腦軟體與網路", "电脑软体与网路"),
+        ] {
+            assert_eq!(
+                n.normalize(traditional),
+                n.normalize(simplified),
+                "{traditional}"
+            );
+        }
+    }
+
+    #[test]
     fn fast_path_agrees_with_nfkc() {
         let fast = Normalizer::default();
         let slow = |text: &str| {
             let nfkc = ComposingNormalizerBorrowed::new_nfkc().normalize(text);
             let lower = nfkc.to_lowercase();
-            let simplified = zhconv::zhconv(&lower, zhconv::Variant::ZhHans);
-            fold_spaces(&simplified, true)
+            let simplified: String = lower
+                .chars()
+                .map(
+                    |c| match zhconv::zhconv(&c.to_string(), zhconv::Variant::ZhHans) {
+                        s if s.chars().count() == 1 => s.chars().next().unwrap(),
+                        _ => c,
+                    },
+                )
+                .collect();
+            fold_spaces(&simplified, true, None)
         };
         let simple = |c: &char| nfkc_simple(*c).is_some();
         for code in (0..0x1_0000u32).filter(|&c| char::from_u32(c).is_some_and(|c| simple(&c))) {
