@@ -1,10 +1,11 @@
 //! Similarity measures on sorted sets and fingerprints.
 //!
-//! Set measures take sorted, deduplicated slices (as in [`crate::tokenize::ShingleSet`]) and
-//! run in `O(|A| + |B|)` by merging.
+//! Set measures take sorted, deduplicated slices of any ordered type (the 64-bit hashes of a
+//! [`crate::tokenize::ShingleSet`], or the 32-bit verification sets of the MinHash sketches)
+//! and run in `O(|A| + |B|)` by merging.
 
 /// Size of the intersection of two sorted, deduplicated slices.
-pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
+pub fn intersection_size<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut shared) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -26,7 +27,7 @@ pub fn intersection_size(a: &[u64], b: &[u64]) -> usize {
 /// ```
 /// assert_eq!(neardup_core::measure::jaccard(&[1, 2, 3], &[2, 3, 4]), 0.5);
 /// ```
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+pub fn jaccard<T: Ord>(a: &[T], b: &[T]) -> f64 {
     let shared = intersection_size(a, b);
     let union = a.len() + b.len() - shared;
     if union == 0 {
@@ -42,7 +43,7 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 /// ```
 /// assert_eq!(neardup_core::measure::containment(&[1, 2], &[1, 2, 3, 4]), 1.0);
 /// ```
-pub fn containment(a: &[u64], b: &[u64]) -> f64 {
+pub fn containment<T: Ord>(a: &[T], b: &[T]) -> f64 {
     let smaller = a.len().min(b.len());
     if smaller == 0 {
         0.0
@@ -52,7 +53,7 @@ pub fn containment(a: &[u64], b: &[u64]) -> f64 {
 }
 
 /// Cosine similarity of two sets seen as binary vectors: `|A ∩ B| / sqrt(|A| |B|)`.
-pub fn cosine(a: &[u64], b: &[u64]) -> f64 {
+pub fn cosine<T: Ord>(a: &[T], b: &[T]) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
@@ -76,7 +77,7 @@ pub enum SetMeasure {
 
 impl SetMeasure {
     /// Computes the measure.
-    pub fn compute(self, a: &[u64], b: &[u64]) -> f64 {
+    pub fn compute<T: Ord>(self, a: &[T], b: &[T]) -> f64 {
         match self {
             SetMeasure::Jaccard => jaccard(a, b),
             SetMeasure::Containment => containment(a, b),
@@ -113,8 +114,10 @@ mod tests {
 
     #[test]
     fn empty_sets_are_never_similar() {
-        assert_eq!(jaccard(&[], &[]), 0.0);
-        assert_eq!(containment(&[], &[1]), 0.0);
-        assert_eq!(cosine(&[], &[]), 0.0);
+        let empty: &[u64] = &[];
+        assert_eq!(jaccard(empty, empty), 0.0);
+        assert_eq!(containment(empty, &[1]), 0.0);
+        assert_eq!(cosine(empty, empty), 0.0);
+        assert_eq!(jaccard::<u32>(&[7, 9], &[7, 9]), 1.0);
     }
 }

@@ -26,7 +26,7 @@ pub const DEFAULT_THRESHOLD: f64 = 0.4;
 #[derive(Debug, Clone)]
 pub struct MinHashSketch {
     signature: Box<[u32]>,
-    shingles: ShingleSet,
+    set: Box<[u32]>,
     identity: u128,
 }
 
@@ -35,15 +35,20 @@ impl MinHashSketch {
     pub fn signature(&self) -> &[u32] {
         &self.signature
     }
-    /// The shingle set.
-    pub fn shingles(&self) -> &ShingleSet {
-        &self.shingles
+    /// The verification set: the top 32 bits of every shingle hash, sorted, without repeats.
+    ///
+    /// Half the memory of the 64-bit hashes. Two different shingles share their top 32 bits
+    /// with probability 2^-32, so for two documents of `m` and `n` shingles the expected number
+    /// of false matches is `m n / 2^32` (0.0002 for two 1,000-shingle documents): the measured
+    /// similarity moves by a fraction of one shingle, far below any threshold's resolution.
+    pub fn verification_set(&self) -> &[u32] {
+        &self.set
     }
 }
 
 impl Sketch for MinHashSketch {
     fn is_empty(&self) -> bool {
-        self.shingles.is_empty()
+        self.set.is_empty()
     }
     fn identity(&self) -> u128 {
         self.identity
@@ -236,9 +241,12 @@ impl MinHash {
     pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
         let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
         let identity = hash128_u64s(shingles.hashes());
+        // The hashes are sorted, so their top halves are too: only neighbours can repeat.
+        let mut set: Vec<u32> = shingles.hashes().iter().map(|&h| (h >> 32) as u32).collect();
+        set.dedup();
         MinHashSketch {
             signature,
-            shingles,
+            set: set.into_boxed_slice(),
             identity,
         }
     }
@@ -262,8 +270,7 @@ impl Method for MinHash {
     }
 
     fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
-        self.measure
-            .compute(a.shingles.hashes(), b.shingles.hashes())
+        self.measure.compute(&a.set, &b.set)
     }
 
     fn threshold(&self) -> f64 {
