@@ -71,8 +71,9 @@ pub struct DedupArgs {
     /// Which document of a cluster is kept: `first`, `longest`, `shortest`.
     #[arg(long, default_value = "first")]
     keep: KeepPolicy,
-    /// Index buckets with more documents than this pair each member with the first N only
-    /// (keeps template floods from going quadratic; counted as `capped_buckets` in stats).
+    /// Index buckets with more documents than this pair each member with their N best-ranked
+    /// members under --keep only (keeps template floods from going quadratic; counted as
+    /// `capped_buckets` in stats).
     #[arg(long, default_value_t = 1000)]
     bucket_cap: usize,
     /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).

@@ -100,7 +100,7 @@ impl Normalizer {
         if !self.options.strip_punctuation {
             return None;
         }
-        let simplify = self.simplify().then(t2s_table);
+        let simplify = self.simplify();
         let mut out = String::with_capacity(text.len());
         let mut pending_space = false;
         for c in text.chars() {
@@ -108,8 +108,9 @@ impl Normalizer {
             if self.options.lowercase {
                 c = c.to_ascii_lowercase();
             }
-            if let Some(table) = simplify {
-                c = simplified(table, c);
+            if simplify {
+                // The table is built on the first CJK character, never for other text.
+                c = simplified(c);
             }
             if c.is_whitespace() || !is_alphanumeric(c) {
                 pending_space = !out.is_empty();
@@ -132,8 +133,7 @@ impl Normalizer {
         } else {
             text
         };
-        let simplify = self.simplify().then(t2s_table);
-        fold_spaces(&text, self.options.strip_punctuation, simplify)
+        fold_spaces(&text, self.options.strip_punctuation, self.simplify())
     }
 }
 
@@ -144,16 +144,27 @@ const T2S_LAST: u32 = 0x9FFF;
 
 /// The simplified form of every character from U+3400 to U+9FFF (itself when it has no
 /// single-character simplified form), from zhconv's zh-Hans rules, built on first use.
+///
+/// Built with one conversion of all the characters separated by line breaks (no rule spans a
+/// line break), a few milliseconds once per process.
 fn t2s_table() -> &'static [char] {
     static TABLE: std::sync::OnceLock<Box<[char]>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        let converter = zhconv::get_builtin_converter(zhconv::Variant::ZhHans);
-        let mut buffer = [0u8; 4];
-        (T2S_FIRST..=T2S_LAST)
-            .map(|code| {
-                let c = char::from_u32(code).unwrap_or(' ');
-                let converted = converter.convert(c.encode_utf8(&mut buffer));
-                let mut chars = converted.chars();
+        let originals: Vec<char> = (T2S_FIRST..=T2S_LAST)
+            .map(|code| char::from_u32(code).unwrap_or(' '))
+            .collect();
+        let mut all = String::with_capacity(originals.len() * 4);
+        for &c in &originals {
+            all.push(c);
+            all.push('\n');
+        }
+        let converted = zhconv::zhconv(&all, zhconv::Variant::ZhHans);
+        let lines: Vec<&str> = converted.split('\n').collect();
+        originals
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut chars = lines.get(i).map_or("".chars(), |line| line.chars());
                 match (chars.next(), chars.next()) {
                     (Some(simple), None) => simple,
                     _ => c,
@@ -163,11 +174,12 @@ fn t2s_table() -> &'static [char] {
     })
 }
 
+/// The simplified form of `c` (see [`t2s_table`]).
 #[inline]
-fn simplified(table: &[char], c: char) -> char {
+fn simplified(c: char) -> char {
     let code = c as u32;
     if (T2S_FIRST..=T2S_LAST).contains(&code) {
-        table[(code - T2S_FIRST) as usize]
+        t2s_table()[(code - T2S_FIRST) as usize]
     } else {
         c
     }
@@ -204,12 +216,12 @@ fn is_alphanumeric(c: char) -> bool {
 }
 
 /// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends,
-/// and simplifies Chinese characters when given the table.
-fn fold_spaces(text: &str, strip_punctuation: bool, simplify: Option<&[char]>) -> String {
+/// and simplifies Chinese characters when asked.
+fn fold_spaces(text: &str, strip_punctuation: bool, simplify: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
-        let c = simplify.map_or(c, |table| simplified(table, c));
+        let c = if simplify { simplified(c) } else { c };
         let is_separator = c.is_whitespace() || (strip_punctuation && !is_alphanumeric(c));
         if is_separator {
             pending_space = !out.is_empty();
@@ -266,6 +278,20 @@ mod tests {
     }
 
     #[test]
+    fn t2s_table_matches_converting_each_character_alone() {
+        let table = t2s_table();
+        for code in T2S_FIRST..=T2S_LAST {
+            let c = char::from_u32(code).unwrap();
+            let alone = zhconv::zhconv(&c.to_string(), zhconv::Variant::ZhHans);
+            let expected = match alone.chars().count() {
+                1 => alone.chars().next().unwrap(),
+                _ => c,
+            };
+            assert_eq!(table[(code - T2S_FIRST) as usize], expected, "U+{code:04X}");
+        }
+    }
+
+    #[test]
     fn fast_path_agrees_with_nfkc() {
         let fast = Normalizer::default();
         let slow = |text: &str| {
@@ -280,7 +306,7 @@ mod tests {
                     },
                 )
                 .collect();
-            fold_spaces(&simplified, true, None)
+            fold_spaces(&simplified, true, false)
         };
         let simple = |c: &char| nfkc_simple(*c).is_some();
         for code in (0..0x1_0000u32).filter(|&c| char::from_u32(c).is_some_and(|c| simple(&c))) {

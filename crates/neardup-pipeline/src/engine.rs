@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
 use neardup_core::{Method, Sketch};
-use neardup_index::KeyTable;
+use neardup_index::{BucketStats, KeyTable};
 use rayon::prelude::*;
 
 /// Options of [`dedup`].
@@ -23,8 +23,8 @@ pub struct EngineOptions {
     pub cluster: ClusterMode,
     /// Which document of a cluster is kept.
     pub keep: KeepPolicy,
-    /// Index buckets with more documents are paired with their first `bucket_cap` members
-    /// only (see [`KeyTable::candidate_pairs_with_stats`]).
+    /// Index buckets with more documents pair every member with their `bucket_cap`
+    /// best-ranked members under `keep` only (see [`KeyTable::candidate_pairs_with_stats`]).
     pub bucket_cap: usize,
 }
 
@@ -155,8 +155,8 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     let rank = cluster::ranks(&lengths, options.keep);
     let (leaders, groups) = exact_groups(&sketches, &rank);
     progress.stage("candidates", leaders.len() as u64);
-    let table = key_table(method, &sketches, &leaders);
-    let (candidates, bucket_stats) = table.candidate_pairs_with_stats(options.bucket_cap);
+    let (candidates, bucket_stats) =
+        candidate_pairs(method, &sketches, &leaders, &rank, options.bucket_cap);
     stats.candidate_pairs = candidates.len() as u64;
     stats.largest_bucket = bucket_stats.largest_bucket;
     stats.capped_buckets = bucket_stats.capped_buckets;
@@ -215,16 +215,40 @@ fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u
     (leaders, groups)
 }
 
-fn key_table<M: Method>(method: &M, sketches: &[M::Sketch], leaders: &[u32]) -> KeyTable {
+/// Candidate pairs `(a, b)`, `a < b`, sorted, from the keys of the leaders. The table holds
+/// documents by rank, so that a bucket over the cap takes its best-ranked members (the ones
+/// the keep policy would keep) as anchors.
+fn candidate_pairs<M: Method>(
+    method: &M,
+    sketches: &[M::Sketch],
+    leaders: &[u32],
+    rank: &[u32],
+    bucket_cap: usize,
+) -> (Vec<(u32, u32)>, BucketStats) {
     let entries: Vec<(u64, u32)> = leaders
         .par_iter()
         .flat_map_iter(|&document| {
             let mut keys = Vec::new();
             method.keys(&sketches[document as usize], &mut keys);
-            keys.into_iter().map(move |key| (key, document))
+            let ranked = rank[document as usize];
+            keys.into_iter().map(move |key| (key, ranked))
         })
         .collect();
-    KeyTable::from_entries(entries)
+    let (ranked_pairs, stats) =
+        KeyTable::from_entries(entries).candidate_pairs_with_stats(bucket_cap);
+    let mut by_rank = vec![0u32; rank.len()];
+    for (document, &r) in rank.iter().enumerate() {
+        by_rank[r as usize] = document as u32;
+    }
+    let mut pairs: Vec<(u32, u32)> = ranked_pairs
+        .into_par_iter()
+        .map(|(x, y)| {
+            let (a, b) = (by_rank[x as usize], by_rank[y as usize]);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    (pairs, stats)
 }
 
 fn verify<M: Method>(

@@ -260,3 +260,39 @@ fn template_floods_stay_linear_with_the_bucket_cap() {
         "the flood collapses to a few representatives: {kept}"
     );
 }
+
+#[test]
+fn capped_buckets_anchor_on_the_documents_the_keep_policy_keeps() {
+    use neardup_core::cluster::KeepPolicy;
+    // 500 template messages and, last, the longest one: with `--keep longest` it must be
+    // kept, and it can only absorb the others if it is an anchor of the capped buckets.
+    let mut texts: Vec<String> = (0..500)
+        .map(|i| {
+            format!(
+                "【某某银行】您的验证码是{:06}，请在五分钟内完成验证，切勿告知他人，谨防诈骗。",
+                i * 7919 % 1_000_000
+            )
+        })
+        .collect();
+    texts.push(
+        "【某某银行】您的验证码是424242，请在五分钟内完成验证，切勿告知他人，谨防诈骗！！谢谢"
+            .to_owned(),
+    );
+    let longest = (texts.len() - 1) as u32;
+    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let options = EngineOptions {
+        bucket_cap: 10,
+        keep: KeepPolicy::Longest,
+        ..EngineOptions::default()
+    };
+    let outcome = dedup(&method, &texts, options, &NoProgress);
+    assert!(outcome.stats.capped_buckets > 0);
+    assert_eq!(outcome.assignment.duplicate_of[longest as usize], None);
+    let absorbed = (0..longest)
+        .filter(|&d| outcome.assignment.duplicate_of[d as usize] == Some(longest))
+        .count();
+    assert!(
+        absorbed >= 490,
+        "only {absorbed} of 500 joined the kept one"
+    );
+}

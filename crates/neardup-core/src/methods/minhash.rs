@@ -242,7 +242,11 @@ impl MinHash {
         let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
         let identity = hash128_u64s(shingles.hashes());
         // The hashes are sorted, so their top halves are too: only neighbours can repeat.
-        let mut set: Vec<u32> = shingles.hashes().iter().map(|&h| (h >> 32) as u32).collect();
+        let mut set: Vec<u32> = shingles
+            .hashes()
+            .iter()
+            .map(|&h| (h >> 32) as u32)
+            .collect();
         set.dedup();
         MinHashSketch {
             signature,
