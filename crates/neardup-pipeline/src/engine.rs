@@ -134,18 +134,49 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     options: EngineOptions,
     progress: &dyn Progress,
 ) -> Outcome {
-    let mut stats = EngineStats::default();
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
     let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
         .par_iter()
-        .map(|text| {
-            let text = text.as_ref();
-            let sketch = method.sketch(text);
-            progress.advance(1);
-            (sketch, text.chars().count())
-        })
+        .map(|text| sketch_one(method, text.as_ref(), progress))
         .unzip();
+    dedup_sketched(method, sketches, lengths, started, options, progress)
+}
+
+/// [`dedup`] over owned texts, each dropped as soon as it is sketched: the peak memory of a
+/// run then holds the sketches, not the sketches and all the texts.
+pub fn dedup_owned<M: Method>(
+    method: &M,
+    texts: Vec<String>,
+    options: EngineOptions,
+    progress: &dyn Progress,
+) -> Outcome {
+    let started = Instant::now();
+    progress.stage("sketch", texts.len() as u64);
+    let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
+        .into_par_iter()
+        .map(|text| sketch_one(method, &text, progress))
+        .unzip();
+    dedup_sketched(method, sketches, lengths, started, options, progress)
+}
+
+fn sketch_one<M: Method>(method: &M, text: &str, progress: &dyn Progress) -> (M::Sketch, usize) {
+    let sketch = method.sketch(text);
+    progress.advance(1);
+    (sketch, text.chars().count())
+}
+
+/// Everything after the sketch stage (which began at `started`).
+fn dedup_sketched<M: Method>(
+    method: &M,
+    sketches: Vec<M::Sketch>,
+    lengths: Vec<usize>,
+    started: Instant,
+    options: EngineOptions,
+    progress: &dyn Progress,
+) -> Outcome {
+    let documents = sketches.len() as u64;
+    let mut stats = EngineStats::default();
     stats
         .seconds
         .push(("sketch", started.elapsed().as_secs_f64()));
@@ -173,7 +204,7 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
         .push(("verify", started.elapsed().as_secs_f64()));
 
     let started = Instant::now();
-    progress.stage("cluster", texts.len() as u64);
+    progress.stage("cluster", documents);
     let mut assignment = match options.cluster {
         ClusterMode::Representative => cluster::representative(&rank, &leader_pairs),
         ClusterMode::Connected => cluster::connected(&rank, &leader_pairs, |a, b| {
@@ -181,7 +212,7 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
         }),
     };
     stats.exact_copies = follow_leaders(&mut assignment, &groups);
-    progress.advance(texts.len() as u64);
+    progress.advance(documents);
     stats
         .seconds
         .push(("cluster", started.elapsed().as_secs_f64()));

@@ -110,10 +110,13 @@ fn run_with<M: Method>(
 ) -> Result<RunReport> {
     let started = Instant::now();
     let mut outputs = open_outputs(config)?;
-    let corpus = read_inputs(&config.inputs, &config.input)?;
+    let mut corpus = read_inputs(&config.inputs, &config.input)?;
     let read_seconds = started.elapsed().as_secs_f64();
-    let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
-    let outcome = engine::dedup(method, &texts, config.engine, progress);
+    // The texts move into the engine, which drops each once it is sketched.
+    let texts: Vec<String> = (corpus.records.iter_mut())
+        .map(|r| std::mem::take(&mut r.text))
+        .collect();
+    let outcome = engine::dedup_owned(method, texts, config.engine, progress);
 
     let writing = Instant::now();
     let keep: Vec<bool> = (outcome.assignment.duplicate_of.iter())

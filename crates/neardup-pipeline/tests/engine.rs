@@ -5,7 +5,7 @@ use neardup_core::measure::jaccard;
 use neardup_core::methods::exact::Exact;
 use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
 use neardup_core::Method;
-use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress, Outcome};
+use neardup_pipeline::engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
 use serde_json::Value;
 
 fn cases() -> Vec<Value> {
@@ -180,13 +180,26 @@ fn results_are_identical_for_one_and_two_threads() {
             .num_threads(threads)
             .build()
             .unwrap();
-        let outcome =
+        let borrowed =
             pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress));
-        let pairs: Vec<_> = outcome
-            .all_pairs()
-            .map(|p| (p.a, p.b, p.similarity.to_bits()))
-            .collect();
-        (outcome.assignment, pairs)
+        let owned = pool.install(|| {
+            dedup_owned(
+                &method,
+                texts.clone(),
+                EngineOptions::default(),
+                &NoProgress,
+            )
+        });
+        let pairs = |outcome: &Outcome| -> Vec<_> {
+            outcome
+                .all_pairs()
+                .map(|p| (p.a, p.b, p.similarity.to_bits()))
+                .collect()
+        };
+        // Owned texts (dropped once sketched) give exactly what borrowed ones give.
+        assert_eq!(borrowed.assignment, owned.assignment);
+        assert_eq!(pairs(&borrowed), pairs(&owned));
+        (pairs(&borrowed), borrowed.assignment)
     };
     assert_eq!(run(1), run(2));
 }
