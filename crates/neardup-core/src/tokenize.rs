@@ -212,17 +212,6 @@ impl Shingler {
         self.tokenizer
     }
 
-    /// A short description of the shingles, such as `auto 3/5-char` or `token 5-gram`.
-    pub fn describe(&self) -> String {
-        match self.tokenizer {
-            Tokenizer::Auto => format!(
-                "auto: {}-character shingles on CJK, {} elsewhere",
-                self.ngram, self.latin_ngram
-            ),
-            t => format!("{t}: {}-token shingles", self.ngram),
-        }
-    }
-
     /// The hashes of the tokens of `text`, in order (for `auto`: its characters, spaces
     /// left out).
     pub fn token_hashes(&self, text: &str) -> Vec<u64> {
