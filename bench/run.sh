@@ -44,16 +44,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-DATA=${NEARDUP_DATA:-}
-if [ -z "$DATA" ]; then
-  for d in "$ROOT/../shared/data" /work/shared/data; do
-    if [ -f "$d/reuters21578/bodies.jsonl" ]; then DATA=$(cd "$d" && pwd); break; fi
-  done
-fi
-[ -n "$DATA" ] || { echo "shared data not found; set NEARDUP_DATA" >&2; exit 1; }
+# shellcheck source=bench/common.sh
+. "$ROOT/bench/common.sh"
+find_data
 export NEARDUP_DATA=$DATA
 
-log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 T_ALL=$(date +%s)
 mkdir -p "$OUT"
 

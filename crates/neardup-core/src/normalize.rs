@@ -101,8 +101,7 @@ impl Normalizer {
             return None;
         }
         let simplify = self.simplify();
-        let mut out = String::with_capacity(text.len());
-        let mut pending_space = false;
+        let mut out = SpaceFolder::with_capacity(text.len());
         for c in text.chars() {
             let mut c = nfkc_simple(c)?;
             if self.options.lowercase {
@@ -112,17 +111,9 @@ impl Normalizer {
                 // The table is built on the first CJK character, never for other text.
                 c = simplified(c);
             }
-            if c.is_whitespace() || !is_alphanumeric(c) {
-                pending_space = !out.is_empty();
-                continue;
-            }
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
+            out.push(c, c.is_whitespace() || !is_alphanumeric(c));
         }
-        Some(out)
+        Some(out.finish())
     }
 
     /// The general path: the full NFKC normaliser, Unicode lowercasing, then folding.
@@ -218,22 +209,48 @@ fn is_alphanumeric(c: char) -> bool {
 /// Replaces punctuation (when asked) and whitespace runs by single spaces, trimming both ends,
 /// and simplifies Chinese characters when asked.
 fn fold_spaces(text: &str, strip_punctuation: bool, simplify: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pending_space = false;
+    let mut out = SpaceFolder::with_capacity(text.len());
     for c in text.chars() {
         let c = if simplify { simplified(c) } else { c };
-        let is_separator = c.is_whitespace() || (strip_punctuation && !is_alphanumeric(c));
-        if is_separator {
-            pending_space = !out.is_empty();
-            continue;
-        }
-        if pending_space {
-            out.push(' ');
-            pending_space = false;
-        }
-        out.push(c);
+        out.push(
+            c,
+            c.is_whitespace() || (strip_punctuation && !is_alphanumeric(c)),
+        );
     }
-    out
+    out.finish()
+}
+
+/// Output of the folding passes: separators collapse into one space between kept characters,
+/// none at either end.
+struct SpaceFolder {
+    out: String,
+    pending_space: bool,
+}
+
+impl SpaceFolder {
+    fn with_capacity(capacity: usize) -> SpaceFolder {
+        SpaceFolder {
+            out: String::with_capacity(capacity),
+            pending_space: false,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, c: char, separator: bool) {
+        if separator {
+            self.pending_space = !self.out.is_empty();
+        } else {
+            if self.pending_space {
+                self.out.push(' ');
+                self.pending_space = false;
+            }
+            self.out.push(c);
+        }
+    }
+
+    fn finish(self) -> String {
+        self.out
+    }
 }
 
 #[cfg(test)]

@@ -134,13 +134,7 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     options: EngineOptions,
     progress: &dyn Progress,
 ) -> Outcome {
-    let started = Instant::now();
-    progress.stage("sketch", texts.len() as u64);
-    let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
-        .par_iter()
-        .map(|text| sketch_one(method, text.as_ref(), progress))
-        .unzip();
-    dedup_sketched(method, sketches, lengths, started, options, progress)
+    dedup_texts(method, texts.par_iter(), options, progress)
 }
 
 /// [`dedup`] over owned texts, each dropped as soon as it is sketched: the peak memory of a
@@ -151,11 +145,25 @@ pub fn dedup_owned<M: Method>(
     options: EngineOptions,
     progress: &dyn Progress,
 ) -> Outcome {
+    dedup_texts(method, texts.into_par_iter(), options, progress)
+}
+
+/// The engine over the texts `texts` yields in input order.
+fn dedup_texts<M, I>(
+    method: &M,
+    texts: I,
+    options: EngineOptions,
+    progress: &dyn Progress,
+) -> Outcome
+where
+    M: Method,
+    I: IndexedParallelIterator,
+    I::Item: AsRef<str>,
+{
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
     let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
-        .into_par_iter()
-        .map(|text| sketch_one(method, &text, progress))
+        .map(|text| sketch_one(method, text.as_ref(), progress))
         .unzip();
     dedup_sketched(method, sketches, lengths, started, options, progress)
 }
