@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use anyhow::Context;
+use clap::parser::ValueSource;
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::measure::SetMeasure;
@@ -13,7 +13,7 @@ use neardup_pipeline::input::{InputOptions, OnError};
 use neardup_pipeline::run::{run, MethodConfig, RunConfig};
 
 use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
-use crate::progress;
+use crate::{progress, threads};
 
 #[derive(Args)]
 pub struct DedupArgs {
@@ -85,7 +85,7 @@ pub struct DedupArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// No progress bar and no summary.
+    /// No progress bar and no summary (skipped records and warnings are still reported).
     #[arg(short, long)]
     quiet: bool,
     #[command(flatten)]
@@ -143,11 +143,34 @@ impl DedupArgs {
     }
 }
 
-pub fn dedup(args: &DedupArgs) -> anyhow::Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads)
-        .build()
-        .context("cannot start worker threads")?;
+/// Options that only `--method minhash` reads.
+const MINHASH_ONLY: [&str; 13] = [
+    "threshold",
+    "measure",
+    "ngram",
+    "permutations",
+    "bands",
+    "rows",
+    "lsh_threshold",
+    "sketch",
+    "seed",
+    "tokenizer",
+    "latin_ngram",
+    "stopwords",
+    "bucket_cap",
+];
+
+/// The options given on the command line (not defaulted), by argument id.
+pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
+    (matches.ids())
+        .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| id.as_str().to_owned())
+        .collect()
+}
+
+pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
+    warn_unused_options(args, &given);
+    let pool = threads::pool(args.threads)?;
     let show = !args.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);
     let report = pool.install(|| run(&args.config(), &progress))?;
@@ -155,7 +178,25 @@ pub fn dedup(args: &DedupArgs) -> anyhow::Result<()> {
     if !args.quiet {
         print_summary(&report.stats);
     }
+    print_skipped(&report.stats);
     Ok(())
+}
+
+/// Warns about options given that the chosen method does not read.
+fn warn_unused_options(args: &DedupArgs, given: &[String]) {
+    if args.method != "exact" {
+        return;
+    }
+    let unused: Vec<String> = (MINHASH_ONLY.iter())
+        .filter(|option| given.iter().any(|id| id == *option))
+        .map(|option| format!("--{}", option.replace('_', "-")))
+        .collect();
+    if !unused.is_empty() {
+        eprintln!(
+            "neardup: warning: {} not used by --method exact (ignored)",
+            unused.join(", ")
+        );
+    }
 }
 
 fn print_summary(stats: &serde_json::Value) {
@@ -168,7 +209,12 @@ fn print_summary(stats: &serde_json::Value) {
         number("clusters"),
         stats["seconds"]["total"].as_f64().unwrap_or(0.0),
     );
-    let skipped = number("skipped");
+}
+
+/// Reports skipped records, also under `--quiet`: a skip is data the user gave and did not get
+/// back.
+fn print_skipped(stats: &serde_json::Value) {
+    let skipped = stats["skipped"].as_u64().unwrap_or(0);
     if skipped > 0 {
         eprintln!("neardup: skipped {skipped} bad records; first:");
         for message in stats["skipped_first"].as_array().into_iter().flatten() {

@@ -30,7 +30,10 @@ pub struct EvalArgs {
 pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     use neardup_pipeline::eval_io::{evaluate, EvalOptions};
     use neardup_pipeline::output::AtomicOutput;
+    use neardup_pipeline::paths::check_distinct;
 
+    let inputs = [args.truth.as_str(), &args.predicted];
+    check_distinct(&inputs, &[("--output", &args.output)])?;
     let options = EvalOptions {
         truth_format: args.truth_format,
         positive_label: args.positive_label,

@@ -8,12 +8,14 @@ mod dedup;
 mod eval;
 mod progress;
 mod report;
+mod signals;
 mod synth;
+mod threads;
 mod tune;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -42,9 +44,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+    signals::remove_temporaries_on_signal();
     let result = match &cli.command {
-        Command::Dedup(args) => dedup::dedup(args),
+        Command::Dedup(args) => {
+            // `get_matches` ran the subcommand's parser, so its matches are there.
+            let given = matches.subcommand_matches("dedup");
+            dedup::dedup(args, given.map(dedup::given_options).unwrap_or_default())
+        }
         Command::Report(args) => report::report(args),
         Command::Eval(args) => eval::eval(args),
         Command::Synth(args) => synth::synth(args),

@@ -10,6 +10,7 @@ use neardup_pipeline::eval::TruthFormat;
 use neardup_pipeline::eval_io::{load_truth, EvalOptions};
 use neardup_pipeline::input::read_inputs;
 use neardup_pipeline::output::AtomicOutput;
+use neardup_pipeline::paths::check_distinct;
 use neardup_pipeline::tune::{render_json, render_text, sweep, Objective, TuneGrid};
 
 use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
@@ -70,9 +71,10 @@ pub struct TuneArgs {
 }
 
 pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads)
-        .build()?;
+    let mut inputs: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
+    inputs.push(&args.truth);
+    check_distinct(&inputs, &[("--output", &args.output)])?;
+    let pool = crate::threads::pool(args.threads)?;
     let mut out = AtomicOutput::create(&args.output)?;
     let options = EvalOptions {
         truth_format: args.truth_format,

@@ -80,6 +80,10 @@ pub fn evaluate(truth_path: &str, predicted_path: &str, options: &EvalOptions) -
     let missing: Vec<u32> = (0..prediction.cluster.len() as u32)
         .filter(|&document| prediction.cluster[document as usize].is_none())
         .collect();
+    let found = prediction.cluster.len() - missing.len();
+    check_coverage(predicted_path, found, prediction.cluster.len(), || {
+        ids.values_of(&missing[..missing.len().min(3)])
+    })?;
     let (format, metrics) = match &truth {
         Truth::Clusters(truth) => (
             TruthFormat::Clusters,
@@ -103,6 +107,27 @@ pub fn evaluate(truth_path: &str, predicted_path: &str, options: &EvalOptions) -
     })
 }
 
+/// Refuses a prediction that holds fewer than half of the truth's ids: its scores would say
+/// nothing (typically `dedup` ran without `--id-field`, so its ids are record numbers).
+fn check_coverage(
+    predicted: &str,
+    found: usize,
+    truth: usize,
+    missing_examples: impl FnOnce() -> Vec<Value>,
+) -> Result<()> {
+    if truth == 0 || found * 2 >= truth {
+        return Ok(());
+    }
+    let examples: Vec<String> = missing_examples().iter().map(Value::to_string).collect();
+    let message = format!(
+        "only {found} of the {truth} ids of the truth are among its ids (missing, for example: \
+         {}); were the documents read with the truth's ids (`--id-field`)? Without it, an id \
+         is the record number",
+        examples.join(", ")
+    );
+    Err(Error::format(display_path(predicted), message))
+}
+
 /// A ground truth loaded once to score many in-memory predictions (`neardup tune`).
 pub struct LoadedTruth {
     truth: Truth,
@@ -120,6 +145,29 @@ pub fn load_truth(path: &str, options: &EvalOptions) -> Result<LoadedTruth> {
 }
 
 impl LoadedTruth {
+    /// Refuses documents whose `ids` hold fewer than half of the truth's ids (`inputs` names
+    /// them in the message).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Format`] naming how many ids were found and a few that were not.
+    pub fn check_ids(&self, inputs: &str, ids: &[Value]) -> Result<()> {
+        let mut found = vec![false; self.ids.len()];
+        for id in ids {
+            if let Some(index) = self.ids.get(&id.to_string()) {
+                found[index as usize] = true;
+            }
+        }
+        let count = found.iter().filter(|&&found| found).count();
+        check_coverage(inputs, count, found.len(), || {
+            let missing: Vec<u32> = (0..found.len() as u32)
+                .filter(|&index| !found[index as usize])
+                .take(3)
+                .collect();
+            self.ids.values_of(&missing)
+        })
+    }
+
     /// Scores a prediction held in memory: document `ids[i]` is in predicted cluster
     /// `clusters[i]`. Ids compare by their JSON text, as in the files; ids absent from the
     /// truth are ignored and truth documents absent from `ids` are predicted singletons.
@@ -706,16 +754,33 @@ mod tests {
     #[test]
     fn truth_format_option_overrides_detection() {
         // A row with both "a"/"b" and "id"/"cluster" reads as pairs unless told otherwise.
-        let truth = "{\"id\": 1, \"cluster\": 1, \"a\": 7, \"b\": 8, \"label\": 1}\n";
+        let truth = "{\"id\": 1, \"cluster\": 1, \"a\": 7, \"b\": 8, \"label\": 1}\n\
+                     {\"id\": 2, \"cluster\": 1, \"a\": 7, \"b\": 9, \"label\": 0}\n";
         let options = EvalOptions {
             truth_format: Some(TruthFormat::Clusters),
             ..EvalOptions::default()
         };
-        let report = run(truth, "", options).unwrap();
+        let predicted = "{\"id\": 2, \"cluster\": 2}\n";
+        let report = run(truth, predicted, options).unwrap();
         assert_eq!(report.truth_format, TruthFormat::Clusters);
         assert_eq!(report.missing_first, vec![json!(1)]);
-        let report = run(truth, "", EvalOptions::default()).unwrap();
+        let predicted = "{\"id\": 7, \"cluster\": 7}\n{\"id\": 8, \"cluster\": 7}\n";
+        let report = run(truth, predicted, EvalOptions::default()).unwrap();
         assert_eq!(report.truth_format, TruthFormat::Pairs);
+    }
+
+    #[test]
+    fn regression_a_prediction_with_too_few_truth_ids_is_refused() {
+        // `dedup` without `--id-field`: the ids are record numbers.
+        let predicted = "{\"id\": 1, \"cluster\": 1}\n{\"id\": 2, \"cluster\": 1}\n";
+        let message = run(TRUTH, predicted, EvalOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("only 0 of the 5 ids of the truth"),
+            "{message}"
+        );
+        assert!(message.contains("\"a\", \"b\", \"c\""), "{message}");
     }
 
     #[test]
@@ -726,11 +791,12 @@ mod tests {
         let truth = dir.path().join("truth.jsonl.gz");
         std::fs::write(&truth, gzip.finish().unwrap()).unwrap();
         let predicted = dir.path().join("clusters.jsonl.zst");
-        let rows = b"{\"id\": \"a\", \"cluster\": 1}\n{\"id\": \"b\", \"cluster\": 1}\n";
+        let rows = b"{\"id\": \"a\", \"cluster\": 1}\n{\"id\": \"b\", \"cluster\": 1}\n\
+                     {\"id\": 4, \"cluster\": 2}\n";
         std::fs::write(&predicted, zstd::encode_all(&rows[..], 3).unwrap()).unwrap();
         let (truth, predicted) = (truth.to_str().unwrap(), predicted.to_str().unwrap());
         let report = evaluate(truth, predicted, &EvalOptions::default()).unwrap();
         assert_eq!(clusters(&report).pairs.common, 1);
-        assert_eq!(report.missing_documents, 3);
+        assert_eq!(report.missing_documents, 2);
     }
 }

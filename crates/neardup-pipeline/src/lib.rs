@@ -36,6 +36,7 @@ pub mod eval;
 pub mod eval_io;
 pub mod input;
 pub mod output;
+pub mod paths;
 pub mod report;
 pub mod report_io;
 pub mod run;

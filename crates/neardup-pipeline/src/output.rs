@@ -2,11 +2,21 @@
 //!
 //! # Overview
 //!
-//! Every output goes through an [`AtomicOutput`]: the data is written to a temporary file next to
-//! the destination and renamed over it only when everything has been written, so a failed or
-//! interrupted run never leaves a truncated file behind, and an input can safely be overwritten
-//! by its own deduplicated version. The destination's extension chooses compression: `.gz`
-//! (gzip) or `.zst` / `.zstd` (zstd).
+//! Every output goes through an [`AtomicOutput`]. What happens depends on what stands at the
+//! path ([`paths::resolve`]):
+//!
+//! - a regular file, or nothing yet: the data is written to a temporary file next to the
+//!   destination and renamed over it only when everything has been written, so a failed or
+//!   interrupted run never leaves a truncated file behind. A symbolic link is followed and its
+//!   target replaced; the link stays a link.
+//! - a device (`/dev/null`), a FIFO, a descriptor (`/dev/fd/N`, a process substitution) or
+//!   standard output (`-`, `/dev/stdout`): written in place as the data comes. Such a path is
+//!   never replaced by a regular file.
+//!
+//! A run with several outputs commits them together with [`commit_all`]: all are written,
+//! flushed and synced first, and only then renamed into place, so a failure in any of them
+//! leaves every previous file untouched. The destination's extension chooses compression:
+//! `.gz` (gzip) or `.zst` / `.zstd` (zstd).
 //!
 //! [`write_kept`] copies kept records out from their [`Raw`] form, so JSON and text lines come out
 //! byte for byte as they went in, CSV rows keep all their columns and Parquet rows keep their
@@ -14,7 +24,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
@@ -26,46 +36,52 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::input::{Corpus, Format, Raw, Record, Source};
+use crate::paths::{self, Destination};
 
-/// The path that stands for standard output.
-const STDOUT: &str = "-";
 /// The zstd level of `.zst` outputs.
 const ZSTD_LEVEL: i32 = 3;
 
-/// An output file written to `<path>.tmp-XXXXXX` in the same directory and renamed into place by
-/// [`commit`](AtomicOutput::commit); dropped without a commit, the temporary file is removed.
-/// The path `-` is standard output, written directly.
+/// One output: a regular file written to `<name>.tmp-XXXXXX` beside it and renamed into place by
+/// [`commit`](AtomicOutput::commit) (dropped without a commit, the temporary file is removed),
+/// or standard output, a device, a FIFO or a descriptor, written in place.
 pub struct AtomicOutput {
     /// The destination as given.
     path: String,
     /// Buffered and, as the destination's extension says, compressed.
     encoder: Encoder,
-    /// The temporary file; `None` for standard output. Declared after `encoder` so that the file
-    /// is closed before it is removed.
-    temp: Option<tempfile::TempPath>,
+    /// The temporary file and the file it replaces; `None` when written in place. Declared
+    /// after `encoder` so that the file is closed before it is removed.
+    temp: Option<Temporary>,
 }
 
 impl AtomicOutput {
-    /// Creates the temporary file for `path` (or prepares standard output for `-`).
+    /// Prepares the output `path`: creates the temporary file beside a regular (or new) file,
+    /// opens a device, FIFO or descriptor for writing, or takes standard output for `-`.
     ///
     /// # Errors
     ///
     /// [`Error::Output`] if `path` is a directory or its directory does not exist or is not
     /// writable: creating the temporary file right away is the check.
     pub fn create(path: &str) -> Result<AtomicOutput> {
-        if path == STDOUT {
-            let sink = Sink::Stdout(io::stdout());
-            return Ok(AtomicOutput {
-                path: path.to_owned(),
-                encoder: Encoder::new(sink, path).map_err(|e| Error::output("<stdout>", e))?,
-                temp: None,
-            });
-        }
-        let (file, temp) = create_temp(path)?;
+        let (sink, temp) = match paths::resolve(path)? {
+            Destination::Stdout => (Sink::Stdout(io::stdout()), None),
+            Destination::InPlace(target) => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .map_err(|e| Error::output(path, e))?;
+                (Sink::File(file), None)
+            }
+            Destination::Replace(target) => {
+                let (file, temp) = Temporary::create(path, target)?;
+                (Sink::File(file), Some(temp))
+            }
+        };
+        let encoder = Encoder::new(sink, path).map_err(|e| Error::output(display(path), e))?;
         Ok(AtomicOutput {
             path: path.to_owned(),
-            encoder: Encoder::new(Sink::File(file), path).map_err(|e| Error::output(path, e))?,
-            temp: Some(temp),
+            encoder,
+            temp,
         })
     }
 
@@ -86,33 +102,32 @@ impl AtomicOutput {
     }
 
     /// Flushes everything, finishes the compression, syncs the file and renames it into place.
+    /// Several outputs of one run are committed with [`commit_all`] instead.
     ///
     /// # Errors
     ///
     /// [`Error::Output`] if writing, syncing or renaming fails; the temporary file is removed.
     pub fn commit(self) -> Result<()> {
+        commit_all(vec![self])
+    }
+
+    /// Everything written, flushed and synced; what remains is the rename.
+    fn finish(self) -> Result<Option<Temporary>> {
         let name = self.display_path().to_owned();
         let sink = self.encoder.finish().map_err(|e| Error::output(&name, e))?;
-        match (sink, self.temp) {
-            (Sink::File(file), Some(temp)) => {
+        match sink {
+            Sink::File(file) if self.temp.is_some() => {
                 file.sync_all().map_err(|e| Error::output(&name, e))?;
-                drop(file);
-                temp.persist(&self.path)
-                    .map_err(|e| Error::output(&name, e.error))
             }
-            (Sink::Stdout(mut stdout), _) => stdout.flush().map_err(|e| Error::output(&name, e)),
-            // `create` pairs a file with its temporary path; nothing else is built.
-            (Sink::File(_), None) => Ok(()),
+            Sink::File(mut file) => file.flush().map_err(|e| Error::output(&name, e))?,
+            Sink::Stdout(mut stdout) => stdout.flush().map_err(|e| Error::output(&name, e))?,
         }
+        Ok(self.temp)
     }
 
     /// The destination's name in messages.
     fn display_path(&self) -> &str {
-        if self.path == STDOUT {
-            "<stdout>"
-        } else {
-            &self.path
-        }
+        display(&self.path)
     }
 
     /// The [`Error::Output`] for a failed write.
@@ -130,34 +145,108 @@ impl std::fmt::Debug for AtomicOutput {
     }
 }
 
-/// Creates `<path>.tmp-XXXXXX` next to `path`.
-fn create_temp(path: &str) -> Result<(File, tempfile::TempPath)> {
-    let target = Path::new(path);
-    if target.is_dir() {
-        return Err(Error::output(path, "it is a directory"));
+/// An output's name in messages: `<stdout>` for `-`.
+fn display(path: &str) -> &str {
+    if path == paths::STANDARD {
+        "<stdout>"
+    } else {
+        path
     }
-    let file_name = target
-        .file_name()
-        .ok_or_else(|| Error::output(path, "not a file name"))?;
-    let directory = match target.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut prefix = file_name.to_os_string();
-    prefix.push(".tmp-");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix);
-    #[cfg(unix)]
-    {
-        // Like any new file: readable by all, less the umask.
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
+}
+
+/// Commits several outputs together: every one is finished (flushed, compressed stream ended,
+/// synced) before any is renamed into place. If finishing any of them fails, none is renamed,
+/// every temporary file is removed and the files at the destinations are as they were.
+///
+/// # Errors
+///
+/// [`Error::Output`] naming the output that could not be finished or renamed.
+pub fn commit_all(outputs: Vec<AtomicOutput>) -> Result<()> {
+    let mut finished = Vec::with_capacity(outputs.len());
+    for out in outputs {
+        finished.push(out.finish()?);
     }
-    let temp = builder.tempfile_in(directory).map_err(|e| {
-        let message = format!("cannot create a file in {}: {e}", directory.display());
-        Error::output(path, message)
-    })?;
-    Ok(temp.into_parts())
+    for temp in finished.into_iter().flatten() {
+        temp.persist()?;
+    }
+    Ok(())
+}
+
+/// A temporary file beside the file it will replace, registered for removal on a signal and
+/// removed when dropped unless it was renamed into place.
+#[derive(Debug)]
+struct Temporary {
+    /// The output as given, for messages.
+    name: String,
+    /// The temporary file.
+    path: PathBuf,
+    /// The regular file it replaces (the final target of a symbolic link).
+    target: PathBuf,
+    /// False once renamed into place.
+    armed: bool,
+}
+
+impl Temporary {
+    /// Creates `<target>.tmp-XXXXXX` next to `target`, with the permissions of the file it
+    /// replaces (or those of a new file).
+    fn create(name: &str, target: PathBuf) -> Result<(File, Temporary)> {
+        let file_name = target
+            .file_name()
+            .ok_or_else(|| Error::output(name, "not a file name"))?;
+        let directory = match target.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        let mut prefix = file_name.to_os_string();
+        prefix.push(".tmp-");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix);
+        match std::fs::metadata(&target) {
+            Ok(existing) => {
+                builder.permissions(existing.permissions());
+            }
+            Err(_) => {
+                #[cfg(unix)]
+                {
+                    // Like any new file: readable by all, less the umask.
+                    use std::os::unix::fs::PermissionsExt;
+                    builder.permissions(std::fs::Permissions::from_mode(0o666));
+                }
+            }
+        }
+        let temp = builder.tempfile_in(directory).map_err(|e| {
+            let message = format!("cannot create a file in {}: {e}", directory.display());
+            Error::output(name, message)
+        })?;
+        let (file, temp_path) = temp.into_parts();
+        let path = temp_path.keep().map_err(|e| Error::output(name, e.error))?;
+        paths::register_temporary(&path);
+        let temporary = Temporary {
+            name: name.to_owned(),
+            path,
+            target,
+            armed: true,
+        };
+        Ok((file, temporary))
+    }
+
+    /// Renames the temporary file over its target.
+    fn persist(mut self) -> Result<()> {
+        std::fs::rename(&self.path, &self.target).map_err(|e| Error::output(&self.name, e))?;
+        self.armed = false;
+        paths::forget_temporary(&self.path);
+        Ok(())
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if self.armed {
+            // Best effort: the file may already be gone (removed by a signal handler).
+            let _ = std::fs::remove_file(&self.path);
+            paths::forget_temporary(&self.path);
+        }
+    }
 }
 
 /// Where the bytes finally go.

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, InputOptions, OnError, Record};
 use crate::output::AtomicOutput;
+use crate::paths::check_distinct;
 use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
 
 /// Everything one report needs.
@@ -57,6 +58,10 @@ pub struct ReportSummary {
 /// than the inputs have documents; [`Error::Format`] for a statistics file that is not a JSON
 /// object.
 pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
+    let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    inputs.push(&config.clusters);
+    inputs.extend(config.stats.as_deref());
+    check_distinct(&inputs, &[("--output", &config.output)])?;
     let mut out = AtomicOutput::create(&config.output)?;
     let stats = config.stats.as_deref().map(read_stats).transpose()?;
     let options = InputOptions {

@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 use crate::engine::{self, EngineOptions, Outcome, Progress};
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, Corpus, InputOptions};
-use crate::output::{write_json_lines, write_kept, AtomicOutput};
+use crate::output::{commit_all, write_json_lines, write_kept, AtomicOutput};
+use crate::paths::check_distinct;
 use crate::stats::{cluster_size_histogram, peak_rss_bytes};
 
 /// Which method to run, with its parameters. Adding a method adds one variant here and one
@@ -92,7 +93,19 @@ struct Outputs {
     stats: Option<AtomicOutput>,
 }
 
+/// Refuses outputs that are inputs or each other, then creates them all.
 fn open_outputs(config: &RunConfig) -> Result<Outputs> {
+    let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    let named = [
+        ("--output", Some(&config.output)),
+        ("--clusters", config.clusters.as_ref()),
+        ("--pairs", config.pairs.as_ref()),
+        ("--stats", config.stats.as_ref()),
+    ];
+    let outputs: Vec<(&str, &str)> = (named.iter())
+        .filter_map(|(option, path)| path.map(|path| (*option, path.as_str())))
+        .collect();
+    check_distinct(&inputs, &outputs)?;
     let optional = |path: &Option<String>| path.as_deref().map(AtomicOutput::create).transpose();
     Ok(Outputs {
         kept: AtomicOutput::create(&config.output)?,
@@ -111,6 +124,7 @@ fn run_with<M: Method>(
     let started = Instant::now();
     let mut outputs = open_outputs(config)?;
     let mut corpus = read_inputs(&config.inputs, &config.input)?;
+    refuse_all_skipped(&corpus)?;
     let read_seconds = started.elapsed().as_secs_f64();
     // The texts move into the engine, which drops each once it is sketched.
     let texts: Vec<String> = (corpus.records.iter_mut())
@@ -140,15 +154,33 @@ fn run_with<M: Method>(
     if let Some(out) = outputs.stats.as_mut() {
         write_stats(out, &stats)?;
     }
-    // Renamed into place only now that everything is written.
-    outputs.kept.commit()?;
-    for out in [outputs.clusters, outputs.pairs, outputs.stats]
-        .into_iter()
-        .flatten()
-    {
-        out.commit()?;
-    }
+    // Renamed into place only now that everything is written, all together.
+    let reports = [outputs.clusters, outputs.pairs, outputs.stats];
+    commit_all(
+        std::iter::once(outputs.kept)
+            .chain(reports.into_iter().flatten())
+            .collect(),
+    )?;
     Ok(RunReport { stats })
+}
+
+/// A run whose every record was skipped has nothing to deduplicate: almost surely the wrong
+/// `--text-field`, `--format` or file. It fails instead of writing empty outputs.
+fn refuse_all_skipped(corpus: &Corpus) -> Result<()> {
+    let skipped = &corpus.skipped;
+    if !corpus.records.is_empty() || skipped.count == 0 {
+        return Ok(());
+    }
+    let first = skipped.first.first().map_or("", String::as_str);
+    let message = format!(
+        "every record was skipped ({} bad records; the first: {first})",
+        skipped.count
+    );
+    let path = corpus
+        .sources
+        .first()
+        .map_or("<input>", |s| s.path.as_str());
+    Err(Error::format(path, message))
 }
 
 fn write_stats(out: &mut AtomicOutput, stats: &Value) -> Result<()> {

@@ -14,9 +14,10 @@
 
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::{read_inputs, InputOptions, Record};
-use crate::output::{write_json_lines, AtomicOutput};
+use crate::output::{commit_all, write_json_lines, AtomicOutput};
+use crate::paths::check_distinct;
 use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
 
 /// Everything one `synth` run needs.
@@ -45,10 +46,12 @@ pub struct SynthConfig {
 /// name the file, the line and the field).
 pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     let synthesizer = Synthesizer::new(config.options.clone())?;
-    if config.corpus == config.truth && config.corpus != "-" {
-        let message = "the corpus and the truth must be different files";
-        return Err(Error::output(&config.truth, message));
-    }
+    let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    let outputs = [
+        ("--output", config.corpus.as_str()),
+        ("--truth", &config.truth),
+    ];
+    check_distinct(&inputs, &outputs)?;
     let mut corpus_out = AtomicOutput::create(&config.corpus)?;
     let mut truth_out = AtomicOutput::create(&config.truth)?;
     let mut corpus = read_inputs(&config.inputs, &config.input)?;
@@ -59,8 +62,7 @@ pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     let benchmark = synthesizer.generate(&texts);
     write_json_lines(&mut corpus_out, corpus_rows(&benchmark, &corpus.records))?;
     write_json_lines(&mut truth_out, truth_rows(&benchmark))?;
-    corpus_out.commit()?;
-    truth_out.commit()?;
+    commit_all(vec![corpus_out, truth_out])?;
     Ok(benchmark.summary)
 }
 
@@ -164,6 +166,6 @@ mod tests {
         let mut config = config(&dir, "in.jsonl");
         config.truth = config.corpus.clone();
         let error = run_synth(&config).unwrap_err().to_string();
-        assert!(error.contains("different files"), "{error}");
+        assert!(error.contains("are the same file"), "{error}");
     }
 }

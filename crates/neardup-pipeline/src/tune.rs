@@ -84,7 +84,8 @@ pub struct TuneRow {
 /// Runs every setting of `grid` on `texts` (whose ids are `ids`) and scores it.
 ///
 /// # Errors
-/// When a combination of parameters is invalid (named in the error).
+/// When a combination of parameters is invalid (named in the error), or when `ids` hold
+/// fewer than half of the truth's ids ([`LoadedTruth::check_ids`]).
 pub fn sweep(
     texts: &[&str],
     ids: &[Value],
@@ -93,6 +94,7 @@ pub fn sweep(
     grid: &TuneGrid,
     engine: EngineOptions,
 ) -> Result<Vec<TuneRow>> {
+    truth.check_ids("the inputs", ids)?;
     let mut rows = Vec::new();
     for &ngram in &grid.ngrams {
         for &permutations in &grid.permutations {

@@ -4,6 +4,7 @@
 mod dedup;
 mod eval;
 mod report;
+mod safety;
 mod synth;
 mod tune;
 mod util;
