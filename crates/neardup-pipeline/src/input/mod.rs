@@ -176,8 +176,10 @@ pub struct InputOptions {
     /// What to do with malformed records.
     pub on_error: OnError,
     /// The largest record accepted, in bytes (a JSON or text line without its line break, the
-    /// fields of a CSV row, the text of a Parquet row). Larger records are malformed; a long
-    /// line is skipped over without being held in memory.
+    /// fields of a CSV row, the text of a Parquet row). Larger records are malformed. Under
+    /// [`OnError::Fail`] reading stops as soon as a line or CSV row passes the limit (so an
+    /// endless line fails at once); under [`OnError::Skip`] the rest of a long line is read
+    /// past without being held in memory.
     pub max_doc_bytes: usize,
 }
 
@@ -197,7 +199,9 @@ impl Default for InputOptions {
 /// The raw form of a record, enough to write it back out in the input's format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Raw {
-    /// A JSONL or text line, without its `\n` or `\r\n`.
+    /// A JSONL or text line without its `\n` but with the `\r` of a `\r\n`, so that writing
+    /// it followed by `\n` reproduces it byte for byte. A UTF-8 byte order mark at the start
+    /// of an input is not part of its first line.
     Line(Vec<u8>),
     /// A CSV or TSV row.
     Csv(csv::ByteRecord),
@@ -284,7 +288,8 @@ pub struct Corpus {
 /// Reads every input into one corpus.
 ///
 /// `-` is standard input. JSONL inputs may contain blank lines, which are ignored; in text
-/// inputs every line, empty or not, is a document.
+/// inputs every line, empty or not, is a document. A UTF-8 byte order mark at the start of an
+/// input is dropped, so outputs made of several inputs carry none in the middle.
 ///
 /// # Errors
 ///
