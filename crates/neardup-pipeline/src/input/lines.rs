@@ -6,7 +6,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::compression::open_stream;
-use super::{display_path, too_long, CorpusReader, Format, OnError, Raw, Record};
+use super::{
+    display_path, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw, Record,
+};
 use crate::error::{Error, Result};
 
 /// Lines of JSONL or text parsed together in one parallel batch.
@@ -196,14 +198,6 @@ impl LineParser<'_> {
         };
         Ok((id, text))
     }
-}
-
-/// The message for a line that passed [`InputOptions::max_doc_bytes`] and was not read to its
-/// end.
-///
-/// [`InputOptions::max_doc_bytes`]: super::InputOptions::max_doc_bytes
-fn too_long_unfinished(read: u64, limit: usize) -> String {
-    format!("record exceeds --max-doc-bytes {limit} (stopped reading it after {read} bytes)")
 }
 
 /// A serde_json message without its position, which is always line 1 of a one-line `body`.

@@ -25,6 +25,7 @@
 mod compression;
 mod delimited;
 mod lines;
+mod row_tracker;
 
 pub(crate) use compression::open_stream;
 pub(crate) use lines::describe;
@@ -346,6 +347,12 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
 /// The message for a record larger than [`InputOptions::max_doc_bytes`].
 fn too_long(size: u64, limit: usize) -> String {
     format!("record of {size} bytes exceeds --max-doc-bytes {limit}")
+}
+
+/// The message for a record that passed [`InputOptions::max_doc_bytes`] after `read` bytes
+/// and was not read to its end.
+fn too_long_unfinished(read: u64, limit: usize) -> String {
+    format!("record exceeds --max-doc-bytes {limit} (stopped reading it after {read} bytes)")
 }
 
 /// Names as a list for messages: `"a", "b"`.
