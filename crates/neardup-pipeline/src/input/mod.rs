@@ -24,6 +24,7 @@
 
 mod compression;
 mod delimited;
+mod ids;
 mod lines;
 mod row_tracker;
 
@@ -41,6 +42,7 @@ use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
 use self::compression::Compression;
+use self::ids::{empty_id, SeenIds};
 use crate::error::{Error, Result};
 
 /// The path that stands for standard input.
@@ -173,6 +175,10 @@ pub struct InputOptions {
     /// Where the id is, like `text_field`; `None` numbers the records 1, 2, ... across all
     /// inputs. JSON ids must be strings or numbers; CSV and TSV ids are strings; Parquet id
     /// columns hold strings or integers. Text inputs have no fields and are always numbered.
+    /// An id is written back as it was read: a JSON number keeps its digits
+    /// (`12345678901234567890123`, `-0`, `1.50`; only an exponent is spelled with a sign,
+    /// `1e2` as `1e+2`). A record whose id is empty or repeats an earlier record's id
+    /// (compared as JSON text, so `"7"`, `7` and `7.0` differ) is malformed.
     pub id_field: Option<String>,
     /// What to do with malformed records.
     pub on_error: OnError,
@@ -218,8 +224,8 @@ pub enum Raw {
 /// One document of the corpus.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
-    /// The id: the id field's value (a JSON string or number), or the record's 1-based ordinal
-    /// across all inputs.
+    /// The id: the id field's value (a JSON string or number, kept as written thanks to
+    /// serde_json's `arbitrary_precision`), or the record's 1-based ordinal across all inputs.
     pub id: Value,
     /// The text to deduplicate.
     pub text: String,
@@ -300,8 +306,10 @@ pub struct Corpus {
 pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     let mut reader = CorpusReader {
         options,
+        paths,
         corpus: Corpus::default(),
         ordinal: 0,
+        ids: SeenIds::default(),
     };
     for (index, path) in paths.iter().enumerate() {
         let index = u32::try_from(index).map_err(|_| Error::format(path, "too many inputs"))?;
@@ -412,9 +420,13 @@ impl<'a> Columns<'a> {
 /// Gathers records from the inputs one after another.
 struct CorpusReader<'a> {
     options: &'a InputOptions,
+    /// All the inputs, as given.
+    paths: &'a [String],
     corpus: Corpus,
     /// The ordinal of the last record seen, across all inputs.
     ordinal: u64,
+    /// The ids of the records in `corpus` (only kept with [`InputOptions::id_field`]).
+    ids: SeenIds,
 }
 
 impl CorpusReader<'_> {
@@ -444,16 +456,54 @@ impl CorpusReader<'_> {
         self.ordinal
     }
 
-    /// Keeps a record, or handles its error as [`InputOptions::on_error`] says.
+    /// Keeps a record, or handles its error (or its repeated id) as [`InputOptions::on_error`]
+    /// says.
     fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
-        match outcome {
-            Ok(record) => self.corpus.records.push(record),
+        match outcome.and_then(|record| self.check_id(record)) {
+            Ok(record) => {
+                let records = &mut self.corpus.records;
+                if self.options.id_field.is_some() {
+                    let index = u32::try_from(records.len()).map_err(|_| {
+                        let name = display_path(&self.paths[record.source as usize]);
+                        Error::format(name, "too many records")
+                    })?;
+                    records.push(record);
+                    self.ids.insert(records, index);
+                } else {
+                    records.push(record);
+                }
+            }
             Err(error @ Error::Input { .. }) if self.options.on_error == OnError::Skip => {
                 self.corpus.skipped.note(&error);
             }
             Err(error) => return Err(error),
         }
         Ok(())
+    }
+}
+
+impl CorpusReader<'_> {
+    /// The record, if its id (taken from [`InputOptions::id_field`]) is neither empty nor the
+    /// id of a record already accepted.
+    fn check_id(&self, record: Record) -> Result<Record> {
+        let Some(field) = self.options.id_field.as_deref() else {
+            return Ok(record);
+        };
+        let name = display_path(&self.paths[record.source as usize]);
+        if let Some(message) = empty_id(&record.id, field) {
+            return Err(Error::input(name, record.line, message));
+        }
+        match self.ids.find(&self.corpus.records, &record.id) {
+            None => Ok(record),
+            Some(first) => {
+                let first_name = display_path(&self.paths[first.source as usize]);
+                let message = format!(
+                    "duplicate id {} (field {field:?}): first seen at {first_name}:{}",
+                    record.id, first.line
+                );
+                Err(Error::input(name, record.line, message))
+            }
+        }
     }
 }
 
