@@ -12,7 +12,9 @@
 //! Ids are either taken from a field of the record ([`InputOptions::id_field`]) or are the
 //! record's 1-based ordinal across all inputs taken together, so that they are unique even when
 //! several files are read. Records rejected as malformed still take their ordinal, so ids do not
-//! depend on [`OnError`]; blank JSONL lines are not records and take none.
+//! depend on [`OnError`]; blank JSONL lines are not records and take none. Ids taken from a
+//! field must be unique and non-empty, since the outputs name documents by id: a repeated id
+//! is a malformed record naming where the id was first seen.
 //!
 //! Compression is recognised by the magic bytes at the start of the stream (gzip `1f 8b`, zstd
 //! `28 b5 2f fd`), so compressed standard input works; a file whose name ends in `.gz`, `.zst`
