@@ -9,13 +9,16 @@
 #[non_exhaustive]
 pub enum Error {
     /// Reading or writing a file failed at the operating-system level.
-    #[error("{path}: {source}")]
+    ///
+    /// The message includes the operating system's, so the I/O error is deliberately not
+    /// also exposed as [`std::error::Error::source`]: a printer of the whole chain (anyhow's
+    /// `{:#}`) would print it twice.
+    #[error("{path}: {error}")]
     Io {
         /// The file (or `<stdin>` / `<stdout>`) being read or written.
         path: String,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// One input record is malformed, for example `field "text" is missing`, `invalid JSON: ...`,
     /// `invalid UTF-8 at byte offset 12` or `expected 3 fields, found 2`.
@@ -61,10 +64,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// An [`Error::Io`] for `path`.
-    pub(crate) fn io(path: &str, source: std::io::Error) -> Error {
+    pub(crate) fn io(path: &str, error: std::io::Error) -> Error {
         Error::Io {
             path: path.to_owned(),
-            source,
+            error,
         }
     }
 
@@ -107,5 +110,18 @@ mod tests {
             error.to_string(),
             "out.jsonl: cannot write output: disk full"
         );
+    }
+
+    #[test]
+    fn os_error_text_is_printed_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let error = Error::io("missing.jsonl", io);
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        assert_eq!(chain, "missing.jsonl: entity not found");
     }
 }

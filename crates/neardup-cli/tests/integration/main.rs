@@ -3,6 +3,7 @@
 
 mod dedup;
 mod eval;
+mod input;
 mod report;
 mod safety;
 mod synth;

@@ -5,27 +5,60 @@ use std::io::BufRead;
 use serde_json::Value;
 
 use super::compression::open_stream;
-use super::{display_path, quoted_list, too_long, Columns, CorpusReader, Format, Raw, Record};
+use super::row_tracker::{RowTooLong, RowTracker};
+use super::{
+    display_path, quoted_list, too_long, too_long_unfinished, Columns, CorpusReader, Format,
+    OnError, Raw, Record,
+};
 use crate::error::{Error, Result};
 
-/// The error for a CSV failure that is not about one record.
-fn csv_error(name: &str, error: csv::Error) -> Error {
+/// The csv reader over a tracked input stream.
+type Reader = csv::Reader<RowTracker<Box<dyn BufRead>>>;
+
+/// The error for a CSV failure that is not about one record, or for a row that passed the
+/// size limit (reported by the [`RowTracker`] through the csv reader as an I/O error).
+fn csv_error(name: &str, error: csv::Error, limit: usize) -> Error {
     let message = error.to_string();
     match error.into_kind() {
-        csv::ErrorKind::Io(source) => Error::io(name, source),
+        csv::ErrorKind::Io(source) => {
+            match source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<RowTooLong>())
+            {
+                Some(row) => Error::input(name, row.line, too_long_unfinished(row.read, limit)),
+                None => Error::io(name, source),
+            }
+        }
         _ => Error::format(name, format!("cannot read CSV: {message}")),
     }
+}
+
+/// The message for a quoted field that the end of the input closed.
+fn unclosed_quote(quote_line: u64) -> String {
+    format!(
+        "the quoted field opened at line {quote_line} is never closed: it runs to the end of \
+         the input (a quote inside a quoted field must be doubled)"
+    )
 }
 
 /// Reads the next CSV row into `row`: `None` at the end, an inner error for a malformed row
 /// (reading can go on after it), an outer error when reading cannot go on.
 fn next_row(
-    reader: &mut csv::Reader<Box<dyn BufRead>>,
+    reader: &mut Reader,
     row: &mut csv::ByteRecord,
     name: &str,
+    limit: usize,
 ) -> Result<Option<Result<()>>> {
     let error = match reader.read_byte_record(row) {
-        Ok(more) => return Ok(more.then_some(Ok(()))),
+        Ok(false) => return Ok(None),
+        Ok(true) => {
+            let line = row.position().map_or(0, csv::Position::line);
+            let outcome = match reader.get_ref().unclosed_quote() {
+                Some(quote_line) => Err(Error::input(name, line, unclosed_quote(quote_line))),
+                None => Ok(()),
+            };
+            return Ok(Some(outcome));
+        }
         Err(error) => error,
     };
     if let csv::ErrorKind::UnequalLengths {
@@ -38,7 +71,7 @@ fn next_row(
         let message = format!("expected {expected_len} fields, found {len}");
         return Ok(Some(Err(Error::input(name, line, message))));
     }
-    Err(csv_error(name, error))
+    Err(csv_error(name, error, limit))
 }
 
 /// The index of the column named `field` in a CSV header row.
@@ -102,15 +135,28 @@ impl CorpusReader<'_> {
         format: Format,
     ) -> Result<csv::ByteRecord> {
         let (name, options) = (display_path(path), self.options);
+        let limit = options.max_doc_bytes;
+        let (delimiter, quoting) = match format {
+            Format::Tsv => (b'\t', false),
+            _ => (b',', true),
+        };
+        let stop_past_limit = (options.on_error == OnError::Fail).then_some(limit);
+        let stream = RowTracker::new(open_stream(path)?, delimiter, quoting, stop_past_limit);
         let mut reader = csv::ReaderBuilder::new()
-            .delimiter(if format == Format::Tsv { b'\t' } else { b',' })
-            .quoting(format == Format::Csv)
+            .delimiter(delimiter)
+            .quoting(quoting)
             .flexible(false)
-            .from_reader(open_stream(path)?);
+            .from_reader(stream);
         let headers = reader
             .byte_headers()
-            .map_err(|e| csv_error(name, e))?
+            .map_err(|e| csv_error(name, e, limit))?
             .clone();
+        if let Some(quote_line) = reader.get_ref().unclosed_quote() {
+            return Err(Error::format(
+                name,
+                format!("header row: {}", unclosed_quote(quote_line)),
+            ));
+        }
         let text = header_column(name, &headers, &options.text_field)?;
         let id = options.id_field.as_deref();
         let id = id
@@ -118,7 +164,7 @@ impl CorpusReader<'_> {
             .transpose()?;
         let columns = Columns::new(name, source, options, text, id);
         let mut row = csv::ByteRecord::new();
-        while let Some(outcome) = next_row(&mut reader, &mut row, name)? {
+        while let Some(outcome) = next_row(&mut reader, &mut row, name, limit)? {
             let ordinal = self.next_ordinal();
             self.accept(outcome.and_then(|()| columns.row_record(&row, ordinal)))?;
         }
@@ -198,6 +244,73 @@ mod tests {
         let message = error_of(&path, &InputOptions::default());
         assert!(
             message.ends_with("bad.csv:3: column \"text\" is not valid UTF-8 (byte offset 2)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn csv_unterminated_quote_is_an_error_naming_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "quote.csv", b"id,text\n1,a\n2,\"b\n\"\"c\n3,d\n");
+        let message = error_of(&path, &InputOptions::default());
+        assert!(
+            message.ends_with(
+                "quote.csv:3: the quoted field opened at line 3 is never closed: \
+                 it runs to the end of the input (a quote inside a quoted field must be doubled)"
+            ),
+            "{message}"
+        );
+        let corpus = read_one(&path, &skip()).unwrap();
+        assert_eq!(texts(&corpus), ["a"]);
+        assert_eq!(corpus.skipped.count, 1);
+        let path = write_file(&dir, "header.csv", b"id,\"text\n1,a\n");
+        let message = error_of(&path, &skip());
+        assert!(
+            message.contains("header.csv: header row: the quoted field opened at line 1"),
+            "{message}"
+        );
+        let path = write_file(&dir, "closed.csv", b"id,text\n1,\"a\"\"\n\"\n");
+        let corpus = read_one(&path, &InputOptions::default()).unwrap();
+        assert_eq!(texts(&corpus), ["a\"\n"]);
+    }
+
+    #[test]
+    fn csv_row_past_max_doc_bytes_stops_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = b"id,text\n1,a\n2,\"".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 100_000));
+        data.extend_from_slice(b"\"\n3,c\n");
+        let path = write_file(&dir, "long.csv", &data);
+        let options = InputOptions {
+            max_doc_bytes: 1000,
+            ..InputOptions::default()
+        };
+        let message = error_of(&path, &options);
+        assert!(
+            message.contains("long.csv:3: record exceeds --max-doc-bytes 1000 (stopped reading"),
+            "{message}"
+        );
+        let options = InputOptions {
+            max_doc_bytes: 1000,
+            ..skip()
+        };
+        let corpus = read_one(&path, &options).unwrap();
+        assert_eq!(texts(&corpus), ["a", "c"]);
+        assert!(corpus.skipped.first[0]
+            .ends_with("long.csv:3: record of 100001 bytes exceeds --max-doc-bytes 1000"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn csv_max_doc_bytes_fails_on_dev_zero() {
+        let options = InputOptions {
+            format: Some(crate::input::Format::Csv),
+            max_doc_bytes: 1 << 20,
+            ..InputOptions::default()
+        };
+        let message = error_of("/dev/zero", &options);
+        assert!(
+            message.starts_with("/dev/zero:1: record exceeds --max-doc-bytes 1048576"),
             "{message}"
         );
     }

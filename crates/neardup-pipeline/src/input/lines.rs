@@ -6,7 +6,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::compression::open_stream;
-use super::{display_path, too_long, CorpusReader, Format, Raw, Record};
+use super::{
+    display_path, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw, Record,
+};
 use crate::error::{Error, Result};
 
 /// Lines of JSONL or text parsed together in one parallel batch.
@@ -14,26 +16,40 @@ const BATCH_LINES: usize = 16_384;
 /// Bytes of JSONL or text parsed together in one parallel batch.
 const BATCH_BYTES: usize = 32 << 20;
 
+/// The UTF-8 byte order mark, dropped from the start of each input.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// The size of a line read by [`read_line`].
+#[derive(Debug, PartialEq, Eq)]
 struct LineSize {
     /// Bytes consumed from the stream, line break included.
     consumed: u64,
-    /// Bytes of the line without its `\n` or `\r\n`.
+    /// Bytes of the line without its `\n` or `\r\n` (so far, when not [`complete`]).
+    ///
+    /// [`complete`]: LineSize::complete
     content: u64,
+    /// Whether the line ended with `\r\n`; its `\r` is the last byte stored.
+    crlf: bool,
+    /// `false` when reading stopped as soon as the line passed the limit, before its end.
+    complete: bool,
 }
 
-/// Reads the next line into `line` without its `\n` or `\r\n`; `None` at the end of the stream.
+/// Reads the next line into `line` without its `\n` but with the `\r` of a `\r\n`; `None` at
+/// the end of the stream.
 ///
 /// At most `limit + 1` bytes are stored: when [`LineSize::content`] exceeds `limit`, `line`
-/// holds only a prefix, and the rest of the line has been skipped.
+/// holds only a prefix. The rest of such a line is skipped without being stored, or, when
+/// `stop_past_limit` is set, not read at all: reading stops within one buffer of the limit,
+/// so that an endless line (`/dev/zero`) fails at once.
 fn read_line(
     reader: &mut dyn BufRead,
     line: &mut Vec<u8>,
     limit: usize,
+    stop_past_limit: bool,
 ) -> io::Result<Option<LineSize>> {
     line.clear();
     let room = limit.saturating_add(1);
-    let (mut consumed, mut content, mut last) = (0u64, 0u64, None);
+    let (mut consumed, mut length, mut last) = (0u64, 0u64, None);
     loop {
         let chunk = match reader.fill_buf() {
             Ok(chunk) => chunk,
@@ -41,25 +57,39 @@ fn read_line(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok((consumed > 0).then_some(LineSize { consumed, content }));
+            let size = LineSize {
+                consumed,
+                content: length,
+                crlf: false,
+                complete: true,
+            };
+            return Ok((consumed > 0).then_some(size));
         }
         let newline = chunk.iter().position(|&byte| byte == b'\n');
         let part = &chunk[..newline.unwrap_or(chunk.len())];
         let stored = part.len().min(room - line.len().min(room));
         line.extend_from_slice(&part[..stored]);
-        content += part.len() as u64;
+        length += part.len() as u64;
         last = part.last().copied().or(last);
         let used = newline.map_or(part.len(), |at| at + 1);
         consumed += used as u64;
         reader.consume(used);
         if newline.is_some() {
-            if last == Some(b'\r') {
-                content -= 1;
-                if line.len() as u64 == content + 1 {
-                    line.pop();
-                }
-            }
-            return Ok(Some(LineSize { consumed, content }));
+            let crlf = last == Some(b'\r');
+            return Ok(Some(LineSize {
+                consumed,
+                content: length - u64::from(crlf),
+                crlf,
+                complete: true,
+            }));
+        }
+        if stop_past_limit && length > room as u64 {
+            return Ok(Some(LineSize {
+                consumed,
+                content: length,
+                crlf: false,
+                complete: false,
+            }));
         }
     }
 }
@@ -68,7 +98,10 @@ fn read_line(
 struct PendingLine {
     line: u64,
     ordinal: u64,
+    /// The line as read, with the `\r` of a `\r\n` (written back unchanged).
     bytes: Vec<u8>,
+    /// Whether `bytes` ends with the `\r` of a `\r\n`, which is not part of the record.
+    crlf: bool,
 }
 
 /// Lines waiting to be parsed together.
@@ -109,8 +142,9 @@ impl LineParser<'_> {
             line,
             ordinal,
             bytes,
+            crlf,
         } = pending;
-        let body = self.utf8(line, &bytes)?;
+        let body = self.utf8(line, &bytes[..bytes.len() - usize::from(crlf)])?;
         let (id, text) = match self.format {
             Format::Jsonl => self.json_fields(line, body)?,
             _ => (None, body.to_owned()),
@@ -124,26 +158,23 @@ impl LineParser<'_> {
         })
     }
 
-    /// The line as UTF-8, without the byte order mark of a first line.
+    /// The line as UTF-8.
     fn utf8<'b>(&self, line: u64, bytes: &'b [u8]) -> Result<&'b str> {
-        let body = std::str::from_utf8(bytes).map_err(|e| {
+        std::str::from_utf8(bytes).map_err(|e| {
             let offset = e.valid_up_to();
             Error::input(
                 self.name,
                 line,
                 format!("invalid UTF-8 at byte offset {offset}"),
             )
-        })?;
-        Ok(match line {
-            1 => body.strip_prefix('\u{feff}').unwrap_or(body),
-            _ => body,
         })
     }
 
     /// The id (if there is an id field) and the text of a JSON object.
     fn json_fields(&self, line: u64, body: &str) -> Result<(Option<Value>, String)> {
         let error = |message: String| Error::input(self.name, line, message);
-        let mut value: Value = serde_json::from_str(body).map_err(|e| error(json_error(&e)))?;
+        let mut value: Value =
+            serde_json::from_str(body).map_err(|e| error(json_error(&e, body)))?;
         if !value.is_object() {
             return Err(error(format!(
                 "expected a JSON object, found {}",
@@ -169,12 +200,58 @@ impl LineParser<'_> {
     }
 }
 
-/// A serde_json message without its position, which is always line 1 of a one-line document.
-fn json_error(error: &serde_json::Error) -> String {
+/// A serde_json message without its position, which is always line 1 of a one-line `body`.
+///
+/// serde_json reports a lone UTF-16 surrogate escape (`"\ud800"`, which no UTF-8 string can
+/// hold) as `unexpected end of hex escape` or `lone leading surrogate`, even for a trailing
+/// one; such errors are told as what they are, at the column of the escape.
+fn json_error(error: &serde_json::Error, body: &str) -> String {
     let message = error.to_string();
     let position = format!(" at line {} column {}", error.line(), error.column());
     let message = message.strip_suffix(&position).unwrap_or(&message);
+    let surrogate_error = message.starts_with("unexpected end of hex escape")
+        || message.starts_with("lone leading surrogate");
+    if let Some(at) = surrogate_error
+        .then(|| lone_surrogate(body, error.column()))
+        .flatten()
+    {
+        let escape = &body[at..at + 6];
+        return format!(
+            "invalid JSON at column {}: lone surrogate escape {escape}: a \\u escape in \
+             d800-dfff must be a high surrogate (d800-dbff) followed by a low one (dc00-dfff)",
+            at + 1
+        );
+    }
     format!("invalid JSON at column {}: {message}", error.column())
+}
+
+/// The byte offset of the last unpaired surrogate escape (`\ud800` to `\udfff`) starting
+/// before byte column `column` (1-based) of a JSON text.
+fn lone_surrogate(body: &str, column: usize) -> Option<usize> {
+    let bytes = body.as_bytes();
+    let escape_at = |at: usize| -> Option<u32> {
+        let hex = bytes.get(at..at + 6)?.strip_prefix(b"\\u")?;
+        u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let (mut at, mut lone) = (0, None);
+    while at < column.min(bytes.len()) {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        match escape_at(at) {
+            Some(0xd800..=0xdbff) if matches!(escape_at(at + 6), Some(0xdc00..=0xdfff)) => {
+                at += 12;
+            }
+            Some(0xd800..=0xdfff) => {
+                lone = Some(at);
+                at += 6;
+            }
+            Some(_) => at += 6,
+            None => at += 2,
+        }
+    }
+    lone
 }
 
 /// The id at `field`: a JSON string or number.
@@ -239,13 +316,18 @@ impl CorpusReader<'_> {
             id_field: self.options.id_field.as_deref(),
         };
         let limit = self.options.max_doc_bytes;
+        let stop_past_limit = self.options.on_error == OnError::Fail;
         let mut stream = open_stream(path)?;
         let (mut batch, mut line, mut bytes) = (LineBatch::default(), 0, Vec::new());
-        while let Some(size) =
-            read_line(&mut stream, &mut bytes, limit).map_err(|e| Error::io(name, e))?
+        while let Some(mut size) = read_line(&mut stream, &mut bytes, limit, stop_past_limit)
+            .map_err(|e| Error::io(name, e))?
         {
             line += 1;
             self.corpus.bytes_read += size.consumed;
+            if line == 1 && bytes.starts_with(BOM) {
+                bytes.drain(..BOM.len());
+                size.content -= BOM.len() as u64;
+            }
             if format == Format::Jsonl && bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -253,12 +335,16 @@ impl CorpusReader<'_> {
             let bytes = std::mem::take(&mut bytes);
             if size.content > limit as u64 {
                 self.parse_batch(&parser, batch.take())?;
-                let error = Error::input(name, line, too_long(size.content, limit));
-                self.accept(Err(error))?;
+                let message = match size.complete {
+                    true => too_long(size.content, limit),
+                    false => too_long_unfinished(size.content, limit),
+                };
+                self.accept(Err(Error::input(name, line, message)))?;
             } else if batch.push(PendingLine {
                 line,
                 ordinal,
                 bytes,
+                crlf: size.crlf,
             }) {
                 self.parse_batch(&parser, batch.take())?;
             }
@@ -286,7 +372,7 @@ mod tests {
 
     use super::*;
     use crate::input::tests::{error_of, ids, read_one, skip, texts, write_file};
-    use crate::input::{InputOptions, OnError};
+    use crate::input::{read_inputs, InputOptions, OnError};
 
     #[test]
     fn jsonl_keeps_raw_lines_and_ignores_blank_lines() {
@@ -300,7 +386,7 @@ mod tests {
         assert_eq!(lines, [1, 4, 5]);
         assert_eq!(
             corpus.records[0].raw,
-            Raw::Line(b"{\"text\": \"a\", \"x\": 1}".to_vec())
+            Raw::Line(b"{\"text\": \"a\", \"x\": 1}\r".to_vec())
         );
         assert_eq!(corpus.bytes_read, data.len() as u64);
         assert_eq!(corpus.sources[0].format, Format::Jsonl);
@@ -436,27 +522,134 @@ mod tests {
         assert!(message.ends_with(":1: record of 10240 bytes exceeds --max-doc-bytes 100"));
     }
 
+    /// Reads one line of `reader` with limit 100, not stopping past the limit.
+    fn next_line(reader: &mut dyn BufRead, line: &mut Vec<u8>) -> Option<LineSize> {
+        read_line(reader, line, 100, false).unwrap()
+    }
+
     #[test]
     fn read_line_stores_at_most_limit_plus_one_bytes() {
         let mut data = vec![b'x'; 10_000];
         data.extend_from_slice(b"\r\nab\r\n\r\nlast\r");
         let mut reader = BufReader::with_capacity(64, &data[..]);
         let mut line = Vec::new();
-        let size = read_line(&mut reader, &mut line, 100).unwrap().unwrap();
+        let size = next_line(&mut reader, &mut line).unwrap();
         assert_eq!(
-            (size.content, size.consumed, line.len()),
-            (10_000, 10_002, 101)
+            (size.content, size.consumed, line.len(), size.complete),
+            (10_000, 10_002, 101, true)
         );
-        let size = read_line(&mut reader, &mut line, 100).unwrap().unwrap();
-        assert_eq!((size.content, line.as_slice()), (2, &b"ab"[..]));
-        let size = read_line(&mut reader, &mut line, 100).unwrap().unwrap();
-        assert_eq!((size.content, line.as_slice()), (0, &b""[..]));
-        let size = read_line(&mut reader, &mut line, 100).unwrap().unwrap();
-        assert_eq!((size.content, line.as_slice()), (5, &b"last\r"[..]));
-        assert!(read_line(&mut reader, &mut line, 100).unwrap().is_none());
+        let size = next_line(&mut reader, &mut line).unwrap();
+        assert_eq!(
+            (size.content, size.crlf, &line[..]),
+            (2, true, &b"ab\r"[..])
+        );
+        let size = next_line(&mut reader, &mut line).unwrap();
+        assert_eq!((size.content, &line[..]), (0, &b"\r"[..]));
+        let size = next_line(&mut reader, &mut line).unwrap();
+        assert_eq!(
+            (size.content, size.crlf, &line[..]),
+            (5, false, &b"last\r"[..])
+        );
+        assert!(next_line(&mut reader, &mut line).is_none());
         let mut exact = BufReader::new(&b"abcd\r\n"[..]);
-        let size = read_line(&mut exact, &mut line, 4).unwrap().unwrap();
-        assert_eq!((size.content, line.as_slice()), (4, &b"abcd"[..]));
+        let size = read_line(&mut exact, &mut line, 4, true).unwrap().unwrap();
+        assert_eq!((size.content, &line[..]), (4, &b"abcd\r"[..]));
+    }
+
+    /// An endless stream of `x`.
+    struct Endless;
+
+    impl io::Read for Endless {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            buffer.fill(b'x');
+            Ok(buffer.len())
+        }
+    }
+
+    #[test]
+    fn max_doc_bytes_stops_reading_an_endless_line() {
+        let mut reader = BufReader::with_capacity(64, Endless);
+        let mut line = Vec::new();
+        let size = read_line(&mut reader, &mut line, 1000, true)
+            .unwrap()
+            .unwrap();
+        assert!(!size.complete && size.content > 1000 && size.content <= 1064);
+        assert_eq!(line.len(), 1001);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn max_doc_bytes_fails_on_dev_zero() {
+        let options = InputOptions {
+            format: Some(Format::Text),
+            max_doc_bytes: 1 << 20,
+            ..InputOptions::default()
+        };
+        let message = error_of("/dev/zero", &options);
+        assert!(
+            message.starts_with("/dev/zero:1: record exceeds --max-doc-bytes 1048576"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_carriage_return_for_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = b"{\"text\": \"a\"}\r\n{\"text\": \"b\\r\"}\n";
+        let path = write_file(&dir, "in.jsonl", data);
+        let corpus = read_one(&path, &InputOptions::default()).unwrap();
+        assert_eq!(texts(&corpus), ["a", "b\r"]);
+        let raws: Vec<&Raw> = corpus.records.iter().map(|r| &r.raw).collect();
+        assert_eq!(
+            raws,
+            [
+                &Raw::Line(b"{\"text\": \"a\"}\r".to_vec()),
+                &Raw::Line(b"{\"text\": \"b\\r\"}".to_vec()),
+            ]
+        );
+        let path = write_file(&dir, "in.txt", b"one\r\ntwo\r\r\n");
+        let corpus = read_one(&path, &InputOptions::default()).unwrap();
+        assert_eq!(texts(&corpus), ["one", "two\r"]);
+    }
+
+    #[test]
+    fn bom_is_dropped_from_each_input_for_parsing_and_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_file(&dir, "a.jsonl", b"\xef\xbb\xbf{\"text\": \"a\"}\n");
+        let second = write_file(&dir, "b.jsonl", b"\xef\xbb\xbf{\"text\": \"b\"}\n");
+        let blank = write_file(&dir, "c.jsonl", b"\xef\xbb\xbf\n{\"text\": \"c\"}\n");
+        let corpus = read_inputs(&[first, second, blank], &InputOptions::default()).unwrap();
+        assert_eq!(texts(&corpus), ["a", "b", "c"]);
+        for record in &corpus.records {
+            let Raw::Line(bytes) = &record.raw else {
+                panic!("not a line")
+            };
+            assert!(bytes.starts_with(b"{"), "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogate_escape_is_named_with_its_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = "{\"text\":\"\\ud800\"}\n{\"text\":\"ok \\udc00 x\"}\n{\"text\":\"\\ud83d\\ude00 \\ud800\\u0041\"}\n";
+        let path = write_file(&dir, "in.jsonl", data.as_bytes());
+        let corpus = read_one(&path, &skip()).unwrap();
+        assert!(corpus.records.is_empty());
+        let expected = [
+            ":1: invalid JSON at column 10: lone surrogate escape \\ud800: ",
+            ":2: invalid JSON at column 13: lone surrogate escape \\udc00: ",
+            ":3: invalid JSON at column 23: lone surrogate escape \\ud800: ",
+        ];
+        for (message, expected) in corpus.skipped.first.iter().zip(expected) {
+            assert!(message.contains(expected), "{message}");
+        }
+        let paired = write_file(
+            &dir,
+            "ok.jsonl",
+            "{\"text\":\"\\ud83d\\ude00\"}\n".as_bytes(),
+        );
+        let corpus = read_one(&paired, &InputOptions::default()).unwrap();
+        assert_eq!(texts(&corpus), ["\u{1f600}"]);
     }
 
     #[test]

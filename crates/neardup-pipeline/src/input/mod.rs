@@ -12,7 +12,9 @@
 //! Ids are either taken from a field of the record ([`InputOptions::id_field`]) or are the
 //! record's 1-based ordinal across all inputs taken together, so that they are unique even when
 //! several files are read. Records rejected as malformed still take their ordinal, so ids do not
-//! depend on [`OnError`]; blank JSONL lines are not records and take none.
+//! depend on [`OnError`]; blank JSONL lines are not records and take none. Ids taken from a
+//! field must be unique and non-empty, since the outputs name documents by id: a repeated id
+//! is a malformed record naming where the id was first seen.
 //!
 //! Compression is recognised by the magic bytes at the start of the stream (gzip `1f 8b`, zstd
 //! `28 b5 2f fd`), so compressed standard input works; a file whose name ends in `.gz`, `.zst`
@@ -24,7 +26,9 @@
 
 mod compression;
 mod delimited;
+mod ids;
 mod lines;
+mod row_tracker;
 
 pub(crate) use compression::open_stream;
 pub(crate) use lines::describe;
@@ -40,6 +44,7 @@ use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
 use self::compression::Compression;
+use self::ids::{empty_id, SeenIds};
 use crate::error::{Error, Result};
 
 /// The path that stands for standard input.
@@ -172,12 +177,18 @@ pub struct InputOptions {
     /// Where the id is, like `text_field`; `None` numbers the records 1, 2, ... across all
     /// inputs. JSON ids must be strings or numbers; CSV and TSV ids are strings; Parquet id
     /// columns hold strings or integers. Text inputs have no fields and are always numbered.
+    /// An id is written back as it was read: a JSON number keeps its digits
+    /// (`12345678901234567890123`, `-0`, `1.50`; only an exponent is spelled with a sign,
+    /// `1e2` as `1e+2`). A record whose id is empty or repeats an earlier record's id
+    /// (compared as JSON text, so `"7"`, `7` and `7.0` differ) is malformed.
     pub id_field: Option<String>,
     /// What to do with malformed records.
     pub on_error: OnError,
     /// The largest record accepted, in bytes (a JSON or text line without its line break, the
-    /// fields of a CSV row, the text of a Parquet row). Larger records are malformed; a long
-    /// line is skipped over without being held in memory.
+    /// fields of a CSV row, the text of a Parquet row). Larger records are malformed. Under
+    /// [`OnError::Fail`] reading stops as soon as a line or CSV row passes the limit (so an
+    /// endless line fails at once); under [`OnError::Skip`] the rest of a long line is read
+    /// past without being held in memory.
     pub max_doc_bytes: usize,
 }
 
@@ -197,7 +208,9 @@ impl Default for InputOptions {
 /// The raw form of a record, enough to write it back out in the input's format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Raw {
-    /// A JSONL or text line, without its `\n` or `\r\n`.
+    /// A JSONL or text line without its `\n` but with the `\r` of a `\r\n`, so that writing
+    /// it followed by `\n` reproduces it byte for byte. A UTF-8 byte order mark at the start
+    /// of an input is not part of its first line.
     Line(Vec<u8>),
     /// A CSV or TSV row.
     Csv(csv::ByteRecord),
@@ -213,8 +226,8 @@ pub enum Raw {
 /// One document of the corpus.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
-    /// The id: the id field's value (a JSON string or number), or the record's 1-based ordinal
-    /// across all inputs.
+    /// The id: the id field's value (a JSON string or number, kept as written thanks to
+    /// serde_json's `arbitrary_precision`), or the record's 1-based ordinal across all inputs.
     pub id: Value,
     /// The text to deduplicate.
     pub text: String,
@@ -284,7 +297,8 @@ pub struct Corpus {
 /// Reads every input into one corpus.
 ///
 /// `-` is standard input. JSONL inputs may contain blank lines, which are ignored; in text
-/// inputs every line, empty or not, is a document.
+/// inputs every line, empty or not, is a document. A UTF-8 byte order mark at the start of an
+/// input is dropped, so outputs made of several inputs carry none in the middle.
 ///
 /// # Errors
 ///
@@ -294,8 +308,10 @@ pub struct Corpus {
 pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     let mut reader = CorpusReader {
         options,
+        paths,
         corpus: Corpus::default(),
         ordinal: 0,
+        ids: SeenIds::default(),
     };
     for (index, path) in paths.iter().enumerate() {
         let index = u32::try_from(index).map_err(|_| Error::format(path, "too many inputs"))?;
@@ -341,6 +357,12 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
 /// The message for a record larger than [`InputOptions::max_doc_bytes`].
 fn too_long(size: u64, limit: usize) -> String {
     format!("record of {size} bytes exceeds --max-doc-bytes {limit}")
+}
+
+/// The message for a record that passed [`InputOptions::max_doc_bytes`] after `read` bytes
+/// and was not read to its end.
+fn too_long_unfinished(read: u64, limit: usize) -> String {
+    format!("record exceeds --max-doc-bytes {limit} (stopped reading it after {read} bytes)")
 }
 
 /// Names as a list for messages: `"a", "b"`.
@@ -400,9 +422,13 @@ impl<'a> Columns<'a> {
 /// Gathers records from the inputs one after another.
 struct CorpusReader<'a> {
     options: &'a InputOptions,
+    /// All the inputs, as given.
+    paths: &'a [String],
     corpus: Corpus,
     /// The ordinal of the last record seen, across all inputs.
     ordinal: u64,
+    /// The ids of the records in `corpus` (only kept with [`InputOptions::id_field`]).
+    ids: SeenIds,
 }
 
 impl CorpusReader<'_> {
@@ -432,16 +458,54 @@ impl CorpusReader<'_> {
         self.ordinal
     }
 
-    /// Keeps a record, or handles its error as [`InputOptions::on_error`] says.
+    /// Keeps a record, or handles its error (or its repeated id) as [`InputOptions::on_error`]
+    /// says.
     fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
-        match outcome {
-            Ok(record) => self.corpus.records.push(record),
+        match outcome.and_then(|record| self.check_id(record)) {
+            Ok(record) => {
+                let records = &mut self.corpus.records;
+                if self.options.id_field.is_some() {
+                    let index = u32::try_from(records.len()).map_err(|_| {
+                        let name = display_path(&self.paths[record.source as usize]);
+                        Error::format(name, "too many records")
+                    })?;
+                    records.push(record);
+                    self.ids.insert(records, index);
+                } else {
+                    records.push(record);
+                }
+            }
             Err(error @ Error::Input { .. }) if self.options.on_error == OnError::Skip => {
                 self.corpus.skipped.note(&error);
             }
             Err(error) => return Err(error),
         }
         Ok(())
+    }
+}
+
+impl CorpusReader<'_> {
+    /// The record, if its id (taken from [`InputOptions::id_field`]) is neither empty nor the
+    /// id of a record already accepted.
+    fn check_id(&self, record: Record) -> Result<Record> {
+        let Some(field) = self.options.id_field.as_deref() else {
+            return Ok(record);
+        };
+        let name = display_path(&self.paths[record.source as usize]);
+        if let Some(message) = empty_id(&record.id, field) {
+            return Err(Error::input(name, record.line, message));
+        }
+        match self.ids.find(&self.corpus.records, &record.id) {
+            None => Ok(record),
+            Some(first) => {
+                let first_name = display_path(&self.paths[first.source as usize]);
+                let message = format!(
+                    "duplicate id {} (field {field:?}): first seen at {first_name}:{}",
+                    record.id, first.line
+                );
+                Err(Error::input(name, record.line, message))
+            }
+        }
     }
 }
 

@@ -1,0 +1,180 @@
+//! Ids taken from a field must name one record each.
+//!
+//! `--clusters` and `--pairs` name documents by id, so two records with one id (or a record
+//! with an empty id) would make them ambiguous. [`SeenIds`] remembers every id accepted so far
+//! by the index of the record that holds it: the table costs a few bytes per record and no copy
+//! of the ids, which are hashed (and compared on a hash match) in place.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use serde_json::Value;
+
+use super::Record;
+
+/// The ids of the records accepted so far.
+#[derive(Default)]
+pub(super) struct SeenIds {
+    /// Indexes into the accepted records.
+    table: HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl SeenIds {
+    /// The record among `records` that already has `id`.
+    pub(super) fn find<'r>(&self, records: &'r [Record], id: &Value) -> Option<&'r Record> {
+        let hash = self.hasher.hash_one(id);
+        let index = self
+            .table
+            .find(hash, |&index| records[index as usize].id == *id)?;
+        Some(&records[*index as usize])
+    }
+
+    /// Remembers the id of `records[index]`, which [`find`](SeenIds::find) did not find.
+    pub(super) fn insert(&mut self, records: &[Record], index: u32) {
+        let hasher = &self.hasher;
+        let hash_of = |index: &u32| hasher.hash_one(&records[*index as usize].id);
+        self.table.insert_unique(hash_of(&index), index, hash_of);
+    }
+}
+
+/// Why `id` cannot name a record on its own, before looking for repeats: it is empty.
+pub(super) fn empty_id(id: &Value, field: &str) -> Option<String> {
+    match id {
+        Value::String(text) if text.is_empty() => {
+            Some(format!("the id (field {field:?}) is empty"))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::input::tests::{read_one, skip, texts, write_file, write_parquet_file};
+    use crate::input::{read_inputs, InputOptions};
+
+    fn by_id() -> InputOptions {
+        InputOptions {
+            id_field: Some("id".to_owned()),
+            ..InputOptions::default()
+        }
+    }
+
+    fn skip_by_id() -> InputOptions {
+        InputOptions {
+            id_field: Some("id".to_owned()),
+            ..skip()
+        }
+    }
+
+    #[test]
+    fn duplicate_ids_are_bad_records_naming_where_the_id_was_first_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = write_file(
+            &dir,
+            "a.jsonl",
+            b"{\"id\": \"a\", \"text\": \"1\"}\n{\"id\": 7, \"text\": \"2\"}\n",
+        );
+        let second = write_file(
+            &dir,
+            "b.jsonl",
+            b"{\"id\": \"7\", \"text\": \"3\"}\n\n{\"id\": \"a\", \"text\": \"4\"}\n{\"id\": 7, \"text\": \"5\"}\n",
+        );
+        let paths = [first.clone(), second.clone()];
+        let message = read_inputs(&paths, &by_id()).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!("{second}:3: duplicate id \"a\" (field \"id\"): first seen at {first}:1")
+        );
+        let corpus = read_inputs(&paths, &skip_by_id()).unwrap();
+        assert_eq!(texts(&corpus), ["1", "2", "3"]);
+        assert_eq!(corpus.skipped.count, 2);
+        assert_eq!(
+            corpus.skipped.first[1],
+            format!("{second}:4: duplicate id 7 (field \"id\"): first seen at {first}:2")
+        );
+        let corpus = read_inputs(&paths, &skip()).unwrap();
+        assert_eq!(corpus.records.len(), 5, "numbered ids are never checked");
+    }
+
+    #[test]
+    fn empty_ids_are_bad_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "in.jsonl", b"{\"id\": \"\", \"text\": \"a\"}\n");
+        let corpus = read_one(&path, &skip_by_id()).unwrap();
+        assert_eq!(
+            corpus.skipped.first,
+            [format!("{path}:1: the id (field \"id\") is empty")]
+        );
+        let path = write_file(&dir, "in.csv", b"id,text\n,a\nx,b\nx,c\n");
+        let corpus = read_one(&path, &skip_by_id()).unwrap();
+        assert_eq!(texts(&corpus), ["b"]);
+        assert_eq!(
+            corpus.skipped.first,
+            [
+                format!("{path}:2: the id (field \"id\") is empty"),
+                format!("{path}:4: duplicate id \"x\" (field \"id\"): first seen at {path}:3"),
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicate_parquet_ids_are_bad_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts_in = vec![Some("a"), Some("b"), Some("c")];
+        let path = write_parquet_file(&dir, "in.parquet", vec![5, 6, 5], texts_in);
+        let message = read_one(&path, &by_id()).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            format!("{path}:3: duplicate id 5 (field \"id\"): first seen at {path}:1")
+        );
+    }
+
+    #[test]
+    fn numeric_ids_are_written_back_exactly_as_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ids = [
+            "12345678901234567890123",
+            "12345678901234567890124",
+            "1e2",
+            "1e-7",
+            "100",
+            "-0",
+            "0",
+            "1.50",
+            "18446744073709551616",
+            "\"12345678901234567890123\"",
+        ];
+        let data: String = ids
+            .iter()
+            .map(|id| format!("{{\"id\": {id}, \"text\": \"t\"}}\n"))
+            .collect();
+        let path = write_file(&dir, "in.jsonl", data.as_bytes());
+        let corpus = read_one(&path, &by_id()).unwrap();
+        let written: Vec<String> = corpus
+            .records
+            .iter()
+            .map(|r| serde_json::json!({ "id": r.id }).to_string())
+            .collect();
+        let expected: Vec<String> = ids
+            .iter()
+            // serde_json spells every exponent `e` with a sign; the digits are kept.
+            .map(|id| format!("{{\"id\":{}}}", id.replace("e2", "e+2")))
+            .collect();
+        assert_eq!(written, expected);
+    }
+
+    #[test]
+    fn csv_and_parquet_ids_stay_as_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "in.csv", b"id,text\n007,a\n1e2,b\n");
+        let corpus = read_one(&path, &by_id()).unwrap();
+        let ids: Vec<String> = corpus.records.iter().map(|r| r.id.to_string()).collect();
+        assert_eq!(ids, ["\"007\"", "\"1e2\""]);
+        let texts_in = vec![Some("a"), Some("b")];
+        let path = write_parquet_file(&dir, "in.parquet", vec![i64::MIN, 0], texts_in);
+        let corpus = read_one(&path, &by_id()).unwrap();
+        let ids: Vec<String> = corpus.records.iter().map(|r| r.id.to_string()).collect();
+        assert_eq!(ids, ["-9223372036854775808", "0"]);
+    }
+}
