@@ -12,7 +12,7 @@ use neardup_pipeline::engine::EngineOptions;
 use neardup_pipeline::input::{InputOptions, OnError};
 use neardup_pipeline::run::{run, MethodConfig, RunConfig};
 
-use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
+use crate::args::{at_least_one, InputArgs, NormalizeArgs, ShingleArgs};
 use crate::progress;
 
 #[derive(Args)]
@@ -73,9 +73,17 @@ pub struct DedupArgs {
     keep: KeepPolicy,
     /// Index buckets with more documents than this pair each member with their N best-ranked
     /// members under --keep only (keeps template floods from going quadratic; counted as
-    /// `capped_buckets` in stats).
-    #[arg(long, default_value_t = 1000)]
+    /// `capped_buckets` in stats). At least 1.
+    #[arg(long, value_name = "N", default_value_t = EngineOptions::default().bucket_cap,
+          value_parser = at_least_one)]
     bucket_cap: usize,
+    /// Each document is compared with at most N better-ranked candidates, over all its
+    /// buckets: the best-ranked ones under --keep (bounds a template flood to documents x N
+    /// comparisons; documents over the budget are counted as `budget_hits` in stats). At
+    /// least 1.
+    #[arg(long, value_name = "N", default_value_t = EngineOptions::default().candidate_budget,
+          value_parser = at_least_one)]
+    candidate_budget: usize,
     /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
     #[arg(long, default_value = "fail")]
     on_error: OnError,
@@ -138,6 +146,7 @@ impl DedupArgs {
                 cluster: self.cluster,
                 keep: self.keep,
                 bucket_cap: self.bucket_cap,
+                candidate_budget: self.candidate_budget,
             },
         }
     }

@@ -27,4 +27,6 @@
 
 mod key_table;
 
-pub use key_table::{BucketStats, KeyTable, DEFAULT_BUCKET_CAP};
+pub use key_table::{
+    BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,
+};
