@@ -77,10 +77,9 @@ pub struct DedupArgs {
     #[arg(long, value_name = "N", default_value_t = EngineOptions::default().bucket_cap,
           value_parser = at_least_one)]
     bucket_cap: usize,
-    /// Each document is compared with at most N better-ranked candidates, over all its
-    /// buckets: the best-ranked ones under --keep (bounds a template flood to documents x N
-    /// comparisons; documents over the budget are counted as `budget_hits` in stats). At
-    /// least 1.
+    /// At most documents x N candidate pairs: when the buckets hold more (a template flood),
+    /// the documents with the most candidates keep their best-ranked ones under --keep only,
+    /// up to a common limit (`budget_hits` and `partner_limit` in stats). At least 1.
     #[arg(long, value_name = "N", default_value_t = EngineOptions::default().candidate_budget,
           value_parser = at_least_one)]
     candidate_budget: usize,

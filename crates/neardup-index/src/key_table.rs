@@ -15,17 +15,20 @@ pub struct BucketStats {
     pub raw_pairs: u64,
     /// Buckets larger than the cap, whose members were paired with the first `cap` only.
     pub capped_buckets: u64,
-    /// Documents with more earlier partners than the candidate budget, paired with their
-    /// `candidate_budget` best-ranked ones only.
+    /// Documents with more earlier partners than the partner limit set by the candidate
+    /// budget, paired with their best-ranked ones only (0 unless the budget cut in).
     pub budget_hits: u64,
+    /// Most earlier partners a document could keep (`u64::MAX` when the budget did not cut
+    /// in): the level found for [`CandidateLimits::candidate_budget`].
+    pub partner_limit: u64,
 }
 
 /// Default largest bucket paired in full (see [`CandidateLimits::bucket_cap`]).
 pub const DEFAULT_BUCKET_CAP: usize = 1000;
 
-/// Default number of earlier partners a document is paired with at most (see
+/// Default candidate pairs per document, on average over the table (see
 /// [`CandidateLimits::candidate_budget`]).
-pub const DEFAULT_CANDIDATE_BUDGET: usize = 100;
+pub const DEFAULT_CANDIDATE_BUDGET: usize = 32;
 
 /// What keeps candidate generation linear in the number of documents whatever the keys.
 ///
@@ -33,23 +36,30 @@ pub const DEFAULT_CANDIDATE_BUDGET: usize = 100;
 /// so the documents that would be kept come first). Every candidate pair `(a, b)`, `a < b`,
 /// belongs to its worse-ranked document `b`; `a` is one of the *earlier partners* of `b`.
 /// That is all representative clustering needs: a document is only ever compared with an
-/// already-kept, better-ranked one.
+/// already-kept, better-ranked one, and the best-ranked partners are the likeliest kept.
 ///
-/// - `bucket_cap`: in a bucket of more than `bucket_cap` documents (a template flood), a
-///   member's earlier partners are the `bucket_cap` first members only, the bucket's
-///   *anchors*, instead of every better-ranked member.
-/// - `candidate_budget`: across all its buckets, a document keeps at most `candidate_budget`
-///   distinct earlier partners, the best-ranked ones (the most likely to be kept). A flood of
-///   look-alike texts shares dozens of medium buckets with different anchors; the budget is
-///   what bounds the pairs to `documents x candidate_budget` there. A document under the
-///   budget keeps all its partners, so ordinary corpora get exactly the pairs of the buckets.
+/// - `bucket_cap`: in a bucket of more than `bucket_cap` documents, a member's earlier
+///   partners are the `bucket_cap` first members only, the bucket's *anchors*, instead of
+///   every better-ranked member.
+/// - `candidate_budget`: at most `documents x candidate_budget` pairs in all. The cap alone
+///   does not bound a template flood (one-line notices, verification codes): each document
+///   sits in dozens of buckets, capped or not, with different members. When the pairs of the
+///   buckets would exceed the budget, a *partner limit* is set, the highest level `L` such
+///   that the documents, each counted for at most `L` partners, fit in the budget (water
+///   filling); a document with more than `L` distinct earlier partners keeps its `L`
+///   best-ranked ones (a *budget hit*). Documents with few partners are never cut, `L` is at
+///   least `candidate_budget`, and a corpus whose buckets fit the budget (every ordinary
+///   corpus we measured: news, Reuters, THUCNews titles, Sohu pairs) gets exactly the pairs
+///   of the buckets. The per-document count used for the level is the number of bucket
+///   members before it (an upper bound of its distinct partners, cheap to compute).
 ///
 /// Both must be at least 1 for any pair to be produced (the engine's options refuse 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CandidateLimits {
     /// Members of a larger bucket are paired with its `bucket_cap` best-ranked members only.
     pub bucket_cap: usize,
-    /// Most distinct earlier partners of one document, over all its buckets.
+    /// Candidate pairs per document on average: at most `documents x candidate_budget` in
+    /// all, where `documents` is the highest document number plus one.
     pub candidate_budget: usize,
 }
 
@@ -113,10 +123,11 @@ impl KeyTable {
     ///
     /// A document `b` is paired with the documents `a < b` it shares a key with, except that
     /// in a bucket of more than `limits.bucket_cap` documents only the `bucket_cap` first
-    /// members count (the anchors), and that of all these earlier partners only the
-    /// `limits.candidate_budget` lowest-numbered are kept. So there are at most
-    /// `documents x candidate_budget` pairs, and the work and memory are linear in the
-    /// number of entries whatever the keys (see [`CandidateLimits`]).
+    /// members count (the anchors), and that when the pairs would exceed `documents x
+    /// limits.candidate_budget`, a document keeps only its lowest-numbered partners, up to
+    /// the partner limit (see [`CandidateLimits`]). Time and memory are linear in the number
+    /// of entries whatever the keys: a flooded bucket is read up to the limit per member, and
+    /// no pair beyond the limits is ever materialised.
     pub fn candidate_pairs_with_stats(
         mut self,
         limits: CandidateLimits,
@@ -124,9 +135,15 @@ impl KeyTable {
         self.entries.par_sort_unstable();
         self.entries.dedup();
         let index = PartnerIndex::new(&self.entries, limits.bucket_cap);
-        let (mut packed, budget_hits) = index.pairs(&self.entries, limits);
+        let documents = index.upper_bounds.len() as u64;
+        let limit = partner_limit(
+            &index.upper_bounds,
+            documents.saturating_mul(limits.candidate_budget as u64),
+        );
+        let (mut packed, budget_hits) = index.pairs(&self.entries, limits.bucket_cap, limit);
         let stats = BucketStats {
             budget_hits,
+            partner_limit: limit,
             ..index.stats
         };
         drop(index);
@@ -147,6 +164,9 @@ struct PartnerIndex {
     /// `starts[offsets[d]..offsets[d + 1]]` are the bucket starts of document `d`.
     offsets: Vec<usize>,
     starts: Vec<usize>,
+    /// Per document, the members before it in its buckets (anchors only in a capped one):
+    /// an upper bound of its distinct earlier partners.
+    upper_bounds: Vec<u64>,
     stats: BucketStats,
 }
 
@@ -155,13 +175,15 @@ impl PartnerIndex {
         let documents = entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
         let mut stats = BucketStats::default();
         let mut offsets = vec![0usize; documents + 1];
+        let mut upper_bounds = vec![0u64; documents];
         for bucket in shared_buckets(entries) {
             stats.shared_buckets += 1;
             stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
             stats.raw_pairs += pair_count(bucket.len(), cap);
             stats.capped_buckets += u64::from(bucket.len() > cap);
-            for &(_, document) in &bucket[1..] {
+            for (position, &(_, document)) in bucket.iter().enumerate().skip(1) {
                 offsets[document as usize + 1] += 1;
+                upper_bounds[document as usize] += position.min(cap) as u64;
             }
         }
         for d in 0..documents {
@@ -180,13 +202,14 @@ impl PartnerIndex {
         PartnerIndex {
             offsets,
             starts,
+            upper_bounds,
             stats,
         }
     }
 
     /// The pairs packed `a << 32 | b`, grouped by `b`, and the number of documents whose
     /// earlier partners exceeded the budget.
-    fn pairs(&self, entries: &[(u64, u32)], limits: CandidateLimits) -> (Vec<u64>, u64) {
+    fn pairs(&self, entries: &[(u64, u32)], cap: usize, limit: u64) -> (Vec<u64>, u64) {
         let documents = self.offsets.len() - 1;
         let hits = AtomicU64::new(0);
         let packed = (0..documents as u32)
@@ -194,6 +217,7 @@ impl PartnerIndex {
             .map_init(Vec::new, |partners, document| {
                 let starts = &self.starts
                     [self.offsets[document as usize]..self.offsets[document as usize + 1]];
+                let limits = (cap, usize::try_from(limit).unwrap_or(usize::MAX));
                 if best_partners(entries, starts, document, limits, partners) {
                     hits.fetch_add(1, Ordering::Relaxed);
                 }
@@ -213,27 +237,47 @@ fn shared_buckets(entries: &[(u64, u32)]) -> impl Iterator<Item = &[(u64, u32)]>
         .filter(|bucket| bucket.len() > 1)
 }
 
-/// Puts in `partners` the `limits.candidate_budget` best (lowest) distinct earlier partners
-/// of `document`, sorted, from its buckets starting at `starts`; true when it had more.
+/// The partner limit: unlimited (`u64::MAX`) when the upper bounds fit in `budget` pairs,
+/// else the highest `L` with `sum(min(bound, L)) <= budget` (at least `budget / documents`).
+fn partner_limit(upper_bounds: &[u64], budget: u64) -> u64 {
+    let total = |limit: u64| -> u64 { upper_bounds.par_iter().map(|&b| b.min(limit)).sum() };
+    if total(u64::MAX) <= budget {
+        return u64::MAX;
+    }
+    // total(low) <= budget < total(high).
+    let (mut low, mut high) = (0u64, upper_bounds.iter().copied().max().unwrap_or(0));
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if total(middle) <= budget {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    low
+}
+
+/// Puts in `partners` the `limit` best (lowest) distinct earlier partners of `document`,
+/// sorted, from its buckets starting at `starts`, where `(bucket_cap, limit)` = `limits`;
+/// true when it had more.
 ///
 /// In a bucket, the earlier partners are the members before `document` (the bucket is
 /// sorted by document and holds it), among the first `bucket_cap`. Once one bucket yields
-/// `budget` partners, the largest of them bounds the answer, so later buckets are read only
-/// below it: at most `budget` entries are read per bucket.
+/// `limit` partners, the largest of them bounds the answer, so later buckets are read only
+/// below it: at most `limit` entries are read per bucket.
 fn best_partners(
     entries: &[(u64, u32)],
     starts: &[usize],
     document: u32,
-    limits: CandidateLimits,
+    (bucket_cap, budget): (usize, usize),
     partners: &mut Vec<u32>,
 ) -> bool {
-    let budget = limits.candidate_budget;
     partners.clear();
     let mut bound = u32::MAX;
     let mut over = false;
     for &start in starts {
         let mut taken = 0;
-        let earlier = entries[start..].iter().take(limits.bucket_cap);
+        let earlier = entries[start..].iter().take(bucket_cap);
         for &(_, partner) in earlier.take_while(|e| e.1 < document) {
             if taken == budget || partner > bound {
                 over = true;
@@ -281,7 +325,8 @@ mod tests {
     }
 
     /// The slow reference of the limits: per document, the members before it in each shared
-    /// bucket among the bucket's `cap` first, all buckets merged, the `budget` lowest kept.
+    /// bucket among the bucket's `cap` first; the partner limit by trying every level from
+    /// the top; the `limit` lowest partners kept.
     fn limited_brute_force(keys: &[Vec<u64>], limits: CandidateLimits) -> Vec<(u32, u32)> {
         let mut buckets: BTreeMap<u64, BTreeSet<u32>> = BTreeMap::new();
         for (document, document_keys) in keys.iter().enumerate() {
@@ -289,15 +334,30 @@ mod tests {
                 buckets.entry(key).or_default().insert(document as u32);
             }
         }
-        let mut pairs = Vec::new();
-        for b in 0..keys.len() as u32 {
-            let mut partners = BTreeSet::new();
-            for members in buckets.values().filter(|m| m.contains(&b)) {
-                let anchors = members.iter().take(limits.bucket_cap);
-                partners.extend(anchors.filter(|&&a| a < b));
+        let mut partners = vec![BTreeSet::new(); keys.len()];
+        let mut upper_bounds = vec![0usize; keys.len()];
+        for members in buckets.values() {
+            let members: Vec<u32> = members.iter().copied().collect();
+            for (position, &b) in members.iter().enumerate() {
+                let anchors = &members[..position.min(limits.bucket_cap)];
+                partners[b as usize].extend(anchors);
+                upper_bounds[b as usize] += anchors.len();
             }
-            let kept = partners.into_iter().take(limits.candidate_budget);
-            pairs.extend(kept.map(|a| (a, b)));
+        }
+        let fits = |limit: usize| {
+            let total: usize = upper_bounds.iter().map(|&u| u.min(limit)).sum();
+            total <= keys.len() * limits.candidate_budget
+        };
+        let most = upper_bounds.iter().copied().max().unwrap_or(0);
+        let limit = if fits(most) {
+            usize::MAX
+        } else {
+            (0..most).rev().find(|&l| fits(l)).unwrap_or(0)
+        };
+        let mut pairs = Vec::new();
+        for (b, partners) in partners.into_iter().enumerate() {
+            let kept = partners.into_iter().take(limit);
+            pairs.extend(kept.map(|a| (a, b as u32)));
         }
         pairs.sort_unstable();
         pairs
@@ -367,10 +427,10 @@ mod tests {
             "{} pairs",
             pairs.len()
         );
-        // Every document from the budget on has a full budget of the best-ranked partners.
+        // Nearly every document is over the partner limit and keeps its best-ranked partners.
         assert!(stats.budget_hits > 3800, "{stats:?}");
         let last: Vec<u32> = pairs.iter().filter(|p| p.1 == 3999).map(|p| p.0).collect();
-        assert_eq!(last.len(), DEFAULT_CANDIDATE_BUDGET);
+        assert_eq!(last.len() as u64, stats.partner_limit);
         assert!(last
             .iter()
             .all(|&a| a < 2 * DEFAULT_CANDIDATE_BUDGET as u32));
@@ -409,6 +469,7 @@ mod tests {
             raw_pairs: 1,
             capped_buckets: 0,
             budget_hits: 0,
+            partner_limit: u64::MAX,
         };
         assert_eq!(stats, expected);
     }

@@ -28,9 +28,9 @@ pub struct EngineOptions {
     /// Index buckets with more documents pair every member with their `bucket_cap`
     /// best-ranked members under `keep` only (see [`CandidateLimits`]). At least 1.
     pub bucket_cap: usize,
-    /// Most candidate partners of a document among the better-ranked documents, over all
-    /// its buckets: the `candidate_budget` best-ranked are kept (see [`CandidateLimits`]).
-    /// At least 1.
+    /// Candidate pairs per document on average: at most `documents x candidate_budget`;
+    /// when the buckets hold more, the documents with the most candidates keep their
+    /// best-ranked ones only (see [`CandidateLimits`]). At least 1.
     pub candidate_budget: usize,
 }
 
@@ -69,7 +69,7 @@ impl EngineOptions {
         at_least_one(
             "candidate_budget",
             self.candidate_budget,
-            "each document is compared with at most N better-ranked documents",
+            "at most documents x N candidate pairs are compared",
         )
     }
 
@@ -109,10 +109,13 @@ pub struct EngineStats {
     pub largest_bucket: u64,
     /// Buckets over the cap, paired with their anchors only.
     pub capped_buckets: u64,
-    /// Documents with more candidate partners than the candidate budget, compared with their
-    /// `candidate_budget` best-ranked ones only (0 unless a flood hit the budget: then, and
-    /// only then, the result may differ from comparing every candidate).
+    /// Documents with more candidate partners than the partner limit, compared with their
+    /// best-ranked ones only (0 unless a flood hit the candidate budget: then, and only then,
+    /// the result may differ from comparing every candidate).
     pub budget_hits: u64,
+    /// Most candidate partners a document could keep, `None` when the budget did not cut in
+    /// (see [`CandidateLimits`]).
+    pub partner_limit: Option<u64>,
     /// Seconds per stage: sketch, candidates, verify, cluster.
     pub seconds: Vec<(&'static str, f64)>,
 }
@@ -247,6 +250,7 @@ fn dedup_sketched<M: Method>(
     stats.largest_bucket = bucket_stats.largest_bucket;
     stats.capped_buckets = bucket_stats.capped_buckets;
     stats.budget_hits = bucket_stats.budget_hits;
+    stats.partner_limit = Some(bucket_stats.partner_limit).filter(|&l| l != u64::MAX);
     stats
         .seconds
         .push(("candidates", started.elapsed().as_secs_f64()));

@@ -232,6 +232,7 @@ fn stats_json<M: Method>(
         "largest_bucket": engine.largest_bucket,
         "capped_buckets": engine.capped_buckets,
         "budget_hits": engine.budget_hits,
+        "partner_limit": engine.partner_limit,
         "bytes_in": corpus.bytes_read,
         "threads": rayon::current_num_threads(),
         "seconds": seconds,
