@@ -12,7 +12,8 @@
 # measured with `/usr/bin/time -f '%e %M'`; the median run by wall time is reported, one
 # Markdown table row per size on stdout: documents, input MB, seconds, peak RSS MB,
 # candidate pairs, budget hits, kept (the last three from --stats; "-" when the binary does
-# not report them). A failed run reads "killed at the G GB cap" or "timed out after S s".
+# not report them). A failed run reads "killed at the G GB cap after S s" or "timed out after
+# S s".
 # BIN defaults to target/release/neardup (no build is done).
 set -euo pipefail
 
@@ -60,16 +61,18 @@ flood_corpus() {
   echo "$path"
 }
 
-# run_once CORPUS DIR: one measured run; prints "seconds rss_kb" or "killed" / "timeout".
+# run_once CORPUS DIR: one measured run; prints "seconds rss_kb", or "killed SECONDS" /
+# "timeout" for a run that hit the memory cap (allocation failure) or the timeout.
 run_once() {
-  local corpus=$1 dir=$2 status=0
+  local corpus=$1 dir=$2 status=0 started
   rm -f "$dir/stats.json"
+  started=$(date +%s.%N)
   prlimit --as=$((MEM_GB << 30)) -- timeout "$TIMEOUT" \
     /usr/bin/time -o "$dir/time" -f '%e %M' \
     "$BIN" dedup "$corpus" -o "$dir/out.jsonl" --stats "$dir/stats.json" --quiet "${EXTRA[@]}" \
     2>"$dir/stderr" || status=$?
   if [ "$status" = 124 ]; then echo timeout
-  elif [ "$status" != 0 ]; then echo killed
+  elif [ "$status" != 0 ]; then echo "killed $(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')"
   else cat "$dir/time"
   fi
 }
@@ -92,7 +95,7 @@ for n in $SIZES; do
     log "$LABEL: $n documents"
     result=$(run_once "$corpus" "$dir")
     case "$result" in
-      killed) failure="killed at the $MEM_GB GB cap ($(tail -c 200 "$dir/stderr" | tr '\n' ' '))"; break ;;
+      killed*) failure="killed at the $MEM_GB GB cap after ${result#killed } s ($(grep -m1 -o 'memory allocation of [0-9]* bytes failed' "$dir/stderr" || head -c 100 "$dir/stderr"))"; break ;;
       timeout) failure="timed out after $TIMEOUT s"; break ;;
       *) results+=("$result") ;;
     esac
