@@ -207,8 +207,8 @@ impl PartnerIndex {
         }
     }
 
-    /// The pairs packed `a << 32 | b`, grouped by `b`, and the number of documents whose
-    /// earlier partners exceeded the budget.
+    /// The pairs packed `a << 32 | b`, grouped by `b`, and the number of documents with more
+    /// earlier partners than `limit`.
     fn pairs(&self, entries: &[(u64, u32)], cap: usize, limit: u64) -> (Vec<u64>, u64) {
         let documents = self.offsets.len() - 1;
         let hits = AtomicU64::new(0);
@@ -269,7 +269,7 @@ fn best_partners(
     entries: &[(u64, u32)],
     starts: &[usize],
     document: u32,
-    (bucket_cap, budget): (usize, usize),
+    (bucket_cap, limit): (usize, usize),
     partners: &mut Vec<u32>,
 ) -> bool {
     partners.clear();
@@ -279,21 +279,21 @@ fn best_partners(
         let mut taken = 0;
         let earlier = entries[start..].iter().take(bucket_cap);
         for &(_, partner) in earlier.take_while(|e| e.1 < document) {
-            if taken == budget || partner > bound {
+            if taken == limit || partner > bound {
                 over = true;
                 break;
             }
             partners.push(partner);
             taken += 1;
         }
-        if taken == budget && budget > 0 {
+        if taken == limit && limit > 0 {
             bound = bound.min(partners[partners.len() - 1]);
         }
     }
     partners.sort_unstable();
     partners.dedup();
-    if partners.len() > budget {
-        partners.truncate(budget);
+    if partners.len() > limit {
+        partners.truncate(limit);
         over = true;
     }
     over
