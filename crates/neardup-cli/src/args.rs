@@ -95,3 +95,13 @@ impl ShingleArgs {
         builder
     }
 }
+
+/// Parses a count that must be at least 1 (`--bucket-cap`, `--candidate-budget`): 0 would
+/// compare no documents at all, so it is refused rather than read as 1.
+pub fn at_least_one(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (0 would compare no documents)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(error) => Err(error.to_string()),
+    }
+}

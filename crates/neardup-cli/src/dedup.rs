@@ -12,7 +12,7 @@ use neardup_pipeline::engine::EngineOptions;
 use neardup_pipeline::input::{InputOptions, OnError};
 use neardup_pipeline::run::{run, MethodConfig, RunConfig};
 
-use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
+use crate::args::{at_least_one, InputArgs, NormalizeArgs, ShingleArgs};
 use crate::{progress, threads};
 
 #[derive(Args)]
@@ -73,9 +73,16 @@ pub struct DedupArgs {
     keep: KeepPolicy,
     /// Index buckets with more documents than this pair each member with their N best-ranked
     /// members under --keep only (keeps template floods from going quadratic; counted as
-    /// `capped_buckets` in stats).
-    #[arg(long, default_value_t = 1000)]
+    /// `capped_buckets` in stats). At least 1.
+    #[arg(long, value_name = "N", default_value_t = EngineOptions::default().bucket_cap,
+          value_parser = at_least_one)]
     bucket_cap: usize,
+    /// At most documents x N candidate pairs: when the buckets hold more (a template flood),
+    /// the documents with the most candidates keep their best-ranked ones under --keep only,
+    /// up to a common limit (`budget_hits` and `partner_limit` in stats). At least 1.
+    #[arg(long, value_name = "N", default_value_t = EngineOptions::default().candidate_budget,
+          value_parser = at_least_one)]
+    candidate_budget: usize,
     /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
     #[arg(long, default_value = "fail")]
     on_error: OnError,
@@ -138,13 +145,14 @@ impl DedupArgs {
                 cluster: self.cluster,
                 keep: self.keep,
                 bucket_cap: self.bucket_cap,
+                candidate_budget: self.candidate_budget,
             },
         }
     }
 }
 
 /// Options that only `--method minhash` reads.
-const MINHASH_ONLY: [&str; 13] = [
+const MINHASH_ONLY: [&str; 14] = [
     "threshold",
     "measure",
     "ngram",
@@ -158,6 +166,7 @@ const MINHASH_ONLY: [&str; 13] = [
     "latin_ngram",
     "stopwords",
     "bucket_cap",
+    "candidate_budget",
 ];
 
 /// The options given on the command line (not defaulted), by argument id.

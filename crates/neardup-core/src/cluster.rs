@@ -120,10 +120,15 @@ pub fn ranks(lengths: &[usize], policy: KeepPolicy) -> Vec<u32> {
 /// The representative rule over `documents` documents (see the module docs).
 pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
     let documents = rank.len();
+    // A document only ever joins a better-ranked one: each pair is listed once, under its
+    // worse-ranked document.
     let mut neighbours: Vec<Vec<(u32, f64)>> = vec![Vec::new(); documents];
     for pair in pairs {
-        neighbours[pair.a as usize].push((pair.b, pair.similarity));
-        neighbours[pair.b as usize].push((pair.a, pair.similarity));
+        let (better, worse) = match rank[pair.a as usize] < rank[pair.b as usize] {
+            true => (pair.a, pair.b),
+            false => (pair.b, pair.a),
+        };
+        neighbours[worse as usize].push((better, pair.similarity));
     }
     let mut order: Vec<u32> = (0..documents as u32).collect();
     order.sort_by_key(|&d| rank[d as usize]);

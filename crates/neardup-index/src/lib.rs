@@ -7,6 +7,10 @@
 //! [`KeyTable`] is the batch form of that index: it collects `(key, document)` entries and
 //! turns them into the sorted, deduplicated list of candidate pairs with one parallel sort,
 //! which is faster and far smaller in memory than a hash map of buckets for batch jobs.
+//! [`CandidateLimits`] keep that list linear in the number of documents whatever the keys
+//! (a template flood shares dozens of buckets per document): a bucket cap with anchors, and
+//! a candidate budget that leaves each document its best-ranked partners only when the
+//! buckets hold more than `documents x budget` pairs.
 //! The online check-and-insert index (planned) keeps the same keys in incremental tables.
 //!
 //! # Example
@@ -27,4 +31,6 @@
 
 mod key_table;
 
-pub use key_table::{BucketStats, KeyTable, DEFAULT_BUCKET_CAP};
+pub use key_table::{
+    BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,
+};

@@ -13,8 +13,10 @@ use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
 use neardup_core::{Method, Sketch};
-use neardup_index::{BucketStats, KeyTable};
+use neardup_index::{BucketStats, CandidateLimits, KeyTable};
 use rayon::prelude::*;
+
+use crate::error::{Error, Result};
 
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +26,12 @@ pub struct EngineOptions {
     /// Which document of a cluster is kept.
     pub keep: KeepPolicy,
     /// Index buckets with more documents pair every member with their `bucket_cap`
-    /// best-ranked members under `keep` only (see [`KeyTable::candidate_pairs_with_stats`]).
+    /// best-ranked members under `keep` only (see [`CandidateLimits`]). At least 1.
     pub bucket_cap: usize,
+    /// Candidate pairs per document on average: at most `documents x candidate_budget`;
+    /// when the buckets hold more, the documents with the most candidates keep their
+    /// best-ranked ones only (see [`CandidateLimits`]). At least 1.
+    pub candidate_budget: usize,
 }
 
 impl Default for EngineOptions {
@@ -34,6 +40,43 @@ impl Default for EngineOptions {
             cluster: ClusterMode::default(),
             keep: KeepPolicy::default(),
             bucket_cap: neardup_index::DEFAULT_BUCKET_CAP,
+            candidate_budget: neardup_index::DEFAULT_CANDIDATE_BUDGET,
+        }
+    }
+}
+
+impl EngineOptions {
+    /// Checks the options before a run ([`dedup`] itself accepts anything: with a limit of
+    /// 0 it compares no documents).
+    ///
+    /// # Errors
+    /// [`Error::Parameter`] naming `bucket_cap` or `candidate_budget` when it is 0.
+    pub fn validate(&self) -> Result<()> {
+        let at_least_one = |parameter: &'static str, value: usize, what: &str| {
+            if value == 0 {
+                let message = format!("0 (must be at least 1: {what}; 0 would compare nothing)");
+                return Err(Error::from(neardup_core::Error::invalid(
+                    parameter, message,
+                )));
+            }
+            Ok(())
+        };
+        at_least_one(
+            "bucket_cap",
+            self.bucket_cap,
+            "members of a larger bucket are compared with its N best-ranked members",
+        )?;
+        at_least_one(
+            "candidate_budget",
+            self.candidate_budget,
+            "at most documents x N candidate pairs are compared",
+        )
+    }
+
+    fn limits(&self) -> CandidateLimits {
+        CandidateLimits {
+            bucket_cap: self.bucket_cap,
+            candidate_budget: self.candidate_budget,
         }
     }
 }
@@ -66,6 +109,13 @@ pub struct EngineStats {
     pub largest_bucket: u64,
     /// Buckets over the cap, paired with their anchors only.
     pub capped_buckets: u64,
+    /// Documents with more candidate partners than the partner limit, compared with their
+    /// best-ranked ones only (0 unless a flood hit the candidate budget: then, and only then,
+    /// the result may differ from comparing every candidate).
+    pub budget_hits: u64,
+    /// Most candidate partners a document could keep, `None` when the budget did not cut in
+    /// (see [`CandidateLimits`]).
+    pub partner_limit: Option<u64>,
     /// Seconds per stage: sketch, candidates, verify, cluster.
     pub seconds: Vec<(&'static str, f64)>,
 }
@@ -195,10 +245,12 @@ fn dedup_sketched<M: Method>(
     let (leaders, groups) = exact_groups(&sketches, &rank);
     progress.stage("candidates", leaders.len() as u64);
     let (candidates, bucket_stats) =
-        candidate_pairs(method, &sketches, &leaders, &rank, options.bucket_cap);
+        candidate_pairs(method, &sketches, &leaders, &rank, options.limits());
     stats.candidate_pairs = candidates.len() as u64;
     stats.largest_bucket = bucket_stats.largest_bucket;
     stats.capped_buckets = bucket_stats.capped_buckets;
+    stats.budget_hits = bucket_stats.budget_hits;
+    stats.partner_limit = Some(bucket_stats.partner_limit).filter(|&l| l != u64::MAX);
     stats
         .seconds
         .push(("candidates", started.elapsed().as_secs_f64()));
@@ -206,6 +258,7 @@ fn dedup_sketched<M: Method>(
     let started = Instant::now();
     progress.stage("verify", candidates.len() as u64);
     let leader_pairs = verify(method, &sketches, &candidates, progress);
+    drop(candidates);
     stats.verified_pairs = leader_pairs.len() as u64;
     stats
         .seconds
@@ -256,13 +309,14 @@ fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u
 
 /// Candidate pairs `(a, b)`, `a < b`, sorted, from the keys of the leaders. The table holds
 /// documents by rank, so that a bucket over the cap takes its best-ranked members (the ones
-/// the keep policy would keep) as anchors.
+/// the keep policy would keep) as anchors, and a document over the candidate budget keeps
+/// its best-ranked partners: the ones it can be a duplicate of.
 fn candidate_pairs<M: Method>(
     method: &M,
     sketches: &[M::Sketch],
     leaders: &[u32],
     rank: &[u32],
-    bucket_cap: usize,
+    limits: CandidateLimits,
 ) -> (Vec<(u32, u32)>, BucketStats) {
     let entries: Vec<(u64, u32)> = leaders
         .par_iter()
@@ -273,8 +327,7 @@ fn candidate_pairs<M: Method>(
             keys.into_iter().map(move |key| (key, ranked))
         })
         .collect();
-    let (ranked_pairs, stats) =
-        KeyTable::from_entries(entries).candidate_pairs_with_stats(bucket_cap);
+    let (ranked_pairs, stats) = KeyTable::from_entries(entries).candidate_pairs_with_stats(limits);
     let mut by_rank = vec![0u32; rank.len()];
     for (document, &r) in rank.iter().enumerate() {
         by_rank[r as usize] = document as u32;

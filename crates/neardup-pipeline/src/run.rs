@@ -63,6 +63,7 @@ pub struct RunReport {
 /// # Errors
 /// Invalid parameters, unreadable or malformed input (unless skipped), unwritable outputs.
 pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
+    config.engine.validate()?;
     match &config.method {
         MethodConfig::Exact(options) => {
             run_with(&Exact::new(options.clone()), json!({}), config, progress)
@@ -262,6 +263,8 @@ fn stats_json<M: Method>(
         "verified_pairs": engine.verified_pairs,
         "largest_bucket": engine.largest_bucket,
         "capped_buckets": engine.capped_buckets,
+        "budget_hits": engine.budget_hits,
+        "partner_limit": engine.partner_limit,
         "bytes_in": corpus.bytes_read,
         "threads": rayon::current_num_threads(),
         "seconds": seconds,

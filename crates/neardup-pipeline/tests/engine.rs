@@ -309,3 +309,83 @@ fn capped_buckets_anchor_on_the_documents_the_keep_policy_keeps() {
         "only {absorbed} of 500 joined the kept one"
     );
 }
+
+/// The template flood of issue 6: `document number {i} about topic {i % 1000} with words`.
+fn template_flood(documents: usize) -> Vec<String> {
+    (0..documents)
+        .map(|i| format!("document number {i} about topic {} with words", i % 1000))
+        .collect()
+}
+
+#[test]
+fn template_flood_candidates_are_bounded_by_the_budget() {
+    // Before the budget: 77 million candidate pairs for these 20,000 documents.
+    let documents = 20_000;
+    let texts = template_flood(documents);
+    let method = MinHashBuilder::new().build().unwrap();
+    let options = EngineOptions::default();
+    let outcome = dedup_owned(&method, texts, options, &NoProgress);
+    let stats = &outcome.stats;
+    let budget = (documents * options.candidate_budget) as u64;
+    assert!(stats.candidate_pairs <= budget, "{stats:?}");
+    assert!(stats.verified_pairs <= budget, "{stats:?}");
+    assert!(stats.budget_hits > 19_000, "{stats:?}");
+    assert!(stats.partner_limit.is_some(), "{stats:?}");
+    let kept = outcome
+        .assignment
+        .duplicate_of
+        .iter()
+        .filter(|d| d.is_none())
+        .count();
+    assert!(
+        kept < 100,
+        "the flood collapses to a few representatives: {kept}"
+    );
+}
+
+#[test]
+fn ordinary_inputs_are_not_touched_by_the_budget() {
+    let texts: Vec<String> = include_str!("../../../examples/news.jsonl")
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let method = MinHashBuilder::new().build().unwrap();
+    let limited = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+    assert_eq!(
+        (limited.stats.budget_hits, limited.stats.partner_limit),
+        (0, None)
+    );
+    let unlimited = EngineOptions {
+        bucket_cap: usize::MAX,
+        candidate_budget: usize::MAX,
+        ..EngineOptions::default()
+    };
+    let all = dedup(&method, &texts, unlimited, &NoProgress);
+    assert_eq!(limited.assignment, all.assignment);
+    assert_eq!(limited.stats.candidate_pairs, all.stats.candidate_pairs);
+}
+
+#[test]
+fn bucket_cap_zero_is_refused_not_read_as_one() {
+    let options = EngineOptions {
+        bucket_cap: 0,
+        ..EngineOptions::default()
+    };
+    let message = options.validate().unwrap_err().to_string();
+    assert!(message.starts_with("invalid bucket_cap: 0"), "{message}");
+    let options = EngineOptions {
+        candidate_budget: 0,
+        ..EngineOptions::default()
+    };
+    let message = options.validate().unwrap_err().to_string();
+    assert!(
+        message.starts_with("invalid candidate_budget: 0"),
+        "{message}"
+    );
+    assert!(EngineOptions::default().validate().is_ok());
+}

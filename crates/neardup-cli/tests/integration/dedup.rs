@@ -95,6 +95,56 @@ fn dedup_contract_on_the_example() {
         stats["kept"].as_u64().unwrap() as usize,
         expected_kept.len()
     );
+    // The candidate budget does not cut into an ordinary corpus.
+    assert_eq!(stats["budget_hits"], 0);
+    assert!(stats["partner_limit"].is_null(), "{stats}");
+}
+
+#[test]
+fn bucket_cap_zero_is_an_error_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = b"{\"text\": \"a\"}\n";
+    for option in ["--bucket-cap", "--candidate-budget"] {
+        let expect = [option, "must be at least 1"];
+        assert_fails_cleanly(dir.path(), "in.jsonl", content, &[option, "0"], &expect);
+    }
+}
+
+#[test]
+fn template_flood_stats_show_a_bounded_candidate_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, out, stats) = (
+        path(dir.path(), "flood.txt"),
+        path(dir.path(), "out.txt"),
+        path(dir.path(), "stats.json"),
+    );
+    let documents = 20_000;
+    let text: String = (0..documents)
+        .map(|i| format!("document number {i} about topic {} with words\n", i % 1000))
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    let budget = "16";
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--stats",
+        &stats,
+        "--quiet",
+        "--candidate-budget",
+        budget,
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    // 77 million candidate pairs before the budget.
+    assert!(
+        stats["candidate_pairs"].as_u64().unwrap() <= documents * 16,
+        "{stats}"
+    );
+    assert!(stats["budget_hits"].as_u64().unwrap() > 0, "{stats}");
+    assert!(stats["partner_limit"].as_u64().unwrap() >= 16, "{stats}");
+    assert!(stats["kept"].as_u64().unwrap() < 100, "{stats}");
 }
 
 #[test]
