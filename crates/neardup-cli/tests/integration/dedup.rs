@@ -1,25 +1,11 @@
 //! Integration tests of the `neardup` binary: the `dedup` contract, determinism, bad input.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{example, json_lines, neardup, path};
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Files in `dir` (to check that nothing, not even a temporary file, was left behind).
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::util::{example, files_in, json_lines, neardup, path, stderr};
 
 #[test]
 fn dedup_contract_on_the_example() {

@@ -6,11 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{json_lines, neardup, path};
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::util::{json_lines, neardup, path, stderr};
 
 /// Runs `neardup dedup input -o output --quiet` with `extra` arguments.
 fn dedup(input: &str, output: &str, extra: &[&str]) -> Output {

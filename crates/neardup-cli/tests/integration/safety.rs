@@ -4,23 +4,10 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{example, neardup, path};
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::util::{example, files_in, neardup, path, stderr};
 
 /// Runs `program args` and says whether it succeeded (a missing program counts as failure).
 fn try_run(program: &str, args: &[&str]) -> bool {
@@ -82,7 +69,7 @@ fn regression_fifo_output_is_written_in_place_not_replaced() {
         expected,
         "the FIFO's reader gets the output"
     );
-    assert_eq!(names_in(dir.path()), ["clusters.jsonl", "kept.fifo"]);
+    assert_eq!(files_in(dir.path()), ["clusters.jsonl", "kept.fifo"]);
 }
 
 #[cfg(unix)]
@@ -109,7 +96,7 @@ fn regression_device_output_is_not_replaced_by_a_file() {
     assert!(run.status.success(), "{}", stderr(&run));
     let kind = std::fs::symlink_metadata(&device).unwrap().file_type();
     assert!(kind.is_char_device(), "the device is still a device");
-    assert_eq!(names_in(dir.path()), ["clusters.jsonl", "null"]);
+    assert_eq!(files_in(dir.path()), ["clusters.jsonl", "null"]);
 }
 
 #[cfg(unix)]
@@ -129,7 +116,7 @@ fn regression_symlink_output_replaces_its_target_and_stays_a_link() {
         .file_type()
         .is_symlink());
     assert_eq!(std::fs::read(&target).unwrap(), expected);
-    assert_eq!(names_in(&dir.path().join("data")), ["kept.jsonl"]);
+    assert_eq!(files_in(&dir.path().join("data")), ["kept.jsonl"]);
 }
 
 #[test]
@@ -162,7 +149,7 @@ fn regression_an_output_that_is_an_input_is_refused_before_reading() {
         assert!(stderr(&run).contains("is the input"), "{}", stderr(&run));
         assert_eq!(std::fs::read(&input).unwrap(), original, "{args:?}");
     }
-    assert_eq!(names_in(dir.path()), ["x.jsonl"]);
+    assert_eq!(files_in(dir.path()), ["x.jsonl"]);
 }
 
 #[test]
@@ -190,7 +177,7 @@ fn regression_two_outputs_on_one_file_are_refused() {
     let run = neardup(&["dedup", &example(), "-o", "-", "--clusters", "-"]);
     assert!(!run.status.success());
     assert!(stderr(&run).contains("both write to standard output"));
-    assert!(names_in(dir.path()).is_empty());
+    assert!(files_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -234,7 +221,7 @@ fn regression_other_subcommands_refuse_an_input_as_output() {
         );
         assert_eq!(std::fs::read(&clusters).unwrap(), original, "{args:?}");
     }
-    assert_eq!(names_in(dir.path()), ["clusters.jsonl"]);
+    assert_eq!(files_in(dir.path()), ["clusters.jsonl"]);
 }
 
 #[cfg(target_os = "linux")]
@@ -261,7 +248,7 @@ fn regression_a_failing_output_leaves_every_old_output_untouched() {
     assert!(stderr(&run).contains("/dev/full"), "{}", stderr(&run));
     assert_eq!(std::fs::read(&out).unwrap(), b"old kept\n");
     assert_eq!(std::fs::read(&clusters).unwrap(), b"old clusters\n");
-    assert_eq!(names_in(dir.path()), ["clusters.jsonl", "kept.jsonl"]);
+    assert_eq!(files_in(dir.path()), ["clusters.jsonl", "kept.jsonl"]);
 }
 
 #[cfg(unix)]
@@ -292,15 +279,15 @@ fn regression_sigterm_and_sigint_leave_no_temporary_file() {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"one line\nanother line\n").unwrap();
         let started = Instant::now();
-        while names_in(dir.path()).len() < 3 && started.elapsed() < Duration::from_secs(30) {
+        while files_in(dir.path()).len() < 3 && started.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert_eq!(names_in(dir.path()).len(), 3, "{:?}", names_in(dir.path()));
+        assert_eq!(files_in(dir.path()).len(), 3, "{:?}", files_in(dir.path()));
         assert!(try_run("kill", &[signal, &child.id().to_string()]));
         let status = child.wait().unwrap();
         drop(stdin);
         assert_eq!(status.code(), Some(code), "{signal}");
-        assert_eq!(names_in(dir.path()), ["kept.txt"], "{signal}");
+        assert_eq!(files_in(dir.path()), ["kept.txt"], "{signal}");
         assert_eq!(std::fs::read(&out).unwrap(), b"old\n");
     }
 }
@@ -330,7 +317,7 @@ fn regression_skipping_every_record_fails_and_quiet_still_reports_skips() {
         "{}",
         stderr(&run)
     );
-    assert_eq!(names_in(dir.path()), ["in.jsonl"]);
+    assert_eq!(files_in(dir.path()), ["in.jsonl"]);
     std::fs::write(&input, b"{\"text\": \"a\"}\n{\"body\": \"b\"}\n").unwrap();
     let run = neardup(&["dedup", &input, "-o", &out, "--on-error", "skip", "-q"]);
     assert!(run.status.success(), "{}", stderr(&run));
