@@ -16,7 +16,7 @@ use neardup_core::{Method, Sketch};
 use neardup_index::{BucketStats, CandidateLimits, KeyTable};
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use neardup_core::{Error, Result};
 
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,10 +14,10 @@
 
 use serde_json::{json, Value};
 
-use crate::error::Result;
-use crate::input::{read_inputs, InputOptions, Record};
-use crate::output::{commit_all, write_json_lines, AtomicOutput};
-use crate::paths::check_distinct;
+use neardup_pipeline::Result;
+use neardup_pipeline::input::{read_inputs, InputOptions, Record};
+use neardup_pipeline::output::{commit_all, write_json_lines, AtomicOutput};
+use neardup_pipeline::paths::check_distinct;
 use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
 
 /// Everything one `synth` run needs.

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use neardup_core::cluster::Assignment;
-//! use neardup_pipeline::report::{build_html, Document, ReportData, ReportOptions};
+//! use neardup_eval::report::{build_html, Document, ReportData, ReportOptions};
 //! use serde_json::json;
 //!
 //! let ids = [json!(1), json!(2)];

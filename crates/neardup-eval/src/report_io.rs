@@ -15,10 +15,10 @@ use neardup_core::cluster::Assignment;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::input::{read_inputs, InputOptions, OnError, Record};
-use crate::output::AtomicOutput;
-use crate::paths::check_distinct;
+use neardup_pipeline::{Error, Result};
+use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
+use neardup_pipeline::output::AtomicOutput;
+use neardup_pipeline::paths::check_distinct;
 use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
 
 /// Everything one report needs.
@@ -122,7 +122,7 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
     let mut assignment = Assignment::all_kept(records.len());
     let mut ids = IdIndex::new(records);
     let mut rows = 0usize;
-    for (index, line) in crate::input::open_stream(path)?.lines().enumerate() {
+    for (index, line) in neardup_pipeline::input::open_stream(path)?.lines().enumerate() {
         let line_number = index as u64 + 1;
         let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {
@@ -191,7 +191,7 @@ impl<'a> IdIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::tests::write_file;
+    use crate::tests::write_file;
 
     fn records(dir: &tempfile::TempDir) -> Vec<Record> {
         let input = write_file(

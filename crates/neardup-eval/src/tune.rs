@@ -15,8 +15,8 @@ use neardup_core::methods::minhash::MinHashBuilder;
 use neardup_core::tokenize::Tokenizer;
 use serde_json::{json, Value};
 
-use crate::engine::{dedup, EngineOptions, NoProgress};
-use crate::error::Result;
+use neardup_engine::{dedup, EngineOptions, NoProgress};
+use neardup_pipeline::Result;
 use crate::eval::{Metrics, Scores};
 use crate::eval_io::LoadedTruth;
 

@@ -38,12 +38,12 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use neardup_pipeline::{Error, Result};
 use crate::eval::{
     cluster_metrics, pair_metrics, ClusterTruth, LabelledPair, Metrics, PairTruth, Report,
     TruthFormat,
 };
-use crate::input::{describe, display_path};
+use neardup_pipeline::input::{describe, display_path};
 
 /// How many missing ids a [`Report`] lists.
 const MISSING_SHOWN: usize = 5;
@@ -271,7 +271,7 @@ struct Rows {
 impl Rows {
     fn open(path: &str) -> Result<Rows> {
         Ok(Rows {
-            reader: crate::input::open_stream(path)?,
+            reader: neardup_pipeline::input::open_stream(path)?,
             path: display_path(path).to_owned(),
             line: 0,
             buffer: Vec::new(),
