@@ -5,6 +5,7 @@
 
 mod args;
 mod dedup;
+mod errors;
 mod eval;
 mod progress;
 mod report;
@@ -61,7 +62,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("neardup: error: {error:#}");
+            let message = format!("{error:#}");
+            let command = (matches.subcommand_name())
+                .and_then(|name| Cli::command().find_subcommand(name).cloned());
+            let message = match &command {
+                Some(command) => errors::with_flags(&message, command),
+                None => message,
+            };
+            eprintln!("neardup: error: {message}");
             ExitCode::FAILURE
         }
     }

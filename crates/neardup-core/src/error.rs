@@ -42,7 +42,7 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid {}: {}", self.parameter, self.message)
+        write!(f, "invalid `{}`: {}", self.parameter, self.message)
     }
 }
 

@@ -22,7 +22,7 @@
 //!
 //! let method = MinHashBuilder::new().threshold(0.6).build()?;
 //! let texts = ["今天北京天气晴朗，适合出门散步。", "今天北京天气晴朗,适合出门散步!!", "完全不同的一句话。"];
-//! let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+//! let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress)?;
 //! assert_eq!(outcome.assignment.duplicate_of, vec![None, Some(0), None]);
 //! # Ok::<(), neardup_core::Error>(())
 //! ```

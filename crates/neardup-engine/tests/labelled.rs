@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use neardup_core::measure::{containment, SetMeasure};
 use neardup_core::methods::minhash::MinHashBuilder;
 use neardup_core::tokenize::Tokenizer;
-use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress};
+use neardup_engine::{dedup, EngineOptions, NoProgress};
 use serde_json::Value;
 
 fn data(relative: &str) -> Option<Vec<Value>> {
@@ -29,7 +29,7 @@ fn data(relative: &str) -> Option<Vec<Value>> {
 /// Verified pairs of `texts` as a set of index pairs.
 fn verified_pairs(texts: &[String], builder: MinHashBuilder) -> HashSet<(u32, u32)> {
     let method = builder.build().unwrap();
-    let outcome = dedup(&method, texts, EngineOptions::default(), &NoProgress);
+    let outcome = dedup(&method, texts, EngineOptions::default(), &NoProgress).unwrap();
     outcome.all_pairs().map(|p| (p.a, p.b)).collect()
 }
 

@@ -121,7 +121,7 @@ fn check_coverage(
     let examples: Vec<String> = missing_examples().iter().map(Value::to_string).collect();
     let message = format!(
         "only {found} of the {truth} ids of the truth are among its ids (missing, for example: \
-         {}); were the documents read with the truth's ids (`--id-field`)? Without it, an id \
+         {}); were the documents read with the truth's ids (`id_field`)? Without it, an id \
          is the record number",
         examples.join(", ")
     );
@@ -337,7 +337,7 @@ fn detect(path: &str, row: &Row) -> Result<TruthFormat> {
             format!(
                 "cannot tell the truth format from the fields of line {} ({}): expected \
                  \"id\" and \"cluster\" (clusters), \"a\" and \"b\" (pairs) or \"sentence1\" \
-                 and \"sentence2\" (sohu), or give --truth-format",
+                 and \"sentence2\" (sohu), or give `truth_format`",
                 row.line,
                 fields.join(", ")
             ),

@@ -61,7 +61,7 @@ pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
     let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
     inputs.push(&config.clusters);
     inputs.extend(config.stats.as_deref());
-    check_distinct(&inputs, &[("--output", &config.output)])?;
+    check_distinct(&inputs, &[("`output`", &config.output)])?;
     let mut out = AtomicOutput::create(&config.output)?;
     let stats = config.stats.as_deref().map(read_stats).transpose()?;
     let options = InputOptions {

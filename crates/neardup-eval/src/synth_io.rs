@@ -48,8 +48,8 @@ pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     let synthesizer = Synthesizer::new(config.options.clone())?;
     let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
     let outputs = [
-        ("--output", config.corpus.as_str()),
-        ("--truth", &config.truth),
+        ("`output`", config.corpus.as_str()),
+        ("`truth`", &config.truth),
     ];
     check_distinct(&inputs, &outputs)?;
     let mut corpus_out = AtomicOutput::create(&config.corpus)?;

@@ -50,7 +50,7 @@ fn read_head(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
 }
 
 /// Opens `path` (or standard input) as a buffered, decompressed stream.
-pub(crate) fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
+pub fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
     let name = display_path(path);
     let mut raw: Box<dyn Read> = if path == STDIN {
         Box::new(io::stdin().lock())

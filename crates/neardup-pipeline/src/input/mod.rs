@@ -30,8 +30,8 @@ mod ids;
 mod lines;
 mod row_tracker;
 
-pub(crate) use compression::open_stream;
-pub(crate) use lines::describe;
+pub use compression::open_stream;
+pub use lines::describe;
 mod parquet;
 
 use std::ffi::OsStr;
@@ -321,7 +321,7 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
 }
 
 /// The name of `path` in messages.
-pub(crate) fn display_path(path: &str) -> &str {
+pub fn display_path(path: &str) -> &str {
     if path == STDIN {
         "<stdin>"
     } else {
@@ -337,7 +337,7 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
     if path == STDIN {
         return Err(Error::format(
             display_path(path),
-            "the format of standard input cannot be detected; give it with --format",
+            "the format of standard input cannot be detected; give it with `format`",
         ));
     }
     let (_, stem) = Compression::from_extension(path);
@@ -349,20 +349,20 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
             Error::format(
                 path,
                 "cannot tell the format from the file name; name it .jsonl, .txt, .csv, .tsv or \
-                 .parquet (optionally followed by .gz or .zst) or give --format",
+                 .parquet (optionally followed by .gz or .zst) or give `format`",
             )
         })
 }
 
 /// The message for a record larger than [`InputOptions::max_doc_bytes`].
 fn too_long(size: u64, limit: usize) -> String {
-    format!("record of {size} bytes exceeds --max-doc-bytes {limit}")
+    format!("record of {size} bytes exceeds `max_doc_bytes` {limit}")
 }
 
 /// The message for a record that passed [`InputOptions::max_doc_bytes`] after `read` bytes
 /// and was not read to its end.
 fn too_long_unfinished(read: u64, limit: usize) -> String {
-    format!("record exceeds --max-doc-bytes {limit} (stopped reading it after {read} bytes)")
+    format!("record exceeds `max_doc_bytes` {limit} (stopped reading it after {read} bytes)")
 }
 
 /// Names as a list for messages: `"a", "b"`.
