@@ -62,13 +62,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            let message = format!("{error:#}");
-            let command = (matches.subcommand_name())
-                .and_then(|name| Cli::command().find_subcommand(name).cloned());
-            let message = match &command {
-                Some(command) => errors::with_flags(&message, command),
-                None => message,
-            };
+            let message = errors::with_flags(&format!("{error:#}"), &Cli::command());
             eprintln!("neardup: error: {message}");
             ExitCode::FAILURE
         }

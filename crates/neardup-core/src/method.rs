@@ -224,9 +224,11 @@ impl<'a> SketchDecoder<'a> {
         let mut length = [0u8; 4];
         length.copy_from_slice(self.take(4)?);
         let length = u32::from_le_bytes(length) as usize;
-        let bytes = self.take(length.checked_mul(4).ok_or_else(|| {
-            malformed(format!("length {length} overflows"))
-        })?)?;
+        let bytes = self.take(
+            length
+                .checked_mul(4)
+                .ok_or_else(|| malformed(format!("length {length} overflows")))?,
+        )?;
         Ok(bytes
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))

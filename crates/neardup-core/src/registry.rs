@@ -309,7 +309,10 @@ pub fn normalize_settings(options: &NormalizeOptions) -> Vec<(&'static str, Sett
             Setting::Text(options.chinese_variant.name().to_owned()),
         ),
         ("strip_html", Setting::Flag(options.strip_html)),
-        ("keep_punctuation", Setting::Flag(!options.strip_punctuation)),
+        (
+            "keep_punctuation",
+            Setting::Flag(!options.strip_punctuation),
+        ),
         ("keep_case", Setting::Flag(!options.lowercase)),
     ]
 }
@@ -485,13 +488,15 @@ mod tests {
 
     #[test]
     fn errors_name_the_parameter() {
-        let error = with_method("minhash", &Params::new().set("threshold", "x"), Settings)
-            .unwrap_err();
+        let error =
+            with_method("minhash", &Params::new().set("threshold", "x"), Settings).unwrap_err();
         assert_eq!(error.parameter(), "threshold");
         assert!(error.to_string().contains("\"x\""), "{error}");
         let error = with_method("exact", &Params::new().set("ngram", "3"), Settings).unwrap_err();
         assert_eq!(error.parameter(), "ngram");
-        assert!(error.to_string().contains("not a parameter of method exact"));
+        assert!(error
+            .to_string()
+            .contains("not a parameter of method exact"));
         let error = with_method("simhash2", &Params::new(), Settings).unwrap_err();
         assert_eq!(error.parameter(), "method");
         let error =
@@ -501,10 +506,15 @@ mod tests {
 
     #[test]
     fn flags_accept_true_and_false() {
-        let params = Params::new().set("strip_html", "true").set("keep_case", "false");
+        let params = Params::new()
+            .set("strip_html", "true")
+            .set("keep_case", "false");
         assert!(params.flag("strip_html").unwrap());
         assert!(!params.flag("keep_case").unwrap());
         assert!(!params.flag("keep_punctuation").unwrap());
-        assert!(Params::new().set("keep_case", "yes").flag("keep_case").is_err());
+        assert!(Params::new()
+            .set("keep_case", "yes")
+            .flag("keep_case")
+            .is_err());
     }
 }

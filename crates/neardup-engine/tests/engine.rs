@@ -2,8 +2,8 @@
 //! counts, and MinHash-LSH against a brute-force exact Jaccard reference.
 
 use neardup_core::measure::jaccard;
-use neardup_core::methods::exact::Exact;
 use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
+use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::Method;
 use neardup_engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
 use serde_json::Value;
@@ -43,6 +43,16 @@ fn minhash_for(case: &Value) -> MinHash {
         .unwrap()
 }
 
+/// Runs one case with the method the registry built.
+struct Check<'a>(&'a Value);
+
+impl MethodVisitor for Check<'_> {
+    type Output = ();
+    fn visit<M: Registered>(self, method: M) {
+        check(&method, self.0);
+    }
+}
+
 fn check<M: Method>(method: &M, case: &Value) {
     let outcome = dedup(method, &docs(case), EngineOptions::default(), &NoProgress).unwrap();
     assert_eq!(
@@ -64,11 +74,36 @@ fn check<M: Method>(method: &M, case: &Value) {
     }
 }
 
+/// Every registered method runs every case: a new method must add its expectations to
+/// `data/conformance.json` (the test fails until it does).
 #[test]
 fn conformance_cases_pass_for_every_method() {
+    for spec in registry::methods() {
+        for case in cases() {
+            let mut params = Params::new();
+            let given = [("threshold", 0.7), ("ngram", 5.0)];
+            for (name, default) in given {
+                if spec.param(name).is_some() {
+                    params.insert(name, case[name].as_f64().unwrap_or(default).to_string());
+                }
+            }
+            registry::with_method(spec.name, &params, Check(&case)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_registry_builds_what_the_builder_builds() {
     for case in cases() {
-        check(&Exact::default(), &case);
-        check(&minhash_for(&case), &case);
+        let by_builder = minhash_for(&case);
+        let params = Params::new()
+            .set(
+                "threshold",
+                case["threshold"].as_f64().unwrap_or(0.7).to_string(),
+            )
+            .set("ngram", case["ngram"].as_u64().unwrap_or(5).to_string());
+        let by_registry = <MinHash as Registered>::from_params(&params).unwrap();
+        assert_eq!(by_builder.settings(), by_registry.settings());
     }
 }
 
@@ -189,7 +224,7 @@ fn results_are_identical_for_one_and_two_threads() {
                 EngineOptions::default(),
                 &NoProgress,
             )
-.unwrap()
+            .unwrap()
         });
         let pairs = |outcome: &Outcome| -> Vec<_> {
             outcome
@@ -251,17 +286,25 @@ fn template_floods_stay_linear_with_the_bucket_cap() {
         .collect();
     // Two messages share 22 of 32 shingles: Jaccard 0.69.
     let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
-    let bands = method.lsh().bands as u64;
-    let options = EngineOptions {
-        bucket_cap: 100,
-        ..EngineOptions::default()
+    let run = |bucket_cap| {
+        let options = EngineOptions {
+            bucket_cap,
+            candidate_budget: usize::MAX,
+            ..EngineOptions::default()
+        };
+        dedup(&method, &texts, options, &NoProgress).unwrap()
     };
-    let outcome = dedup(&method, &texts, options, &NoProgress).unwrap();
+    let outcome = run(100);
+    let uncapped = run(usize::MAX);
     assert!(outcome.stats.capped_buckets > 0);
+    assert_eq!(uncapped.stats.capped_buckets, 0);
+    // Against the uncapped run on the same input (a bound computed from the cap alone could
+    // not fail): the cap must remove most of the flood's pairs.
     assert!(
-        outcome.stats.candidate_pairs <= bands * 3000 * 100,
-        "{:?}",
-        outcome.stats
+        outcome.stats.candidate_pairs * 4 < uncapped.stats.candidate_pairs,
+        "capped {:?}, uncapped {:?}",
+        outcome.stats,
+        uncapped.stats
     );
     let kept = outcome
         .assignment

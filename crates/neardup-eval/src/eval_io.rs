@@ -38,12 +38,12 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use neardup_pipeline::{Error, Result};
 use crate::eval::{
     cluster_metrics, pair_metrics, ClusterTruth, LabelledPair, Metrics, PairTruth, Report,
     TruthFormat,
 };
 use neardup_pipeline::input::{describe, display_path};
+use neardup_pipeline::{Error, Result};
 
 /// How many missing ids a [`Report`] lists.
 const MISSING_SHOWN: usize = 5;

@@ -15,11 +15,11 @@ use neardup_core::cluster::Assignment;
 use serde::Deserialize;
 use serde_json::Value;
 
-use neardup_pipeline::{Error, Result};
+use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
 use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct;
-use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
+use neardup_pipeline::{Error, Result};
 
 /// Everything one report needs.
 #[derive(Debug, Clone)]
@@ -122,7 +122,10 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
     let mut assignment = Assignment::all_kept(records.len());
     let mut ids = IdIndex::new(records);
     let mut rows = 0usize;
-    for (index, line) in neardup_pipeline::input::open_stream(path)?.lines().enumerate() {
+    for (index, line) in neardup_pipeline::input::open_stream(path)?
+        .lines()
+        .enumerate()
+    {
         let line_number = index as u64 + 1;
         let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {

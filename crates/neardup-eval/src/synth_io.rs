@@ -14,11 +14,11 @@
 
 use serde_json::{json, Value};
 
-use neardup_pipeline::Result;
+use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
 use neardup_pipeline::input::{read_inputs, InputOptions, Record};
 use neardup_pipeline::output::{commit_all, write_json_lines, AtomicOutput};
 use neardup_pipeline::paths::check_distinct;
-use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
+use neardup_pipeline::Result;
 
 /// Everything one `synth` run needs.
 #[derive(Debug, Clone)]

@@ -117,13 +117,20 @@ pub fn sweep(
     let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
     let ngrams = values("ngram", text(&grid.ngrams));
     let permutations = values("permutations", text(&grid.permutations));
-    let thresholds = values("threshold", grid.thresholds.iter().map(f64::to_string).collect());
+    let thresholds = values(
+        "threshold",
+        grid.thresholds.iter().map(f64::to_string).collect(),
+    );
     let mut rows = Vec::new();
     for ngram in &ngrams {
         for permutation in &permutations {
             for threshold in &thresholds {
                 let mut params = base.clone();
-                let grid_values = [("ngram", ngram), ("permutations", permutation), ("threshold", threshold)];
+                let grid_values = [
+                    ("ngram", ngram),
+                    ("permutations", permutation),
+                    ("threshold", threshold),
+                ];
                 for (name, value) in grid_values {
                     if let Some(value) = value {
                         params.insert(name, value.clone());
@@ -143,10 +150,13 @@ pub fn sweep(
                     .filter(|d| d.is_none())
                     .count();
                 let count = |name: &str| {
-                    settings.iter().find(|(n, _)| *n == name).and_then(|(_, s)| match s {
-                        Setting::Count(n) => usize::try_from(*n).ok(),
-                        _ => None,
-                    })
+                    settings
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .and_then(|(_, s)| match s {
+                            Setting::Count(n) => usize::try_from(*n).ok(),
+                            _ => None,
+                        })
                 };
                 rows.push(TuneRow {
                     ngram: count("ngram"),

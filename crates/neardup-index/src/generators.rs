@@ -27,7 +27,11 @@ impl CandidateGenerator for crate::KeyTable {
 /// Keeps each document's `limit` best partners when `pairs` (sorted, `a < b`) exceed
 /// `documents x budget`, with the same water-filling level as the key table; returns the
 /// number of documents cut and the level (`u64::MAX` when nothing was cut).
-fn apply_budget(pairs: Vec<(u32, u32)>, documents: usize, budget: usize) -> (Vec<(u32, u32)>, u64, u64) {
+fn apply_budget(
+    pairs: Vec<(u32, u32)>,
+    documents: usize,
+    budget: usize,
+) -> (Vec<(u32, u32)>, u64, u64) {
     let mut partners = vec![0u64; documents];
     for &(_, b) in &pairs {
         partners[b as usize] += 1;
@@ -148,7 +152,11 @@ impl CandidateGenerator for SharedKeyTable {
             stats.capped_buckets += u64::from(bucket.len() > limits.bucket_cap);
             for (position, &(_, b)) in bucket.iter().enumerate().skip(1) {
                 let anchors = &bucket[..position.min(limits.bucket_cap)];
-                packed.extend(anchors.iter().map(|&(_, a)| (u64::from(a) << 32) | u64::from(b)));
+                packed.extend(
+                    anchors
+                        .iter()
+                        .map(|&(_, a)| (u64::from(a) << 32) | u64::from(b)),
+                );
             }
         }
         stats.raw_pairs = packed.len() as u64;
@@ -354,10 +362,11 @@ mod tests {
     fn the_budget_keeps_each_documents_best_partners() {
         // A flood: every document shares one key with every other.
         let keys: Vec<Vec<u64>> = (0..50).map(|_| vec![7, 8]).collect();
-        let (pairs, stats) = SharedKeyTable::new(entries(&keys), 2).candidate_pairs(CandidateLimits {
-            bucket_cap: usize::MAX,
-            candidate_budget: 2,
-        });
+        let (pairs, stats) =
+            SharedKeyTable::new(entries(&keys), 2).candidate_pairs(CandidateLimits {
+                bucket_cap: usize::MAX,
+                candidate_budget: 2,
+            });
         assert!(pairs.len() <= 50 * 2, "{}", pairs.len());
         assert!(stats.budget_hits > 0);
         // A document keeps its lowest-numbered partners.
@@ -367,10 +376,11 @@ mod tests {
     #[test]
     fn the_bucket_cap_limits_the_stored_side() {
         let stored: Vec<(u64, u32)> = (0..10).map(|d| (1, d)).collect();
-        let (pairs, stats) = ProbeTable::new(stored, vec![(1, 10)]).candidate_pairs(CandidateLimits {
-            bucket_cap: 3,
-            candidate_budget: usize::MAX,
-        });
+        let (pairs, stats) =
+            ProbeTable::new(stored, vec![(1, 10)]).candidate_pairs(CandidateLimits {
+                bucket_cap: 3,
+                candidate_budget: usize::MAX,
+            });
         assert_eq!(pairs, vec![(0, 10), (1, 10), (2, 10)]);
         assert_eq!(stats.capped_buckets, 1);
     }

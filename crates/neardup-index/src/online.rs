@@ -164,7 +164,10 @@ mod tests {
         let mut index = MemoryIndex::new();
         index.insert(u64::MAX, &[1, 2]).unwrap();
         let error = index.insert(u64::MAX, &[3]).unwrap_err();
-        assert_eq!(error.to_string(), format!("id {} is already stored", u64::MAX));
+        assert_eq!(
+            error.to_string(),
+            format!("id {} is already stored", u64::MAX)
+        );
         let mut found = Vec::new();
         index.probe(&[3], &mut found);
         assert!(found.is_empty());

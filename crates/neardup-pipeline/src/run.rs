@@ -42,12 +42,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// A run of `method` with `params` from `inputs` to `output`, with default reading, no
     /// report files and default engine options.
-    pub fn new(
-        inputs: Vec<String>,
-        output: String,
-        method: &str,
-        params: Params,
-    ) -> RunConfig {
+    pub fn new(inputs: Vec<String>, output: String, method: &str, params: Params) -> RunConfig {
         RunConfig {
             inputs,
             input: InputOptions::default(),
@@ -274,7 +269,10 @@ fn run_stats<M: Registered>(
         empty_documents: engine.empty_documents,
         exact_copies: engine.exact_copies,
         clusters,
-        cluster_sizes: histogram.iter().map(|&(size, count)| (size as u64, count)).collect(),
+        cluster_sizes: histogram
+            .iter()
+            .map(|&(size, count)| (size as u64, count))
+            .collect(),
         candidate_pairs: engine.candidate_pairs,
         verified_pairs: engine.verified_pairs,
         largest_bucket: engine.largest_bucket,

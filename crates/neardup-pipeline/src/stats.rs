@@ -125,7 +125,10 @@ impl RunStats {
 
     /// The seconds of the stage `name`.
     pub fn seconds_of(&self, name: &str) -> Option<f64> {
-        self.seconds.iter().find(|(stage, _)| stage == name).map(|s| s.1)
+        self.seconds
+            .iter()
+            .find(|(stage, _)| stage == name)
+            .map(|s| s.1)
     }
 }
 
@@ -148,7 +151,10 @@ mod numbered_map {
     use serde::ser::{SerializeMap, Serializer};
     use serde::Deserialize;
 
-    pub fn serialize<S: Serializer>(pairs: &[(u64, u64)], serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(
+        pairs: &[(u64, u64)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(pairs.len()))?;
         for (key, value) in pairs {
             map.serialize_entry(&key.to_string(), value)?;
@@ -156,12 +162,18 @@ mod numbered_map {
         map.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(u64, u64)>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(u64, u64)>, D::Error> {
         let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
         (map.into_iter())
             .map(|(key, value)| {
-                let size = key.parse().map_err(|_| D::Error::custom(format!("cluster size {key:?}")))?;
-                let count = value.as_u64().ok_or_else(|| D::Error::custom(format!("count {value}")))?;
+                let size = key
+                    .parse()
+                    .map_err(|_| D::Error::custom(format!("cluster size {key:?}")))?;
+                let count = value
+                    .as_u64()
+                    .ok_or_else(|| D::Error::custom(format!("count {value}")))?;
                 Ok((size, count))
             })
             .collect()
@@ -174,7 +186,10 @@ mod named_seconds {
     use serde::ser::{SerializeMap, Serializer};
     use serde::Deserialize;
 
-    pub fn serialize<S: Serializer>(pairs: &[(String, f64)], serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(
+        pairs: &[(String, f64)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(pairs.len()))?;
         for (key, value) in pairs {
             map.serialize_entry(key, value)?;
@@ -182,11 +197,15 @@ mod named_seconds {
         map.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, f64)>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(String, f64)>, D::Error> {
         let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
         (map.into_iter())
             .map(|(key, value)| {
-                let seconds = value.as_f64().ok_or_else(|| D::Error::custom(format!("seconds of {key}: {value}")))?;
+                let seconds = value
+                    .as_f64()
+                    .ok_or_else(|| D::Error::custom(format!("seconds of {key}: {value}")))?;
                 Ok((key, seconds))
             })
             .collect()
@@ -233,7 +252,10 @@ mod tests {
         assert_eq!(RunStats::from_json(value).unwrap(), stats);
         let old = serde_json::json!({"kept": 2, "seconds": {"total": 3.5}});
         let old = RunStats::from_json(old).unwrap();
-        assert_eq!((old.version, old.kept, old.seconds_of("total")), (0, 2, Some(3.5)));
+        assert_eq!(
+            (old.version, old.kept, old.seconds_of("total")),
+            (0, 2, Some(3.5))
+        );
         let error = RunStats::from_json(serde_json::json!({"kept": "two"})).unwrap_err();
         assert!(error.to_string().contains("invalid type"), "{error}");
     }

@@ -4,7 +4,9 @@
 use crate::hash::hash128;
 use crate::method::{SketchDecoder, SketchEncoder};
 use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::registry::{normalize_options, normalize_settings, ParamSpec, Params, Registered, Setting};
+use crate::registry::{
+    normalize_options, normalize_settings, ParamSpec, Params, Registered, Setting,
+};
 use crate::{Join, Method, Result, Sketch};
 
 /// The kind byte of an encoded [`ExactSketch`].

@@ -7,8 +7,8 @@
 use crate::hash::hash128_u64s;
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
 use crate::measure::SetMeasure;
-use crate::minhash::{MinHasher, SketchScheme};
 use crate::method::{SketchDecoder, SketchEncoder};
+use crate::minhash::{MinHasher, SketchScheme};
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::registry::{
     normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
@@ -453,8 +453,14 @@ impl Registered for MinHash {
             settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
         }
         settings.extend([
-            ("permutations", Setting::Count(self.hasher.permutations() as u64)),
-            ("sketch", Setting::Text(self.hasher.scheme().name().to_owned())),
+            (
+                "permutations",
+                Setting::Count(self.hasher.permutations() as u64),
+            ),
+            (
+                "sketch",
+                Setting::Text(self.hasher.scheme().name().to_owned()),
+            ),
             ("seed", Setting::Count(self.hasher.seed())),
             ("stopwords", Setting::Flag(shingler.removes_stopwords())),
         ]);

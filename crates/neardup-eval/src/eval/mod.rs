@@ -441,7 +441,7 @@ impl FromStr for TruthFormat {
             "pairs" => Ok(TruthFormat::Pairs),
             "sohu" => Ok(TruthFormat::Sohu),
             _ => Err(Error::Parameter(neardup_core::Error::invalid(
-                "truth format",
+                "truth_format",
                 format!("{name:?} (expected clusters, pairs or sohu)"),
             ))),
         }
@@ -717,7 +717,7 @@ mod tests {
         let error = "csv".parse::<TruthFormat>().unwrap_err().to_string();
         assert_eq!(
             error,
-            "invalid truth format: \"csv\" (expected clusters, pairs or sohu)"
+            "invalid `truth_format`: \"csv\" (expected clusters, pairs or sohu)"
         );
     }
 }

@@ -644,7 +644,7 @@ pub(crate) mod tests {
             "{message}"
         );
         let message = resolve_format("-", None).unwrap_err().to_string();
-        assert!(message.starts_with("<stdin>: ") && message.contains("--format"));
+        assert!(message.starts_with("<stdin>: ") && message.contains("`format`"));
     }
 
     #[test]
