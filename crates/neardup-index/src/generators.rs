@@ -306,9 +306,9 @@ mod tests {
             let documents = stored.len().min(probes.len());
             let (stored, probes) = (&stored[..documents], &probes[..documents]);
             let mut expected = BTreeSet::new();
-            for a in 0..documents {
-                for b in 0..documents {
-                    if a != b && probes[b].iter().any(|k| stored[a].contains(k)) {
+            for (a, stored_keys) in stored.iter().enumerate() {
+                for (b, probe_keys) in probes.iter().enumerate() {
+                    if a != b && probe_keys.iter().any(|k| stored_keys.contains(k)) {
                         expected.insert((a.min(b) as u32, a.max(b) as u32));
                     }
                 }
