@@ -26,11 +26,17 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "parquet")]
 use arrow::array::BooleanArray;
+#[cfg(feature = "parquet")]
 use arrow::compute::filter_record_batch;
+#[cfg(feature = "parquet")]
 use arrow::record_batch::RecordBatch;
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
+#[cfg(feature = "parquet")]
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 
@@ -96,6 +102,7 @@ impl AtomicOutput {
         &mut self.encoder
     }
 
+    #[cfg(feature = "parquet")]
     /// [`writer`](AtomicOutput::writer) for sinks that must be [`Send`], such as Parquet's.
     fn send_writer(&mut self) -> &mut (dyn Write + Send) {
         &mut self.encoder
@@ -394,11 +401,27 @@ fn check_same_format(sources: &[Source]) -> Result<()> {
 }
 
 /// Whether two sources have the same Parquet columns (schema metadata aside).
+#[cfg(feature = "parquet")]
 fn same_columns(first: &Source, other: &Source) -> bool {
     match (&first.parquet, &other.parquet) {
         (Some(first), Some(other)) => first.schema.fields() == other.schema.fields(),
         (first, other) => first.is_none() && other.is_none(),
     }
+}
+
+/// Without the `parquet` feature no source has Parquet columns.
+#[cfg(not(feature = "parquet"))]
+fn same_columns(_first: &Source, _other: &Source) -> bool {
+    true
+}
+
+/// Without the `parquet` feature no Parquet input is read, so none is written.
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_corpus: &Corpus, _keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
+    Err(Error::format(
+        out.path(),
+        "Parquet output needs the `parquet` feature of neardup-pipeline",
+    ))
 }
 
 /// Writes each kept line followed by `\n`.
@@ -458,6 +481,7 @@ fn write_rows<'r, W: Write>(
     Ok(())
 }
 
+#[cfg(feature = "parquet")]
 /// Writes the kept rows of every Parquet source into one zstd-compressed Parquet file.
 fn write_parquet(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
     let masks = parquet_masks(corpus, keep);
@@ -488,6 +512,7 @@ fn write_parquet(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Resu
     result.map_err(|message| out.error(message))
 }
 
+#[cfg(feature = "parquet")]
 /// For each source and each of its batches, which rows to keep.
 fn parquet_masks(corpus: &Corpus, keep: &[bool]) -> Vec<Vec<Vec<bool>>> {
     let mut masks: Vec<Vec<Vec<bool>>> = corpus
@@ -513,6 +538,7 @@ fn parquet_masks(corpus: &Corpus, keep: &[bool]) -> Vec<Vec<Vec<bool>>> {
     masks
 }
 
+#[cfg(feature = "parquet")]
 /// Writes the rows of `batch` that `mask` keeps, under the writer's schema.
 fn write_filtered<W: Write + Send>(
     writer: &mut ArrowWriter<W>,
@@ -555,7 +581,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::input::tests::{write_file, write_parquet_file};
+    use crate::input::tests::write_file;
+    #[cfg(feature = "parquet")]
+    use crate::input::tests::write_parquet_file;
     use crate::input::{read_inputs, InputOptions};
 
     fn read(paths: &[&str]) -> Corpus {
@@ -645,6 +673,7 @@ mod tests {
         assert_eq!(std::fs::read(output).unwrap(), b"text,n\nb,2\n");
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn parquet_round_trip_keeps_rows_of_all_inputs() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,7 @@
 //! Opening an input: a file or standard input, gzip or zstd recognised by its magic bytes.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read};
 
 use super::{display_path, STDIN};
 use crate::error::{Error, Result};
@@ -92,9 +92,12 @@ fn checked_compression(path: &str, head: &[u8]) -> Result<Compression> {
     Ok(by_magic)
 }
 
+#[cfg(feature = "parquet")]
 /// Opens `path` as a seekable file: an uncompressed file directly, anything else (standard
 /// input, compressed data) decompressed into an anonymous temporary file.
 pub(super) fn open_seekable(path: &str) -> Result<File> {
+    use std::io::{Seek, SeekFrom};
+
     let name = display_path(path);
     if path != STDIN && Compression::from_extension(path).0 == Compression::None {
         let mut file = File::open(path).map_err(|e| Error::io(name, e))?;

@@ -32,6 +32,7 @@ mod row_tracker;
 
 pub use compression::open_stream;
 pub use lines::describe;
+#[cfg(feature = "parquet")]
 mod parquet;
 
 use std::ffi::OsStr;
@@ -39,7 +40,9 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
+#[cfg(feature = "parquet")]
 use arrow::datatypes::SchemaRef;
+#[cfg(feature = "parquet")]
 use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
@@ -273,12 +276,33 @@ pub struct Source {
 }
 
 /// A Parquet input as Arrow data.
+#[cfg(feature = "parquet")]
 #[derive(Debug, Clone)]
 pub struct ParquetData {
     /// The Arrow schema of the file.
     pub schema: SchemaRef,
     /// All its rows.
     pub batches: Vec<RecordBatch>,
+}
+
+/// A Parquet input: never made when the crate is built without the `parquet` feature (a
+/// Parquet input is refused).
+#[cfg(not(feature = "parquet"))]
+#[derive(Debug, Clone)]
+pub struct ParquetData {
+    _never: (),
+}
+
+#[cfg(not(feature = "parquet"))]
+impl CorpusReader<'_> {
+    /// Refuses a Parquet input: this build has no Parquet reader.
+    fn read_parquet(&mut self, _source: u32, path: &str) -> Result<ParquetData> {
+        Err(Error::format(
+            path,
+            "Parquet input needs the `parquet` feature of neardup-pipeline, which this build \
+             was compiled without",
+        ))
+    }
 }
 
 /// Everything read from the inputs.
@@ -511,12 +535,17 @@ impl CorpusReader<'_> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[cfg(feature = "parquet")]
     use std::fs::File;
     use std::io::Write;
+    #[cfg(feature = "parquet")]
     use std::sync::Arc;
 
+    #[cfg(feature = "parquet")]
     use ::parquet::arrow::ArrowWriter;
+    #[cfg(feature = "parquet")]
     use arrow::array::{ArrayRef, Int64Array, StringArray};
+    #[cfg(feature = "parquet")]
     use arrow::datatypes::{DataType, Field, Schema};
     use serde_json::json;
 
@@ -529,6 +558,7 @@ pub(crate) mod tests {
         path.to_string_lossy().into_owned()
     }
 
+    #[cfg(feature = "parquet")]
     /// Writes a Parquet file with an `id` and a `text` column.
     pub(crate) fn write_parquet_file(
         dir: &tempfile::TempDir,
@@ -647,6 +677,7 @@ pub(crate) mod tests {
         assert!(message.starts_with("<stdin>: ") && message.contains("`format`"));
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn format_and_on_error_parse_and_display() {
         for format in Format::ALL {
