@@ -15,10 +15,11 @@ use neardup_core::cluster::Assignment;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
+use crate::report::{build_html, Document, PageStats, ReportData, ReportOptions};
 use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::stats::RunStats;
 use neardup_pipeline::{Error, Result};
 
 /// Everything one report needs.
@@ -95,8 +96,8 @@ pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
     })
 }
 
-/// Reads a `neardup dedup --stats` file.
-fn read_stats(path: &str) -> Result<RunStats> {
+/// Reads a `neardup dedup --stats` file through [`RunStats`], its contract.
+fn read_stats(path: &str) -> Result<PageStats> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| Error::format(path, format!("not a statistics file: {e}")))?;
@@ -106,7 +107,9 @@ fn read_stats(path: &str) -> Result<RunStats> {
             "not a statistics file: expected a JSON object",
         ));
     }
-    Ok(RunStats::from_json(&value))
+    let stats = RunStats::from_json(value)
+        .map_err(|e| Error::format(path, format!("not a statistics file: {e}")))?;
+    Ok(PageStats::from_stats(&stats))
 }
 
 /// One row of a clusters file.
