@@ -40,6 +40,7 @@
 //!   a Parquet input is refused with an error naming the feature.
 #![deny(missing_docs)]
 
+mod compression;
 pub mod error;
 pub mod input;
 pub mod output;

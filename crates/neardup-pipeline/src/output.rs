@@ -40,6 +40,7 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::input::{Corpus, Format, Raw, Record, Source};
 use crate::paths::{self, Destination};
@@ -83,7 +84,8 @@ impl AtomicOutput {
                 (Sink::File(file), Some(temp))
             }
         };
-        let encoder = Encoder::new(sink, path).map_err(|e| Error::output(display(path), e))?;
+        let encoder =
+            Encoder::new(sink, path).map_err(|e| Error::output(paths::display_output(path), e))?;
         Ok(AtomicOutput {
             path: path.to_owned(),
             encoder,
@@ -134,7 +136,7 @@ impl AtomicOutput {
 
     /// The destination's name in messages.
     fn display_path(&self) -> &str {
-        display(&self.path)
+        paths::display_output(&self.path)
     }
 
     /// The [`Error::Output`] for a failed write.
@@ -149,15 +151,6 @@ impl std::fmt::Debug for AtomicOutput {
             .field("path", &self.path)
             .field("temp", &self.temp)
             .finish_non_exhaustive()
-    }
-}
-
-/// An output's name in messages: `<stdout>` for `-`.
-fn display(path: &str) -> &str {
-    if path == paths::STANDARD {
-        "<stdout>"
-    } else {
-        path
     }
 }
 
@@ -289,14 +282,15 @@ impl Encoder {
     /// Buffers `sink`, compressing as the extension of `path` says.
     fn new(sink: Sink, path: &str) -> io::Result<Encoder> {
         let buffered = BufWriter::with_capacity(1 << 16, sink);
-        let lower = path.to_ascii_lowercase();
-        Ok(if lower.ends_with(".gz") {
-            let level = flate2::Compression::default();
-            Encoder::Gzip(flate2::write::GzEncoder::new(buffered, level))
-        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
-            Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, ZSTD_LEVEL)?)
-        } else {
-            Encoder::Plain(buffered)
+        Ok(match Compression::from_extension(path).0 {
+            Compression::Gzip => {
+                let level = flate2::Compression::default();
+                Encoder::Gzip(flate2::write::GzEncoder::new(buffered, level))
+            }
+            Compression::Zstd => {
+                Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, ZSTD_LEVEL)?)
+            }
+            Compression::None => Encoder::Plain(buffered),
         })
     }
 

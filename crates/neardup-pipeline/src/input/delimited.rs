@@ -4,12 +4,12 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-use super::compression::open_stream;
 use super::row_tracker::{RowTooLong, RowTracker};
 use super::{
     display_path, quoted_list, too_long, too_long_unfinished, Columns, CorpusReader, Format,
     OnError, Raw, Record,
 };
+use crate::compression::open_stream;
 use crate::error::{Error, Result};
 
 /// The csv reader over a tracked input stream.

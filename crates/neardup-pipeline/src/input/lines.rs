@@ -5,10 +5,10 @@ use std::io::{self, BufRead};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::compression::open_stream;
 use super::{
     display_path, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw, Record,
 };
+use crate::compression::open_stream;
 use crate::error::{Error, Result};
 
 /// Lines of JSONL or text parsed together in one parallel batch.

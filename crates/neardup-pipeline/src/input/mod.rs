@@ -24,13 +24,12 @@
 //!
 //! JSON lines are parsed on all cores in batches; everything else is sequential.
 
-mod compression;
 mod delimited;
 mod ids;
 mod lines;
 mod row_tracker;
 
-pub use compression::open_stream;
+pub use crate::compression::open_stream;
 pub use lines::describe;
 #[cfg(feature = "parquet")]
 mod parquet;
@@ -46,12 +45,12 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
-use self::compression::Compression;
 use self::ids::{empty_id, SeenIds};
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 
 /// The path that stands for standard input.
-const STDIN: &str = "-";
+use crate::paths::STANDARD as STDIN;
 /// How many messages [`Skipped::first`] keeps.
 const SKIPPED_MESSAGES: usize = 10;
 
@@ -344,14 +343,8 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     Ok(reader.corpus)
 }
 
-/// The name of `path` in messages.
-pub fn display_path(path: &str) -> &str {
-    if path == STDIN {
-        "<stdin>"
-    } else {
-        path
-    }
-}
+/// The name of an input `path` in messages (`-` is `<stdin>`).
+pub use crate::paths::display_input as display_path;
 
 /// The format of `path`: the one requested, or the one its extension names.
 fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
