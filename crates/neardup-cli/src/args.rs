@@ -81,6 +81,7 @@ impl MethodArgs {
             arg = match param.kind {
                 ParamKind::Flag => arg.action(ArgAction::SetTrue),
                 ParamKind::Choice(names) => arg
+                    .value_name(param.name.to_uppercase())
                     .value_parser(PossibleValuesParser::new(names.iter().copied()))
                     .action(ArgAction::Set),
                 ParamKind::Number => arg.value_name("X").action(ArgAction::Set),
