@@ -56,7 +56,7 @@ fn documents_in(entries: &[(u64, u32)]) -> usize {
     entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0)
 }
 
-/// Documents stored under some keys and looking up others ([`neardup_core::Join::Probe`]):
+/// Documents stored under some keys and looking up others (`neardup_core::Join::Probe`):
 /// `(a, b)` is a candidate when a probe key of one is a stored key of the other. Multi-index
 /// hashing stores the exact block values of a fingerprint and probes every value within a
 /// radius; Pass-Join stores segments and probes substrings.
@@ -115,7 +115,7 @@ impl CandidateGenerator for ProbeTable {
     }
 }
 
-/// Documents sharing at least `min` distinct keys ([`neardup_core::Join::SharedKeys`]): the
+/// Documents sharing at least `min` distinct keys (`neardup_core::Join::SharedKeys`): the
 /// seed's n-gram index with a count filter. With `min = 1` it is the symmetric key table.
 ///
 /// Each bucket pairs its members with its first `bucket_cap` (anchors), as in the key table;
@@ -173,7 +173,7 @@ impl CandidateGenerator for SharedKeyTable {
     }
 }
 
-/// An exact Jaccard self-join by prefix filtering ([`neardup_core::Join::Prefix`]; Bayardo,
+/// An exact Jaccard self-join by prefix filtering (`neardup_core::Join::Prefix`; Bayardo,
 /// Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007).
 ///
 /// It sees every token set first: tokens are ordered by document frequency, rarest first,
