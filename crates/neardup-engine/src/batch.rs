@@ -6,8 +6,11 @@
 //! Exact copies (equal [`Sketch::identity`]) are collapsed first: one *leader* per group (the
 //! best ranked under the keep policy) enters candidate generation, the other members follow
 //! their leader. This keeps LSH buckets small on corpora with many verbatim repeats
-//! (newswires, reposts, boilerplate) without changing the result: identical feature sets have
-//! identical similarities to everything.
+//! (newswires, reposts, boilerplate). Identical feature sets have identical similarities to
+//! everything, so a member is a duplicate exactly when its leader is; it is assigned to its
+//! leader's representative, which all-pairs representative clustering would not always pick
+//! (a document ranked between the leader and the member can be closer to both: the member
+//! would then go to it). Every removed member is still verified similar to its representative.
 
 use std::time::Instant;
 
