@@ -37,10 +37,9 @@ proptest! {
 
     #[test]
     fn any_bytes_decode_to_a_sketch_or_an_error(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-        for result in [MinHashSketch::decode(&bytes).err(), ExactSketch::decode(&bytes).err()] {
-            if let Some(error) = result {
-                prop_assert_eq!(error.parameter(), "sketch");
-            }
+        let errors = [MinHashSketch::decode(&bytes).err(), ExactSketch::decode(&bytes).err()];
+        for error in errors.into_iter().flatten() {
+            prop_assert_eq!(error.parameter(), "sketch");
         }
         // With a valid header the rest is still checked.
         let mut headed = b"ND\x01\x02".to_vec();
