@@ -1,9 +1,9 @@
 //! Options shared by several subcommands, declared once and flattened into each.
 
-use clap::Args;
-use neardup_core::methods::minhash::MinHashBuilder;
-use neardup_core::normalize::{ChineseVariant, NormalizeOptions};
-use neardup_core::tokenize::Tokenizer;
+use clap::builder::PossibleValuesParser;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
+use neardup_core::registry::{self, MethodSpec, ParamKind, ParamSpec, Params};
 use neardup_pipeline::input::{Format, InputOptions};
 
 /// Where the text and the id of a record are (`dedup`, `report`, `synth`, `tune`).
@@ -33,67 +33,152 @@ impl InputArgs {
     }
 }
 
-/// How text is normalised before shingling (`dedup`, `tune`).
-#[derive(Args, Debug, Clone)]
-#[command(next_help_heading = "Normalisation")]
-pub struct NormalizeArgs {
-    /// Chinese script: `simplified` (convert traditional) or `keep`.
-    #[arg(long, default_value = "simplified", value_parser = ["simplified", "keep"])]
-    pub chinese_variant: String,
-    /// Strip HTML tags and decode entities (web pages).
-    #[arg(long)]
-    pub strip_html: bool,
-    /// Keep punctuation and symbols (by default they become spaces).
-    #[arg(long)]
-    pub keep_punctuation: bool,
-    /// Keep letter case (by default text is lowercased).
-    #[arg(long)]
-    pub keep_case: bool,
+/// The parameters of every registered method, one flag each (`lsh_threshold` is
+/// `--lsh-threshold`), generated from the registry: a new method or parameter needs no change
+/// here. Only the values given on the command line are passed on; the method supplies its
+/// defaults.
+#[derive(Debug, Clone, Default)]
+pub struct MethodArgs {
+    /// The given parameters, by name.
+    pub given: Params,
 }
 
-impl NormalizeArgs {
-    /// The normaliser options.
-    pub fn options(&self) -> NormalizeOptions {
-        NormalizeOptions {
-            lowercase: !self.keep_case,
-            chinese_variant: match self.chinese_variant.as_str() {
-                "keep" => ChineseVariant::Keep,
-                _ => ChineseVariant::Simplified,
-            },
-            strip_punctuation: !self.keep_punctuation,
-            strip_html: self.strip_html,
+impl MethodArgs {
+    /// The parameters to offer, less `skip` (those a command sweeps itself): the first
+    /// declaration of every name, in registry order.
+    fn specs(skip: &[&str]) -> Vec<ParamSpec> {
+        let mut specs: Vec<ParamSpec> = Vec::new();
+        for method in registry::methods() {
+            for param in method.params {
+                if !skip.contains(&param.name) && specs.iter().all(|p| p.name != param.name) {
+                    specs.push(param);
+                }
+            }
         }
+        specs
+    }
+
+    fn flag(name: &str) -> String {
+        name.replace('_', "-")
+    }
+
+    /// Adds one argument per parameter to `command`.
+    pub fn augment(command: clap::Command, skip: &[&str]) -> clap::Command {
+        let mut command = command;
+        for param in Self::specs(skip) {
+            let mut help = param.help.to_owned();
+            let users: Vec<&str> = (registry::methods().into_iter())
+                .filter(|m| m.param(param.name).is_some())
+                .map(|m| m.name)
+                .collect();
+            if users.len() < registry::methods().len() {
+                help.push_str(&format!(" [methods: {}]", users.join(", ")));
+            }
+            let mut arg = Arg::new(param.name)
+                .long(Self::flag(param.name))
+                .help(help)
+                .help_heading(param.group.unwrap_or("Method parameters"));
+            arg = match param.kind {
+                ParamKind::Flag => arg.action(ArgAction::SetTrue),
+                ParamKind::Choice(names) => arg
+                    .value_name(param.name.to_uppercase())
+                    .value_parser(PossibleValuesParser::new(names.iter().copied()))
+                    .action(ArgAction::Set),
+                ParamKind::Number => arg.value_name("X").action(ArgAction::Set),
+                ParamKind::Count => arg.value_name("N").action(ArgAction::Set),
+            };
+            if let (Some(default), false) = (param.default, param.kind == ParamKind::Flag) {
+                arg = arg.default_value(default);
+            }
+            command = command.arg(arg);
+        }
+        command
+    }
+
+    /// The parameters given on the command line (defaults are left to the method).
+    pub fn from_matches(matches: &ArgMatches, skip: &[&str]) -> MethodArgs {
+        let mut given = Params::new();
+        for param in Self::specs(skip) {
+            if matches.value_source(param.name) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            let value = match param.kind {
+                ParamKind::Flag => matches.get_flag(param.name).to_string(),
+                _ => (matches.get_one::<String>(param.name).cloned()).unwrap_or_default(),
+            };
+            given.insert(param.name, value);
+        }
+        MethodArgs { given }
+    }
+
+    /// The given parameters that `method` has, and the flags of those it has not (in help
+    /// order).
+    pub fn for_method(&self, method: &MethodSpec) -> (Params, Vec<String>) {
+        let mut params = Params::new();
+        let mut unused = Vec::new();
+        for spec in Self::specs(&[]) {
+            let (name, Some(value)) = (spec.name, self.given.raw(spec.name)) else {
+                continue;
+            };
+            if method.param(name).is_some() {
+                params.insert(name, value);
+            } else {
+                unused.push(format!("--{}", Self::flag(name)));
+            }
+        }
+        (params, unused)
     }
 }
 
-/// How normalised text becomes shingles (`dedup`, `tune`; `tune` sweeps `--ngram` itself).
-#[derive(Args, Debug, Clone)]
-#[command(next_help_heading = "Shingles")]
-pub struct ShingleArgs {
-    /// Shingles: `auto` (character n-grams sized by script), `token` (one token per CJK
-    /// character and per word), `char` (character n-grams), `word` (jieba for Chinese).
-    #[arg(long, default_value = "auto")]
-    pub tokenizer: Tokenizer,
-    /// For `auto`: characters per shingle on non-CJK text [default: --ngram + 2].
-    #[arg(long)]
-    pub latin_ngram: Option<usize>,
-    /// Remove English and Chinese stopwords before shingling.
-    #[arg(long)]
-    pub stopwords: bool,
+/// The method parameters of `dedup`.
+impl Args for MethodArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, &[])
+    }
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, &[])
+    }
 }
 
-impl ShingleArgs {
-    /// `builder` with these shingles and `normalize`.
-    pub fn apply(&self, builder: MinHashBuilder, normalize: &NormalizeArgs) -> MinHashBuilder {
-        let mut builder = builder
-            .normalize(normalize.options())
-            .tokenizer(self.tokenizer)
-            .remove_stopwords(self.stopwords);
-        if let Some(n) = self.latin_ngram {
-            builder = builder.latin_ngram(n);
-        }
-        builder
+impl FromArgMatches for MethodArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(MethodArgs::from_matches(matches, &[]))
     }
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = MethodArgs::from_matches(matches, &[]);
+        Ok(())
+    }
+}
+
+/// The method parameters of `tune`, without the swept ones (`ngram`, `permutations`,
+/// `threshold`: `tune` has `--ngrams`, `--permutations` and `--thresholds`).
+#[derive(Debug, Clone, Default)]
+pub struct TuneMethodArgs(pub MethodArgs);
+
+const SWEPT: &[&str] = &["ngram", "permutations", "threshold"];
+
+impl Args for TuneMethodArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, SWEPT)
+    }
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, SWEPT)
+    }
+}
+
+impl FromArgMatches for TuneMethodArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(TuneMethodArgs(MethodArgs::from_matches(matches, SWEPT)))
+    }
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0 = MethodArgs::from_matches(matches, SWEPT);
+        Ok(())
+    }
+}
+
+/// The names of the registered methods, for `--method`.
+pub fn method_names() -> Vec<&'static str> {
+    registry::methods().iter().map(|m| m.name).collect()
 }
 
 /// Parses a count that must be at least 1 (`--bucket-cap`, `--candidate-budget`): 0 would

@@ -5,14 +5,13 @@ use std::io::IsTerminal;
 use clap::parser::ValueSource;
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
-use neardup_core::measure::SetMeasure;
-use neardup_core::methods::minhash::{MinHashBuilder, DEFAULT_THRESHOLD};
-use neardup_core::minhash::SketchScheme;
-use neardup_pipeline::engine::EngineOptions;
+use neardup_core::registry;
+use neardup_engine::EngineOptions;
 use neardup_pipeline::input::{InputOptions, OnError};
-use neardup_pipeline::run::{run, MethodConfig, RunConfig};
+use neardup_pipeline::run::{run, RunConfig};
+use neardup_pipeline::stats::RunStats;
 
-use crate::args::{at_least_one, InputArgs, NormalizeArgs, ShingleArgs};
+use crate::args::{at_least_one, method_names, InputArgs, MethodArgs};
 use crate::{progress, threads};
 
 #[derive(Args)]
@@ -33,37 +32,8 @@ pub struct DedupArgs {
     #[arg(long)]
     stats: Option<String>,
     /// Method: `exact` (hash of the normalised text) or `minhash` (MinHash-LSH, verified).
-    #[arg(long, default_value = "minhash", value_parser = ["exact", "minhash"])]
+    #[arg(long, default_value = "minhash", value_parser = method_names())]
     method: String,
-    /// Similarity threshold of the verification measure.
-    #[arg(long, default_value_t = DEFAULT_THRESHOLD)]
-    threshold: f64,
-    /// Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).
-    #[arg(long, default_value = "jaccard")]
-    measure: SetMeasure,
-    /// Tokens per shingle; for `auto`, characters per shingle on CJK text [default: 3 for
-    /// `auto`, 5 otherwise].
-    #[arg(long, help_heading = "Shingles")]
-    ngram: Option<usize>,
-    /// MinHash signature length.
-    #[arg(long, default_value_t = 128)]
-    permutations: usize,
-    /// LSH bands (with --rows); derived from the threshold when absent.
-    #[arg(long, requires = "rows")]
-    bands: Option<usize>,
-    /// LSH rows per band (with --bands).
-    #[arg(long, requires = "bands")]
-    rows: Option<usize>,
-    /// Jaccard similarity the LSH bands are tuned for (default: the threshold; 0.4 x the
-    /// threshold with --measure containment).
-    #[arg(long)]
-    lsh_threshold: Option<f64>,
-    /// Signature scheme: `classic` (k permutations) or `oph` (one permutation, densified).
-    #[arg(long, default_value = "classic")]
-    sketch: SketchScheme,
-    /// Seed of the MinHash hash family.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// Clustering: `representative` (every removed document is similar to the kept one) or
     /// `connected` (union-find over verified pairs).
     #[arg(long, default_value = "representative")]
@@ -97,38 +67,13 @@ pub struct DedupArgs {
     quiet: bool,
     #[command(flatten)]
     input: InputArgs,
+    /// The parameters of the methods, from the registry.
     #[command(flatten)]
-    normalize: NormalizeArgs,
-    #[command(flatten)]
-    shingles: ShingleArgs,
+    params: MethodArgs,
 }
 
 impl DedupArgs {
-    fn method(&self) -> MethodConfig {
-        if self.method == "exact" {
-            return MethodConfig::Exact(self.normalize.options());
-        }
-        let mut builder = self
-            .shingles
-            .apply(MinHashBuilder::new(), &self.normalize)
-            .permutations(self.permutations)
-            .scheme(self.sketch)
-            .seed(self.seed)
-            .threshold(self.threshold)
-            .measure(self.measure);
-        if let (Some(bands), Some(rows)) = (self.bands, self.rows) {
-            builder = builder.bands_rows(bands, rows);
-        }
-        if let Some(n) = self.ngram {
-            builder = builder.ngram(n);
-        }
-        if let Some(threshold) = self.lsh_threshold {
-            builder = builder.lsh_threshold(threshold);
-        }
-        MethodConfig::MinHash(builder)
-    }
-
-    fn config(&self) -> RunConfig {
+    fn config(&self, params: registry::Params) -> RunConfig {
         RunConfig {
             inputs: self.inputs.clone(),
             input: InputOptions {
@@ -140,7 +85,8 @@ impl DedupArgs {
             clusters: self.clusters.clone(),
             pairs: self.pairs.clone(),
             stats: self.stats.clone(),
-            method: self.method(),
+            method: self.method.clone(),
+            params,
             engine: EngineOptions {
                 cluster: self.cluster,
                 keep: self.keep,
@@ -151,24 +97,6 @@ impl DedupArgs {
     }
 }
 
-/// Options that only `--method minhash` reads.
-const MINHASH_ONLY: [&str; 14] = [
-    "threshold",
-    "measure",
-    "ngram",
-    "permutations",
-    "bands",
-    "rows",
-    "lsh_threshold",
-    "sketch",
-    "seed",
-    "tokenizer",
-    "latin_ngram",
-    "stopwords",
-    "bucket_cap",
-    "candidate_budget",
-];
-
 /// The options given on the command line (not defaulted), by argument id.
 pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
     (matches.ids())
@@ -178,11 +106,11 @@ pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
 }
 
 pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
-    warn_unused_options(args, &given);
+    let params = method_params(args, &given);
     let pool = threads::pool(args.threads)?;
     let show = !args.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);
-    let report = pool.install(|| run(&args.config(), &progress))?;
+    let report = pool.install(|| run(&args.config(params), &progress))?;
     progress.finish();
     if !args.quiet {
         print_summary(&report.stats);
@@ -191,43 +119,49 @@ pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Warns about options given that the chosen method does not read.
-fn warn_unused_options(args: &DedupArgs, given: &[String]) {
-    if args.method != "exact" {
-        return;
+/// The given parameters the chosen method has; a warning names the options given that it
+/// does not read (they are ignored).
+fn method_params(args: &DedupArgs, given: &[String]) -> registry::Params {
+    let Some(spec) = registry::method(&args.method) else {
+        // Unknown names are refused by the parser; the registry reports it again in `run`.
+        return args.params.given.clone();
+    };
+    let (params, mut unused) = args.params.for_method(&spec);
+    if !spec.finds_candidates {
+        for option in ["bucket_cap", "candidate_budget"] {
+            if given.iter().any(|id| id == option) {
+                unused.push(format!("--{}", option.replace('_', "-")));
+            }
+        }
     }
-    let unused: Vec<String> = (MINHASH_ONLY.iter())
-        .filter(|option| given.iter().any(|id| id == *option))
-        .map(|option| format!("--{}", option.replace('_', "-")))
-        .collect();
     if !unused.is_empty() {
         eprintln!(
-            "neardup: warning: {} not used by --method exact (ignored)",
-            unused.join(", ")
+            "neardup: warning: {} not used by --method {} (ignored)",
+            unused.join(", "),
+            spec.name
         );
     }
+    params
 }
 
-fn print_summary(stats: &serde_json::Value) {
-    let number = |key: &str| stats[key].as_u64().unwrap_or(0);
+fn print_summary(stats: &RunStats) {
     eprintln!(
         "neardup: {} documents, {} kept, {} removed ({} duplicate clusters) in {:.2} s",
-        number("documents_in"),
-        number("kept"),
-        number("removed"),
-        number("clusters"),
-        stats["seconds"]["total"].as_f64().unwrap_or(0.0),
+        stats.documents_in,
+        stats.kept,
+        stats.removed,
+        stats.clusters,
+        stats.seconds_of("total").unwrap_or(0.0),
     );
 }
 
 /// Reports skipped records, also under `--quiet`: a skip is data the user gave and did not get
 /// back.
-fn print_skipped(stats: &serde_json::Value) {
-    let skipped = stats["skipped"].as_u64().unwrap_or(0);
-    if skipped > 0 {
-        eprintln!("neardup: skipped {skipped} bad records; first:");
-        for message in stats["skipped_first"].as_array().into_iter().flatten() {
-            eprintln!("  {}", message.as_str().unwrap_or_default());
+fn print_skipped(stats: &RunStats) {
+    if stats.skipped > 0 {
+        eprintln!("neardup: skipped {} bad records; first:", stats.skipped);
+        for message in &stats.skipped_first {
+            eprintln!("  {message}");
         }
     }
 }

@@ -15,7 +15,7 @@ pub struct EvalArgs {
     predicted: String,
     /// Truth format (default: from the first row's fields): clusters, pairs, sohu.
     #[arg(long)]
-    truth_format: Option<neardup_pipeline::eval::TruthFormat>,
+    truth_format: Option<neardup_eval::eval::TruthFormat>,
     /// The numeric pair label that marks duplicates (the Sohu files use 5).
     #[arg(long, default_value_t = 1.0)]
     positive_label: f64,
@@ -28,12 +28,12 @@ pub struct EvalArgs {
 }
 
 pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
-    use neardup_pipeline::eval_io::{evaluate, EvalOptions};
+    use neardup_eval::eval_io::{evaluate, EvalOptions};
     use neardup_pipeline::output::AtomicOutput;
     use neardup_pipeline::paths::check_distinct;
 
     let inputs = [args.truth.as_str(), &args.predicted];
-    check_distinct(&inputs, &[("--output", &args.output)])?;
+    check_distinct(&inputs, &[("`output`", &args.output)])?;
     let options = EvalOptions {
         truth_format: args.truth_format,
         positive_label: args.positive_label,

@@ -5,6 +5,7 @@
 
 mod args;
 mod dedup;
+mod errors;
 mod eval;
 mod progress;
 mod report;
@@ -61,7 +62,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("neardup: error: {error:#}");
+            let message = errors::with_flags(&format!("{error:#}"), &Cli::command());
+            eprintln!("neardup: error: {message}");
             ExitCode::FAILURE
         }
     }

@@ -1,7 +1,7 @@
 //! The terminal progress bar (hidden when stderr is not a terminal or with --quiet).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use neardup_pipeline::engine::Progress;
+use neardup_engine::Progress;
 
 /// A progress bar that follows the engine's stages.
 pub struct Bar {

@@ -36,8 +36,8 @@ pub struct ReportArgs {
 }
 
 pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
-    use neardup_pipeline::report::ReportOptions;
-    use neardup_pipeline::report_io::{write_report, ReportConfig};
+    use neardup_eval::report::ReportOptions;
+    use neardup_eval::report_io::{write_report, ReportConfig};
 
     let config = ReportConfig {
         inputs: args.inputs.clone(),

@@ -36,7 +36,7 @@ pub struct SynthArgs {
         value_delimiter = ',',
         default_value = "char-sub,word-sub,script,insert,delete,punct,width,boilerplate,truncate,swap"
     )]
-    edits: Vec<neardup_pipeline::synth::Edit>,
+    edits: Vec<neardup_eval::synth::Edit>,
     /// Strength of each edit in (0, 1]: roughly the fraction of characters it touches.
     #[arg(long, default_value_t = 0.05)]
     strength: f64,
@@ -55,8 +55,8 @@ pub struct SynthArgs {
 }
 
 pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
-    use neardup_pipeline::synth::SynthOptions;
-    use neardup_pipeline::synth_io::{run_synth, SynthConfig};
+    use neardup_eval::synth::SynthOptions;
+    use neardup_eval::synth_io::{run_synth, SynthConfig};
 
     let config = SynthConfig {
         inputs: args.inputs.clone(),
@@ -80,7 +80,7 @@ pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_synth_summary(summary: &neardup_pipeline::synth::Summary) {
+fn print_synth_summary(summary: &neardup_eval::synth::Summary) {
     eprintln!(
         "neardup: {} sources ({} repeating an earlier text), {} variants, {} hard negatives",
         summary.sources, summary.repeated_sources, summary.variants, summary.hard_negatives,

@@ -1,19 +1,13 @@
 //! `neardup tune`: sweep MinHash parameters on a labelled sample and recommend a setting.
 
-use anyhow::Context;
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
-use neardup_core::measure::SetMeasure;
-use neardup_core::methods::minhash::MinHashBuilder;
-use neardup_pipeline::engine::EngineOptions;
-use neardup_pipeline::eval::TruthFormat;
-use neardup_pipeline::eval_io::{load_truth, EvalOptions};
-use neardup_pipeline::input::read_inputs;
-use neardup_pipeline::output::AtomicOutput;
-use neardup_pipeline::paths::check_distinct;
-use neardup_pipeline::tune::{render_json, render_text, sweep, Objective, TuneGrid};
+use neardup_engine::EngineOptions;
+use neardup_eval::eval::TruthFormat;
+use neardup_eval::eval_io::EvalOptions;
+use neardup_eval::tune::{run_tune, Objective, TuneConfig, TuneGrid};
 
-use crate::args::{InputArgs, NormalizeArgs, ShingleArgs};
+use crate::args::{method_names, InputArgs, TuneMethodArgs};
 
 #[derive(Args)]
 pub struct TuneArgs {
@@ -46,9 +40,9 @@ pub struct TuneArgs {
     /// `f1`, or `recall@P`: the highest recall with precision at least P.
     #[arg(long, default_value = "f1")]
     objective: Objective,
-    /// Verification measure: `jaccard` or `containment`.
-    #[arg(long, default_value = "jaccard")]
-    measure: SetMeasure,
+    /// The method to tune (a swept value it has no parameter for is not swept).
+    #[arg(long, default_value = "minhash", value_parser = method_names())]
+    method: String,
     /// Clustering: `representative` or `connected`.
     #[arg(long, default_value = "representative")]
     cluster: ClusterMode,
@@ -64,49 +58,49 @@ pub struct TuneArgs {
     /// Where the text and the id are (the ids must match the truth's).
     #[command(flatten)]
     input: InputArgs,
+    /// The method's other parameters, from the registry.
     #[command(flatten)]
-    normalize: NormalizeArgs,
-    #[command(flatten)]
-    shingles: ShingleArgs,
+    params: TuneMethodArgs,
 }
 
 pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
-    let mut inputs: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
-    inputs.push(&args.truth);
-    check_distinct(&inputs, &[("--output", &args.output)])?;
     let pool = crate::threads::pool(args.threads)?;
-    let mut out = AtomicOutput::create(&args.output)?;
-    let options = EvalOptions {
-        truth_format: args.truth_format,
-        positive_label: args.positive_label,
+    let spec = neardup_core::registry::method(&args.method);
+    let (params, unused) = match &spec {
+        Some(spec) => args.params.0.for_method(spec),
+        None => (args.params.0.given.clone(), Vec::new()),
     };
-    let truth = load_truth(&args.truth, &options)?;
-    let corpus = read_inputs(&args.inputs, &args.input.options())?;
-    let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
-    let ids: Vec<serde_json::Value> = corpus.records.iter().map(|r| r.id.clone()).collect();
-    let grid = TuneGrid {
-        thresholds: args.thresholds.clone(),
-        ngrams: args.ngrams.clone(),
-        permutations: args.permutations.clone(),
+    if !unused.is_empty() {
+        eprintln!(
+            "neardup: warning: {} not used by --method {} (ignored)",
+            unused.join(", "),
+            args.method
+        );
+    }
+    let config = TuneConfig {
+        inputs: args.inputs.clone(),
+        input: args.input.options(),
+        truth: args.truth.clone(),
+        eval: EvalOptions {
+            truth_format: args.truth_format,
+            positive_label: args.positive_label,
+        },
+        method: args.method.clone(),
+        params,
+        grid: TuneGrid {
+            thresholds: args.thresholds.clone(),
+            ngrams: args.ngrams.clone(),
+            permutations: args.permutations.clone(),
+        },
+        engine: EngineOptions {
+            cluster: args.cluster,
+            keep: KeepPolicy::First,
+            ..EngineOptions::default()
+        },
+        objective: args.objective,
+        json: args.json,
+        output: args.output.clone(),
     };
-    let base = args
-        .shingles
-        .apply(MinHashBuilder::new(), &args.normalize)
-        .measure(args.measure);
-    let engine = EngineOptions {
-        cluster: args.cluster,
-        keep: KeepPolicy::First,
-        ..EngineOptions::default()
-    };
-    let rows = pool.install(|| sweep(&texts, &ids, &truth, &base, &grid, engine))?;
-    let text = if args.json {
-        format!("{:#}\n", render_json(&rows, args.objective))
-    } else {
-        render_text(&rows, args.objective)
-    };
-    out.writer()
-        .write_all(text.as_bytes())
-        .with_context(|| format!("{}: cannot write", args.output))?;
-    out.commit()?;
+    pool.install(|| run_tune(&config))?;
     Ok(())
 }

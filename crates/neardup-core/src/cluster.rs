@@ -29,6 +29,17 @@ pub enum KeepPolicy {
     Shortest,
 }
 
+impl KeepPolicy {
+    /// The name used on the command line and in files (`first`, `longest`, `shortest`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KeepPolicy::First => "first",
+            KeepPolicy::Longest => "longest",
+            KeepPolicy::Shortest => "shortest",
+        }
+    }
+}
+
 impl std::str::FromStr for KeepPolicy {
     type Err = Error;
     fn from_str(s: &str) -> Result<KeepPolicy> {
@@ -52,6 +63,16 @@ pub enum ClusterMode {
     Representative,
     /// Connected components of the verified-pair graph.
     Connected,
+}
+
+impl ClusterMode {
+    /// The name used on the command line and in files (`representative`, `connected`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClusterMode::Representative => "representative",
+            ClusterMode::Connected => "connected",
+        }
+    }
 }
 
 impl std::str::FromStr for ClusterMode {

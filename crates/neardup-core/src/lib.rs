@@ -52,7 +52,8 @@ pub mod method;
 pub mod methods;
 pub mod minhash;
 pub mod normalize;
+pub mod registry;
 pub mod tokenize;
 
 pub use error::{Error, Result};
-pub use method::{Method, Sketch};
+pub use method::{Join, Method, Sketch};

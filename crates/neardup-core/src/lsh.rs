@@ -33,8 +33,8 @@ impl LshParams {
     pub fn new(bands: usize, rows: usize, permutations: usize) -> Result<LshParams> {
         if bands == 0 || rows == 0 || bands * rows > permutations {
             return Err(Error::invalid(
-                "bands x rows",
-                format!("{bands} x {rows} (both at least 1, product at most permutations = {permutations})"),
+                "bands",
+                format!("{bands} x {rows} rows (both at least 1, bands x rows at most permutations = {permutations})"),
             ));
         }
         Ok(LshParams { bands, rows })

@@ -76,6 +76,14 @@ pub enum SetMeasure {
 }
 
 impl SetMeasure {
+    /// The name used on the command line and in files (`jaccard`, `containment`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SetMeasure::Jaccard => "jaccard",
+            SetMeasure::Containment => "containment",
+        }
+    }
+
     /// Computes the measure.
     pub fn compute<T: Ord>(self, a: &[T], b: &[T]) -> f64 {
         match self {

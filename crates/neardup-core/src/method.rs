@@ -1,14 +1,16 @@
 //! The trait every near-duplicate method implements.
 //!
 //! Every method neardup has or plans (exact hashing, MinHash-LSH, SimHash block tables,
-//! n-gram inverted indexes, I-Match, shingle fingerprints) follows one pattern: compute a
-//! per-document *sketch*, emit bucket *keys* so that similar documents are likely (or, for
-//! exact indexes, certain) to share one, then confirm each candidate pair with a true
-//! similarity measure. The engines in `neardup-pipeline` and `neardup-index` only see this
-//! trait, so a new method is one module in [`crate::methods`] plus one registration line.
+//! n-gram inverted indexes, similarity joins, I-Match, shingle fingerprints) computes a
+//! per-document *sketch*, says how candidate pairs are found (its [`Join`]), and confirms
+//! each candidate with a true similarity measure. The engines (`neardup-engine`) and the
+//! candidate generators (`neardup-index`) only see this trait, so a new method is one module
+//! in [`crate::methods`] plus one entry in [`crate::registry`].
+
+use crate::{Error, Result};
 
 /// What a method computes once per document.
-pub trait Sketch: Send + Sync {
+pub trait Sketch: Send + Sync + Sized {
     /// True when the document has no feature at all (empty after normalisation): it is then
     /// never a candidate and never a duplicate; it is always kept on its own.
     fn is_empty(&self) -> bool;
@@ -18,9 +20,51 @@ pub trait Sketch: Send + Sync {
     /// before candidate generation, which keeps LSH buckets small on corpora with many
     /// verbatim repeats.
     fn identity(&self) -> u128;
+
+    /// Appends the versioned binary encoding of the sketch (see [`SketchEncoder`]): the
+    /// service stores it, Spark ships it between workers.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// Reads a sketch written by [`Sketch::encode`].
+    ///
+    /// # Errors
+    /// Bytes that are not a sketch of this kind and version, or are cut short or too long
+    /// (parameter `sketch`).
+    fn decode(bytes: &[u8]) -> Result<Self>;
 }
 
-/// A near-duplicate method: sketch, keys, verification.
+/// How a method's candidate pairs are found; the engine builds the matching generator from
+/// `neardup-index`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Join {
+    /// No candidates: only documents of equal [`Sketch::identity`] are duplicates (exact
+    /// hashing).
+    Identity,
+    /// Documents sharing a key of [`Method::keys`] are candidates (LSH bands, super-shingles,
+    /// I-Match signatures). The default.
+    SymmetricKeys,
+    /// Documents are stored under [`Method::keys`] and look up [`Method::probe_keys`]; a
+    /// candidate is a document whose stored key another one probes (multi-index hashing:
+    /// exact block values stored, every value within a radius probed; Pass-Join: segments
+    /// stored, substrings probed).
+    Probe,
+    /// Documents sharing at least `min` distinct keys of [`Method::keys`] (the seed's n-gram
+    /// index with a count filter).
+    SharedKeys {
+        /// Fewest shared keys of a candidate pair, at least 1.
+        min: u32,
+    },
+    /// An exact set-similarity join (PPJoin family) over [`Method::join_tokens`]: the
+    /// generator sees every document's tokens first to fix a corpus-wide token order, then
+    /// indexes prefixes; every pair of Jaccard at least `threshold` on those tokens is a
+    /// candidate. No bucket cap applies: a cap would lose pairs.
+    Prefix {
+        /// Jaccard threshold on the join tokens, in `(0, 1]`.
+        threshold: f64,
+    },
+}
+
+/// A near-duplicate method: sketch, candidates, verification.
 pub trait Method: Send + Sync {
     /// The per-document data kept in memory.
     type Sketch: Sketch;
@@ -31,8 +75,24 @@ pub trait Method: Send + Sync {
     /// Sketches raw (not yet normalised) document text.
     fn sketch(&self, text: &str) -> Self::Sketch;
 
-    /// Appends the bucket keys of a sketch: documents sharing a key are candidates.
+    /// How candidates are found; [`Join::SymmetricKeys`] by default.
+    fn join(&self) -> Join {
+        Join::SymmetricKeys
+    }
+
+    /// Appends the bucket keys of a sketch: what it is stored under.
     fn keys(&self, sketch: &Self::Sketch, keys: &mut Vec<u64>);
+
+    /// Appends the keys a sketch looks up under [`Join::Probe`]; by default its own keys.
+    fn probe_keys(&self, sketch: &Self::Sketch, keys: &mut Vec<u64>) {
+        self.keys(sketch, keys);
+    }
+
+    /// Appends the tokens of a sketch for [`Join::Prefix`], in any order and without
+    /// repeats; by default its keys.
+    fn join_tokens(&self, sketch: &Self::Sketch, tokens: &mut Vec<u64>) {
+        self.keys(sketch, tokens);
+    }
 
     /// The true similarity of two sketches, in `[0, 1]`.
     fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64;
@@ -45,4 +105,151 @@ pub trait Method: Send + Sync {
     fn is_duplicate(&self, similarity: f64) -> bool {
         similarity >= self.threshold() - 1e-9
     }
+
+    /// The similarity of a candidate pair if it makes a duplicate, else `None`. A method may
+    /// stop early once the threshold is out of reach (a banded edit distance, a set
+    /// intersection that cannot reach the overlap any more); the default computes
+    /// [`Method::similarity`] and applies [`Method::is_duplicate`].
+    fn verify(&self, a: &Self::Sketch, b: &Self::Sketch) -> Option<f64> {
+        let similarity = self.similarity(a, b);
+        self.is_duplicate(similarity).then_some(similarity)
+    }
+}
+
+/// The magic bytes that open every encoded sketch.
+pub const SKETCH_MAGIC: [u8; 2] = *b"ND";
+
+/// The current version of the sketch encoding. A reader refuses other versions; a new version
+/// adds a reader, it never reinterprets old bytes.
+pub const SKETCH_VERSION: u8 = 1;
+
+/// Writes the common layout of encoded sketches: `"ND"`, the version, a one-byte kind (each
+/// method has its own), then little-endian fields.
+#[derive(Debug)]
+pub struct SketchEncoder<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl<'a> SketchEncoder<'a> {
+    /// Starts a sketch of `kind` in `out`.
+    pub fn new(out: &'a mut Vec<u8>, kind: u8) -> SketchEncoder<'a> {
+        out.extend_from_slice(&SKETCH_MAGIC);
+        out.push(SKETCH_VERSION);
+        out.push(kind);
+        SketchEncoder { out }
+    }
+    /// One byte.
+    pub fn u8(&mut self, value: u8) -> &mut Self {
+        self.out.push(value);
+        self
+    }
+    /// A `u128`, little-endian.
+    pub fn u128(&mut self, value: u128) -> &mut Self {
+        self.out.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+    /// A length-prefixed (`u32`) slice of `u32`, little-endian.
+    pub fn u32s(&mut self, values: &[u32]) -> &mut Self {
+        self.out
+            .extend_from_slice(&(values.len() as u32).to_le_bytes());
+        for value in values {
+            self.out.extend_from_slice(&value.to_le_bytes());
+        }
+        self
+    }
+}
+
+/// Reads what [`SketchEncoder`] wrote, refusing anything else with an error (parameter
+/// `sketch`), never a panic.
+#[derive(Debug)]
+pub struct SketchDecoder<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> SketchDecoder<'a> {
+    /// Checks the magic, the version and the kind.
+    ///
+    /// # Errors
+    /// When `bytes` do not start a sketch of `kind` in the current version.
+    pub fn new(bytes: &'a [u8], kind: u8, what: &str) -> Result<SketchDecoder<'a>> {
+        match bytes {
+            [m0, m1, version, found, rest @ ..] if [*m0, *m1] == SKETCH_MAGIC => {
+                if *version != SKETCH_VERSION {
+                    return Err(malformed(format!(
+                        "version {version} (this build reads version {SKETCH_VERSION})"
+                    )));
+                }
+                if *found != kind {
+                    return Err(malformed(format!(
+                        "kind {found} is not a {what} sketch (kind {kind})"
+                    )));
+                }
+                Ok(SketchDecoder { bytes: rest })
+            }
+            _ => Err(malformed("not an encoded sketch (no \"ND\" header)".into())),
+        }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.bytes.len() < n {
+            return Err(malformed(format!(
+                "cut short: {n} more bytes expected, {} left",
+                self.bytes.len()
+            )));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+    /// One byte.
+    ///
+    /// # Errors
+    /// When the bytes are cut short.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    /// A `u128`.
+    ///
+    /// # Errors
+    /// When the bytes are cut short.
+    pub fn u128(&mut self) -> Result<u128> {
+        let mut buffer = [0u8; 16];
+        buffer.copy_from_slice(self.take(16)?);
+        Ok(u128::from_le_bytes(buffer))
+    }
+    /// A length-prefixed slice of `u32`.
+    ///
+    /// # Errors
+    /// When the bytes are cut short.
+    pub fn u32s(&mut self) -> Result<Vec<u32>> {
+        let mut length = [0u8; 4];
+        length.copy_from_slice(self.take(4)?);
+        let length = u32::from_le_bytes(length) as usize;
+        let bytes = self.take(
+            length
+                .checked_mul(4)
+                .ok_or_else(|| malformed(format!("length {length} overflows")))?,
+        )?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+    /// Ends the sketch.
+    ///
+    /// # Errors
+    /// When bytes are left over.
+    pub fn finish(self) -> Result<()> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(malformed(format!(
+                "{} bytes left over after the sketch",
+                self.bytes.len()
+            )))
+        }
+    }
+}
+
+fn malformed(message: String) -> Error {
+    Error::invalid("sketch", message)
 }

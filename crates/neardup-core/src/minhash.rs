@@ -29,6 +29,16 @@ pub enum SketchScheme {
     OnePermutation,
 }
 
+impl SketchScheme {
+    /// The name used on the command line and in files (`classic`, `oph`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SketchScheme::Classic => "classic",
+            SketchScheme::OnePermutation => "oph",
+        }
+    }
+}
+
 impl std::str::FromStr for SketchScheme {
     type Err = Error;
     fn from_str(s: &str) -> Result<SketchScheme> {
@@ -82,6 +92,16 @@ impl MinHasher {
     /// Values per signature.
     pub fn permutations(&self) -> usize {
         self.multipliers.len()
+    }
+
+    /// The signature scheme.
+    pub fn scheme(&self) -> SketchScheme {
+        self.scheme
+    }
+
+    /// The seed of the hash family.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// The signature of a set of shingle hashes. An empty set gives all `u32::MAX`.

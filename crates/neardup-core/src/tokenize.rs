@@ -212,6 +212,11 @@ impl Shingler {
         self.tokenizer
     }
 
+    /// Whether stopwords are removed before shingling.
+    pub fn removes_stopwords(&self) -> bool {
+        self.stopwords
+    }
+
     /// The hashes of the tokens of `text`, in order (for `auto`: its characters, spaces
     /// left out).
     pub fn token_hashes(&self, text: &str) -> Vec<u64> {

@@ -2,16 +2,30 @@
 //!
 //! # Overview
 //!
-//! Every neardup method emits bucket keys per document (LSH band hashes, SimHash block
-//! values, n-grams, content hashes); two documents are candidates when they share a key.
-//! [`KeyTable`] is the batch form of that index: it collects `(key, document)` entries and
+//! A method says how its candidates are found (`neardup_core::Join`); each shape is one
+//! [`CandidateGenerator`] here, which the batch engine feeds with every document's keys and
+//! asks once for the candidate pairs:
+//!
+//! - [`KeyTable`]: documents sharing a key (LSH bands, content hashes). The bucket cap and
+//!   the candidate budget belong to it.
+//! - [`ProbeTable`]: stored keys on one side, probe keys on the other (multi-index hashing,
+//!   Pass-Join).
+//! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index).
+//! - [`PrefixJoin`]: an exact Jaccard join that sees every token set first (prefix
+//!   filtering); no cap, since a cap would lose pairs.
+//!
+//! [`OnlineIndex`] is the one-document-at-a-time form (insert, probe, remove by 64-bit id)
+//! that the service implements on disk; [`MemoryIndex`] is its in-memory implementation.
+//!
+//! # The symmetric key table
+//!
+//! [`KeyTable`] is the batch form of the shared-key index: it collects `(key, document)` entries and
 //! turns them into the sorted, deduplicated list of candidate pairs with one parallel sort,
 //! which is faster and far smaller in memory than a hash map of buckets for batch jobs.
 //! [`CandidateLimits`] keep that list linear in the number of documents whatever the keys
 //! (a template flood shares dozens of buckets per document): a bucket cap with anchors, and
 //! a candidate budget that leaves each document its best-ranked partners only when the
 //! buckets hold more than `documents x budget` pairs.
-//! The online check-and-insert index (planned) keeps the same keys in incremental tables.
 //!
 //! # Example
 //!
@@ -29,7 +43,12 @@
 //! None.
 #![deny(missing_docs)]
 
+mod generators;
 mod key_table;
+mod online;
+
+pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
+pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{
     BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,

@@ -64,7 +64,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// An [`Error::Io`] for `path`.
-    pub(crate) fn io(path: &str, error: std::io::Error) -> Error {
+    pub fn io(path: &str, error: std::io::Error) -> Error {
         Error::Io {
             path: path.to_owned(),
             error,
@@ -72,7 +72,7 @@ impl Error {
     }
 
     /// An [`Error::Input`] for record `line` of `path`.
-    pub(crate) fn input(path: &str, line: u64, message: impl Into<String>) -> Error {
+    pub fn input(path: &str, line: u64, message: impl Into<String>) -> Error {
         Error::Input {
             path: path.to_owned(),
             line,
@@ -81,7 +81,7 @@ impl Error {
     }
 
     /// An [`Error::Format`] for `path`.
-    pub(crate) fn format(path: &str, message: impl Into<String>) -> Error {
+    pub fn format(path: &str, message: impl Into<String>) -> Error {
         Error::Format {
             path: path.to_owned(),
             message: message.into(),
@@ -89,7 +89,7 @@ impl Error {
     }
 
     /// An [`Error::Output`] for `path`.
-    pub(crate) fn output(path: &str, message: impl std::fmt::Display) -> Error {
+    pub fn output(path: &str, message: impl std::fmt::Display) -> Error {
         Error::Output {
             path: path.to_owned(),
             message: message.to_string(),

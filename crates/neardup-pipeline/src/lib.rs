@@ -1,48 +1,51 @@
-//! The batch pipeline of neardup: readers, writers and the parallel dedup engine.
+//! The batch pipeline of neardup: readers, writers and the `dedup` job around the engine.
 //!
 //! # Overview
 //!
 //! - [`input`] reads JSONL, plain text, CSV/TSV and Parquet (gzip and zstd transparently)
 //!   into a [`input::Corpus`], with errors that name the file, line and field, or counted
 //!   skips.
-//! - [`engine`] is pure: it sketches documents in parallel, collapses exact copies, asks a
-//!   [`neardup_index::KeyTable`] for candidate pairs, verifies them with the method's true
-//!   measure and clusters the verified pairs. Its result does not depend on the thread count.
+//! - The engine (`neardup-engine`) is pure: it sketches, finds candidates, verifies and
+//!   clusters; this crate feeds it and writes what it decided.
 //! - [`output`] writes the kept documents in the input's format, and the clusters, pairs and
-//!   statistics files, each through a temporary file renamed into place at the end.
-//! - [`run`] ties them together for the `neardup dedup` command.
+//!   statistics files, each through a temporary file renamed into place at the end;
+//!   [`paths`] decides what stands at an output path and refuses an output that is an input.
+//! - [`run`] ties them together for the `neardup dedup` command: any method of the registry
+//!   ([`neardup_core::registry`]) by name and parameters, the [`stats::RunStats`] file.
 //!
 //! # Example
 //!
 //! ```
-//! use neardup_core::methods::minhash::MinHashBuilder;
-//! use neardup_pipeline::engine::{dedup, EngineOptions, NoProgress};
+//! use neardup_core::registry::Params;
+//! use neardup_pipeline::run::{run, RunConfig};
+//! # let dir = tempfile::tempdir()?;
+//! # let input = dir.path().join("in.txt");
+//! # std::fs::write(&input, "今天北京天气晴朗，适合出门散步。\n今天北京天气晴朗,适合出门散步!!\n完全不同的一句话。\n")?;
+//! # let output = dir.path().join("kept.txt");
 //!
-//! let method = MinHashBuilder::new().threshold(0.6).build()?;
-//! let texts = ["今天北京天气晴朗，适合出门散步。", "今天北京天气晴朗,适合出门散步!!", "完全不同的一句话。"];
-//! let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
-//! assert_eq!(outcome.assignment.duplicate_of, vec![None, Some(0), None]);
-//! # Ok::<(), neardup_core::Error>(())
+//! let config = RunConfig::new(
+//!     vec![input.display().to_string()],
+//!     output.display().to_string(),
+//!     "minhash",
+//!     Params::new().set("threshold", "0.6"),
+//! );
+//! let report = run(&config, &neardup_engine::NoProgress)?;
+//! assert_eq!(report.stats.kept, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Crate features
 //!
-//! None.
+//! - `parquet` (default): Parquet input and output through `arrow` and `parquet`. Without it,
+//!   a Parquet input is refused with an error naming the feature.
 #![deny(missing_docs)]
 
-pub mod engine;
+mod compression;
 pub mod error;
-pub mod eval;
-pub mod eval_io;
 pub mod input;
 pub mod output;
 pub mod paths;
-pub mod report;
-pub mod report_io;
 pub mod run;
 pub mod stats;
-pub mod synth;
-pub mod synth_io;
-pub mod tune;
 
 pub use error::{Error, Result};

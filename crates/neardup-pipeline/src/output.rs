@@ -26,14 +26,21 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "parquet")]
 use arrow::array::BooleanArray;
+#[cfg(feature = "parquet")]
 use arrow::compute::filter_record_batch;
+#[cfg(feature = "parquet")]
 use arrow::record_batch::RecordBatch;
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
+#[cfg(feature = "parquet")]
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::input::{Corpus, Format, Raw, Record, Source};
 use crate::paths::{self, Destination};
@@ -77,7 +84,8 @@ impl AtomicOutput {
                 (Sink::File(file), Some(temp))
             }
         };
-        let encoder = Encoder::new(sink, path).map_err(|e| Error::output(display(path), e))?;
+        let encoder =
+            Encoder::new(sink, path).map_err(|e| Error::output(paths::display_output(path), e))?;
         Ok(AtomicOutput {
             path: path.to_owned(),
             encoder,
@@ -96,6 +104,7 @@ impl AtomicOutput {
         &mut self.encoder
     }
 
+    #[cfg(feature = "parquet")]
     /// [`writer`](AtomicOutput::writer) for sinks that must be [`Send`], such as Parquet's.
     fn send_writer(&mut self) -> &mut (dyn Write + Send) {
         &mut self.encoder
@@ -127,7 +136,7 @@ impl AtomicOutput {
 
     /// The destination's name in messages.
     fn display_path(&self) -> &str {
-        display(&self.path)
+        paths::display_output(&self.path)
     }
 
     /// The [`Error::Output`] for a failed write.
@@ -142,15 +151,6 @@ impl std::fmt::Debug for AtomicOutput {
             .field("path", &self.path)
             .field("temp", &self.temp)
             .finish_non_exhaustive()
-    }
-}
-
-/// An output's name in messages: `<stdout>` for `-`.
-fn display(path: &str) -> &str {
-    if path == paths::STANDARD {
-        "<stdout>"
-    } else {
-        path
     }
 }
 
@@ -282,14 +282,15 @@ impl Encoder {
     /// Buffers `sink`, compressing as the extension of `path` says.
     fn new(sink: Sink, path: &str) -> io::Result<Encoder> {
         let buffered = BufWriter::with_capacity(1 << 16, sink);
-        let lower = path.to_ascii_lowercase();
-        Ok(if lower.ends_with(".gz") {
-            let level = flate2::Compression::default();
-            Encoder::Gzip(flate2::write::GzEncoder::new(buffered, level))
-        } else if lower.ends_with(".zst") || lower.ends_with(".zstd") {
-            Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, ZSTD_LEVEL)?)
-        } else {
-            Encoder::Plain(buffered)
+        Ok(match Compression::from_extension(path).0 {
+            Compression::Gzip => {
+                let level = flate2::Compression::default();
+                Encoder::Gzip(flate2::write::GzEncoder::new(buffered, level))
+            }
+            Compression::Zstd => {
+                Encoder::Zstd(zstd::stream::write::Encoder::new(buffered, ZSTD_LEVEL)?)
+            }
+            Compression::None => Encoder::Plain(buffered),
         })
     }
 
@@ -394,11 +395,27 @@ fn check_same_format(sources: &[Source]) -> Result<()> {
 }
 
 /// Whether two sources have the same Parquet columns (schema metadata aside).
+#[cfg(feature = "parquet")]
 fn same_columns(first: &Source, other: &Source) -> bool {
     match (&first.parquet, &other.parquet) {
         (Some(first), Some(other)) => first.schema.fields() == other.schema.fields(),
         (first, other) => first.is_none() && other.is_none(),
     }
+}
+
+/// Without the `parquet` feature no source has Parquet columns.
+#[cfg(not(feature = "parquet"))]
+fn same_columns(_first: &Source, _other: &Source) -> bool {
+    true
+}
+
+/// Without the `parquet` feature no Parquet input is read, so none is written.
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_corpus: &Corpus, _keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
+    Err(Error::format(
+        out.path(),
+        "Parquet output needs the `parquet` feature of neardup-pipeline",
+    ))
 }
 
 /// Writes each kept line followed by `\n`.
@@ -458,6 +475,7 @@ fn write_rows<'r, W: Write>(
     Ok(())
 }
 
+#[cfg(feature = "parquet")]
 /// Writes the kept rows of every Parquet source into one zstd-compressed Parquet file.
 fn write_parquet(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Result<()> {
     let masks = parquet_masks(corpus, keep);
@@ -488,6 +506,7 @@ fn write_parquet(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Resu
     result.map_err(|message| out.error(message))
 }
 
+#[cfg(feature = "parquet")]
 /// For each source and each of its batches, which rows to keep.
 fn parquet_masks(corpus: &Corpus, keep: &[bool]) -> Vec<Vec<Vec<bool>>> {
     let mut masks: Vec<Vec<Vec<bool>>> = corpus
@@ -513,6 +532,7 @@ fn parquet_masks(corpus: &Corpus, keep: &[bool]) -> Vec<Vec<Vec<bool>>> {
     masks
 }
 
+#[cfg(feature = "parquet")]
 /// Writes the rows of `batch` that `mask` keeps, under the writer's schema.
 fn write_filtered<W: Write + Send>(
     writer: &mut ArrowWriter<W>,
@@ -555,7 +575,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::input::tests::{write_file, write_parquet_file};
+    use crate::input::tests::write_file;
+    #[cfg(feature = "parquet")]
+    use crate::input::tests::write_parquet_file;
     use crate::input::{read_inputs, InputOptions};
 
     fn read(paths: &[&str]) -> Corpus {
@@ -645,6 +667,7 @@ mod tests {
         assert_eq!(std::fs::read(output).unwrap(), b"text,n\nb,2\n");
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn parquet_round_trip_keeps_rows_of_all_inputs() {
         let dir = tempfile::tempdir().unwrap();

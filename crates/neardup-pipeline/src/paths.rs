@@ -31,6 +31,24 @@ use crate::error::{Error, Result};
 /// The path that stands for standard input or output.
 pub const STANDARD: &str = "-";
 
+/// The name of an input `path` in messages: `-` is `<stdin>`.
+pub fn display_input(path: &str) -> &str {
+    if path == STANDARD {
+        "<stdin>"
+    } else {
+        path
+    }
+}
+
+/// The name of an output `path` in messages: `-` is `<stdout>`.
+pub fn display_output(path: &str) -> &str {
+    if path == STANDARD {
+        "<stdout>"
+    } else {
+        path
+    }
+}
+
 /// Symbolic links followed before giving up, as the kernel does (`ELOOP`).
 const MAX_LINKS: usize = 40;
 

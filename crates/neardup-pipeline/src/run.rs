@@ -6,29 +6,15 @@
 
 use std::time::Instant;
 
-use neardup_core::methods::exact::Exact;
-use neardup_core::methods::minhash::MinHashBuilder;
-use neardup_core::normalize::NormalizeOptions;
-use neardup_core::tokenize::Tokenizer;
-use neardup_core::Method;
+use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
+use neardup_engine::{EngineOptions, Outcome, Progress};
 use serde_json::{json, Map, Value};
 
-use crate::engine::{self, EngineOptions, Outcome, Progress};
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, Corpus, InputOptions};
 use crate::output::{commit_all, write_json_lines, write_kept, AtomicOutput};
 use crate::paths::check_distinct;
-use crate::stats::{cluster_size_histogram, peak_rss_bytes};
-
-/// Which method to run, with its parameters. Adding a method adds one variant here and one
-/// arm in [`run`].
-#[derive(Debug, Clone)]
-pub enum MethodConfig {
-    /// Exact hashing of the normalised text.
-    Exact(NormalizeOptions),
-    /// MinHash-LSH with verification.
-    MinHash(MinHashBuilder),
-}
+use crate::stats::{cluster_size_histogram, peak_rss_bytes, MethodStats, RunStats};
 
 /// Everything one run needs.
 #[derive(Debug, Clone)]
@@ -43,48 +29,77 @@ pub struct RunConfig {
     pub clusters: Option<String>,
     /// Optional verified-pairs file.
     pub pairs: Option<String>,
-    /// Optional statistics file (JSON).
+    /// Optional statistics file (JSON, [`RunStats`]).
     pub stats: Option<String>,
-    /// The method.
-    pub method: MethodConfig,
-    /// Clustering and keep policy.
+    /// The method's name in the registry ([`neardup_core::registry::methods`]).
+    pub method: String,
+    /// The method's parameters; absent ones take their defaults.
+    pub params: Params,
+    /// Clustering, keep policy and candidate limits.
     pub engine: EngineOptions,
+}
+
+impl RunConfig {
+    /// A run of `method` with `params` from `inputs` to `output`, with default reading, no
+    /// report files and default engine options.
+    pub fn new(inputs: Vec<String>, output: String, method: &str, params: Params) -> RunConfig {
+        RunConfig {
+            inputs,
+            input: InputOptions::default(),
+            output,
+            clusters: None,
+            pairs: None,
+            stats: None,
+            method: method.to_owned(),
+            params,
+            engine: EngineOptions::default(),
+        }
+    }
 }
 
 /// What a run reports back (also written to the stats file).
 #[derive(Debug, Clone)]
 pub struct RunReport {
-    /// The statistics object.
-    pub stats: Value,
+    /// The statistics.
+    pub stats: RunStats,
 }
 
 /// Runs one dedup job.
 ///
 /// # Errors
-/// Invalid parameters, unreadable or malformed input (unless skipped), unwritable outputs.
+/// Invalid parameters (naming the parameter, e.g. `threshold` or `bucket_cap`), unreadable or
+/// malformed input (unless skipped), unwritable outputs.
 pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
     config.engine.validate()?;
-    match &config.method {
-        MethodConfig::Exact(options) => {
-            run_with(&Exact::new(options.clone()), json!({}), config, progress)
-        }
-        MethodConfig::MinHash(builder) => {
-            let method = builder.clone().build()?;
-            let lsh = method.lsh();
-            let shingler = method.shingler();
-            let mut params = json!({
-                "bands": lsh.bands,
-                "rows": lsh.rows,
-                "measure": format!("{:?}", method.measure()).to_lowercase(),
-                "tokenizer": shingler.tokenizer().name(),
-                "ngram": shingler.ngram(),
-            });
-            if shingler.tokenizer() == Tokenizer::Auto {
-                params["latin_ngram"] = json!(shingler.latin_ngram());
-            }
-            run_with(&method, params, config, progress)
-        }
+    registry::with_method(&config.method, &config.params, Job { config, progress })?
+}
+
+/// The run, once the registry has built the method.
+struct Job<'a> {
+    config: &'a RunConfig,
+    progress: &'a dyn Progress,
+}
+
+impl MethodVisitor for Job<'_> {
+    type Output = Result<RunReport>;
+    fn visit<M: Registered>(self, method: M) -> Result<RunReport> {
+        run_with(&method, self.config, self.progress)
     }
+}
+
+/// The settings of a method as the stats file's `method.params` object.
+pub fn settings_json(settings: Vec<(&'static str, Setting)>) -> Map<String, Value> {
+    (settings.into_iter())
+        .map(|(name, setting)| {
+            let value = match setting {
+                Setting::Number(x) => json!(x),
+                Setting::Count(n) => json!(n),
+                Setting::Text(text) => json!(text),
+                Setting::Flag(yes) => json!(yes),
+            };
+            (name.to_owned(), value)
+        })
+        .collect()
 }
 
 struct Outputs {
@@ -98,10 +113,10 @@ struct Outputs {
 fn open_outputs(config: &RunConfig) -> Result<Outputs> {
     let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
     let named = [
-        ("--output", Some(&config.output)),
-        ("--clusters", config.clusters.as_ref()),
-        ("--pairs", config.pairs.as_ref()),
-        ("--stats", config.stats.as_ref()),
+        ("`output`", Some(&config.output)),
+        ("`clusters`", config.clusters.as_ref()),
+        ("`pairs`", config.pairs.as_ref()),
+        ("`stats`", config.stats.as_ref()),
     ];
     let outputs: Vec<(&str, &str)> = (named.iter())
         .filter_map(|(option, path)| path.map(|path| (*option, path.as_str())))
@@ -116,9 +131,8 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
     })
 }
 
-fn run_with<M: Method>(
+fn run_with<M: Registered>(
     method: &M,
-    params: Value,
     config: &RunConfig,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
@@ -131,7 +145,7 @@ fn run_with<M: Method>(
     let texts: Vec<String> = (corpus.records.iter_mut())
         .map(|r| std::mem::take(&mut r.text))
         .collect();
-    let outcome = engine::dedup_owned(method, texts, config.engine, progress);
+    let outcome = neardup_engine::dedup_owned(method, texts, config.engine, progress)?;
 
     let writing = Instant::now();
     let keep: Vec<bool> = (outcome.assignment.duplicate_of.iter())
@@ -144,14 +158,13 @@ fn run_with<M: Method>(
     if let Some(out) = outputs.pairs.as_mut() {
         write_json_lines(out, pair_rows(&corpus, &outcome))?;
     }
-    let mut seconds: Map<String, Value> = Map::new();
-    seconds.insert("read".into(), json!(read_seconds));
+    let mut seconds = vec![("read".to_owned(), read_seconds)];
     for (stage, value) in &outcome.stats.seconds {
-        seconds.insert((*stage).into(), json!(value));
+        seconds.push(((*stage).to_owned(), *value));
     }
-    seconds.insert("write".into(), json!(writing.elapsed().as_secs_f64()));
-    seconds.insert("total".into(), json!(started.elapsed().as_secs_f64()));
-    let stats = stats_json(method, params, config, &corpus, &outcome, seconds);
+    seconds.push(("write".into(), writing.elapsed().as_secs_f64()));
+    seconds.push(("total".into(), started.elapsed().as_secs_f64()));
+    let stats = run_stats(method, config, &corpus, &outcome, seconds);
     if let Some(out) = outputs.stats.as_mut() {
         write_stats(out, &stats)?;
     }
@@ -184,9 +197,8 @@ fn refuse_all_skipped(corpus: &Corpus) -> Result<()> {
     Err(Error::format(path, message))
 }
 
-fn write_stats(out: &mut AtomicOutput, stats: &Value) -> Result<()> {
-    // A `Value` always serialises; the fallback is unreachable.
-    let text = serde_json::to_string_pretty(stats).unwrap_or_default() + "\n";
+fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
+    let text = stats.to_json_pretty() + "\n";
     let path = out.path().to_owned();
     (out.writer().write_all(text.as_bytes())).map_err(|e| Error::Output {
         path,
@@ -223,51 +235,54 @@ fn pair_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item
     })
 }
 
-fn stats_json<M: Method>(
+fn run_stats<M: Registered>(
     method: &M,
-    params: Value,
     config: &RunConfig,
     corpus: &Corpus,
     outcome: &Outcome,
-    seconds: Map<String, Value>,
-) -> Value {
+    seconds: Vec<(String, f64)>,
+) -> RunStats {
     let documents = corpus.records.len() as u64;
-    let kept = outcome
-        .assignment
-        .duplicate_of
-        .iter()
+    let kept = (outcome.assignment.duplicate_of.iter())
         .filter(|d| d.is_none())
         .count() as u64;
     let histogram = cluster_size_histogram(&outcome.assignment);
-    let clusters: u64 = histogram
-        .iter()
+    let clusters: u64 = (histogram.iter())
         .filter(|(size, _)| *size > 1)
         .map(|(_, count)| count)
         .sum();
     let engine = &outcome.stats;
-    json!({
-        "inputs": config.inputs,
-        "method": {"name": method.name(), "threshold": method.threshold(), "params": params},
-        "cluster_mode": format!("{:?}", config.engine.cluster).to_lowercase(),
-        "keep": format!("{:?}", config.engine.keep).to_lowercase(),
-        "documents_in": documents,
-        "kept": kept,
-        "removed": documents - kept,
-        "skipped": corpus.skipped.count,
-        "skipped_first": corpus.skipped.first,
-        "empty_documents": engine.empty_documents,
-        "exact_copies": engine.exact_copies,
-        "clusters": clusters,
-        "cluster_sizes": histogram.iter().map(|(size, count)| (size.to_string(), json!(count))).collect::<Map<_, _>>(),
-        "candidate_pairs": engine.candidate_pairs,
-        "verified_pairs": engine.verified_pairs,
-        "largest_bucket": engine.largest_bucket,
-        "capped_buckets": engine.capped_buckets,
-        "budget_hits": engine.budget_hits,
-        "partner_limit": engine.partner_limit,
-        "bytes_in": corpus.bytes_read,
-        "threads": rayon::current_num_threads(),
-        "seconds": seconds,
-        "peak_rss_bytes": peak_rss_bytes(),
-    })
+    RunStats {
+        inputs: config.inputs.clone(),
+        method: MethodStats {
+            name: method.name().to_owned(),
+            threshold: method.threshold(),
+            params: settings_json(method.settings()),
+        },
+        cluster_mode: config.engine.cluster.name().to_owned(),
+        keep: config.engine.keep.name().to_owned(),
+        documents_in: documents,
+        kept,
+        removed: documents - kept,
+        skipped: corpus.skipped.count,
+        skipped_first: corpus.skipped.first.clone(),
+        empty_documents: engine.empty_documents,
+        exact_copies: engine.exact_copies,
+        clusters,
+        cluster_sizes: histogram
+            .iter()
+            .map(|&(size, count)| (size as u64, count))
+            .collect(),
+        candidate_pairs: engine.candidate_pairs,
+        verified_pairs: engine.verified_pairs,
+        largest_bucket: engine.largest_bucket,
+        capped_buckets: engine.capped_buckets,
+        budget_hits: engine.budget_hits,
+        partner_limit: engine.partner_limit,
+        bytes_in: corpus.bytes_read,
+        threads: rayon::current_num_threads() as u64,
+        seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        ..RunStats::default()
+    }
 }

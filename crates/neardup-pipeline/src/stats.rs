@@ -1,8 +1,216 @@
-//! Run statistics helpers.
+//! The statistics file of a run (`neardup dedup --stats`), and its helpers.
+//!
+//! [`RunStats`] is the file's contract: `run` writes it, `neardup report` and the CLI summary
+//! read it, and outside tooling relies on its field names. Fields are only ever added; the
+//! `version` field says which fields a file can have.
 
 use std::collections::BTreeMap;
 
 use neardup_core::cluster::Assignment;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The version of the stats file this build writes: 1 (the first versioned file; files
+/// without a `version` are older, with the same fields minus the newer ones).
+pub const STATS_VERSION: u32 = 1;
+
+/// The statistics file of one `dedup` run. Every field has a default, so files of older
+/// versions read too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunStats {
+    /// The version of the file's layout ([`STATS_VERSION`] when written by this build; 0 for a
+    /// file written before the field existed).
+    pub version: u32,
+    /// The input paths.
+    pub inputs: Vec<String>,
+    /// The method and its parameters in effect.
+    pub method: MethodStats,
+    /// How verified pairs became clusters (`representative`, `connected`).
+    pub cluster_mode: String,
+    /// Which document of a cluster was kept (`first`, `longest`, `shortest`).
+    pub keep: String,
+    /// Documents read.
+    pub documents_in: u64,
+    /// Documents kept.
+    pub kept: u64,
+    /// Documents removed as duplicates.
+    pub removed: u64,
+    /// Bad records skipped under `on_error = skip`.
+    pub skipped: u64,
+    /// The messages of the first skipped records.
+    pub skipped_first: Vec<String>,
+    /// Documents with no feature after normalisation (kept alone).
+    pub empty_documents: u64,
+    /// Documents removed as exact copies (equal sketch identity).
+    pub exact_copies: u64,
+    /// Clusters of two documents or more.
+    pub clusters: u64,
+    /// Cluster size -> number of clusters of that size, ascending (singletons included).
+    #[serde(with = "numbered_map")]
+    pub cluster_sizes: Vec<(u64, u64)>,
+    /// Candidate pairs from the index.
+    pub candidate_pairs: u64,
+    /// Candidate pairs confirmed by the true measure.
+    pub verified_pairs: u64,
+    /// Documents in the largest index bucket.
+    pub largest_bucket: u64,
+    /// Buckets over the bucket cap.
+    pub capped_buckets: u64,
+    /// Documents cut by the candidate budget.
+    pub budget_hits: u64,
+    /// The partner limit the budget set, `None` when it did not cut in.
+    pub partner_limit: Option<u64>,
+    /// Bytes read (after decompression).
+    pub bytes_in: u64,
+    /// Worker threads.
+    pub threads: u64,
+    /// Seconds per stage, in order: read, sketch, candidates, verify, cluster, write, total.
+    #[serde(with = "named_seconds")]
+    pub seconds: Vec<(String, f64)>,
+    /// Peak resident memory of the process, where the system tells it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl Default for RunStats {
+    fn default() -> Self {
+        RunStats {
+            version: STATS_VERSION,
+            inputs: Vec::new(),
+            method: MethodStats::default(),
+            cluster_mode: String::new(),
+            keep: String::new(),
+            documents_in: 0,
+            kept: 0,
+            removed: 0,
+            skipped: 0,
+            skipped_first: Vec::new(),
+            empty_documents: 0,
+            exact_copies: 0,
+            clusters: 0,
+            cluster_sizes: Vec::new(),
+            candidate_pairs: 0,
+            verified_pairs: 0,
+            largest_bucket: 0,
+            capped_buckets: 0,
+            budget_hits: 0,
+            partner_limit: None,
+            bytes_in: 0,
+            threads: 0,
+            seconds: Vec::new(),
+            peak_rss_bytes: None,
+        }
+    }
+}
+
+impl RunStats {
+    /// The file's text: pretty-printed JSON.
+    pub fn to_json_pretty(&self) -> String {
+        // Plain numbers, strings and maps always serialise; the fallback is unreachable.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Reads a stats file's JSON. A file without `version` is of version 0.
+    ///
+    /// # Errors
+    /// When a field has the wrong type (the message names it).
+    pub fn from_json(value: Value) -> Result<RunStats, serde_json::Error> {
+        let versioned = value.get("version").is_some();
+        let mut stats: RunStats = serde_json::from_value(value)?;
+        if !versioned {
+            stats.version = 0;
+        }
+        Ok(stats)
+    }
+
+    /// The seconds of the stage `name`.
+    pub fn seconds_of(&self, name: &str) -> Option<f64> {
+        self.seconds
+            .iter()
+            .find(|(stage, _)| stage == name)
+            .map(|s| s.1)
+    }
+}
+
+/// The method part of [`RunStats`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MethodStats {
+    /// The method's registry name (`minhash`, `exact`).
+    pub name: String,
+    /// Its similarity threshold.
+    pub threshold: f64,
+    /// Its parameters in effect, derived ones included (LSH bands and rows, shingle sizes),
+    /// by parameter name.
+    pub params: Map<String, Value>,
+}
+
+/// `Vec<(u64, u64)>` as a JSON object `{"1": 10, "2": 3}` in the vector's order.
+mod numbered_map {
+    use serde::de::{Deserializer, Error};
+    use serde::ser::{SerializeMap, Serializer};
+    use serde::Deserialize;
+
+    pub fn serialize<S: Serializer>(
+        pairs: &[(u64, u64)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(pairs.len()))?;
+        for (key, value) in pairs {
+            map.serialize_entry(&key.to_string(), value)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(u64, u64)>, D::Error> {
+        let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        (map.into_iter())
+            .map(|(key, value)| {
+                let size = key
+                    .parse()
+                    .map_err(|_| D::Error::custom(format!("cluster size {key:?}")))?;
+                let count = value
+                    .as_u64()
+                    .ok_or_else(|| D::Error::custom(format!("count {value}")))?;
+                Ok((size, count))
+            })
+            .collect()
+    }
+}
+
+/// `Vec<(String, f64)>` as a JSON object `{"read": 0.1, ...}` in the vector's order.
+mod named_seconds {
+    use serde::de::{Deserializer, Error};
+    use serde::ser::{SerializeMap, Serializer};
+    use serde::Deserialize;
+
+    pub fn serialize<S: Serializer>(
+        pairs: &[(String, f64)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(pairs.len()))?;
+        for (key, value) in pairs {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(String, f64)>, D::Error> {
+        let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        (map.into_iter())
+            .map(|(key, value)| {
+                let seconds = value
+                    .as_f64()
+                    .ok_or_else(|| D::Error::custom(format!("seconds of {key}: {value}")))?;
+                Ok((key, seconds))
+            })
+            .collect()
+    }
+}
 
 /// Cluster size -> number of clusters of that size (singletons included), sorted by size.
 pub fn cluster_size_histogram(assignment: &Assignment) -> Vec<(usize, u64)> {
@@ -28,6 +236,29 @@ pub fn peak_rss_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stats_round_trip_and_old_files_read() {
+        let stats = RunStats {
+            documents_in: 3,
+            cluster_sizes: vec![(1, 1), (2, 1)],
+            seconds: vec![("read".into(), 0.5), ("total".into(), 1.0)],
+            partner_limit: Some(40),
+            ..RunStats::default()
+        };
+        let text = stats.to_json_pretty();
+        assert!(text.starts_with("{\n  \"version\": 1,"), "{text}");
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(RunStats::from_json(value).unwrap(), stats);
+        let old = serde_json::json!({"kept": 2, "seconds": {"total": 3.5}});
+        let old = RunStats::from_json(old).unwrap();
+        assert_eq!(
+            (old.version, old.kept, old.seconds_of("total")),
+            (0, 2, Some(3.5))
+        );
+        let error = RunStats::from_json(serde_json::json!({"kept": "two"})).unwrap_err();
+        assert!(error.to_string().contains("invalid type"), "{error}");
+    }
 
     #[test]
     fn histogram_counts_clusters_by_size() {

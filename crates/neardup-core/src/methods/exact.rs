@@ -2,8 +2,15 @@
 //! their normalised texts are equal (punctuation, width, case and script variants aside).
 
 use crate::hash::hash128;
+use crate::method::{SketchDecoder, SketchEncoder};
 use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::{Method, Sketch};
+use crate::registry::{
+    normalize_options, normalize_settings, ParamSpec, Params, Registered, Setting,
+};
+use crate::{Join, Method, Result, Sketch};
+
+/// The kind byte of an encoded [`ExactSketch`].
+const SKETCH_KIND: u8 = 1;
 
 /// The sketch of [`Exact`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +25,27 @@ impl Sketch for ExactSketch {
     }
     fn identity(&self) -> u128 {
         self.identity
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        SketchEncoder::new(out, SKETCH_KIND)
+            .u128(self.identity)
+            .u8(u8::from(self.empty));
+    }
+    fn decode(bytes: &[u8]) -> Result<ExactSketch> {
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "exact")?;
+        let identity = decoder.u128()?;
+        let empty = match decoder.u8()? {
+            0 => false,
+            1 => true,
+            other => {
+                return Err(crate::Error::invalid(
+                    "sketch",
+                    format!("empty flag {other} (expected 0 or 1)"),
+                ))
+            }
+        };
+        decoder.finish()?;
+        Ok(ExactSketch { identity, empty })
     }
 }
 
@@ -41,6 +69,11 @@ impl Method for Exact {
 
     fn name(&self) -> &'static str {
         "exact"
+    }
+
+    /// Only equal identities are duplicates: no candidate generation at all.
+    fn join(&self) -> Join {
+        Join::Identity
     }
 
     fn sketch(&self, text: &str) -> ExactSketch {
@@ -67,6 +100,24 @@ impl Method for Exact {
     }
 }
 
+impl Registered for Exact {
+    const NAME: &'static str = "exact";
+    const ABOUT: &'static str = "hash of the normalised text";
+    const FINDS_CANDIDATES: bool = false;
+
+    fn params() -> Vec<ParamSpec> {
+        crate::registry::NORMALIZE_PARAMS.to_vec()
+    }
+
+    fn from_params(params: &Params) -> Result<Exact> {
+        Ok(Exact::new(normalize_options(params)?))
+    }
+
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        normalize_settings(self.normalizer.options())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +130,21 @@ mod tests {
         assert_eq!(exact.similarity(&a, &b), 1.0);
         assert_eq!(exact.similarity(&a, &exact.sketch("hello word")), 0.0);
         assert!(exact.sketch(" !! ").is_empty());
+    }
+
+    #[test]
+    fn sketches_round_trip_and_bad_bytes_are_refused() {
+        let exact = Exact::default();
+        for text in ["Hello", "", "今天"] {
+            let sketch = exact.sketch(text);
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(ExactSketch::decode(&bytes).unwrap(), sketch);
+            for cut in 0..bytes.len() {
+                assert!(ExactSketch::decode(&bytes[..cut]).is_err());
+            }
+            bytes.push(0);
+            assert!(ExactSketch::decode(&bytes).is_err());
+        }
     }
 }

@@ -7,10 +7,17 @@
 use crate::hash::hash128_u64s;
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
 use crate::measure::SetMeasure;
+use crate::method::{SketchDecoder, SketchEncoder};
 use crate::minhash::{MinHasher, SketchScheme};
 use crate::normalize::{NormalizeOptions, Normalizer};
+use crate::registry::{
+    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
+};
 use crate::tokenize::{ShingleSet, Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Method, Result, Sketch};
+
+/// The kind byte of an encoded [`MinHashSketch`].
+const SKETCH_KIND: u8 = 2;
 
 /// The default similarity threshold (Jaccard on the default `auto` shingles: 3 characters
 /// on CJK text, 5 elsewhere).
@@ -23,7 +30,7 @@ use crate::{Error, Method, Result, Sketch};
 pub const DEFAULT_THRESHOLD: f64 = 0.4;
 
 /// The sketch of [`MinHash`]: the signature for LSH, the shingle set for verification.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MinHashSketch {
     signature: Box<[u32]>,
     set: Box<[u32]>,
@@ -52,6 +59,30 @@ impl Sketch for MinHashSketch {
     }
     fn identity(&self) -> u128 {
         self.identity
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        SketchEncoder::new(out, SKETCH_KIND)
+            .u128(self.identity)
+            .u32s(&self.signature)
+            .u32s(&self.set);
+    }
+    fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "minhash")?;
+        let identity = decoder.u128()?;
+        let signature = decoder.u32s()?.into_boxed_slice();
+        let set = decoder.u32s()?.into_boxed_slice();
+        decoder.finish()?;
+        if !set.windows(2).all(|w| w[0] < w[1]) {
+            return Err(Error::invalid(
+                "sketch",
+                "verification set not strictly increasing",
+            ));
+        }
+        Ok(MinHashSketch {
+            signature,
+            set,
+            identity,
+        })
     }
 }
 
@@ -277,8 +308,164 @@ impl Method for MinHash {
         self.measure.compute(&a.set, &b.set)
     }
 
+    /// Jaccard cannot exceed `min(|A|, |B|) / max(|A|, |B|)`: pairs of very different sizes
+    /// are refused without intersecting their sets.
+    fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
+        if self.measure == SetMeasure::Jaccard {
+            let (small, large) = (a.set.len().min(b.set.len()), a.set.len().max(b.set.len()));
+            if large > 0 && !self.is_duplicate(small as f64 / large as f64) {
+                return None;
+            }
+        }
+        let similarity = self.similarity(a, b);
+        self.is_duplicate(similarity).then_some(similarity)
+    }
+
     fn threshold(&self) -> f64 {
         self.threshold
+    }
+}
+
+impl Registered for MinHash {
+    const NAME: &'static str = "minhash";
+    const ABOUT: &'static str = "MinHash-LSH on shingles, every candidate verified";
+
+    fn params() -> Vec<ParamSpec> {
+        let own = [
+            ParamSpec {
+                name: "threshold",
+                kind: ParamKind::Number,
+                default: Some("0.4"),
+                help: "Similarity threshold of the verification measure.",
+                group: None,
+            },
+            ParamSpec {
+                name: "measure",
+                kind: ParamKind::Choice(&["jaccard", "containment"]),
+                default: Some("jaccard"),
+                help: "Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).",
+                group: None,
+            },
+            ParamSpec {
+                name: "permutations",
+                kind: ParamKind::Count,
+                default: Some("128"),
+                help: "MinHash signature length.",
+                group: None,
+            },
+            ParamSpec {
+                name: "bands",
+                kind: ParamKind::Count,
+                default: None,
+                help: "LSH bands (with rows); derived from the threshold when absent.",
+                group: None,
+            },
+            ParamSpec {
+                name: "rows",
+                kind: ParamKind::Count,
+                default: None,
+                help: "LSH rows per band (with bands).",
+                group: None,
+            },
+            ParamSpec {
+                name: "lsh_threshold",
+                kind: ParamKind::Number,
+                default: None,
+                help: "Jaccard similarity the LSH bands are tuned for (default: the threshold; \
+                       0.4 x the threshold with measure containment).",
+                group: None,
+            },
+            ParamSpec {
+                name: "sketch",
+                kind: ParamKind::Choice(&["classic", "oph"]),
+                default: Some("classic"),
+                help: "Signature scheme: `classic` (k permutations) or `oph` (one permutation, \
+                       densified).",
+                group: None,
+            },
+            ParamSpec {
+                name: "seed",
+                kind: ParamKind::Count,
+                default: Some("1"),
+                help: "Seed of the MinHash hash family.",
+                group: None,
+            },
+        ];
+        let shared = crate::registry::SHINGLE_PARAMS
+            .iter()
+            .chain(crate::registry::NORMALIZE_PARAMS);
+        own.iter().chain(shared).copied().collect()
+    }
+
+    fn from_params(params: &Params) -> Result<MinHash> {
+        let mut builder = MinHashBuilder::new().normalize(normalize_options(params)?);
+        if let Some(threshold) = params.get("threshold")? {
+            builder = builder.threshold(threshold);
+        }
+        if let Some(measure) = params.get("measure")? {
+            builder = builder.measure(measure);
+        }
+        if let Some(permutations) = params.get("permutations")? {
+            builder = builder.permutations(permutations);
+        }
+        match (params.get::<usize>("bands")?, params.get::<usize>("rows")?) {
+            (Some(bands), Some(rows)) => builder = builder.bands_rows(bands, rows),
+            (None, None) => {}
+            (Some(_), None) => return Err(Error::invalid("bands", "given without rows")),
+            (None, Some(_)) => return Err(Error::invalid("rows", "given without bands")),
+        }
+        if let Some(threshold) = params.get("lsh_threshold")? {
+            builder = builder.lsh_threshold(threshold);
+        }
+        if let Some(scheme) = params.get("sketch")? {
+            builder = builder.scheme(scheme);
+        }
+        if let Some(seed) = params.get("seed")? {
+            builder = builder.seed(seed);
+        }
+        if let Some(tokenizer) = params.get("tokenizer")? {
+            builder = builder.tokenizer(tokenizer);
+        }
+        if let Some(ngram) = params.get("ngram")? {
+            builder = builder.ngram(ngram);
+        }
+        if let Some(ngram) = params.get("latin_ngram")? {
+            builder = builder.latin_ngram(ngram);
+        }
+        builder.remove_stopwords(params.flag("stopwords")?).build()
+    }
+
+    /// In the order the stats file has always had: bands, rows, measure, tokenizer, ngram,
+    /// latin_ngram (for `auto`), then the rest.
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        let shingler = &self.shingler;
+        let mut settings = vec![
+            ("bands", Setting::Count(self.lsh.bands as u64)),
+            ("rows", Setting::Count(self.lsh.rows as u64)),
+            ("measure", Setting::Text(self.measure.name().to_owned())),
+            (
+                "tokenizer",
+                Setting::Text(shingler.tokenizer().name().to_owned()),
+            ),
+            ("ngram", Setting::Count(shingler.ngram() as u64)),
+        ];
+        if shingler.tokenizer() == Tokenizer::Auto {
+            settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
+        }
+        settings.extend([
+            (
+                "permutations",
+                Setting::Count(self.hasher.permutations() as u64),
+            ),
+            (
+                "sketch",
+                Setting::Text(self.hasher.scheme().name().to_owned()),
+            ),
+            ("seed", Setting::Count(self.hasher.seed())),
+            ("stopwords", Setting::Flag(shingler.removes_stopwords())),
+        ]);
+        settings.extend(normalize_settings(self.normalizer.options()));
+        settings
     }
 }
 
@@ -306,6 +493,45 @@ mod tests {
             .build()
             .unwrap();
         assert!(containment.lsh().rows < jaccard.lsh().rows);
+    }
+
+    #[test]
+    fn sketches_round_trip_and_bad_bytes_are_refused() {
+        let method = MinHashBuilder::new().permutations(16).build().unwrap();
+        for text in ["今天北京天气晴朗，适合出门散步。", "", "a b c d e f g"] {
+            let sketch = method.sketch(text);
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(MinHashSketch::decode(&bytes).unwrap(), sketch);
+            for cut in 0..bytes.len() {
+                assert!(MinHashSketch::decode(&bytes[..cut]).is_err(), "cut {cut}");
+            }
+            let mut exact = Vec::new();
+            crate::methods::exact::Exact::default()
+                .sketch(text)
+                .encode(&mut exact);
+            let error = MinHashSketch::decode(&exact).unwrap_err();
+            assert_eq!(error.parameter(), "sketch");
+        }
+    }
+
+    #[test]
+    fn verify_agrees_with_similarity_and_threshold() {
+        let method = MinHashBuilder::new().threshold(0.5).build().unwrap();
+        let texts = [
+            "今天北京天气晴朗，适合出门散步。",
+            "今天北京天气晴朗,适合出门散步!!",
+            "今天北京天气晴朗",
+            "完全不同的一句话。",
+        ];
+        let sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
+        for a in &sketches {
+            for b in &sketches {
+                let similarity = method.similarity(a, b);
+                let expected = method.is_duplicate(similarity).then_some(similarity);
+                assert_eq!(method.verify(a, b), expected);
+            }
+        }
     }
 
     #[test]

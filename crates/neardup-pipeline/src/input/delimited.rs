@@ -4,12 +4,12 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-use super::compression::open_stream;
 use super::row_tracker::{RowTooLong, RowTracker};
 use super::{
     display_path, quoted_list, too_long, too_long_unfinished, Columns, CorpusReader, Format,
     OnError, Raw, Record,
 };
+use crate::compression::open_stream;
 use crate::error::{Error, Result};
 
 /// The csv reader over a tracked input stream.
@@ -287,7 +287,7 @@ mod tests {
         };
         let message = error_of(&path, &options);
         assert!(
-            message.contains("long.csv:3: record exceeds --max-doc-bytes 1000 (stopped reading"),
+            message.contains("long.csv:3: record exceeds `max_doc_bytes` 1000 (stopped reading"),
             "{message}"
         );
         let options = InputOptions {
@@ -297,7 +297,7 @@ mod tests {
         let corpus = read_one(&path, &options).unwrap();
         assert_eq!(texts(&corpus), ["a", "c"]);
         assert!(corpus.skipped.first[0]
-            .ends_with("long.csv:3: record of 100001 bytes exceeds --max-doc-bytes 1000"));
+            .ends_with("long.csv:3: record of 100001 bytes exceeds `max_doc_bytes` 1000"));
     }
 
     #[cfg(unix)]
@@ -310,7 +310,7 @@ mod tests {
         };
         let message = error_of("/dev/zero", &options);
         assert!(
-            message.starts_with("/dev/zero:1: record exceeds --max-doc-bytes 1048576"),
+            message.starts_with("/dev/zero:1: record exceeds `max_doc_bytes` 1048576"),
             "{message}"
         );
     }

@@ -50,7 +50,9 @@ pub(super) fn empty_id(id: &Value, field: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::input::tests::{read_one, skip, texts, write_file, write_parquet_file};
+    #[cfg(feature = "parquet")]
+    use crate::input::tests::write_parquet_file;
+    use crate::input::tests::{read_one, skip, texts, write_file};
     use crate::input::{read_inputs, InputOptions};
 
     fn by_id() -> InputOptions {
@@ -118,6 +120,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn duplicate_parquet_ids_are_bad_records() {
         let dir = tempfile::tempdir().unwrap();
@@ -164,6 +167,7 @@ mod tests {
         assert_eq!(written, expected);
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn csv_and_parquet_ids_stay_as_they_are() {
         let dir = tempfile::tempdir().unwrap();

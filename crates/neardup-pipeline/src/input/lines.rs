@@ -5,10 +5,10 @@ use std::io::{self, BufRead};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::compression::open_stream;
 use super::{
     display_path, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw, Record,
 };
+use crate::compression::open_stream;
 use crate::error::{Error, Result};
 
 /// Lines of JSONL or text parsed together in one parallel batch.
@@ -284,7 +284,7 @@ fn lookup_mut<'v>(value: &'v mut Value, path: &str) -> Option<&'v mut Value> {
 }
 
 /// The JSON type of a value and a short preview of it, as in `number 42`.
-pub(crate) fn describe(value: &Value) -> String {
+pub fn describe(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "null".to_owned(),
         Value::Bool(_) => "boolean",
@@ -511,7 +511,7 @@ mod tests {
         assert_eq!(
             corpus.skipped.first,
             [format!(
-                "{path}:1: record of 10240 bytes exceeds --max-doc-bytes 100"
+                "{path}:1: record of 10240 bytes exceeds `max_doc_bytes` 100"
             )]
         );
         let options = InputOptions {
@@ -519,7 +519,7 @@ mod tests {
             ..InputOptions::default()
         };
         let message = error_of(&path, &options);
-        assert!(message.ends_with(":1: record of 10240 bytes exceeds --max-doc-bytes 100"));
+        assert!(message.ends_with(":1: record of 10240 bytes exceeds `max_doc_bytes` 100"));
     }
 
     /// Reads one line of `reader` with limit 100, not stopping past the limit.
@@ -587,7 +587,7 @@ mod tests {
         };
         let message = error_of("/dev/zero", &options);
         assert!(
-            message.starts_with("/dev/zero:1: record exceeds --max-doc-bytes 1048576"),
+            message.starts_with("/dev/zero:1: record exceeds `max_doc_bytes` 1048576"),
             "{message}"
         );
     }

@@ -24,14 +24,14 @@
 //!
 //! JSON lines are parsed on all cores in batches; everything else is sequential.
 
-mod compression;
 mod delimited;
 mod ids;
 mod lines;
 mod row_tracker;
 
-pub(crate) use compression::open_stream;
-pub(crate) use lines::describe;
+pub use crate::compression::open_stream;
+pub use lines::describe;
+#[cfg(feature = "parquet")]
 mod parquet;
 
 use std::ffi::OsStr;
@@ -39,16 +39,18 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
+#[cfg(feature = "parquet")]
 use arrow::datatypes::SchemaRef;
+#[cfg(feature = "parquet")]
 use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
-use self::compression::Compression;
 use self::ids::{empty_id, SeenIds};
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 
 /// The path that stands for standard input.
-const STDIN: &str = "-";
+use crate::paths::STANDARD as STDIN;
 /// How many messages [`Skipped::first`] keeps.
 const SKIPPED_MESSAGES: usize = 10;
 
@@ -273,12 +275,33 @@ pub struct Source {
 }
 
 /// A Parquet input as Arrow data.
+#[cfg(feature = "parquet")]
 #[derive(Debug, Clone)]
 pub struct ParquetData {
     /// The Arrow schema of the file.
     pub schema: SchemaRef,
     /// All its rows.
     pub batches: Vec<RecordBatch>,
+}
+
+/// A Parquet input: never made when the crate is built without the `parquet` feature (a
+/// Parquet input is refused).
+#[cfg(not(feature = "parquet"))]
+#[derive(Debug, Clone)]
+pub struct ParquetData {
+    _never: (),
+}
+
+#[cfg(not(feature = "parquet"))]
+impl CorpusReader<'_> {
+    /// Refuses a Parquet input: this build has no Parquet reader.
+    fn read_parquet(&mut self, _source: u32, path: &str) -> Result<ParquetData> {
+        Err(Error::format(
+            path,
+            "Parquet input needs the `parquet` feature of neardup-pipeline, which this build \
+             was compiled without",
+        ))
+    }
 }
 
 /// Everything read from the inputs.
@@ -320,14 +343,8 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     Ok(reader.corpus)
 }
 
-/// The name of `path` in messages.
-pub(crate) fn display_path(path: &str) -> &str {
-    if path == STDIN {
-        "<stdin>"
-    } else {
-        path
-    }
-}
+/// The name of an input `path` in messages (`-` is `<stdin>`).
+pub use crate::paths::display_input as display_path;
 
 /// The format of `path`: the one requested, or the one its extension names.
 fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
@@ -337,7 +354,7 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
     if path == STDIN {
         return Err(Error::format(
             display_path(path),
-            "the format of standard input cannot be detected; give it with --format",
+            "the format of standard input cannot be detected; give it with `format`",
         ));
     }
     let (_, stem) = Compression::from_extension(path);
@@ -349,20 +366,20 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
             Error::format(
                 path,
                 "cannot tell the format from the file name; name it .jsonl, .txt, .csv, .tsv or \
-                 .parquet (optionally followed by .gz or .zst) or give --format",
+                 .parquet (optionally followed by .gz or .zst) or give `format`",
             )
         })
 }
 
 /// The message for a record larger than [`InputOptions::max_doc_bytes`].
 fn too_long(size: u64, limit: usize) -> String {
-    format!("record of {size} bytes exceeds --max-doc-bytes {limit}")
+    format!("record of {size} bytes exceeds `max_doc_bytes` {limit}")
 }
 
 /// The message for a record that passed [`InputOptions::max_doc_bytes`] after `read` bytes
 /// and was not read to its end.
 fn too_long_unfinished(read: u64, limit: usize) -> String {
-    format!("record exceeds --max-doc-bytes {limit} (stopped reading it after {read} bytes)")
+    format!("record exceeds `max_doc_bytes` {limit} (stopped reading it after {read} bytes)")
 }
 
 /// Names as a list for messages: `"a", "b"`.
@@ -511,12 +528,17 @@ impl CorpusReader<'_> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[cfg(feature = "parquet")]
     use std::fs::File;
     use std::io::Write;
+    #[cfg(feature = "parquet")]
     use std::sync::Arc;
 
+    #[cfg(feature = "parquet")]
     use ::parquet::arrow::ArrowWriter;
+    #[cfg(feature = "parquet")]
     use arrow::array::{ArrayRef, Int64Array, StringArray};
+    #[cfg(feature = "parquet")]
     use arrow::datatypes::{DataType, Field, Schema};
     use serde_json::json;
 
@@ -529,6 +551,7 @@ pub(crate) mod tests {
         path.to_string_lossy().into_owned()
     }
 
+    #[cfg(feature = "parquet")]
     /// Writes a Parquet file with an `id` and a `text` column.
     pub(crate) fn write_parquet_file(
         dir: &tempfile::TempDir,
@@ -644,9 +667,10 @@ pub(crate) mod tests {
             "{message}"
         );
         let message = resolve_format("-", None).unwrap_err().to_string();
-        assert!(message.starts_with("<stdin>: ") && message.contains("--format"));
+        assert!(message.starts_with("<stdin>: ") && message.contains("`format`"));
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn format_and_on_error_parse_and_display() {
         for format in Format::ALL {

@@ -8,8 +8,8 @@ use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
-use super::compression::open_seekable;
 use super::{display_path, quoted_list, too_long, Columns, CorpusReader, ParquetData, Raw, Record};
+use crate::compression::open_seekable;
 use crate::error::{Error, Result};
 
 /// The message for a Parquet or Arrow failure.

@@ -15,11 +15,12 @@ use neardup_core::cluster::Assignment;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
-use crate::input::{read_inputs, InputOptions, OnError, Record};
-use crate::output::AtomicOutput;
-use crate::paths::check_distinct;
-use crate::report::{build_html, Document, ReportData, ReportOptions, RunStats};
+use crate::report::{build_html, Document, PageStats, ReportData, ReportOptions};
+use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
+use neardup_pipeline::output::AtomicOutput;
+use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::stats::RunStats;
+use neardup_pipeline::{Error, Result};
 
 /// Everything one report needs.
 #[derive(Debug, Clone)]
@@ -61,7 +62,7 @@ pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
     let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
     inputs.push(&config.clusters);
     inputs.extend(config.stats.as_deref());
-    check_distinct(&inputs, &[("--output", &config.output)])?;
+    check_distinct(&inputs, &[("`output`", &config.output)])?;
     let mut out = AtomicOutput::create(&config.output)?;
     let stats = config.stats.as_deref().map(read_stats).transpose()?;
     let options = InputOptions {
@@ -95,8 +96,8 @@ pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
     })
 }
 
-/// Reads a `neardup dedup --stats` file.
-fn read_stats(path: &str) -> Result<RunStats> {
+/// Reads a `neardup dedup --stats` file through [`RunStats`], its contract.
+fn read_stats(path: &str) -> Result<PageStats> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| Error::format(path, format!("not a statistics file: {e}")))?;
@@ -106,7 +107,9 @@ fn read_stats(path: &str) -> Result<RunStats> {
             "not a statistics file: expected a JSON object",
         ));
     }
-    Ok(RunStats::from_json(&value))
+    let stats = RunStats::from_json(value)
+        .map_err(|e| Error::format(path, format!("not a statistics file: {e}")))?;
+    Ok(PageStats::from_stats(&stats))
 }
 
 /// One row of a clusters file.
@@ -122,7 +125,10 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
     let mut assignment = Assignment::all_kept(records.len());
     let mut ids = IdIndex::new(records);
     let mut rows = 0usize;
-    for (index, line) in crate::input::open_stream(path)?.lines().enumerate() {
+    for (index, line) in neardup_pipeline::input::open_stream(path)?
+        .lines()
+        .enumerate()
+    {
         let line_number = index as u64 + 1;
         let line = line.map_err(|e| Error::io(path, e))?;
         if line.trim().is_empty() {
@@ -191,7 +197,7 @@ impl<'a> IdIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::tests::write_file;
+    use crate::tests::write_file;
 
     fn records(dir: &tempfile::TempDir) -> Vec<Record> {
         let input = write_file(

@@ -38,12 +38,12 @@ use std::io::BufRead;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
 use crate::eval::{
     cluster_metrics, pair_metrics, ClusterTruth, LabelledPair, Metrics, PairTruth, Report,
     TruthFormat,
 };
-use crate::input::{describe, display_path};
+use neardup_pipeline::input::{describe, display_path};
+use neardup_pipeline::{Error, Result};
 
 /// How many missing ids a [`Report`] lists.
 const MISSING_SHOWN: usize = 5;
@@ -121,7 +121,7 @@ fn check_coverage(
     let examples: Vec<String> = missing_examples().iter().map(Value::to_string).collect();
     let message = format!(
         "only {found} of the {truth} ids of the truth are among its ids (missing, for example: \
-         {}); were the documents read with the truth's ids (`--id-field`)? Without it, an id \
+         {}); were the documents read with the truth's ids (`id_field`)? Without it, an id \
          is the record number",
         examples.join(", ")
     );
@@ -271,7 +271,7 @@ struct Rows {
 impl Rows {
     fn open(path: &str) -> Result<Rows> {
         Ok(Rows {
-            reader: crate::input::open_stream(path)?,
+            reader: neardup_pipeline::input::open_stream(path)?,
             path: display_path(path).to_owned(),
             line: 0,
             buffer: Vec::new(),
@@ -337,7 +337,7 @@ fn detect(path: &str, row: &Row) -> Result<TruthFormat> {
             format!(
                 "cannot tell the truth format from the fields of line {} ({}): expected \
                  \"id\" and \"cluster\" (clusters), \"a\" and \"b\" (pairs) or \"sentence1\" \
-                 and \"sentence2\" (sohu), or give --truth-format",
+                 and \"sentence2\" (sohu), or give `truth_format`",
                 row.line,
                 fields.join(", ")
             ),

@@ -6,17 +6,23 @@
 //! Exact copies (equal [`Sketch::identity`]) are collapsed first: one *leader* per group (the
 //! best ranked under the keep policy) enters candidate generation, the other members follow
 //! their leader. This keeps LSH buckets small on corpora with many verbatim repeats
-//! (newswires, reposts, boilerplate) without changing the result: identical feature sets have
-//! identical similarities to everything.
+//! (newswires, reposts, boilerplate). Identical feature sets have identical similarities to
+//! everything, so a member is a duplicate exactly when its leader is; it is assigned to its
+//! leader's representative, which all-pairs representative clustering would not always pick
+//! (a document ranked between the leader and the member can be closer to both: the member
+//! would then go to it). Every removed member is still verified similar to its representative.
 
 use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
-use neardup_core::{Method, Sketch};
-use neardup_index::{BucketStats, CandidateLimits, KeyTable};
+use neardup_core::{Join, Method, Sketch};
+use neardup_index::{
+    BucketStats, CandidateGenerator, CandidateLimits, KeyTable, PrefixJoin, ProbeTable,
+    SharedKeyTable,
+};
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use neardup_core::{Error, Result};
 
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,9 +61,7 @@ impl EngineOptions {
         let at_least_one = |parameter: &'static str, value: usize, what: &str| {
             if value == 0 {
                 let message = format!("0 (must be at least 1: {what}; 0 would compare nothing)");
-                return Err(Error::from(neardup_core::Error::invalid(
-                    parameter, message,
-                )));
+                return Err(Error::invalid(parameter, message));
             }
             Ok(())
         };
@@ -73,7 +77,8 @@ impl EngineOptions {
         )
     }
 
-    fn limits(&self) -> CandidateLimits {
+    /// The candidate limits of the index.
+    pub fn limits(&self) -> CandidateLimits {
         CandidateLimits {
             bucket_cap: self.bucket_cap,
             candidate_budget: self.candidate_budget,
@@ -177,25 +182,49 @@ fn ordered(a: u32, b: u32, similarity: f64) -> Pair {
     }
 }
 
+/// Most documents one batch run takes: documents are numbered with `u32`, and `u32::MAX`
+/// marks "none" in the engine's tables.
+pub const MAX_DOCUMENTS: usize = u32::MAX as usize - 1;
+
 /// Runs the engine over `texts` with `method`.
+///
+/// # Errors
+/// More than [`MAX_DOCUMENTS`] texts (parameter `documents`).
 pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     method: &M,
     texts: &[S],
     options: EngineOptions,
     progress: &dyn Progress,
-) -> Outcome {
+) -> Result<Outcome> {
     dedup_texts(method, texts.par_iter(), options, progress)
 }
 
 /// [`dedup`] over owned texts, each dropped as soon as it is sketched: the peak memory of a
 /// run then holds the sketches, not the sketches and all the texts.
+///
+/// # Errors
+/// More than [`MAX_DOCUMENTS`] texts (parameter `documents`).
 pub fn dedup_owned<M: Method>(
     method: &M,
     texts: Vec<String>,
     options: EngineOptions,
     progress: &dyn Progress,
-) -> Outcome {
+) -> Result<Outcome> {
     dedup_texts(method, texts.into_par_iter(), options, progress)
+}
+
+/// Refuses a corpus too large to number with `u32`.
+///
+/// # Errors
+/// More than [`MAX_DOCUMENTS`] documents (parameter `documents`).
+pub fn check_document_count(documents: usize) -> Result<()> {
+    if documents > MAX_DOCUMENTS {
+        return Err(Error::invalid(
+            "documents",
+            format!("{documents} (one batch run takes at most {MAX_DOCUMENTS}; split the input)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The engine over the texts `texts` yields in input order.
@@ -204,18 +233,21 @@ fn dedup_texts<M, I>(
     texts: I,
     options: EngineOptions,
     progress: &dyn Progress,
-) -> Outcome
+) -> Result<Outcome>
 where
     M: Method,
     I: IndexedParallelIterator,
     I::Item: AsRef<str>,
 {
+    check_document_count(texts.len())?;
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
     let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
         .map(|text| sketch_one(method, text.as_ref(), progress))
         .unzip();
-    dedup_sketched(method, sketches, lengths, started, options, progress)
+    Ok(dedup_sketched(
+        method, sketches, lengths, started, options, progress,
+    ))
 }
 
 fn sketch_one<M: Method>(method: &M, text: &str, progress: &dyn Progress) -> (M::Sketch, usize) {
@@ -307,10 +339,11 @@ fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u
     (leaders, groups)
 }
 
-/// Candidate pairs `(a, b)`, `a < b`, sorted, from the keys of the leaders. The table holds
-/// documents by rank, so that a bucket over the cap takes its best-ranked members (the ones
-/// the keep policy would keep) as anchors, and a document over the candidate budget keeps
-/// its best-ranked partners: the ones it can be a duplicate of.
+/// Candidate pairs `(a, b)`, `a < b`, sorted, among the leaders, from the generator the
+/// method's [`Join`] names. The generators see documents by rank, so that a bucket over the
+/// cap takes its best-ranked members (the ones the keep policy would keep) as anchors, and a
+/// document over the candidate budget keeps its best-ranked partners: the ones it can be a
+/// duplicate of.
 fn candidate_pairs<M: Method>(
     method: &M,
     sketches: &[M::Sketch],
@@ -318,16 +351,46 @@ fn candidate_pairs<M: Method>(
     rank: &[u32],
     limits: CandidateLimits,
 ) -> (Vec<(u32, u32)>, BucketStats) {
-    let entries: Vec<(u64, u32)> = leaders
-        .par_iter()
-        .flat_map_iter(|&document| {
-            let mut keys = Vec::new();
-            method.keys(&sketches[document as usize], &mut keys);
-            let ranked = rank[document as usize];
-            keys.into_iter().map(move |key| (key, ranked))
-        })
-        .collect();
-    let (ranked_pairs, stats) = KeyTable::from_entries(entries).candidate_pairs_with_stats(limits);
+    let entries = |emit: fn(&M, &M::Sketch, &mut Vec<u64>)| -> Vec<(u64, u32)> {
+        leaders
+            .par_iter()
+            .flat_map_iter(|&document| {
+                let mut keys = Vec::new();
+                emit(method, &sketches[document as usize], &mut keys);
+                let ranked = rank[document as usize];
+                keys.into_iter().map(move |key| (key, ranked))
+            })
+            .collect()
+    };
+    let (ranked_pairs, stats) = match method.join() {
+        Join::Identity => {
+            let none = BucketStats {
+                partner_limit: u64::MAX,
+                ..BucketStats::default()
+            };
+            (Vec::new(), none)
+        }
+        Join::SymmetricKeys => {
+            CandidateGenerator::candidate_pairs(KeyTable::from_entries(entries(M::keys)), limits)
+        }
+        Join::Probe => {
+            ProbeTable::new(entries(M::keys), entries(M::probe_keys)).candidate_pairs(limits)
+        }
+        Join::SharedKeys { min } => {
+            SharedKeyTable::new(entries(M::keys), min).candidate_pairs(limits)
+        }
+        Join::Prefix { threshold } => {
+            let sets = leaders
+                .par_iter()
+                .map(|&document| {
+                    let mut tokens = Vec::new();
+                    method.join_tokens(&sketches[document as usize], &mut tokens);
+                    (rank[document as usize], tokens)
+                })
+                .collect();
+            PrefixJoin::new(sets, threshold).candidate_pairs(limits)
+        }
+    };
     let mut by_rank = vec![0u32; rank.len()];
     for (document, &r) in rank.iter().enumerate() {
         by_rank[r as usize] = document as u32;
@@ -354,10 +417,8 @@ fn verify<M: Method>(
         .flat_map_iter(|chunk| {
             progress.advance(chunk.len() as u64);
             chunk.iter().filter_map(|&(a, b)| {
-                let similarity = method.similarity(&sketches[a as usize], &sketches[b as usize]);
-                method
-                    .is_duplicate(similarity)
-                    .then_some(Pair { a, b, similarity })
+                let similarity = method.verify(&sketches[a as usize], &sketches[b as usize])?;
+                Some(Pair { a, b, similarity })
             })
         })
         .collect()

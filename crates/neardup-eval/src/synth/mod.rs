@@ -38,7 +38,7 @@
 //! # Example
 //!
 //! ```
-//! use neardup_pipeline::synth::{SynthOptions, Synthesizer};
+//! use neardup_eval::synth::{SynthOptions, Synthesizer};
 //!
 //! let options = SynthOptions { duplicate_rate: 1.0, ..SynthOptions::default() };
 //! let synthesizer = Synthesizer::new(options)?;
@@ -66,7 +66,7 @@ use self::hard_negative::add_hard_negative;
 pub use self::punctuation::punct;
 pub use self::rng::Rng;
 pub use self::sentences::{opening_length, sentences, swap, Sentence};
-use crate::error::Result;
+use neardup_pipeline::Result;
 
 /// The stream of the word pool (source documents use streams `0..`).
 const POOL_STREAM: u64 = u64::MAX;

@@ -1,14 +1,16 @@
-//! Opening an input: a file or standard input, gzip or zstd recognised by its magic bytes.
+//! Compression by name and by content: gzip and zstd. Inputs are opened here (a file or
+//! standard input, the compression recognised by its magic bytes and checked against the
+//! extension); outputs ask [`Compression::from_extension`] how to encode.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read};
 
-use super::{display_path, STDIN};
 use crate::error::{Error, Result};
+use crate::paths::{display_input as display_path, STANDARD as STDIN};
 
 /// The compression of an input stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,
@@ -16,7 +18,7 @@ pub(super) enum Compression {
 
 impl Compression {
     /// The compression a file name announces, and the name without that extension.
-    pub(super) fn from_extension(path: &str) -> (Compression, &str) {
+    pub(crate) fn from_extension(path: &str) -> (Compression, &str) {
         let lower = path.to_ascii_lowercase();
         for (suffix, compression) in [
             (".gz", Compression::Gzip),
@@ -50,7 +52,7 @@ fn read_head(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
 }
 
 /// Opens `path` (or standard input) as a buffered, decompressed stream.
-pub(crate) fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
+pub fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
     let name = display_path(path);
     let mut raw: Box<dyn Read> = if path == STDIN {
         Box::new(io::stdin().lock())
@@ -92,9 +94,12 @@ fn checked_compression(path: &str, head: &[u8]) -> Result<Compression> {
     Ok(by_magic)
 }
 
+#[cfg(feature = "parquet")]
 /// Opens `path` as a seekable file: an uncompressed file directly, anything else (standard
 /// input, compressed data) decompressed into an anonymous temporary file.
-pub(super) fn open_seekable(path: &str) -> Result<File> {
+pub(crate) fn open_seekable(path: &str) -> Result<File> {
+    use std::io::{Seek, SeekFrom};
+
     let name = display_path(path);
     if path != STDIN && Compression::from_extension(path).0 == Compression::None {
         let mut file = File::open(path).map_err(|e| Error::io(name, e))?;

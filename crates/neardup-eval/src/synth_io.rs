@@ -14,11 +14,11 @@
 
 use serde_json::{json, Value};
 
-use crate::error::Result;
-use crate::input::{read_inputs, InputOptions, Record};
-use crate::output::{commit_all, write_json_lines, AtomicOutput};
-use crate::paths::check_distinct;
 use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
+use neardup_pipeline::input::{read_inputs, InputOptions, Record};
+use neardup_pipeline::output::{commit_all, write_json_lines, AtomicOutput};
+use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::Result;
 
 /// Everything one `synth` run needs.
 #[derive(Debug, Clone)]
@@ -48,8 +48,8 @@ pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     let synthesizer = Synthesizer::new(config.options.clone())?;
     let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
     let outputs = [
-        ("--output", config.corpus.as_str()),
-        ("--truth", &config.truth),
+        ("`output`", config.corpus.as_str()),
+        ("`truth`", &config.truth),
     ];
     check_distinct(&inputs, &outputs)?;
     let mut corpus_out = AtomicOutput::create(&config.corpus)?;

@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use neardup_core::cluster::Assignment;
-//! use neardup_pipeline::report::{build_html, Document, ReportData, ReportOptions};
+//! use neardup_eval::report::{build_html, Document, ReportData, ReportOptions};
 //! use serde_json::json;
 //!
 //! let ids = [json!(1), json!(2)];
@@ -57,6 +57,7 @@ use std::time::Duration;
 
 use neardup_core::cluster::Assignment;
 use neardup_core::lsh::LshParams;
+use neardup_pipeline::stats::RunStats;
 use serde_json::Value;
 
 use self::chart::{BarChart, Marker, Scale};
@@ -115,13 +116,14 @@ pub struct ReportData<'a> {
     /// Which document each one duplicates and how similar they are, one entry per document.
     pub assignment: &'a Assignment,
     /// The run's statistics, if its statistics file was given.
-    pub stats: Option<&'a RunStats>,
+    pub stats: Option<&'a PageStats>,
 }
 
-/// What the page uses of a `neardup dedup --stats` file. Every field is optional, so files
-/// of older or newer versions, or of other methods, still give a page.
+/// What the page uses of a `neardup dedup --stats` file ([`neardup_pipeline::stats::RunStats`]).
+/// Every field is optional, so files of older versions, or of other methods, still give a
+/// page.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunStats {
+pub struct PageStats {
     /// Malformed records skipped while reading.
     pub skipped: Option<u64>,
     /// Seconds per stage, in the file's order.
@@ -138,27 +140,31 @@ pub struct RunStats {
     pub lsh: Option<LshParams>,
 }
 
-impl RunStats {
-    /// Reads the keys the page uses from a statistics object; missing or mistyped keys are
-    /// left out.
-    pub fn from_json(stats: &Value) -> RunStats {
-        let method = &stats["method"];
-        let params = &method["params"];
-        let count = |value: &Value| value.as_u64().and_then(|n| usize::try_from(n).ok());
-        let lsh = match (count(&params["bands"]), count(&params["rows"])) {
+impl PageStats {
+    /// What the page shows of `stats`; a method without a name (an incomplete file) shows no
+    /// method, threshold or parameters.
+    pub fn from_stats(stats: &RunStats) -> PageStats {
+        let method = &stats.method;
+        let params = &method.params;
+        let count = |key: &str| {
+            (params.get(key))
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+        };
+        let lsh = match (count("bands"), count("rows")) {
             (Some(bands), Some(rows)) if bands > 0 && rows > 0 => Some(LshParams { bands, rows }),
             _ => None,
         };
-        let seconds = stats["seconds"].as_object().into_iter().flatten();
-        RunStats {
-            skipped: stats["skipped"].as_u64(),
-            seconds: seconds
-                .filter_map(|(stage, value)| Some((stage.clone(), value.as_f64()?)))
-                .collect(),
-            peak_rss_bytes: stats["peak_rss_bytes"].as_u64(),
-            method: method["name"].as_str().map(str::to_owned),
-            threshold: method["threshold"].as_f64(),
-            measure: params["measure"].as_str().map(str::to_owned),
+        let named = !method.name.is_empty();
+        PageStats {
+            skipped: Some(stats.skipped),
+            seconds: stats.seconds.clone(),
+            peak_rss_bytes: stats.peak_rss_bytes,
+            method: named.then(|| method.name.clone()),
+            threshold: named.then_some(method.threshold),
+            measure: (params.get("measure"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             lsh,
         }
     }
@@ -227,7 +233,7 @@ fn push_summary(page: &mut String, data: &ReportData<'_>, sample: &Sample) {
 }
 
 /// Method, parameters, timings and memory from the statistics.
-fn push_facts(page: &mut String, stats: &RunStats) {
+fn push_facts(page: &mut String, stats: &PageStats) {
     page.push_str(r#"<ul class="facts">"#);
     let mut method = stats.method.clone().unwrap_or_else(|| "unknown".to_owned());
     if let Some(threshold) = stats.threshold {
@@ -305,7 +311,7 @@ fn push_charts(page: &mut String, data: &ReportData<'_>, sample: &Sample) {
 }
 
 /// The S-curve, or why there is none.
-fn s_curve_or_note(stats: Option<&RunStats>) -> String {
+fn s_curve_or_note(stats: Option<&PageStats>) -> String {
     let Some(stats) = stats else {
         return "<p class=\"note\">No statistics file was given (<code>--stats</code>), so the \
                 LSH bands and rows are unknown and the S-curve is not drawn.</p>"
@@ -438,7 +444,7 @@ mod tests {
             }
         }
 
-        fn html(&self, stats: Option<&RunStats>, options: &ReportOptions) -> String {
+        fn html(&self, stats: Option<&PageStats>, options: &ReportOptions) -> String {
             let documents: Vec<Document> = self
                 .ids
                 .iter()
@@ -466,8 +472,12 @@ mod tests {
         ])
     }
 
-    fn stats() -> RunStats {
-        RunStats::from_json(&json!({
+    fn page_stats(value: Value) -> PageStats {
+        PageStats::from_stats(&RunStats::from_json(value).unwrap())
+    }
+
+    fn stats() -> PageStats {
+        page_stats(json!({
             "skipped": 0,
             "seconds": {"read": 0.5, "total": 1.25},
             "peak_rss_bytes": 10485760,
@@ -497,9 +507,11 @@ mod tests {
             stats.seconds,
             [("read".to_owned(), 0.5), ("total".to_owned(), 1.25)]
         );
-        let exact = RunStats::from_json(&json!({"method": {"name": "exact", "params": {}}}));
+        let exact = page_stats(json!({"method": {"name": "exact", "params": {}}}));
         assert_eq!(exact.lsh, None);
-        assert_eq!(RunStats::from_json(&json!([1, 2])), RunStats::default());
+        let empty = page_stats(json!({}));
+        assert_eq!((empty.method, empty.threshold), (None, None));
+        assert!(RunStats::from_json(json!([1, 2])).is_err());
     }
 
     #[test]

@@ -43,7 +43,7 @@
 //! # Example
 //!
 //! ```
-//! use neardup_pipeline::eval::{cluster_metrics, ClusterTruth};
+//! use neardup_eval::eval::{cluster_metrics, ClusterTruth};
 //!
 //! // Truth {a, b, c | d, e}; prediction {a, b | c, d | e}.
 //! let truth = ClusterTruth { cluster: vec![0, 0, 0, 1, 1], ..ClusterTruth::default() };
@@ -61,7 +61,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use self::report::Report;
-use crate::error::Error;
+use neardup_pipeline::Error;
 
 /// The ground truth as clusters of documents `0..n`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -441,7 +441,7 @@ impl FromStr for TruthFormat {
             "pairs" => Ok(TruthFormat::Pairs),
             "sohu" => Ok(TruthFormat::Sohu),
             _ => Err(Error::Parameter(neardup_core::Error::invalid(
-                "truth format",
+                "truth_format",
                 format!("{name:?} (expected clusters, pairs or sohu)"),
             ))),
         }
@@ -717,7 +717,7 @@ mod tests {
         let error = "csv".parse::<TruthFormat>().unwrap_err().to_string();
         assert_eq!(
             error,
-            "invalid truth format: \"csv\" (expected clusters, pairs or sohu)"
+            "invalid `truth_format`: \"csv\" (expected clusters, pairs or sohu)"
         );
     }
 }

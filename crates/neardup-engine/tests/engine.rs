@@ -2,10 +2,10 @@
 //! counts, and MinHash-LSH against a brute-force exact Jaccard reference.
 
 use neardup_core::measure::jaccard;
-use neardup_core::methods::exact::Exact;
 use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
+use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::Method;
-use neardup_pipeline::engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
+use neardup_engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
 use serde_json::Value;
 
 fn cases() -> Vec<Value> {
@@ -43,8 +43,18 @@ fn minhash_for(case: &Value) -> MinHash {
         .unwrap()
 }
 
+/// Runs one case with the method the registry built.
+struct Check<'a>(&'a Value);
+
+impl MethodVisitor for Check<'_> {
+    type Output = ();
+    fn visit<M: Registered>(self, method: M) {
+        check(&method, self.0);
+    }
+}
+
 fn check<M: Method>(method: &M, case: &Value) {
-    let outcome = dedup(method, &docs(case), EngineOptions::default(), &NoProgress);
+    let outcome = dedup(method, &docs(case), EngineOptions::default(), &NoProgress).unwrap();
     assert_eq!(
         outcome.assignment.duplicate_of,
         expected(case, method.name()),
@@ -64,11 +74,36 @@ fn check<M: Method>(method: &M, case: &Value) {
     }
 }
 
+/// Every registered method runs every case: a new method must add its expectations to
+/// `data/conformance.json` (the test fails until it does).
 #[test]
 fn conformance_cases_pass_for_every_method() {
+    for spec in registry::methods() {
+        for case in cases() {
+            let mut params = Params::new();
+            let given = [("threshold", 0.7), ("ngram", 5.0)];
+            for (name, default) in given {
+                if spec.param(name).is_some() {
+                    params.insert(name, case[name].as_f64().unwrap_or(default).to_string());
+                }
+            }
+            registry::with_method(spec.name, &params, Check(&case)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_registry_builds_what_the_builder_builds() {
     for case in cases() {
-        check(&Exact::default(), &case);
-        check(&minhash_for(&case), &case);
+        let by_builder = minhash_for(&case);
+        let params = Params::new()
+            .set(
+                "threshold",
+                case["threshold"].as_f64().unwrap_or(0.7).to_string(),
+            )
+            .set("ngram", case["ngram"].as_u64().unwrap_or(5).to_string());
+        let by_registry = <MinHash as Registered>::from_params(&params).unwrap();
+        assert_eq!(by_builder.settings(), by_registry.settings());
     }
 }
 
@@ -138,7 +173,7 @@ fn lsh_recall_and_precision_against_brute_force_jaccard() {
     for threshold in [0.5, 0.7, 0.8] {
         let method = MinHashBuilder::new().threshold(threshold).build().unwrap();
         let truth = brute_force_pairs(&method, &texts);
-        let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+        let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
         let reported = reported_pairs(&outcome);
         // Precision 1.0: every reported pair is at or above the threshold by exact Jaccard.
         let exact: std::collections::HashMap<(u32, u32), f64> =
@@ -181,7 +216,7 @@ fn results_are_identical_for_one_and_two_threads() {
             .build()
             .unwrap();
         let borrowed =
-            pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress));
+            pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap());
         let owned = pool.install(|| {
             dedup_owned(
                 &method,
@@ -189,6 +224,7 @@ fn results_are_identical_for_one_and_two_threads() {
                 EngineOptions::default(),
                 &NoProgress,
             )
+            .unwrap()
         });
         let pairs = |outcome: &Outcome| -> Vec<_> {
             outcome
@@ -223,7 +259,7 @@ fn connected_mode_chains_and_exact_copies_follow_their_leader() {
         cluster: ClusterMode::Connected,
         ..EngineOptions::default()
     };
-    let outcome = dedup(&method, &texts, options, &NoProgress);
+    let outcome = dedup(&method, &texts, options, &NoProgress).unwrap();
     assert_eq!(
         outcome.assignment.duplicate_of,
         vec![None, Some(0), Some(0), Some(0)]
@@ -231,7 +267,7 @@ fn connected_mode_chains_and_exact_copies_follow_their_leader() {
     // 0 and 2 share 9 of 23 tokens: the chain merged them below the threshold.
     assert_eq!(outcome.assignment.similarity[2], Some(9.0 / 23.0));
     assert_eq!(outcome.stats.exact_copies, 1);
-    let representative = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+    let representative = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
     assert_eq!(
         representative.assignment.duplicate_of,
         vec![None, Some(0), None, Some(2)]
@@ -250,17 +286,25 @@ fn template_floods_stay_linear_with_the_bucket_cap() {
         .collect();
     // Two messages share 22 of 32 shingles: Jaccard 0.69.
     let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
-    let bands = method.lsh().bands as u64;
-    let options = EngineOptions {
-        bucket_cap: 100,
-        ..EngineOptions::default()
+    let run = |bucket_cap| {
+        let options = EngineOptions {
+            bucket_cap,
+            candidate_budget: usize::MAX,
+            ..EngineOptions::default()
+        };
+        dedup(&method, &texts, options, &NoProgress).unwrap()
     };
-    let outcome = dedup(&method, &texts, options, &NoProgress);
+    let outcome = run(100);
+    let uncapped = run(usize::MAX);
     assert!(outcome.stats.capped_buckets > 0);
+    assert_eq!(uncapped.stats.capped_buckets, 0);
+    // Against the uncapped run on the same input (a bound computed from the cap alone could
+    // not fail): the cap must remove most of the flood's pairs.
     assert!(
-        outcome.stats.candidate_pairs <= bands * 3000 * 100,
-        "{:?}",
-        outcome.stats
+        outcome.stats.candidate_pairs * 4 < uncapped.stats.candidate_pairs,
+        "capped {:?}, uncapped {:?}",
+        outcome.stats,
+        uncapped.stats
     );
     let kept = outcome
         .assignment
@@ -298,7 +342,7 @@ fn capped_buckets_anchor_on_the_documents_the_keep_policy_keeps() {
         keep: KeepPolicy::Longest,
         ..EngineOptions::default()
     };
-    let outcome = dedup(&method, &texts, options, &NoProgress);
+    let outcome = dedup(&method, &texts, options, &NoProgress).unwrap();
     assert!(outcome.stats.capped_buckets > 0);
     assert_eq!(outcome.assignment.duplicate_of[longest as usize], None);
     let absorbed = (0..longest)
@@ -324,7 +368,7 @@ fn template_flood_candidates_are_bounded_by_the_budget() {
     let texts = template_flood(documents);
     let method = MinHashBuilder::new().build().unwrap();
     let options = EngineOptions::default();
-    let outcome = dedup_owned(&method, texts, options, &NoProgress);
+    let outcome = dedup_owned(&method, texts, options, &NoProgress).unwrap();
     let stats = &outcome.stats;
     let budget = (documents * options.candidate_budget) as u64;
     assert!(stats.candidate_pairs <= budget, "{stats:?}");
@@ -355,7 +399,7 @@ fn ordinary_inputs_are_not_touched_by_the_budget() {
         })
         .collect();
     let method = MinHashBuilder::new().build().unwrap();
-    let limited = dedup(&method, &texts, EngineOptions::default(), &NoProgress);
+    let limited = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
     assert_eq!(
         (limited.stats.budget_hits, limited.stats.partner_limit),
         (0, None)
@@ -365,7 +409,7 @@ fn ordinary_inputs_are_not_touched_by_the_budget() {
         candidate_budget: usize::MAX,
         ..EngineOptions::default()
     };
-    let all = dedup(&method, &texts, unlimited, &NoProgress);
+    let all = dedup(&method, &texts, unlimited, &NoProgress).unwrap();
     assert_eq!(limited.assignment, all.assignment);
     assert_eq!(limited.stats.candidate_pairs, all.stats.candidate_pairs);
 }
@@ -377,14 +421,14 @@ fn bucket_cap_zero_is_refused_not_read_as_one() {
         ..EngineOptions::default()
     };
     let message = options.validate().unwrap_err().to_string();
-    assert!(message.starts_with("invalid bucket_cap: 0"), "{message}");
+    assert!(message.starts_with("invalid `bucket_cap`: 0"), "{message}");
     let options = EngineOptions {
         candidate_budget: 0,
         ..EngineOptions::default()
     };
     let message = options.validate().unwrap_err().to_string();
     assert!(
-        message.starts_with("invalid candidate_budget: 0"),
+        message.starts_with("invalid `candidate_budget`: 0"),
         "{message}"
     );
     assert!(EngineOptions::default().validate().is_ok());

@@ -11,14 +11,16 @@ use std::fmt::Write as _;
 use std::str::FromStr;
 use std::time::Instant;
 
-use neardup_core::methods::minhash::MinHashBuilder;
-use neardup_core::tokenize::Tokenizer;
+use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
+use neardup_engine::{dedup, EngineOptions, NoProgress, Outcome};
+use neardup_pipeline::input::{read_inputs, InputOptions};
+use neardup_pipeline::output::AtomicOutput;
+use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::{Error, Result};
 use serde_json::{json, Value};
 
-use crate::engine::{dedup, EngineOptions, NoProgress};
-use crate::error::Result;
 use crate::eval::{Metrics, Scores};
-use crate::eval_io::LoadedTruth;
+use crate::eval_io::{load_truth, EvalOptions, LoadedTruth};
 
 /// What the recommendation optimises.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,7 +49,8 @@ impl FromStr for Objective {
     }
 }
 
-/// The values to sweep; every combination is run.
+/// The values to sweep; every combination is run. A dimension the method has no parameter
+/// for (`exact` has no `ngram`) is not swept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneGrid {
     /// Similarity thresholds.
@@ -61,16 +64,16 @@ pub struct TuneGrid {
 /// The result of one setting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TuneRow {
-    /// Tokens per shingle (`auto`: characters on CJK text).
-    pub ngram: usize,
+    /// Tokens per shingle (`auto`: characters on CJK text), for methods with shingles.
+    pub ngram: Option<usize>,
     /// `auto` only: characters per shingle on non-CJK text.
     pub latin_ngram: Option<usize>,
-    /// Signature length.
-    pub permutations: usize,
+    /// Signature length, for MinHash.
+    pub permutations: Option<usize>,
     /// Similarity threshold.
     pub threshold: f64,
-    /// LSH bands and rows used.
-    pub bands_rows: (usize, usize),
+    /// LSH bands and rows used, for MinHash.
+    pub bands_rows: Option<(usize, usize)>,
     /// Pairwise precision, recall and F1.
     pub scores: Scores,
     /// Adjusted Rand index (cluster truth only).
@@ -81,7 +84,8 @@ pub struct TuneRow {
     pub seconds: f64,
 }
 
-/// Runs every setting of `grid` on `texts` (whose ids are `ids`) and scores it.
+/// Runs every setting of `grid` for the registered method `method` with the other
+/// parameters `base` on `texts` (whose ids are `ids`), and scores it.
 ///
 /// # Errors
 /// When a combination of parameters is invalid (named in the error), or when `ids` hold
@@ -90,27 +94,51 @@ pub fn sweep(
     texts: &[&str],
     ids: &[Value],
     truth: &LoadedTruth,
-    base: &MinHashBuilder,
+    method: &str,
+    base: &Params,
     grid: &TuneGrid,
     engine: EngineOptions,
 ) -> Result<Vec<TuneRow>> {
     truth.check_ids("the inputs", ids)?;
+    let spec = registry::method(method).ok_or_else(|| {
+        let names: Vec<&str> = registry::methods().iter().map(|m| m.name).collect();
+        neardup_core::Error::invalid(
+            "method",
+            format!("{method:?} (expected one of: {})", names.join(", ")),
+        )
+    })?;
+    // A dimension the method does not have is run once, unset.
+    let values = |name: &str, values: Vec<String>| -> Vec<Option<String>> {
+        match spec.param(name) {
+            Some(_) => values.into_iter().map(Some).collect(),
+            None => vec![None],
+        }
+    };
+    let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
+    let ngrams = values("ngram", text(&grid.ngrams));
+    let permutations = values("permutations", text(&grid.permutations));
+    let thresholds = values(
+        "threshold",
+        grid.thresholds.iter().map(f64::to_string).collect(),
+    );
     let mut rows = Vec::new();
-    for &ngram in &grid.ngrams {
-        for &permutations in &grid.permutations {
-            for &threshold in &grid.thresholds {
-                let builder = base
-                    .clone()
-                    .ngram(ngram)
-                    .permutations(permutations)
-                    .threshold(threshold);
-                let method = builder.build()?;
-                let shingler = method.shingler();
-                let latin_ngram =
-                    (shingler.tokenizer() == Tokenizer::Auto).then(|| shingler.latin_ngram());
-                let started = Instant::now();
-                let outcome = dedup(&method, texts, engine, &NoProgress);
-                let seconds = started.elapsed().as_secs_f64();
+    for ngram in &ngrams {
+        for permutation in &permutations {
+            for threshold in &thresholds {
+                let mut params = base.clone();
+                let grid_values = [
+                    ("ngram", ngram),
+                    ("permutations", permutation),
+                    ("threshold", threshold),
+                ];
+                for (name, value) in grid_values {
+                    if let Some(value) = value {
+                        params.insert(name, value.clone());
+                    }
+                }
+                let visitor = Setting1 { texts, engine };
+                let (settings, threshold, outcome, seconds) =
+                    registry::with_method(method, &params, visitor)??;
                 let clusters: Vec<u32> = (0..texts.len() as u32)
                     .map(|d| outcome.assignment.cluster_of(d))
                     .collect();
@@ -118,19 +146,24 @@ pub fn sweep(
                     Metrics::Clusters(m) => (m.pairs.scores(), Some(m.adjusted_rand_index)),
                     Metrics::Pairs(m) => (m.confusion.scores(), None),
                 };
-                let kept = outcome
-                    .assignment
-                    .duplicate_of
-                    .iter()
+                let kept = (outcome.assignment.duplicate_of.iter())
                     .filter(|d| d.is_none())
                     .count();
-                let lsh = method.lsh();
+                let count = |name: &str| {
+                    settings
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .and_then(|(_, s)| match s {
+                            Setting::Count(n) => usize::try_from(*n).ok(),
+                            _ => None,
+                        })
+                };
                 rows.push(TuneRow {
-                    ngram,
-                    latin_ngram,
-                    permutations,
+                    ngram: count("ngram"),
+                    latin_ngram: count("latin_ngram"),
+                    permutations: count("permutations"),
                     threshold,
-                    bands_rows: (lsh.bands, lsh.rows),
+                    bands_rows: count("bands").zip(count("rows")),
                     scores,
                     adjusted_rand_index,
                     kept: kept as u64,
@@ -140,6 +173,85 @@ pub fn sweep(
         }
     }
     Ok(rows)
+}
+
+/// One setting of a sweep: the method's settings, threshold, outcome and engine seconds.
+type SettingRun = (Vec<(&'static str, Setting)>, f64, Outcome, f64);
+
+/// Runs the engine with the method the registry built.
+struct Setting1<'a> {
+    texts: &'a [&'a str],
+    engine: EngineOptions,
+}
+
+impl MethodVisitor for Setting1<'_> {
+    type Output = Result<SettingRun>;
+    fn visit<M: Registered>(self, method: M) -> Result<SettingRun> {
+        let started = Instant::now();
+        let outcome = dedup(&method, self.texts, self.engine, &NoProgress)?;
+        let seconds = started.elapsed().as_secs_f64();
+        Ok((method.settings(), method.threshold(), outcome, seconds))
+    }
+}
+
+/// Everything `neardup tune` needs.
+#[derive(Debug, Clone)]
+pub struct TuneConfig {
+    /// The labelled sample (any input format of `dedup`).
+    pub inputs: Vec<String>,
+    /// How to read them (the ids must match the truth's).
+    pub input: InputOptions,
+    /// The ground truth file.
+    pub truth: String,
+    /// How to read the truth.
+    pub eval: EvalOptions,
+    /// The registered method to tune.
+    pub method: String,
+    /// Its parameters besides the swept ones.
+    pub params: Params,
+    /// The values to sweep.
+    pub grid: TuneGrid,
+    /// Clustering (the keep policy is always `first` in a sweep).
+    pub engine: EngineOptions,
+    /// What the recommendation optimises.
+    pub objective: Objective,
+    /// JSON instead of the table.
+    pub json: bool,
+    /// Where the table goes (`-` = stdout).
+    pub output: String,
+}
+
+/// Runs `neardup tune`: reads the sample and the truth, sweeps, writes the table.
+///
+/// # Errors
+/// The output is an input; unreadable inputs or truth; an invalid parameter; too few of the
+/// truth's ids among the inputs; an unwritable output.
+pub fn run_tune(config: &TuneConfig) -> Result<()> {
+    let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    inputs.push(&config.truth);
+    check_distinct(&inputs, &[("`output`", &config.output)])?;
+    let mut out = AtomicOutput::create(&config.output)?;
+    let truth = load_truth(&config.truth, &config.eval)?;
+    let corpus = read_inputs(&config.inputs, &config.input)?;
+    let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
+    let ids: Vec<Value> = corpus.records.iter().map(|r| r.id.clone()).collect();
+    let rows = sweep(
+        &texts,
+        &ids,
+        &truth,
+        &config.method,
+        &config.params,
+        &config.grid,
+        config.engine,
+    )?;
+    let text = if config.json {
+        format!("{:#}\n", render_json(&rows, config.objective))
+    } else {
+        render_text(&rows, config.objective)
+    };
+    let path = out.path().to_owned();
+    (out.writer().write_all(text.as_bytes())).map_err(|error| Error::Io { path, error })?;
+    out.commit()
 }
 
 /// The index of the recommended row, or `None` when no row meets the objective.
@@ -168,21 +280,23 @@ pub fn recommend(rows: &[TuneRow], objective: Objective) -> Option<usize> {
 pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds");
-    let ngram = |row: &TuneRow| match row.latin_ngram {
-        Some(latin) => format!("{}/{latin}", row.ngram),
-        None => row.ngram.to_string(),
+    let ngram = |row: &TuneRow| match (row.ngram, row.latin_ngram) {
+        (Some(ngram), Some(latin)) => format!("{ngram}/{latin}"),
+        (Some(ngram), None) => ngram.to_string(),
+        (None, _) => "-".to_owned(),
     };
+    let dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_owned());
     for row in rows {
         let ari = row
             .adjusted_rand_index
             .map_or("      -".to_owned(), |a| format!("{a:7.4}"));
         let _ = writeln!(
             out,
-            "{:>5}  {:5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}",
+            "{:>5}  {:>5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}",
             ngram(row),
-            row.permutations,
+            dash(row.permutations.map(|p| p.to_string())),
             row.threshold,
-            format!("{} x {}", row.bands_rows.0, row.bands_rows.1),
+            dash(row.bands_rows.map(|(b, r)| format!("{b} x {r}"))),
             row.scores.precision,
             row.scores.recall,
             row.scores.f1,
@@ -195,13 +309,9 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
             let row = &rows[best];
             writeln!(
                 out,
-                "\nrecommended ({}): --ngram {}{} --permutations {} --threshold {} (precision {:.4}, recall {:.4}, F1 {:.4})",
+                "\nrecommended ({}):{} --threshold {} (precision {:.4}, recall {:.4}, F1 {:.4})",
                 describe(objective),
-                row.ngram,
-                row.latin_ngram
-                    .filter(|&latin| latin != row.ngram + 2)
-                    .map_or(String::new(), |latin| format!(" --latin-ngram {latin}")),
-                row.permutations,
+                recommended_flags(row),
                 row.threshold,
                 row.scores.precision,
                 row.scores.recall,
@@ -217,6 +327,21 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
     out
 }
 
+/// The swept parameters of `row` besides the threshold, as command-line flags.
+fn recommended_flags(row: &TuneRow) -> String {
+    let mut flags = String::new();
+    if let Some(ngram) = row.ngram {
+        let _ = write!(flags, " --ngram {ngram}");
+        if let Some(latin) = row.latin_ngram.filter(|&latin| latin != ngram + 2) {
+            let _ = write!(flags, " --latin-ngram {latin}");
+        }
+    }
+    if let Some(permutations) = row.permutations {
+        let _ = write!(flags, " --permutations {permutations}");
+    }
+    flags
+}
+
 /// The table and the recommendation as JSON.
 pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
     let rows_json: Vec<Value> = rows
@@ -224,7 +349,7 @@ pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
         .map(|row| {
             json!({
                 "ngram": row.ngram, "latin_ngram": row.latin_ngram, "permutations": row.permutations, "threshold": row.threshold,
-                "bands": row.bands_rows.0, "rows": row.bands_rows.1,
+                "bands": row.bands_rows.map(|b| b.0), "rows": row.bands_rows.map(|b| b.1),
                 "precision": row.scores.precision, "recall": row.scores.recall, "f1": row.scores.f1,
                 "adjusted_rand_index": row.adjusted_rand_index, "kept": row.kept, "seconds": row.seconds,
             })
@@ -247,11 +372,11 @@ mod tests {
     fn row(threshold: f64, precision: f64, recall: f64) -> TuneRow {
         let f1 = 2.0 * precision * recall / (precision + recall);
         TuneRow {
-            ngram: 5,
+            ngram: Some(5),
             latin_ngram: None,
-            permutations: 128,
+            permutations: Some(128),
             threshold,
-            bands_rows: (21, 6),
+            bands_rows: Some((21, 6)),
             scores: Scores {
                 precision,
                 recall,

@@ -1,0 +1,387 @@
+//! The candidate generators besides the symmetric [`KeyTable`](crate::KeyTable): a probe side
+//! that differs from the stored side, a minimum count of shared keys, and an ordered prefix
+//! join that sees every token set first.
+//!
+//! All of them number documents by rank (lower is better, as the engine numbers them by the
+//! keep policy) and return the pairs `(a, b)`, `a < b`, sorted, without repeats.
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+
+use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
+
+/// The seam between a method's candidate shape and the engine: fed by the engine with every
+/// document's keys (or tokens), asked once for the candidate pairs.
+pub trait CandidateGenerator {
+    /// The candidate pairs `(a, b)`, `a < b`, sorted, without repeats, within `limits` where
+    /// the generator accepts them, with bucket statistics.
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats);
+}
+
+impl CandidateGenerator for crate::KeyTable {
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        self.candidate_pairs_with_stats(limits)
+    }
+}
+
+/// Keeps each document's `limit` best partners when `pairs` (sorted, `a < b`) exceed
+/// `documents x budget`, with the same water-filling level as the key table; returns the
+/// number of documents cut and the level (`u64::MAX` when nothing was cut).
+fn apply_budget(
+    pairs: Vec<(u32, u32)>,
+    documents: usize,
+    budget: usize,
+) -> (Vec<(u32, u32)>, u64, u64) {
+    let mut partners = vec![0u64; documents];
+    for &(_, b) in &pairs {
+        partners[b as usize] += 1;
+    }
+    let limit = partner_limit(&partners, (documents as u64).saturating_mul(budget as u64));
+    if limit == u64::MAX {
+        return (pairs, 0, u64::MAX);
+    }
+    let hits = partners.iter().filter(|&&p| p > limit).count() as u64;
+    // Group by the worse-ranked document, keep its lowest partners, sort back.
+    let mut by_b: Vec<(u32, u32)> = pairs.into_iter().map(|(a, b)| (b, a)).collect();
+    by_b.par_sort_unstable();
+    let mut kept: Vec<(u32, u32)> = by_b
+        .chunk_by(|x, y| x.0 == y.0)
+        .flat_map(|group| group.iter().take(limit as usize).map(|&(b, a)| (a, b)))
+        .collect();
+    kept.par_sort_unstable();
+    (kept, hits, limit)
+}
+
+fn documents_in(entries: &[(u64, u32)]) -> usize {
+    entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0)
+}
+
+/// Documents stored under some keys and looking up others (`neardup_core::Join::Probe`):
+/// `(a, b)` is a candidate when a probe key of one is a stored key of the other. Multi-index
+/// hashing stores the exact block values of a fingerprint and probes every value within a
+/// radius; Pass-Join stores segments and probes substrings.
+///
+/// The bucket cap applies to the stored side (a probe meets at most `bucket_cap` stored
+/// documents per key, the best-ranked ones); the candidate budget to the result.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeTable {
+    stored: Vec<(u64, u32)>,
+    probes: Vec<(u64, u32)>,
+}
+
+impl ProbeTable {
+    /// A table from `(key, document)` entries of both sides.
+    pub fn new(stored: Vec<(u64, u32)>, probes: Vec<(u64, u32)>) -> ProbeTable {
+        ProbeTable { stored, probes }
+    }
+}
+
+impl CandidateGenerator for ProbeTable {
+    fn candidate_pairs(mut self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        self.stored.par_sort_unstable();
+        self.stored.dedup();
+        self.probes.par_sort_unstable();
+        self.probes.dedup();
+        let documents = documents_in(&self.stored).max(documents_in(&self.probes));
+        let mut stats = BucketStats::default();
+        let mut pairs = Vec::new();
+        let mut stored = self.stored.chunk_by(|x, y| x.0 == y.0).peekable();
+        for probe in self.probes.chunk_by(|x, y| x.0 == y.0) {
+            let key = probe[0].0;
+            while stored.peek().is_some_and(|bucket| bucket[0].0 < key) {
+                stored.next();
+            }
+            let Some(bucket) = stored.peek().filter(|bucket| bucket[0].0 == key) else {
+                continue;
+            };
+            stats.shared_buckets += 1;
+            stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
+            stats.capped_buckets += u64::from(bucket.len() > limits.bucket_cap);
+            for &(_, p) in probe {
+                for &(_, s) in bucket.iter().take(limits.bucket_cap) {
+                    if s != p {
+                        pairs.push((s.min(p), s.max(p)));
+                    }
+                }
+            }
+        }
+        stats.raw_pairs = pairs.len() as u64;
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        let (pairs, hits, limit) = apply_budget(pairs, documents, limits.candidate_budget);
+        stats.budget_hits = hits;
+        stats.partner_limit = limit;
+        (pairs, stats)
+    }
+}
+
+/// Documents sharing at least `min` distinct keys (`neardup_core::Join::SharedKeys`): the
+/// seed's n-gram index with a count filter. With `min = 1` it is the symmetric key table.
+///
+/// Each bucket pairs its members with its first `bucket_cap` (anchors), as in the key table;
+/// the shared keys are counted over those pairs, then the candidate budget applies.
+#[derive(Debug, Clone, Default)]
+pub struct SharedKeyTable {
+    entries: Vec<(u64, u32)>,
+    min: u32,
+}
+
+impl SharedKeyTable {
+    /// A table of `(key, document)` entries keeping pairs that share `min` keys (at least 1).
+    pub fn new(entries: Vec<(u64, u32)>, min: u32) -> SharedKeyTable {
+        SharedKeyTable {
+            entries,
+            min: min.max(1),
+        }
+    }
+}
+
+impl CandidateGenerator for SharedKeyTable {
+    fn candidate_pairs(mut self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        self.entries.par_sort_unstable();
+        self.entries.dedup();
+        let documents = documents_in(&self.entries);
+        let mut stats = BucketStats::default();
+        let mut packed: Vec<u64> = Vec::new();
+        for bucket in self.entries.chunk_by(|x, y| x.0 == y.0) {
+            if bucket.len() < 2 {
+                continue;
+            }
+            stats.shared_buckets += 1;
+            stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
+            stats.capped_buckets += u64::from(bucket.len() > limits.bucket_cap);
+            for (position, &(_, b)) in bucket.iter().enumerate().skip(1) {
+                let anchors = &bucket[..position.min(limits.bucket_cap)];
+                packed.extend(
+                    anchors
+                        .iter()
+                        .map(|&(_, a)| (u64::from(a) << 32) | u64::from(b)),
+                );
+            }
+        }
+        stats.raw_pairs = packed.len() as u64;
+        packed.par_sort_unstable();
+        let pairs: Vec<(u32, u32)> = packed
+            .chunk_by(|x, y| x == y)
+            .filter(|run| run.len() >= self.min as usize)
+            .map(|run| ((run[0] >> 32) as u32, run[0] as u32))
+            .collect();
+        let (pairs, hits, limit) = apply_budget(pairs, documents, limits.candidate_budget);
+        stats.budget_hits = hits;
+        stats.partner_limit = limit;
+        (pairs, stats)
+    }
+}
+
+/// An exact Jaccard self-join by prefix filtering (`neardup_core::Join::Prefix`; Bayardo,
+/// Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007).
+///
+/// It sees every token set first: tokens are ordered by document frequency, rarest first,
+/// and each set keeps its first `|x| - ceil(t |x|) + 1` tokens in that order (its prefix).
+/// Two sets of Jaccard at least `t` share a prefix token, so every such pair is a candidate;
+/// sets are processed by size and a candidate must pass the size filter `|y| >= t |x|`.
+/// Limits do not apply (a cap or a budget would lose pairs of the join); the largest prefix
+/// list is reported as `largest_bucket`.
+#[derive(Debug, Clone, Default)]
+pub struct PrefixJoin {
+    sets: Vec<(u32, Vec<u64>)>,
+    threshold: f64,
+}
+
+impl PrefixJoin {
+    /// A join of `(document, tokens)` (tokens in any order, repeats ignored) at Jaccard
+    /// `threshold`, in `(0, 1]`.
+    pub fn new(sets: Vec<(u32, Vec<u64>)>, threshold: f64) -> PrefixJoin {
+        PrefixJoin { sets, threshold }
+    }
+
+    /// Length of the prefix of a set of `size` tokens: `size - ceil(t size) + 1`, with a
+    /// tolerance so that ratios equal to `t` count as reaching it.
+    fn prefix_length(&self, size: usize) -> usize {
+        let overlap = (self.threshold * size as f64 - 1e-9).ceil().max(0.0) as usize;
+        (size - overlap.min(size) + 1).min(size)
+    }
+}
+
+impl CandidateGenerator for PrefixJoin {
+    fn candidate_pairs(self, _limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        let mut stats = BucketStats::default();
+        // Corpus-wide token order: document frequency, then the token.
+        let mut frequency: HashMap<u64, u32> = HashMap::new();
+        let mut sets: Vec<(u32, Vec<u64>)> = self
+            .sets
+            .iter()
+            .map(|(document, tokens)| {
+                let mut tokens = tokens.clone();
+                tokens.sort_unstable();
+                tokens.dedup();
+                (*document, tokens)
+            })
+            .collect();
+        for (_, tokens) in &sets {
+            for &token in tokens {
+                *frequency.entry(token).or_default() += 1;
+            }
+        }
+        let mut order: Vec<(u32, u64)> = frequency.iter().map(|(&t, &f)| (f, t)).collect();
+        order.par_sort_unstable();
+        let rank: HashMap<u64, u32> = order
+            .iter()
+            .enumerate()
+            .map(|(r, &(_, token))| (token, r as u32))
+            .collect();
+        let mut ordered: Vec<(usize, u32, Vec<u32>)> = sets
+            .drain(..)
+            .filter(|(_, tokens)| !tokens.is_empty())
+            .map(|(document, tokens)| {
+                let mut ranks: Vec<u32> = tokens.iter().map(|t| rank[t]).collect();
+                ranks.sort_unstable();
+                (ranks.len(), document, ranks)
+            })
+            .collect();
+        ordered.sort_unstable();
+        // Inverted lists of prefix tokens: (size, document) of the sets seen so far.
+        let mut lists: HashMap<u32, Vec<(usize, u32)>> = HashMap::new();
+        let mut pairs = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        for (size, document, ranks) in &ordered {
+            let minimum = self.threshold * *size as f64 - 1e-9;
+            seen.clear();
+            for token in &ranks[..self.prefix_length(*size)] {
+                let list = lists.entry(*token).or_default();
+                for &(other_size, other) in list.iter() {
+                    if other_size as f64 >= minimum {
+                        seen.push(other);
+                    }
+                }
+                list.push((*size, *document));
+                stats.largest_bucket = stats.largest_bucket.max(list.len() as u64);
+            }
+            seen.sort_unstable();
+            seen.dedup();
+            pairs.extend(seen.iter().map(|&o| (o.min(*document), o.max(*document))));
+        }
+        stats.raw_pairs = pairs.len() as u64;
+        stats.shared_buckets = lists.values().filter(|l| l.len() > 1).count() as u64;
+        stats.partner_limit = u64::MAX;
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        (pairs, stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn entries(keys: &[Vec<u64>]) -> Vec<(u64, u32)> {
+        let mut entries = Vec::new();
+        for (document, document_keys) in keys.iter().enumerate() {
+            entries.extend(document_keys.iter().map(|&k| (k, document as u32)));
+        }
+        entries
+    }
+
+    fn jaccard(a: &BTreeSet<u64>, b: &BTreeSet<u64>) -> f64 {
+        let union = a.union(b).count();
+        if union == 0 {
+            return 0.0;
+        }
+        a.intersection(b).count() as f64 / union as f64
+    }
+
+    fn key_sets() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        prop::collection::vec(prop::collection::vec(0u64..40, 0..8), 0..40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn probe_table_matches_brute_force(stored in key_sets(), probes in key_sets()) {
+            let documents = stored.len().min(probes.len());
+            let (stored, probes) = (&stored[..documents], &probes[..documents]);
+            let mut expected = BTreeSet::new();
+            for (a, stored_keys) in stored.iter().enumerate() {
+                for (b, probe_keys) in probes.iter().enumerate() {
+                    if a != b && probe_keys.iter().any(|k| stored_keys.contains(k)) {
+                        expected.insert((a.min(b) as u32, a.max(b) as u32));
+                    }
+                }
+            }
+            let (pairs, _) = ProbeTable::new(entries(stored), entries(probes))
+                .candidate_pairs(CandidateLimits::UNLIMITED);
+            prop_assert_eq!(pairs, expected.into_iter().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn shared_key_table_counts_distinct_shared_keys(keys in key_sets(), min in 1u32..4) {
+            let sets: Vec<BTreeSet<u64>> = keys.iter().map(|k| k.iter().copied().collect()).collect();
+            let mut expected = Vec::new();
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    if sets[a].intersection(&sets[b]).count() >= min as usize {
+                        expected.push((a as u32, b as u32));
+                    }
+                }
+            }
+            let (pairs, _) = SharedKeyTable::new(entries(&keys), min)
+                .candidate_pairs(CandidateLimits::UNLIMITED);
+            prop_assert_eq!(pairs, expected);
+        }
+
+        #[test]
+        fn prefix_join_has_no_false_negatives(keys in key_sets(), threshold in 0.2f64..1.0) {
+            let sets: Vec<BTreeSet<u64>> = keys.iter().map(|k| k.iter().copied().collect()).collect();
+            let input = keys.iter().enumerate().map(|(d, k)| (d as u32, k.clone())).collect();
+            let (pairs, _) = PrefixJoin::new(input, threshold).candidate_pairs(CandidateLimits::default());
+            let found: BTreeSet<(u32, u32)> = pairs.iter().copied().collect();
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    let similarity = jaccard(&sets[a], &sets[b]);
+                    if similarity >= threshold - 1e-9 {
+                        prop_assert!(found.contains(&(a as u32, b as u32)), "{a} {b} {similarity}");
+                    }
+                }
+            }
+            // Every candidate shares a token and passes the size filter.
+            for &(a, b) in &pairs {
+                let (x, y) = (&sets[a as usize], &sets[b as usize]);
+                prop_assert!(x.intersection(y).next().is_some());
+                let (small, large) = (x.len().min(y.len()), x.len().max(y.len()));
+                prop_assert!(small as f64 >= threshold * large as f64 - 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn the_budget_keeps_each_documents_best_partners() {
+        // A flood: every document shares one key with every other.
+        let keys: Vec<Vec<u64>> = (0..50).map(|_| vec![7, 8]).collect();
+        let (pairs, stats) =
+            SharedKeyTable::new(entries(&keys), 2).candidate_pairs(CandidateLimits {
+                bucket_cap: usize::MAX,
+                candidate_budget: 2,
+            });
+        assert!(pairs.len() <= 50 * 2, "{}", pairs.len());
+        assert!(stats.budget_hits > 0);
+        // A document keeps its lowest-numbered partners.
+        assert!(pairs.contains(&(0, 49)) && !pairs.contains(&(48, 49)));
+    }
+
+    #[test]
+    fn the_bucket_cap_limits_the_stored_side() {
+        let stored: Vec<(u64, u32)> = (0..10).map(|d| (1, d)).collect();
+        let (pairs, stats) =
+            ProbeTable::new(stored, vec![(1, 10)]).candidate_pairs(CandidateLimits {
+                bucket_cap: 3,
+                candidate_budget: usize::MAX,
+            });
+        assert_eq!(pairs, vec![(0, 10), (1, 10), (2, 10)]);
+        assert_eq!(stats.capped_buckets, 1);
+    }
+}

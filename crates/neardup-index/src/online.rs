@@ -1,0 +1,177 @@
+//! The online index: one document at a time, by 64-bit id.
+//!
+//! The service checks each new text against the stored ones and then stores it; documents
+//! leave when their retention window ends. [`OnlineIndex`] is that contract; [`MemoryIndex`]
+//! implements it in memory (a reference and a cache), and the service implements it on disk
+//! with the same tests.
+
+use std::fmt;
+
+use hashbrown::hash_map::Entry;
+use hashbrown::HashMap;
+
+/// An id that is already in the index: ids are never overwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuplicateId(pub u64);
+
+impl fmt::Display for DuplicateId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "id {} is already stored", self.0)
+    }
+}
+
+impl std::error::Error for DuplicateId {}
+
+/// Insert, probe and remove documents by id, under bucket keys.
+pub trait OnlineIndex {
+    /// Stores `id` under `keys` (repeats ignored).
+    ///
+    /// # Errors
+    /// [`DuplicateId`] when `id` is stored already; the index is unchanged.
+    fn insert(&mut self, id: u64, keys: &[u64]) -> Result<(), DuplicateId>;
+
+    /// Puts in `out` the stored ids sharing at least one of `keys`, ascending, without
+    /// repeats (`out` is cleared first).
+    fn probe(&self, keys: &[u64], out: &mut Vec<u64>);
+
+    /// Removes `id`; false when it was not stored.
+    fn remove(&mut self, id: u64) -> bool;
+
+    /// Number of stored ids.
+    fn len(&self) -> usize;
+
+    /// True when nothing is stored.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An [`OnlineIndex`] in memory: a hash map of buckets, and each id's keys for removal.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryIndex {
+    buckets: HashMap<u64, Vec<u64>>,
+    keys: HashMap<u64, Box<[u64]>>,
+}
+
+impl MemoryIndex {
+    /// An empty index.
+    pub fn new() -> MemoryIndex {
+        MemoryIndex::default()
+    }
+}
+
+impl OnlineIndex for MemoryIndex {
+    fn insert(&mut self, id: u64, keys: &[u64]) -> Result<(), DuplicateId> {
+        let Entry::Vacant(slot) = self.keys.entry(id) else {
+            return Err(DuplicateId(id));
+        };
+        let mut unique = keys.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        for &key in &unique {
+            self.buckets.entry(key).or_default().push(id);
+        }
+        slot.insert(unique.into_boxed_slice());
+        Ok(())
+    }
+
+    fn probe(&self, keys: &[u64], out: &mut Vec<u64>) {
+        out.clear();
+        for key in keys {
+            if let Some(bucket) = self.buckets.get(key) {
+                out.extend_from_slice(bucket);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    fn remove(&mut self, id: u64) -> bool {
+        let Some(keys) = self.keys.remove(&id) else {
+            return false;
+        };
+        for key in keys.iter() {
+            if let Entry::Occupied(mut bucket) = self.buckets.entry(*key) {
+                bucket.get_mut().retain(|&other| other != id);
+                if bucket.get().is_empty() {
+                    bucket.remove();
+                }
+            }
+        }
+        true
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u64, Vec<u64>),
+        Remove(u64),
+        Probe(Vec<u64>),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let keys = || prop::collection::vec(0u64..20, 0..5);
+        prop_oneof![
+            (0u64..30, keys()).prop_map(|(id, keys)| Op::Insert(id, keys)),
+            (0u64..30).prop_map(Op::Remove),
+            keys().prop_map(Op::Probe),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of operations answers as a plain map of id -> keys would.
+        #[test]
+        fn matches_a_map_of_ids(ops in prop::collection::vec(op(), 0..80)) {
+            let mut index = MemoryIndex::new();
+            let mut model: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+            let mut found = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Insert(id, keys) => {
+                        let expected = if model.contains_key(&id) { Err(DuplicateId(id)) } else { Ok(()) };
+                        model.entry(id).or_insert_with(|| keys.clone());
+                        prop_assert_eq!(index.insert(id, &keys), expected);
+                    }
+                    Op::Remove(id) => prop_assert_eq!(index.remove(id), model.remove(&id).is_some()),
+                    Op::Probe(keys) => {
+                        index.probe(&keys, &mut found);
+                        let expected: Vec<u64> = (model.iter())
+                            .filter(|(_, stored)| stored.iter().any(|k| keys.contains(k)))
+                            .map(|(&id, _)| id)
+                            .collect();
+                        prop_assert_eq!(&found, &expected);
+                    }
+                }
+                prop_assert_eq!(index.len(), model.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_stored_id_is_not_overwritten() {
+        let mut index = MemoryIndex::new();
+        index.insert(u64::MAX, &[1, 2]).unwrap();
+        let error = index.insert(u64::MAX, &[3]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("id {} is already stored", u64::MAX)
+        );
+        let mut found = Vec::new();
+        index.probe(&[3], &mut found);
+        assert!(found.is_empty());
+        index.probe(&[2, 1], &mut found);
+        assert_eq!(found, vec![u64::MAX]);
+    }
+}
