@@ -110,6 +110,11 @@ pub struct Assignment {
 }
 
 impl Assignment {
+    /// Number of documents kept (not duplicates).
+    pub fn kept(&self) -> usize {
+        self.duplicate_of.iter().filter(|d| d.is_none()).count()
+    }
+
     /// All documents kept.
     pub fn all_kept(documents: usize) -> Assignment {
         Assignment {

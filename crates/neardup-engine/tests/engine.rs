@@ -306,12 +306,7 @@ fn template_floods_stay_linear_with_the_bucket_cap() {
         outcome.stats,
         uncapped.stats
     );
-    let kept = outcome
-        .assignment
-        .duplicate_of
-        .iter()
-        .filter(|d| d.is_none())
-        .count();
+    let kept = outcome.assignment.kept();
     assert!(
         kept < 30,
         "the flood collapses to a few representatives: {kept}"
@@ -375,12 +370,7 @@ fn template_flood_candidates_are_bounded_by_the_budget() {
     assert!(stats.verified_pairs <= budget, "{stats:?}");
     assert!(stats.budget_hits > 19_000, "{stats:?}");
     assert!(stats.partner_limit.is_some(), "{stats:?}");
-    let kept = outcome
-        .assignment
-        .duplicate_of
-        .iter()
-        .filter(|d| d.is_none())
-        .count();
+    let kept = outcome.assignment.kept();
     assert!(
         kept < 100,
         "the flood collapses to a few representatives: {kept}"

@@ -146,9 +146,7 @@ pub fn sweep(
                     Metrics::Clusters(m) => (m.pairs.scores(), Some(m.adjusted_rand_index)),
                     Metrics::Pairs(m) => (m.confusion.scores(), None),
                 };
-                let kept = (outcome.assignment.duplicate_of.iter())
-                    .filter(|d| d.is_none())
-                    .count();
+                let kept = outcome.assignment.kept();
                 let count = |name: &str| {
                     settings
                         .iter()

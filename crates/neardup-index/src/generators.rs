@@ -52,6 +52,26 @@ fn apply_budget(
     (kept, hits, limit)
 }
 
+/// Counts a shared bucket of `size` documents in `stats`.
+fn count_bucket(stats: &mut BucketStats, size: usize, cap: usize) {
+    stats.shared_buckets += 1;
+    stats.largest_bucket = stats.largest_bucket.max(size as u64);
+    stats.capped_buckets += u64::from(size > cap);
+}
+
+/// The candidate budget over sorted, distinct `pairs`, recorded in `stats`.
+fn budgeted(
+    pairs: Vec<(u32, u32)>,
+    documents: usize,
+    limits: CandidateLimits,
+    mut stats: BucketStats,
+) -> (Vec<(u32, u32)>, BucketStats) {
+    let (pairs, hits, limit) = apply_budget(pairs, documents, limits.candidate_budget);
+    stats.budget_hits = hits;
+    stats.partner_limit = limit;
+    (pairs, stats)
+}
+
 fn documents_in(entries: &[(u64, u32)]) -> usize {
     entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0)
 }
@@ -94,9 +114,7 @@ impl CandidateGenerator for ProbeTable {
             let Some(bucket) = stored.peek().filter(|bucket| bucket[0].0 == key) else {
                 continue;
             };
-            stats.shared_buckets += 1;
-            stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
-            stats.capped_buckets += u64::from(bucket.len() > limits.bucket_cap);
+            count_bucket(&mut stats, bucket.len(), limits.bucket_cap);
             for &(_, p) in probe {
                 for &(_, s) in bucket.iter().take(limits.bucket_cap) {
                     if s != p {
@@ -108,10 +126,7 @@ impl CandidateGenerator for ProbeTable {
         stats.raw_pairs = pairs.len() as u64;
         pairs.par_sort_unstable();
         pairs.dedup();
-        let (pairs, hits, limit) = apply_budget(pairs, documents, limits.candidate_budget);
-        stats.budget_hits = hits;
-        stats.partner_limit = limit;
-        (pairs, stats)
+        budgeted(pairs, documents, limits, stats)
     }
 }
 
@@ -147,9 +162,7 @@ impl CandidateGenerator for SharedKeyTable {
             if bucket.len() < 2 {
                 continue;
             }
-            stats.shared_buckets += 1;
-            stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
-            stats.capped_buckets += u64::from(bucket.len() > limits.bucket_cap);
+            count_bucket(&mut stats, bucket.len(), limits.bucket_cap);
             for (position, &(_, b)) in bucket.iter().enumerate().skip(1) {
                 let anchors = &bucket[..position.min(limits.bucket_cap)];
                 packed.extend(
@@ -166,10 +179,7 @@ impl CandidateGenerator for SharedKeyTable {
             .filter(|run| run.len() >= self.min as usize)
             .map(|run| ((run[0] >> 32) as u32, run[0] as u32))
             .collect();
-        let (pairs, hits, limit) = apply_budget(pairs, documents, limits.candidate_budget);
-        stats.budget_hits = hits;
-        stats.partner_limit = limit;
-        (pairs, stats)
+        budgeted(pairs, documents, limits, stats)
     }
 }
 

@@ -243,9 +243,7 @@ fn run_stats<M: Registered>(
     seconds: Vec<(String, f64)>,
 ) -> RunStats {
     let documents = corpus.records.len() as u64;
-    let kept = (outcome.assignment.duplicate_of.iter())
-        .filter(|d| d.is_none())
-        .count() as u64;
+    let kept = outcome.assignment.kept() as u64;
     let histogram = cluster_size_histogram(&outcome.assignment);
     let clusters: u64 = (histogram.iter())
         .filter(|(size, _)| *size > 1)

@@ -47,7 +47,7 @@ pub struct RunStats {
     /// Clusters of two documents or more.
     pub clusters: u64,
     /// Cluster size -> number of clusters of that size, ascending (singletons included).
-    #[serde(with = "numbered_map")]
+    #[serde(with = "ordered_map")]
     pub cluster_sizes: Vec<(u64, u64)>,
     /// Candidate pairs from the index.
     pub candidate_pairs: u64,
@@ -66,7 +66,7 @@ pub struct RunStats {
     /// Worker threads.
     pub threads: u64,
     /// Seconds per stage, in order: read, sketch, candidates, verify, cluster, write, total.
-    #[serde(with = "named_seconds")]
+    #[serde(with = "ordered_map")]
     pub seconds: Vec<(String, f64)>,
     /// Peak resident memory of the process, where the system tells it.
     pub peak_rss_bytes: Option<u64>,
@@ -145,14 +145,18 @@ pub struct MethodStats {
     pub params: Map<String, Value>,
 }
 
-/// `Vec<(u64, u64)>` as a JSON object `{"1": 10, "2": 3}` in the vector's order.
-mod numbered_map {
-    use serde::de::{Deserializer, Error};
-    use serde::ser::{SerializeMap, Serializer};
-    use serde::Deserialize;
+/// A `Vec<(K, V)>` as a JSON object in the vector's order (`{"1": 10, "2": 3}`, `{"read": 0.1}`):
+/// the keys are written with `Display` and read with `FromStr`.
+mod ordered_map {
+    use std::fmt::Display;
+    use std::str::FromStr;
 
-    pub fn serialize<S: Serializer>(
-        pairs: &[(u64, u64)],
+    use serde::de::{DeserializeOwned, Deserializer, Error};
+    use serde::ser::{SerializeMap, Serializer};
+    use serde::{Deserialize, Serialize};
+
+    pub fn serialize<K: Display, V: Serialize, S: Serializer>(
+        pairs: &[(K, V)],
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(pairs.len()))?;
@@ -162,51 +166,18 @@ mod numbered_map {
         map.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub fn deserialize<'de, K: FromStr, V: DeserializeOwned, D: Deserializer<'de>>(
         deserializer: D,
-    ) -> Result<Vec<(u64, u64)>, D::Error> {
+    ) -> Result<Vec<(K, V)>, D::Error> {
         let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
         (map.into_iter())
             .map(|(key, value)| {
-                let size = key
+                let parsed = key
                     .parse()
-                    .map_err(|_| D::Error::custom(format!("cluster size {key:?}")))?;
-                let count = value
-                    .as_u64()
-                    .ok_or_else(|| D::Error::custom(format!("count {value}")))?;
-                Ok((size, count))
-            })
-            .collect()
-    }
-}
-
-/// `Vec<(String, f64)>` as a JSON object `{"read": 0.1, ...}` in the vector's order.
-mod named_seconds {
-    use serde::de::{Deserializer, Error};
-    use serde::ser::{SerializeMap, Serializer};
-    use serde::Deserialize;
-
-    pub fn serialize<S: Serializer>(
-        pairs: &[(String, f64)],
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(pairs.len()))?;
-        for (key, value) in pairs {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<(String, f64)>, D::Error> {
-        let map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
-        (map.into_iter())
-            .map(|(key, value)| {
-                let seconds = value
-                    .as_f64()
-                    .ok_or_else(|| D::Error::custom(format!("seconds of {key}: {value}")))?;
-                Ok((key, seconds))
+                    .map_err(|_| D::Error::custom(format!("key {key:?}")))?;
+                let value = serde_json::from_value(value)
+                    .map_err(|e| D::Error::custom(format!("value of {key:?}: {e}")))?;
+                Ok((parsed, value))
             })
             .collect()
     }
