@@ -39,7 +39,9 @@
 //!
 //! # Crate features
 //!
-//! None yet; the crate always builds with jieba's embedded dictionary.
+//! - `jieba` (default): the `word` tokenizer, which segments Chinese with jieba (its
+//!   dictionary is embedded, a few MB). Without it, asking for `word` is an error naming the
+//!   parameter `tokenizer`; every other tokenizer and method works the same.
 #![deny(missing_docs)]
 
 pub mod cluster;
@@ -53,6 +55,7 @@ pub mod methods;
 pub mod minhash;
 pub mod normalize;
 pub mod registry;
+mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};

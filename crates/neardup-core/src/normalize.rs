@@ -8,7 +8,8 @@
 //! trailing space.
 //!
 //! Traditional-to-simplified conversion is character by character, with the single-character
-//! rules of zhconv (MediaWiki's conversion tables), built once per process. Phrase rules are
+//! rules of zhconv (MediaWiki's conversion tables), checked in as a table
+//! (`src/t2s_table.rs`) so that the core does not build zhconv. Phrase rules are
 //! deliberately not applied: deduplication needs the same character to become the same
 //! character in every document, so that a traditional repost and its simplified original
 //! normalise alike; a context-dependent conversion could turn one character two ways.
@@ -158,34 +159,25 @@ const T2S_FIRST: u32 = 0x3400;
 const T2S_LAST: u32 = 0x9FFF;
 
 /// The simplified form of every character from U+3400 to U+9FFF (itself when it has no
-/// single-character simplified form), from zhconv's zh-Hans rules, built on first use.
-///
-/// Built with one conversion of all the characters separated by line breaks (no rule spans a
-/// line break), a few milliseconds once per process.
+/// single-character simplified form), unpacked on first use from the checked-in pairs of
+/// [`crate::t2s_table::PAIRS`] (generated from zhconv's zh-Hans rules; a test checks them
+/// against zhconv, another regenerates them).
 fn t2s_table() -> &'static [char] {
     static TABLE: std::sync::OnceLock<Box<[char]>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
-        let originals: Vec<char> = (T2S_FIRST..=T2S_LAST)
+        let mut table: Vec<char> = (T2S_FIRST..=T2S_LAST)
             .map(|code| char::from_u32(code).unwrap_or(' '))
             .collect();
-        let mut all = String::with_capacity(originals.len() * 4);
-        for &c in &originals {
-            all.push(c);
-            all.push('\n');
+        for &(traditional, simplified) in crate::t2s_table::PAIRS {
+            let slot = (traditional - T2S_FIRST) as usize;
+            // The pairs are generated within the range and as valid scalar values.
+            if let (Some(entry), Some(simplified)) =
+                (table.get_mut(slot), char::from_u32(simplified))
+            {
+                *entry = simplified;
+            }
         }
-        let converted = zhconv::zhconv(&all, zhconv::Variant::ZhHans);
-        let lines: Vec<&str> = converted.split('\n').collect();
-        originals
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                let mut chars = lines.get(i).map_or("".chars(), |line| line.chars());
-                match (chars.next(), chars.next()) {
-                    (Some(simple), None) => simple,
-                    _ => c,
-                }
-            })
-            .collect()
+        table.into_boxed_slice()
     })
 }
 
@@ -318,18 +310,64 @@ mod tests {
         }
     }
 
-    #[test]
-    fn t2s_table_matches_converting_each_character_alone() {
-        let table = t2s_table();
+    /// The single-character zh-Hans conversions of zhconv in the table's range, as the
+    /// checked-in pairs list them.
+    fn zhconv_pairs() -> Vec<(u32, u32)> {
+        let mut pairs = Vec::new();
         for code in T2S_FIRST..=T2S_LAST {
             let c = char::from_u32(code).unwrap();
             let alone = zhconv::zhconv(&c.to_string(), zhconv::Variant::ZhHans);
-            let expected = match alone.chars().count() {
-                1 => alone.chars().next().unwrap(),
-                _ => c,
-            };
+            let mut chars = alone.chars();
+            if let (Some(simple), None) = (chars.next(), chars.next()) {
+                if simple != c {
+                    pairs.push((code, simple as u32));
+                }
+            }
+        }
+        pairs
+    }
+
+    /// The text of `src/t2s_table.rs` for `pairs`.
+    fn t2s_source(pairs: &[(u32, u32)]) -> String {
+        let mut source = String::from(
+            "//! Traditional to simplified Chinese, one character each: `(traditional, simplified)`\n\
+             //! code points from U+3400 to U+9FFF, sorted, from zhconv's zh-Hans rules (a character\n\
+             //! whose conversion is not one character is left out). Generated; do not edit. To\n\
+             //! regenerate after a zhconv update:\n\
+             //! `cargo test -p neardup-core --lib regenerate_t2s_table -- --ignored`.\n\n\
+             /// The pairs.\n\
+             #[rustfmt::skip]\n\
+             pub(crate) static PAIRS: &[(u32, u32)] = &[\n",
+        );
+        for chunk in pairs.chunks(6) {
+            source.push_str("   ");
+            for (traditional, simplified) in chunk {
+                source.push_str(&format!(" (0x{traditional:04X}, 0x{simplified:04X}),"));
+            }
+            source.push('\n');
+        }
+        source.push_str("];\n");
+        source
+    }
+
+    #[test]
+    fn t2s_table_is_what_zhconv_gives_for_each_character_alone() {
+        let pairs = zhconv_pairs();
+        assert_eq!(crate::t2s_table::PAIRS, &pairs[..]);
+        let table = t2s_table();
+        for code in T2S_FIRST..=T2S_LAST {
+            let c = char::from_u32(code).unwrap();
+            let expected = (pairs.binary_search_by_key(&code, |p| p.0))
+                .map_or(c, |i| char::from_u32(pairs[i].1).unwrap());
             assert_eq!(table[(code - T2S_FIRST) as usize], expected, "U+{code:04X}");
         }
+    }
+
+    #[test]
+    #[ignore = "writes src/t2s_table.rs; run after updating zhconv"]
+    fn regenerate_t2s_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/t2s_table.rs");
+        std::fs::write(path, t2s_source(&zhconv_pairs())).unwrap();
     }
 
     #[test]

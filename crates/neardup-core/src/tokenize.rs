@@ -169,11 +169,19 @@ impl ShinglerBuilder {
     /// Checks the parameters.
     ///
     /// # Errors
-    /// When `ngram` or `latin_ngram` is 0 or above 64.
+    /// When `ngram` or `latin_ngram` is 0 or above 64, or the `word` tokenizer is asked for
+    /// in a build without the `jieba` feature.
     pub fn build(self) -> Result<Shingler> {
         let ngram = self.ngram.unwrap_or(self.tokenizer.default_ngram());
         let latin_ngram = self.latin_ngram.unwrap_or((ngram + 2).min(64));
-        for (name, n) in [("ngram", ngram), ("latin-ngram", latin_ngram)] {
+        if self.tokenizer == Tokenizer::Word && !cfg!(feature = "jieba") {
+            return Err(Error::invalid(
+                "tokenizer",
+                "\"word\" needs the `jieba` feature of neardup-core, which this build was \
+                 compiled without",
+            ));
+        }
+        for (name, n) in [("ngram", ngram), ("latin_ngram", latin_ngram)] {
             if !(1..=64).contains(&n) {
                 return Err(Error::invalid(name, format!("{n} (expected 1 to 64)")));
             }
@@ -398,9 +406,7 @@ fn split_words<'a>(text: &'a str, push: &mut impl FnMut(&'a str)) {
         let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
         let (run, tail) = rest.split_at(end);
         if cjk {
-            for token in jieba().cut(run, true) {
-                push(token.word);
-            }
+            cut_chinese(run, push);
         } else {
             run.unicode_words().for_each(&mut *push);
         }
@@ -408,9 +414,20 @@ fn split_words<'a>(text: &'a str, push: &mut impl FnMut(&'a str)) {
     }
 }
 
-fn jieba() -> &'static jieba_rs::Jieba {
+/// Chinese words of a CJK run, by jieba.
+#[cfg(feature = "jieba")]
+fn cut_chinese<'a>(run: &'a str, push: &mut impl FnMut(&'a str)) {
     static JIEBA: OnceLock<jieba_rs::Jieba> = OnceLock::new();
-    JIEBA.get_or_init(jieba_rs::Jieba::new)
+    for token in JIEBA.get_or_init(jieba_rs::Jieba::new).cut(run, true) {
+        push(token.word);
+    }
+}
+
+/// Without jieba the `word` tokenizer is refused by [`ShinglerBuilder::build`]; a CJK run
+/// would be cut into characters.
+#[cfg(not(feature = "jieba"))]
+fn cut_chinese<'a>(run: &'a str, push: &mut impl FnMut(&'a str)) {
+    split_chars(run).for_each(push);
 }
 
 fn is_stopword(token: &str) -> bool {
@@ -510,6 +527,18 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "jieba"))]
+    fn word_needs_the_jieba_feature() {
+        let error = ShinglerBuilder::new()
+            .tokenizer(Tokenizer::Word)
+            .build()
+            .unwrap_err();
+        assert_eq!(error.parameter(), "tokenizer");
+        assert!(error.to_string().contains("`jieba` feature"), "{error}");
+    }
+
+    #[test]
+    #[cfg(feature = "jieba")]
     fn word_uses_jieba_for_chinese() {
         let words = token_count(Tokenizer::Word, "我们中出了一个叛徒 hello world");
         assert!((5..=9).contains(&words), "{words}");
