@@ -6,6 +6,8 @@ use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::Method;
 use neardup_engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::Value;
 
 fn cases() -> Vec<Value> {
@@ -119,13 +121,8 @@ fn edited_corpus() -> Vec<String> {
                 .to_owned()
         })
         .collect();
-    let mut state = 42u64;
-    let mut next = move |bound: usize| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 33) as usize) % bound.max(1)
-    };
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut next = move |bound: usize| (rng.next_u64() % bound.max(1) as u64) as usize;
     let originals = texts.clone();
     for original in originals.iter().chain(&originals) {
         let mut chars: Vec<char> = original.chars().collect();

@@ -1,6 +1,8 @@
 //! Integration tests of `neardup report`: the page of a real dedup run, escaping, the size of
 //! the page for a large run, and rendering in headless Chromium.
 
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -97,14 +99,12 @@ fn synthetic_text(seed: u64, words: usize) -> String {
         "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "be", "do", "fu", "ga", "hi", "jo", "ku",
         "pe",
     ];
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
     let mut text = String::new();
     for _ in 0..words {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        let state = rng.next_u64();
         for shift in [33, 37, 41] {
             text.push_str(SYLLABLES[(state >> shift) as usize % SYLLABLES.len()]);
         }
