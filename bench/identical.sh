@@ -41,8 +41,7 @@ for run in "${runs[@]}"; do
       fi
     done
     checked=$((checked + 1))
-    label=${run%% *}
-    echo "identical ($(wc -l < "$work/new.clusters") rows): dedup ${label#$data/} ${run#* } $setting"
+    echo "identical ($(wc -l < "$work/new.clusters") rows): dedup ${run//$data\//} $setting"
   done
 done
 echo "all $checked runs identical"
