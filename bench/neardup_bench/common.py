@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,52 +67,23 @@ def private_copy(binary: str, out_dir: str) -> str:
 
 
 def measure(cmd: list[str], record: str | None, cwd: str | None = None, env: dict | None = None,
-            stdout=None, stderr=None, preexec_fn=None, timeout: float | None = None) -> dict:
-    """Run `cmd`, time it and take its peak RSS; write the record as JSON to `record`.
-
-    wall_seconds    time.perf_counter() around process start .. exit
-    peak_rss_bytes  ru_maxrss (KiB on Linux) x 1024 of the rusage that wait4 returns for this
-                    child: its own peak or that of its largest waited-for descendant (the same
-                    number as getrusage(RUSAGE_CHILDREN) in a process with no other children)
-    returncode      the child's exit status (-9 and "timed_out": true after `timeout`)
-    """
-    t0 = time.perf_counter()
-    started = time.time()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=stdout, stderr=stderr, preexec_fn=preexec_fn)
-    timed_out = False
-    deadline = None if timeout is None else t0 + timeout
-    while True:
-        if deadline is not None:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid == 0:
-                if time.perf_counter() > deadline:
-                    proc.kill()
-                    timed_out = True
-                    pid, status, ru = os.wait4(proc.pid, 0)
-                else:
-                    time.sleep(0.01)
-                    continue
-        else:
-            pid, status, ru = os.wait4(proc.pid, 0)
-        break
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    rec = {
-        "cmd": [rel(c) if os.path.isabs(c) else c for c in cmd],
-        "returncode": proc.returncode,
-        "wall_seconds": wall,
-        "peak_rss_bytes": ru.ru_maxrss * 1024,
-        "user_seconds": ru.ru_utime,
-        "sys_seconds": ru.ru_stime,
-        "started_unix": started,
-    }
-    if timed_out:
-        rec["timed_out"] = True
-    if record:
-        with open(record, "w") as fh:
-            json.dump(rec, fh, indent=2)
-    log(f"[measure] rc={rec['returncode']} wall={wall:.2f}s rss={rec['peak_rss_bytes'] / 2**20:.0f}MB  "
-        f"{' '.join(rec['cmd'])[:120]}")
+            stdout=None, stderr=None, timeout: float | None = None, max_as: int | None = None) -> dict:
+    """Run `cmd` under `python -m neardup_bench.measure` (wall time and peak RSS of the whole
+    process; see measure.py for why it is a process of its own); write the record as JSON to
+    `record` (a temporary file when None) and return it."""
+    tmp = None
+    if record is None:
+        fd, tmp = tempfile.mkstemp(prefix="measure-", suffix=".json")
+        os.close(fd)
+    opts = (["--timeout", str(timeout)] if timeout else []) + (["--max-as", str(max_as)] if max_as else [])
+    try:
+        subprocess.run([sys.executable, "-m", "neardup_bench.measure", record or tmp, *opts, "--", *cmd], cwd=cwd,
+                       env=child_env(env), stdout=stdout, stderr=stderr)
+        with open(record or tmp) as fh:
+            rec = json.load(fh)
+    finally:
+        if tmp:
+            os.remove(tmp)
     return rec
 
 
@@ -121,6 +93,7 @@ def bench_python() -> list[str]:
 
 
 def child_env(extra: dict | None = None) -> dict:
+    """The environment of a child: this one (or `extra` on top), with bench/ on PYTHONPATH."""
     env = dict(os.environ)
     env["PYTHONPATH"] = BENCH + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if extra:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import tempfile
 
@@ -52,9 +51,6 @@ def main(args) -> int:
     os.makedirs(out, exist_ok=True)
     cap = args.mem_gb << 30
 
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
     lines = ["| binary | documents | input MB | seconds | peak RSS MB | candidate pairs | budget hits | kept |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for ln in lines:
@@ -71,7 +67,7 @@ def main(args) -> int:
                 os.remove(stats_path)
             with open(os.path.join(d, "stderr"), "w") as err:
                 rec = measure([binary, "dedup", corpus, "-o", os.path.join(d, "out.jsonl"), "--stats", stats_path,
-                               "--quiet", *args.extra], None, stderr=err, preexec_fn=limit, timeout=args.timeout)
+                               "--quiet", *args.extra], None, stderr=err, timeout=args.timeout, max_as=cap)
             if rec.get("timed_out"):
                 failure = f"timed out after {args.timeout:g} s"
                 break

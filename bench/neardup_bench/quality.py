@@ -170,7 +170,6 @@ def run_tool(n: str, out: str, name: str, tool: str, d: str, rep: int, td_ok: bo
     idarg = ["--id-field", idf] if idf else []
     m = os.path.join(d, f"measure_rep{rep}.json")
     py = bench_python()
-    env = child_env()
     # neardup rows run at neardup's defaults (auto shingles: 3 characters on CJK, 5 elsewhere;
     # Jaccard 0.4), except neardup-peer-settings, which takes the peers' settings.
     common_args = [n, "dedup", corpus, "-o", os.path.join(d, "kept.jsonl"), "--clusters", os.path.join(d, "clusters.jsonl"),
@@ -206,7 +205,7 @@ def run_tool(n: str, out: str, name: str, tool: str, d: str, rep: int, td_ok: bo
         hf = {"HF_HOME": os.path.join(wd, "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
         logf = os.path.join(d, f"textdedup_rep{rep}.log")
         with open(logf, "w") as fh:
-            rec = measure([sys.executable, "-m", "text_dedup.minhash"], m, cwd=wd, env=child_env(hf),
+            rec = measure([sys.executable, "-m", "text_dedup.minhash"], m, cwd=wd, env=hf,
                           stdout=fh, stderr=subprocess.STDOUT)
         if rec["returncode"] != 0:
             with open(logf) as fh:
@@ -221,4 +220,4 @@ def run_tool(n: str, out: str, name: str, tool: str, d: str, rep: int, td_ok: bo
         return True
     else:
         raise SystemExit(f"unknown tool {tool}")
-    return measure(cmd, m, env=env)["returncode"] == 0
+    return measure(cmd, m)["returncode"] == 0

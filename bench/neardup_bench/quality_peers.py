@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from neardup_bench import shingles as sh  # noqa: E402

@@ -26,7 +26,7 @@ import shutil
 import time
 
 from . import corpora, speed_report, truth
-from .common import (DEFAULT_OUT, bench_python, child_env, find_data, git_describe, log, machine, measure,
+from .common import (DEFAULT_OUT, bench_python, find_data, git_describe, log, machine, measure,
                      neardup_binary, rel)
 
 THRESHOLD = 0.7
@@ -90,7 +90,6 @@ def main(args) -> int:
                                       args.sample_mb)
 
     py = bench_python()
-    env = child_env()
     runs = os.path.join(out, "runs")
     for name in names:
         path = paths[name]
@@ -116,7 +115,7 @@ def main(args) -> int:
                     rec = measure(py + ["neardup_bench.peers", path, "--tool", tool, "--threshold", str(THRESHOLD),
                                         "--permutations", str(PERMS), "--ngram", str(NGRAM), "--id-field", "id",
                                         "--text-field", "text", "--out-dir", d,
-                                        "--result", os.path.join(d, "result.json")], m, env=env)
+                                        "--result", os.path.join(d, "result.json")], m)
                     if rec["returncode"] != 0:
                         raise SystemExit(f"{tool} failed on {name} (rc {rec['returncode']})")
                 else:

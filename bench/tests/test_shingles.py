@@ -23,7 +23,6 @@ The binary: $NEARDUP_BIN or target/release/neardup (no build). The data: $NEARDU
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import subprocess
 import tempfile
