@@ -37,9 +37,13 @@ class Failed(Exception):
     pass
 
 
+PASSED: list[str] = []
+
+
 def check(cond: bool, what: str) -> None:
     if not cond:
         raise Failed(what)
+    PASSED.append(what)
     print(f"  ok: {what}", flush=True)
 
 
@@ -64,10 +68,16 @@ def main(args) -> int:
     drv = [sys.executable, "-m", "neardup_bench"]
 
     def run(*cmd):
+        """One driver command; its output goes to TMP/<command>.log, printed when it fails."""
         log("bench/run " + " ".join(cmd))
-        subprocess.run(drv + list(cmd), env=env, cwd=ROOT, check=True)
+        path = os.path.join(tmp, cmd[0] + ".log")
+        with open(path, "w") as fh:
+            rc = subprocess.run(drv + list(cmd), env=env, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT).returncode
+        if rc != 0:
+            with open(path) as fh:
+                sys.stdout.write("".join(fh.readlines()[-30:]))
+            raise Failed(f"bench/run {cmd[0]} exited with {rc}")
 
-    checks = 0
     try:
         print("== speed", flush=True)
         out = os.path.join(tmp, "speed")
@@ -92,7 +102,6 @@ def main(args) -> int:
         check(zh.get("pooled_extra") == 0, "speed: the pooled zh truth has no pair the exact join lacks")
         check("Recall by edit type" in open(os.path.join(out, "results.md")).read(),
               "speed: results.md has the recall by edit type")
-        checks += 1
 
         print("== quality", flush=True)
         out = os.path.join(tmp, "quality")
@@ -113,17 +122,16 @@ def main(args) -> int:
         best = {r["tool"]: r for r in res["runs"]["zh-titles"]}
         check(best["neardup-minhash"]["precision"] >= 0.9 and best["neardup-minhash"]["recall"] >= 0.7,
               "quality: neardup-minhash on zh-titles has P >= 0.9 and R >= 0.7")
-        checks += 1
 
         print("== flood", flush=True)
         out = os.path.join(tmp, "flood")
         run("flood", "--bin", binary, "--sizes", "1000", "--reps", "1", "--out", out, "--label", "selftest")
+        print(open(os.path.join(out, "results.md")).read(), end="")
         row = open(os.path.join(out, "results.md")).read().splitlines()[-1].split("|")
         check(row[2].strip() == "1000" and row[8].strip().isdigit(), "flood: a row with its kept count")
-        checks += 1
-    except (Failed, subprocess.CalledProcessError, OSError, KeyError, StopIteration) as e:
+    except (Failed, OSError, KeyError, StopIteration, ValueError) as e:
         print(f"selftest FAILED: {e}", flush=True)
-        print(f"selftest: {result.testsRun + checks} passed, 1 failed")
+        print(f"selftest: {result.testsRun + len(PASSED)} passed, 1 failed")
         return 1
     finally:
         if args.keep:
@@ -132,5 +140,5 @@ def main(args) -> int:
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"selftest: {result.testsRun + checks} passed, 0 failed ({time.time() - t0:.0f} s)")
+    print(f"selftest: {result.testsRun + len(PASSED)} passed, 0 failed ({time.time() - t0:.0f} s)")
     return 0
