@@ -121,29 +121,29 @@ def main(args) -> int:
                 else:
                     raise SystemExit(f"unknown tool {tool} (neardup, datasketch, rensa)")
 
-    manifest = {"runs_dir": runs, "reps": args.reps, "tools": tools, "corpora": []}
+    manifest = {"runs_dir": rel(runs), "reps": args.reps, "tools": tools, "corpora": []}
     for name in names:
         path = paths[name]
         pool = sorted(glob.glob(os.path.join(runs, name, "*", "rep*", "*.candidates.tsv"))
                       + glob.glob(os.path.join(runs, name, "*", "rep*", "*.verified.tsv"))
                       + glob.glob(os.path.join(runs, name, "*", "rep*", "pairs.tsv")))
         mode = "exact" if name == "reuters" else "family"
-        entry = {"name": name, "path": rel(path), "truth": os.path.join(out, f"truth_{name}.tsv"),
-                 "truth_meta": os.path.join(out, f"truth_{name}.json")}
+        entry = {"name": name, "path": rel(path), "truth": rel(os.path.join(out, f"truth_{name}.tsv")),
+                 "truth_meta": rel(os.path.join(out, f"truth_{name}.json"))}
         log(f"truth {name} ({mode})")
         targs = [rel(path), "--mode", mode, "--threshold", str(THRESHOLD), "--ngram", str(NGRAM), "--pool", *pool,
                  "--out", entry["truth"], "--meta", entry["truth_meta"]]
         if mode == "family":
             targs += ["--families", families[name]]
-            entry["families"] = families[name]
+            entry["families"] = rel(families[name])
         run_truth(targs)
         for f in (f"truth_{name}_exact.tsv", f"truth_{name}_exact.json"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(out, f))
         if mode == "family" and not args.no_zh_exact:
             log(f"truth {name} (exact all-pairs join, for comparison)")
-            entry["truth_exact"] = os.path.join(out, f"truth_{name}_exact.tsv")
-            entry["truth_exact_meta"] = os.path.join(out, f"truth_{name}_exact.json")
+            entry["truth_exact"] = rel(os.path.join(out, f"truth_{name}_exact.tsv"))
+            entry["truth_exact_meta"] = rel(os.path.join(out, f"truth_{name}_exact.json"))
             run_truth([rel(path), "--mode", "exact", "--threshold", str(THRESHOLD), "--ngram", str(NGRAM),
                        "--pool", *pool, "--out", entry["truth_exact"], "--meta", entry["truth_exact_meta"]])
         manifest["corpora"].append(entry)
