@@ -21,13 +21,12 @@ import tempfile
 import time
 import unittest
 
-from .common import BENCH, ROOT, child_env, log, neardup_binary
+from .common import BENCH, ROOT, child_env, find_data, log, neardup_binary
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--bin", help="neardup binary (default $NEARDUP_BIN or target/release/neardup)")
-    ap.add_argument("--data", default=os.path.join("..", "shared", "data"),
-                    help="shared data folder, relative to the repository root (default ../shared/data)")
+    ap.add_argument("--data", help="shared data folder (default $NEARDUP_DATA, or ../shared/data beside the repository)")
     ap.add_argument("--sample-mb", type=float, default=0.3, help="size of each speed corpus (default 0.3)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder and print its path")
     ap.add_argument("--with-text-dedup", action="store_true", help="also run text-dedup in quality (slow)")
@@ -50,9 +49,7 @@ def check(cond: bool, what: str) -> None:
 def main(args) -> int:
     t0 = time.time()
     binary = neardup_binary(args.bin, build=False)
-    data = args.data if os.path.isabs(args.data) else os.path.normpath(os.path.join(ROOT, args.data))
-    if not os.path.isdir(data):
-        raise SystemExit(f"no shared data at {data}")
+    data = find_data(args.data)
     env = child_env({"NEARDUP_BIN": binary, "NEARDUP_DATA": data})
 
     print("== tokeniser cross-check (bench/tests)", flush=True)
