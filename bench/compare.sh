@@ -4,7 +4,7 @@
 #
 #   bash bench/compare.sh OLD_BINARY NEW_BINARY [REPS] -- DEDUP_ARGS...
 #
-# e.g. bash bench/compare.sh /tmp/old/neardup target/release/neardup 5 -- \
+# e.g. bash bench/compare.sh ../old/target/release/neardup target/release/neardup 5 -- \
 #        ../shared/data/reuters21578/bodies.jsonl --id-field id
 # Each run is `BINARY dedup DEDUP_ARGS -o TMP -q --stats TMP.json`; the sketch stage's
 # seconds come from the stats file.

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Exact-Jaccard ground truth on neardup's default shingles (bench/shingles.py).
+"""Exact-Jaccard ground truth on the shingles of `neardup --tokenizer token` (shingles.py).
 
 Two modes:
 
@@ -13,12 +12,13 @@ Two modes:
                  filter |B| >= t*|A|; every candidate is verified exactly.
                  This is exact (no sampling, no pooling).
 
-  --mode family  For the synthetic corpus (make_zh_corpus.py): every pair of
-                 documents of the same `family` whose exact Jaccard is >=
-                 threshold, PLUS every pair listed in any --pool file (pairs
-                 reported by any tool in the run) whose exact Jaccard is >=
-                 threshold.  This is a pooled truth: a cross-family pair that
-                 no tool reports is not in it.
+  --mode family  For a `neardup synth` corpus: every pair of documents of the
+                 same family (the same `cluster` in synth's truth file, given
+                 as --families) whose exact Jaccard is >= threshold, PLUS
+                 every pair listed in any --pool file (pairs reported by any
+                 tool in the run) whose exact Jaccard is >= threshold.  This
+                 is a pooled truth: a cross-family pair that no tool reports
+                 is not in it.
 
 Pool files (also accepted in exact mode, where they are only used as a
 consistency check) are TSV "a<TAB>b[<TAB>...]" with 0-based input indices.
@@ -32,25 +32,32 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import shingles as sh  # noqa: E402
+from neardup_bench import shingles as sh  # noqa: E402
 
 
-def read_docs(path, text_field="text", id_field="id", family_field=None):
-    """List of (id, text, family) for each line."""
+def read_docs(path, text_field="text", id_field="id", families=None):
+    """List of (id, text, family) for each line; family from the `families` file
+    (`neardup synth --truth`: {"id", "cluster"}) when given."""
+    fam = {}
+    if families:
+        with open(families, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    d = json.loads(line)
+                    fam[str(d["id"])] = str(d["cluster"])
     out = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
                 continue
             d = json.loads(line)
-            out.append((str(d.get(id_field)), d.get(text_field) or "", d.get(family_field) if family_field else None))
+            i = str(d.get(id_field))
+            out.append((i, d.get(text_field) or "", fam.get(i, i) if families else None))
     return out
 
 
@@ -125,7 +132,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ngram", type=int, default=5)
     ap.add_argument("--id-field", default="id")
     ap.add_argument("--text-field", default="text")
-    ap.add_argument("--family-field", default="family")
+    ap.add_argument("--families", help="family mode: `neardup synth --truth` file ({id, cluster})")
     ap.add_argument("--pool", nargs="*", default=[], help="pair TSV files reported by tools")
     ap.add_argument("--out", required=True)
     ap.add_argument("--meta", required=True)
@@ -133,15 +140,17 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     t = args.threshold
-    docs = read_docs(args.corpus, args.text_field, args.id_field, args.family_field if args.mode == "family" else None)
+    if args.mode == "family" and not args.families:
+        ap.error("--mode family needs --families")
+    docs = read_docs(args.corpus, args.text_field, args.id_field, args.families if args.mode == "family" else None)
     pool = read_pool(args.pool)
     meta = {
-        "corpus": os.path.abspath(args.corpus),
+        "corpus": args.corpus,
         "mode": args.mode,
         "threshold": t,
         "ngram": args.ngram,
         "documents": len(docs),
-        "pool_files": args.pool,
+        "pool_files": len(args.pool),
         "pool_pairs": len(pool),
     }
     truth: dict[tuple[int, int], float] = {}

@@ -1,23 +1,18 @@
-#!/usr/bin/env python3
-"""Score and tabulate a bench/run.sh run.
+"""Scoring and tables of `speed` (formerly bench/evaluate.py).
 
-Subcommands:
-  neardup-pairs CORPUS PAIRS.jsonl OUT.tsv [--id-field id]
-      map neardup's {"a": id, "b": id, "similarity": s} rows to input
-      indices ("a<TAB>b<TAB>s", a < b), for pooling and scoring.
-  report --manifest bench/out/manifest.json --out results.md --json results.json
-      read every run under the manifest's run directories, score each tool's
-      predicted pairs against the corpus's truth file, and print the table.
+- `neardup_pairs(corpus, pairs_jsonl, out_tsv)`: neardup's {"a": id, "b": id, "similarity"}
+  rows as input indices ("a<TAB>b<TAB>s", a < b), for pooling and scoring.
+- `report(manifest, out_md, out_json)`: reads every run under the manifest's run directory,
+  scores each tool's predicted pairs against the corpus's truth file, writes the tables.
 
-Layout read by `report` (written by run.sh):
-  <runs>/<corpus>/<tool>/rep<k>/measure.json   wall seconds + peak RSS (measure.py)
-  neardup:    stats.json, pairs.tsv (from neardup-pairs)
+Layout read by `report` (written by speed.py):
+  <runs>/<corpus>/<tool>/rep<k>/measure.json   wall seconds + peak RSS (common.measure)
+  neardup:    stats.json, pairs.tsv (from neardup_pairs)
   datasketch/rensa: result.json, <tool>.candidates.tsv, <tool>.verified.tsv
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -38,12 +33,12 @@ def load_ids(corpus: str, id_field: str) -> dict[str, int]:
     return ids
 
 
-def cmd_neardup_pairs(args) -> int:
-    ids = load_ids(args.corpus, args.id_field)
+def neardup_pairs(corpus: str, pairs: str, out: str, id_field: str = "id") -> int:
+    ids = load_ids(corpus, id_field)
     n = 0
     unknown = 0
     rows = {}
-    with open(args.pairs, encoding="utf-8") as fh:
+    with open(pairs, encoding="utf-8") as fh:
         for line in fh:
             if not line.strip():
                 continue
@@ -58,7 +53,7 @@ def cmd_neardup_pairs(args) -> int:
                 a, b = b, a
             rows[(a, b)] = d.get("similarity", "")
             n += 1
-    with open(args.out, "w") as fh:
+    with open(out, "w") as fh:
         for (a, b), s in sorted(rows.items()):
             fh.write(f"{a}\t{b}\t{s}\n")
     if unknown:
@@ -107,32 +102,41 @@ def load_json(p):
 
 
 def edit_breakdown(man, rows_preds) -> str:
-    """Recall per edit type on the synthetic corpus: a true pair is labelled by
-    the first edit of its non-base member ("variant/variant" when both are
-    variants, "cross-family" when the families differ)."""
+    """Recall per edit type on a `neardup synth` corpus: a true pair is labelled by the
+    category (synth's edits) of its copy when the other member is the original, "two edits"
+    when that copy has two, "variant/variant" when both are copies, "hard negative" when one
+    is a hard negative of the other's source, "cross-family" when the sources differ."""
     out = []
     for c in man["corpora"]:
+        if not c.get("families"):
+            continue
+        cl, cat = {}, {}
+        with open(c["families"], encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    d = json.loads(line)
+                    cl[str(d["id"])] = str(d["cluster"])
+                    cat[str(d["id"])] = d.get("category") or ""
         fam, edit = [], []
         with open(c["path"], encoding="utf-8") as fh:
             for line in fh:
                 if not line.strip():
                     continue
-                d = json.loads(line)
-                fam.append(d.get("family"))
-                edit.append(d.get("edit"))
-        if not fam or fam[0] is None:
-            continue
+                i = str(json.loads(line).get("id"))
+                fam.append(cl.get(i, i))
+                edit.append(cat.get(i, ""))
         truth = read_pairs(c["truth"])
 
         def label(a, b):
             if fam[a] != fam[b]:
+                if "hard_negative" in (edit[a], edit[b]):
+                    return "hard negative"
                 return "cross-family"
             ea, eb = edit[a], edit[b]
-            if ea != "base" and eb != "base":
+            if ea != "original" and eb != "original":
                 return "variant/variant"
-            e = eb if ea == "base" else ea
-            e = e.split(":")[0] if "+" not in e else "two edits"
-            return e
+            e = eb if ea == "original" else ea
+            return "two edits" if "+" in e else e
 
         # all within-family pairs, to show how many fell below the threshold
         members: dict = {}
@@ -160,8 +164,8 @@ def edit_breakdown(man, rows_preds) -> str:
     return "\n".join(out)
 
 
-def cmd_report(args) -> int:
-    man = load_json(args.manifest)
+def report(manifest: str, out_md: str, out_json: str) -> str:
+    man = load_json(manifest)
     rows = []
     extra = []
     rows_preds = {}  # (corpus, tool label) -> predicted pair set
@@ -333,7 +337,7 @@ def cmd_report(args) -> int:
     md.append("\n### neardup self-reported stats (STATS.json, median over runs)\n")
     md.append(neardup_extra)
     if breakdown:
-        md.append("\n### Recall by edit type (synthetic Chinese corpus)\n")
+        md.append("\n### Recall by edit type (`neardup synth` Chinese corpus)\n")
         md.append(breakdown)
     md.append("\n### Ground truth\n")
     md.append("\n".join(truth_lines))
@@ -345,36 +349,15 @@ def cmd_report(args) -> int:
             p, r, f = x["exact"]
             md.append(f"| {x['tool']} | {x['variant']} | {x['corpus']} | {p:.4f} | {r:.4f} | {f:.4f} |")
     text = "\n".join(md) + "\n"
-    with open(args.out, "w") as fh:
+    with open(out_md, "w") as fh:
         fh.write(text)
-    with open(args.json, "w") as fh:
+    with open(out_json, "w") as fh:
         json.dump({"rows": rows, "neardup_stats": extra, "manifest": man}, fh, indent=2, default=str)
-    print(text)
-    return 0
+    return text
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("neardup-pairs")
-    a.add_argument("corpus")
-    a.add_argument("pairs")
-    a.add_argument("out")
-    a.add_argument("--id-field", default="id")
-    b = sub.add_parser("report")
-    b.add_argument("--manifest", required=True)
-    b.add_argument("--out", required=True)
-    b.add_argument("--json", required=True)
-    sub.add_parser("versions")
-    args = ap.parse_args(argv)
-    if args.cmd == "versions":
-        from importlib.metadata import version
+def versions() -> str:
+    from importlib.metadata import version
 
-        print(f"CPython {sys.version.split()[0]}, datasketch {version('datasketch')}, rensa {version('rensa')}, "
-              f"numpy {version('numpy')}")
-        return 0
-    return cmd_neardup_pairs(args) if args.cmd == "neardup-pairs" else cmd_report(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return (f"CPython {sys.version.split()[0]}, datasketch {version('datasketch')}, rensa {version('rensa')}, "
+            f"numpy {version('numpy')}")

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
-"""Tables for bench/quality.sh: reads bench/out/quality, writes results.md and results.json,
+"""Tables of `quality`: reads its output folder, writes results.md and results.json,
 and puts the same text into BENCHMARKS.md as the section SECTION (replacing an earlier
 copy of that section, or appending it).
 
-usage: quality_report.py OUT_DIR [--benchmarks BENCHMARKS.md] [--notes bench/quality_notes.md]
+usage: main([OUT_DIR, "--benchmarks", BENCHMARKS.md, "--notes", quality_notes.md])
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ TOOL_INFO = {
     "text-dedup": "text-dedup 0.4.1 CLI `python -m text_dedup.minhash` (config.toml), its own tokeniser (split on \\W) "
                   "and defaults; `ngram_size` 5, threshold 0.7, 128 permutations; `check_false_positive` false (its default)",
     "text-dedup-verified": "same with `check_false_positive = true` (candidates in a cluster checked by exact Jaccard)",
-    "datasketch-auto": "datasketch as above, given neardup's default shingles and threshold instead (`bench/shingles.py` "
+    "datasketch-auto": "datasketch as above, given neardup's default shingles and threshold instead (`shingles.py` "
                        "`auto_shingles`: 3 characters on CJK, 5 elsewhere; threshold 0.4), no verification",
     "rensa-auto": "rensa as above, given neardup's default shingles and threshold (0.4), no verification",
 }
@@ -232,10 +231,9 @@ def sohu_table(recs):
 
 def false_pair_sources(out, corpus, recs, threshold):
     """For a synth corpus: each tool's false pairs, and how many of them join documents of two
-    sources whose own shingle Jaccard (bench/shingles.py, 5-token) is >= threshold, i.e. real
+    sources whose own shingle Jaccard (shingles.py, 5-token) is >= threshold, i.e. real
     near-duplicates among the source texts that the synth truth keeps apart."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import shingles as sh
+    from neardup_bench import shingles as sh
 
     cdir = os.path.join(out, "corpora", corpus)
     truth, text = {}, {}
@@ -321,11 +319,11 @@ def main(argv=None) -> int:
               "data and on `neardup synth` corpora made from it, Chinese and English. Every tool writes one "
               "`{\"id\",\"cluster\"}` row per document and `neardup eval` scores all of them the same way.")
     md.append("")
-    md.append(f"- **Command:** `{meta.get('command', 'bash bench/quality.sh')}` (from the repository root). "
+    md.append(f"- **Command:** `{meta.get('command', 'bench/run quality')}`. "
               f"The whole run took **{meta.get('seconds_before_report', 0)} s** "
               f"(about {round(meta.get('seconds_before_report', 0) / 60)} min), of which {meta.get('seconds_setup', '?')} s "
-              "were the cargo build and the Python environments (a no-op build and existing environments take seconds; "
-              "a fresh machine needs about 1.5 min for the environments plus the build).")
+              "were the cargo build (a no-op build takes seconds); `bench/run` makes the Python environment "
+              "`bench/.venv` before that (about 1.5 min on a fresh machine, seconds when it exists).")
     md.append(f"- **Date:** {meta.get('date')}. **Code:** git commit {meta.get('git')}; `{meta.get('neardup')}`, {meta.get('rustc')}.")
     md.append(f"- **Machine:** {meta.get('cpu')} (lscpu model name), `nproc` = {meta.get('nproc')}; `free -g`:")
     md.append("")
@@ -333,47 +331,33 @@ def main(argv=None) -> int:
     md.append(meta.get("free_g", ""))
     md.append("```")
     md.append("")
-    md.append(f"- **Python:** {meta.get('python311')} for datasketch "
-              f"{freeze_version(os.path.join(env, 'py311.freeze'), 'datasketch')}, rensa "
-              f"{freeze_version(os.path.join(env, 'py311.freeze'), 'rensa')}, gaoya "
-              f"{freeze_version(os.path.join(env, 'py311.freeze'), 'gaoya')}, simhash "
-              f"{freeze_version(os.path.join(env, 'py311.freeze'), 'simhash')} (numpy "
-              f"{freeze_version(os.path.join(env, 'py311.freeze'), 'numpy')}), in `bench/out/venv-quality`.")
-    td_311 = read_text(os.path.join(env, "textdedup-py311.status")).strip()
-    td_311_err = [ln for ln in read_text(os.path.join(env, "textdedup-py311.log")).splitlines() if ln.startswith("ERROR")]
-    td_312 = read_text(os.path.join(env, "textdedup-py312.status")).strip()
-    fz = os.path.join(env, "textdedup-py312.freeze")
-    md.append("- **text-dedup:**")
-    if td_311 == "refused":
-        md.append("  - pip refuses `text-dedup==0.4.1` on Python 3.11 (`pip install --dry-run --no-deps text-dedup==0.4.1`; the first line is the reason):")
-        md.append("    ```")
-        for ln in td_311_err:
-            md.append("    " + ln)
-        md.append("    ```")
+    fz = os.path.join(env, "python.freeze")
+    md.append(f"- **Python:** {meta.get('python')} (`bench/.venv`, from `bench/requirements.txt`) for datasketch "
+              f"{freeze_version(fz, 'datasketch')}, rensa {freeze_version(fz, 'rensa')}, gaoya "
+              f"{freeze_version(fz, 'gaoya')}, simhash {freeze_version(fz, 'simhash')} (numpy "
+              f"{freeze_version(fz, 'numpy')}).")
+    td = read_text(os.path.join(env, "textdedup.status")).strip()
+    if td.startswith("ok"):
+        md.append(f"- **text-dedup:** {freeze_version(fz, 'text-dedup')} in the same environment (it requires "
+                  f"Python >= 3.12), with datasets {freeze_version(fz, 'datasets')}, polars "
+                  f"{freeze_version(fz, 'polars')}. (text-dedup 0.4.0, the newest release pip accepts on 3.11, has a "
+                  "different command line (click options instead of config.toml) and is not run.)")
     else:
-        md.append(f"  - `text-dedup==0.4.1` on Python 3.11: {td_311}.")
-    if td_312.startswith("ok"):
-        md.append(f"  - It **does run** here with a Python 3.12 that this machine also has (pyenv): {td_312.split('(')[0].strip()[3:]}, "
-                  f"in `bench/out/venv-quality-py312`, with text-dedup {freeze_version(fz, 'text-dedup')}, "
-                  f"datasets {freeze_version(fz, 'datasets')}, polars {freeze_version(fz, 'polars')}. "
-                  "A fresh machine without Python 3.12 skips the text-dedup rows and says so here. "
-                  "(text-dedup 0.4.0, the newest release pip accepts on 3.11, has a different command line (click options "
-                  "instead of config.toml) and is not run.)")
-    else:
-        md.append(f"  - Not run: {td_312}. The text-dedup rows are absent.")
+        md.append(f"- **text-dedup:** {td}. The text-dedup rows are absent.")
     md.append(f"- **Settings:** the peers run at threshold {meta.get('threshold')}, {meta.get('permutations')} permutations, "
               f"{meta.get('ngram')}-token shingles where the tool takes shingles (datasketch, rensa and gaoya get the "
-              "shingles of `neardup --tokenizer token` from `bench/shingles.py`: NFKC, lowercase, punctuation to spaces, "
+              "shingles of `neardup --tokenizer token` from `bench/neardup_bench/shingles.py`, checked against the binary by "
+              "`bench/tests/test_shingles.py`: NFKC, lowercase, punctuation to spaces, "
               "one token per CJK character, one per word otherwise); simhash and text-dedup tokenise the text themselves. "
               "The `neardup-*` rows run at neardup's own defaults (Jaccard 0.4 on `auto` character shingles), "
               "`neardup-peer-settings` at the peers' settings, and `datasketch-auto` / `rensa-auto` give the peers "
               "neardup's default shingles and threshold, so both differences (shingles, verification) can be read off. "
               "neardup runs with `--threads 2`; gaoya's bulk calls and text-dedup use both cores too.")
-    md.append(f"- **Timing:** wall seconds and peak RSS from `bench/measure.py` around the whole process "
+    md.append(f"- **Timing:** wall seconds and peak RSS (`measure` in `bench/neardup_bench/common.py`) around the whole process "
               f"(interpreter start, imports, reading, clustering, writing the clusters), median of {meta.get('reps')} runs "
               f"(text-dedup: {meta.get('td_reps', meta.get('reps'))} run{'s' if meta.get('td_reps', 1) != 1 else ''} each, "
               "because each takes 10-30 s). "
-              "Peak RSS is `getrusage(RUSAGE_CHILDREN).ru_maxrss`: for text-dedup, which forks worker processes, it is the "
+              "Peak RSS is the `ru_maxrss` that `wait4` returns for the process: for text-dedup, which forks worker processes, it is the "
               "largest single process, not their sum. The machine is shared and noisy, so small differences in seconds mean little.")
     md.append("")
 
@@ -420,7 +404,7 @@ def main(argv=None) -> int:
               "0.05), and 5% get a hard negative (same opening, other text). "
               "**Distinct sources:** synth assumes its sources are distinct, and real corpora are not (Reuters repeats "
               "stories with small updates; headlines repeat), which would make the truth call true duplicates false "
-              "positives. So the sources are thinned first (`distinct_sources` in `bench/quality.sh`): neardup clusters "
+              "positives. So the sources are thinned first (`distinct_sources` in `bench/neardup_bench/corpora.py`): neardup clusters "
               "them with a deliberately loose rule (`--tokenizer char --ngram 4 --threshold 0.3 --cluster connected`, "
               "far below any setting scored here) and only the first record of each cluster is kept"
               + "".join(f"; {c}: {a:,} records -> {k:,} sources" for c, (a, k) in thinned.items())
@@ -564,15 +548,15 @@ def main(argv=None) -> int:
 
     md.append("### Files")
     md.append("")
-    md.append("- `bench/quality.sh`: the whole comparison. Options: `--reps N` (default 3), `--td-reps N` (default 1), `--zh-titles-limit N`, "
-              "`--en-limit N`, `--corpora \"...\"`, `--tools \"...\"`; `PYTHON312=/path/to/python3.12` picks the "
-              "interpreter for text-dedup.")
-    md.append("- `bench/quality_peers.py`: datasketch, rensa, gaoya and simhash to a clusters file.")
-    md.append("- `bench/quality_textdedup.py`: text-dedup's config.toml and its clusters.pickle to a clusters file.")
-    md.append("- `bench/quality_data.py`: the Sohu and Clough-Stevenson inputs and truth.")
-    md.append("- `bench/quality_report.py`: these tables; `bench/quality_notes.md`: the reading of the results.")
+    md.append("- `bench/run quality`: the whole comparison. Options: `--reps N` (default 3), `--td-reps N` (default 1), "
+              "`--zh-titles-limit N`, `--en-limit N`, `--corpora \"...\"`, `--tools \"...\"`, `--bin PATH`, "
+              "`--no-benchmarks`; `NEARDUP_BENCH_PYTHON=...` picks the interpreter of `bench/.venv`.")
+    md.append("- `bench/neardup_bench/`: `quality.py` (the run), `quality_peers.py` (datasketch, rensa, gaoya and simhash "
+              "to a clusters file), `textdedup.py` (text-dedup's config.toml and its clusters.pickle to a clusters file), "
+              "`corpora.py` (the Sohu and Clough-Stevenson inputs and truth, the synth sources), `quality_report.py` "
+              "(these tables), `quality_notes.md` (the reading of the results).")
     md.append("- Outputs in `bench/out/quality/` (git-ignored): `results.md`, `results.json`, `corpora/<corpus>/`, "
-              "`runs/<corpus>/<tool>/` (clusters.jsonl, eval.json, measure_rep*.json), `env/` (pip logs, versions), `run.log`.")
+              "`runs/<corpus>/<tool>/` (clusters.jsonl, eval.json, measure_rep*.json), `env/` (the binary, versions), `run.log`.")
     text = "\n".join(md).rstrip() + "\n"
 
     with open(os.path.join(out, "results.md"), "w") as fh:

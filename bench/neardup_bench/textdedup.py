@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
-"""text-dedup (PyPI `text-dedup`, 0.4.1, Python 3.12+) for bench/quality.sh.
+"""text-dedup (PyPI `text-dedup`, 0.4.1, Python 3.12+) for `quality`.
 
 text-dedup 0.4.1 is driven by a `config.toml` in the working directory
 (`python -m text_dedup.minhash`); this helper writes that file and turns its
 output into a clusters file.  The timed command is text-dedup's own CLI only.
 
-  quality_textdedup.py prepare CORPUS.jsonl WORKDIR [--check-false-positive]
+  python -m neardup_bench.textdedup prepare CORPUS.jsonl WORKDIR [--check-false-positive]
         [--threshold 0.7] [--permutations 128] [--ngram 5]
       writes WORKDIR/config.toml: local JSON input (HF `datasets` json loader),
       MinHash with text-dedup's own tokenisation (lowercase, split on \\W, n-grams of
@@ -13,7 +12,7 @@ output into a clusters file.  The timed command is text-dedup's own CLI only.
       optimal_param, min_length 5 tokens, xxh3 hashes, seed 42, num_proc = cores,
       check_false_positive false unless --check-false-positive); output to
       WORKDIR/out with save_clusters = true.
-  quality_textdedup.py convert CORPUS.jsonl WORKDIR CLUSTERS.jsonl INFO.json [--id-field id]
+  python -m neardup_bench.textdedup convert CORPUS.jsonl WORKDIR CLUSTERS.jsonl INFO.json [--id-field id]
       reads WORKDIR/out/clusters.pickle ({row index: cluster} for every document
       text-dedup put into a duplicate cluster) and writes one {"id","cluster"} row per
       input document (cluster = id of the cluster's first document; documents not in
@@ -36,33 +35,38 @@ def toml_str(s: str) -> str:
 
 
 def prepare(args) -> int:
-    os.makedirs(args.workdir, exist_ok=True)
+    prepare_config(args.corpus, args.workdir, args.check_false_positive, args.threshold, args.permutations, args.ngram)
+    return 0
+
+
+def prepare_config(corpus: str, workdir: str, check_false_positive: bool, threshold: float, permutations: int,
+                   ngram: int) -> None:
+    os.makedirs(workdir, exist_ok=True)
     cfg = f"""[input]
 input_type = "local_files"
 file_type = "json"
 
 [input.read_arguments]
 path = "json"
-data_files = {toml_str(os.path.abspath(args.corpus))}
+data_files = {toml_str(os.path.abspath(corpus))}
 split = "train"
 
 [algorithm]
 algorithm_name = "minhash"
 text_column = "text"
-num_perm = {args.permutations}
-threshold = {args.threshold}
-ngram_size = {args.ngram}
-check_false_positive = {"true" if args.check_false_positive else "false"}
+num_perm = {permutations}
+threshold = {threshold}
+ngram_size = {ngram}
+check_false_positive = {"true" if check_false_positive else "false"}
 
 [output]
-output_dir = {toml_str(os.path.join(os.path.abspath(args.workdir), "out"))}
+output_dir = {toml_str(os.path.join(os.path.abspath(workdir), "out"))}
 save_clusters = true
 
 [debug]
 """
-    with open(os.path.join(args.workdir, "config.toml"), "w") as fh:
+    with open(os.path.join(workdir, "config.toml"), "w") as fh:
         fh.write(cfg)
-    return 0
 
 
 def convert(args) -> int:

@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
-"""Cluster a JSONL corpus with a Python near-duplicate library; write a clusters file.
+"""Cluster a JSONL corpus with a Python near-duplicate library; write a clusters file (the
+timed child process of `quality`).
 
-usage: quality_peers.py CORPUS.jsonl --tool datasketch|rensa|gaoya|simhash
+usage: python -m neardup_bench.quality_peers CORPUS.jsonl --tool datasketch|rensa|gaoya|simhash
                         --clusters CLUSTERS.jsonl [--id-field id] [--text-field text]
                         [--threshold 0.7] [--permutations 128] [--ngram 5] [--simhash-k 3]
 
@@ -18,7 +18,7 @@ How each library is used (the usual way, as its documentation shows it):
               and union-find joins it with every LSH result.  No verification.
   rensa       RMinHash(128, seed 1) of the shingles; RMinHashLSH(0.7, 128, 16 bands):
               rensa needs num_perm % bands == 0, 16 x 8 is the divisible split whose
-              S-curve midpoint is nearest 0.7 (as in bench/peers.py).  Union-find over
+              S-curve midpoint is nearest 0.7 (as in peers.py).  Union-find over
               query results.  No verification.
   gaoya       MinHashStringIndex(hash_size 32, jaccard_threshold 0.7, num_hashes 128):
               gaoya picks its own banding (32 x 4 at 0.7) and its query keeps only
@@ -29,8 +29,10 @@ How each library is used (the usual way, as its documentation shows it):
               (lowercased word characters, 4-character sliding windows, 64 bits);
               SimhashIndex(objs, k=3); every document is queried with
               get_near_dups and union-find joins the results.
-datasketch, rensa and gaoya see the shingles of bench/shingles.py (neardup's
-default normalisation and `auto` 5-token shingles); simhash tokenises itself.
+datasketch, rensa and gaoya see the shingles of shingles.py (neardup's normalisation and
+`--tokenizer token` 5-token shingles, or with --shingles auto its `auto` character
+shingles; both checked against the binary by bench/tests/test_shingles.py); simhash
+tokenises itself.
 A document without shingles is never inserted (it stays a singleton).
 """
 
@@ -38,11 +40,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import shingles as sh  # noqa: E402
+from neardup_bench import shingles as sh  # noqa: E402
 
 
 class UnionFind:
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--permutations", type=int, default=128)
     ap.add_argument("--ngram", type=int, default=5)
     ap.add_argument("--shingles", choices=["token", "auto"], default="token",
-                    help="token: n-token shingles (bench/shingles.py); auto: neardup's default "
+                    help="token: n-token shingles (shingles.py); auto: neardup's default "
                          "character shingles (--ngram on CJK, --ngram + 2 elsewhere)")
     ap.add_argument("--simhash-k", type=int, default=3)
     ap.add_argument("--info", help="write the tool's parameters here (JSON)")

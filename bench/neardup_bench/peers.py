@@ -1,7 +1,8 @@
-#!/usr/bin/env python3
-"""Run a Python MinHash-LSH peer (datasketch or rensa) on a JSONL corpus.
+"""Run a Python MinHash-LSH peer (datasketch or rensa) on a JSONL corpus: the timed child
+process of `speed` (`python -m neardup_bench.peers CORPUS --tool ...`).
 
-The shingles are identical to neardup's defaults (see bench/shingles.py).
+The shingles are those of `neardup --tokenizer token` (neardup_bench/shingles.py, checked
+against the binary by bench/tests/test_shingles.py).
 Everything is timed from process start: reading the file, tokenising and
 shingling in Python, building one MinHash signature per non-empty document,
 inserting it into the LSH index (key = input index), then querying every
@@ -34,8 +35,7 @@ import time
 
 T_START = time.perf_counter()
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import shingles as sh  # noqa: E402
+from neardup_bench import shingles as sh  # noqa: E402
 
 
 def maxrss_bytes() -> int:
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
 
     result = {
         "tool": args.tool,
-        "corpus": os.path.abspath(args.corpus),
+        "corpus": args.corpus,
         "documents": n_docs,
         "nonempty_documents": n_nonempty,
         "bytes_in": os.path.getsize(args.corpus),

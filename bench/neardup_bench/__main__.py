@@ -1,0 +1,43 @@
+"""python -m neardup_bench {speed,quality,flood,selftest} [OPTIONS] (see bench/run)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from . import flood, quality, selftest, speed
+from .common import ROOT
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name, mod, help_ in (
+        ("speed", speed, "neardup vs datasketch and rensa: time, memory, exact truth, P/R/F1"),
+        ("quality", quality, "neardup's methods vs the peers on synth and labelled corpora (P, R, F1, ARI)"),
+        ("flood", flood, "template floods: time and memory under a memory cap and a timeout"),
+        ("selftest", selftest, "the driver end to end on a few hundred lines, and the tokeniser cross-check"),
+    ):
+        p = sub.add_parser(name, help=help_, description=mod.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+    args = ap.parse_args(argv)
+    # Paths given on the command line are relative to where the driver was started; after
+    # that everything runs from the repository root, so that reports name paths from there.
+    for key in ("bin", "data", "out"):
+        if getattr(args, key, None):
+            setattr(args, key, os.path.abspath(getattr(args, key)))
+    os.chdir(ROOT)
+    if args.cmd == "speed":
+        return speed.main(args)
+    if args.cmd == "quality":
+        return quality.main(args, argv[1:])
+    if args.cmd == "flood":
+        return flood.main(args)
+    return selftest.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
