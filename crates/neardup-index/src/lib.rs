@@ -44,10 +44,12 @@
 #![deny(missing_docs)]
 
 mod generators;
+mod hamming;
 mod key_table;
 mod online;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
+pub use hamming::{HammingError, HammingIndex};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{
