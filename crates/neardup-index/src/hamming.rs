@@ -390,25 +390,46 @@ impl HammingIndex {
     /// stored before `b` (insertion order, renumbered by merges only among survivors), each
     /// pair once, sorted.
     ///
+    /// A batch join does not probe: it cuts the bits into `k + 1` blocks (radius 0, Manku's
+    /// tables), sorts the live slots by each block's value, and compares the members of each
+    /// bucket; a pair is kept by the first block on which the two agree. The work is the
+    /// number of same-bucket pairs, which for random fingerprints of `n` is about
+    /// `(k + 1) n^2 / 2^(64 / (k + 1) + 1)`.
+    ///
     /// # Errors
     /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
     pub fn self_join(&self, k: u32) -> Result<Vec<(u64, u64, u32)>, HammingError> {
         self.check(k)?;
-        let mut pairs: Vec<(u32, u32, u32)> = (0..self.ids.len() as u32)
-            .into_par_iter()
+        let blocks = layout((k + 1).min(64));
+        let live: Vec<u32> = (0..self.ids.len() as u32)
             .filter(|&slot| self.live[slot as usize])
-            .flat_map_iter(|slot| {
-                let mut partners = Vec::new();
-                self.probe(
-                    self.fingerprints[slot as usize],
-                    k,
-                    &mut |other, distance| {
-                        if other < slot {
-                            partners.push((other, slot, distance));
+            .collect();
+        let fingerprints = &self.fingerprints;
+        let first_equal = |a: u64, b: u64| {
+            (blocks.iter())
+                .position(|block| block.value(a) == block.value(b))
+                .unwrap_or(usize::MAX)
+        };
+        let mut pairs: Vec<(u32, u32, u32)> = (blocks.par_iter().enumerate())
+            .flat_map_iter(|(index, &block)| {
+                let mut entries: Vec<(u64, u32)> = (live.iter())
+                    .map(|&slot| (block.value(fingerprints[slot as usize]), slot))
+                    .collect();
+                entries.sort_unstable();
+                let mut found = Vec::new();
+                for bucket in entries.chunk_by(|x, y| x.0 == y.0) {
+                    for (i, &(_, a)) in bucket.iter().enumerate() {
+                        let fa = fingerprints[a as usize];
+                        for &(_, b) in &bucket[i + 1..] {
+                            let fb = fingerprints[b as usize];
+                            let distance = (fa ^ fb).count_ones();
+                            if distance <= k && first_equal(fa, fb) == index {
+                                found.push((a, b, distance));
+                            }
                         }
-                    },
-                );
-                partners
+                    }
+                }
+                found
             })
             .collect();
         pairs.par_sort_unstable();
