@@ -55,6 +55,7 @@ pub mod methods;
 pub mod minhash;
 pub mod normalize;
 pub mod registry;
+pub mod simhash;
 mod t2s_table;
 pub mod tokenize;
 
