@@ -269,30 +269,40 @@ impl Shingler {
 /// One pass over the characters: the characters of a non-CJK word go into the run as they
 /// come, and come out again if the word is a stopword once it ends (at a space, a CJK
 /// character or the end of the text).
-fn for_each_script_run(text: &str, stopwords: bool, mut emit: impl FnMut(bool, &[u64])) {
+fn for_each_script_run(text: &str, stopwords: bool, emit: impl FnMut(bool, &[u64])) {
+    // Compiled once per case, so that the common one pays nothing for the stopword checks.
+    if stopwords {
+        script_runs::<true>(text, emit);
+    } else {
+        script_runs::<false>(text, emit);
+    }
+}
+
+/// [`for_each_script_run`] for a fixed `STOPWORDS`.
+fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u64])) {
     let mut run: Vec<u64> = Vec::with_capacity(text.len() / 2);
     let mut run_cjk = false;
-    // With `stopwords`: the non-CJK word being read, as its start in `text` and in `run`.
+    // With `STOPWORDS`: the non-CJK word being read, as its start in `text` and in `run`.
     let mut word: Option<(usize, usize)> = None;
     for (at, c) in text.char_indices() {
-        let cjk = is_cjk(c);
-        if c == ' ' || cjk {
+        let cjk = c != ' ' && is_cjk(c);
+        if STOPWORDS && (c == ' ' || cjk) {
             if let Some((start, mark)) = word.take() {
                 drop_stopword(&mut run, &text[start..at], mark);
             }
-            if c == ' ' {
-                continue;
-            }
+        }
+        if c == ' ' {
+            continue;
         }
         if cjk != run_cjk && !run.is_empty() {
             emit(run_cjk, &run);
             run.clear();
         }
         run_cjk = cjk;
-        if stopwords && !cjk && word.is_none() {
+        if STOPWORDS && !cjk && word.is_none() {
             word = Some((at, run.len()));
         }
-        if !(stopwords && cjk && is_stopword(&text[at..at + c.len_utf8()])) {
+        if !(STOPWORDS && cjk && is_stopword(&text[at..at + c.len_utf8()])) {
             run.push(char_hash(c));
         }
     }
@@ -543,7 +553,7 @@ mod tests {
     }
 
     /// The runs of [`for_each_script_run`].
-    fn script_runs(text: &str, stopwords: bool) -> Vec<(bool, Vec<u64>)> {
+    fn collected_runs(text: &str, stopwords: bool) -> Vec<(bool, Vec<u64>)> {
         let mut runs = Vec::new();
         for_each_script_run(text, stopwords, |cjk, run| runs.push((cjk, run.to_vec())));
         runs
@@ -596,7 +606,7 @@ mod tests {
         ) {
             let text = pieces.concat();
             proptest::prop_assert_eq!(
-                script_runs(&text, stopwords),
+                collected_runs(&text, stopwords),
                 script_runs_by_pieces(&text, stopwords)
             );
         }
