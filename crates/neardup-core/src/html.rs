@@ -264,6 +264,20 @@ mod tests {
     }
 
     #[test]
+    fn tag_names_match_in_any_case() {
+        assert_eq!(
+            words("a<SCRIPT>x</script>b<Style>p { }</sTyLe>c<ScRiPt src=y>z</SCRIPT >d"),
+            ["a", "b", "c", "d"]
+        );
+        assert_eq!(
+            words("a<!DOCTYPE html>b<P Class=x>c</P>d<!-- X -->e&#X4E2D;"),
+            ["a", "b", "c", "d", "e中"]
+        );
+        // Only the closing tag of the same raw-text element ends it, whatever its case.
+        assert_eq!(words("a<STYLE>x</SCRIPT>y</Style>b"), ["a", "b"]);
+    }
+
+    #[test]
     fn unclosed_markup_and_unknown_entities_are_text() {
         assert_eq!(strip_html("a < b &foo; c"), "a < b &foo; c");
         assert_eq!(strip_html("x <!-- never closed"), "x  ");

@@ -265,52 +265,60 @@ impl Shingler {
 /// Calls `emit(is_cjk, character_hashes)` for every maximal run of CJK or of other
 /// non-space characters of `text`; spaces neither end a run nor count. With `stopwords`,
 /// stopword words (non-CJK) and stopword characters (CJK) are left out without ending the run.
-fn for_each_script_run(text: &str, stopwords: bool, mut emit: impl FnMut(bool, &[u64])) {
+///
+/// One pass over the characters: the characters of a non-CJK word go into the run as they
+/// come, and come out again if the word is a stopword once it ends (at a space, a CJK
+/// character or the end of the text).
+fn for_each_script_run(text: &str, stopwords: bool, emit: impl FnMut(bool, &[u64])) {
+    // Compiled once per case, so that the common one pays nothing for the stopword checks.
+    if stopwords {
+        script_runs::<true>(text, emit);
+    } else {
+        script_runs::<false>(text, emit);
+    }
+}
+
+/// [`for_each_script_run`] for a fixed `STOPWORDS`.
+fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u64])) {
     let mut run: Vec<u64> = Vec::with_capacity(text.len() / 2);
     let mut run_cjk = false;
-    if !stopwords {
-        for c in text.chars() {
-            if c == ' ' {
-                continue;
+    // With `STOPWORDS`: the non-CJK word being read, as its start in `text` and in `run`.
+    let mut word: Option<(usize, usize)> = None;
+    for (at, c) in text.char_indices() {
+        let cjk = c != ' ' && is_cjk(c);
+        if STOPWORDS && (c == ' ' || cjk) {
+            if let Some((start, mark)) = word.take() {
+                drop_stopword(&mut run, &text[start..at], mark);
             }
-            let cjk = is_cjk(c);
-            if cjk != run_cjk && !run.is_empty() {
-                emit(run_cjk, &run);
-                run.clear();
-            }
-            run_cjk = cjk;
+        }
+        if c == ' ' {
+            continue;
+        }
+        if cjk != run_cjk && !run.is_empty() {
+            emit(run_cjk, &run);
+            run.clear();
+        }
+        run_cjk = cjk;
+        if STOPWORDS && !cjk && word.is_none() {
+            word = Some((at, run.len()));
+        }
+        if !(STOPWORDS && cjk && is_stopword(&text[at..at + c.len_utf8()])) {
             run.push(char_hash(c));
         }
-        if !run.is_empty() {
-            emit(run_cjk, &run);
-        }
-        return;
     }
-    for word in text.split(' ') {
-        let mut rest = word;
-        while let Some(first) = rest.chars().next() {
-            let cjk = is_cjk(first);
-            let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
-            let (piece, tail) = rest.split_at(end);
-            rest = tail;
-            if cjk != run_cjk && !run.is_empty() {
-                emit(run_cjk, &run);
-                run.clear();
-            }
-            run_cjk = cjk;
-            if cjk {
-                for (i, c) in piece.char_indices() {
-                    if !(stopwords && is_stopword(&piece[i..i + c.len_utf8()])) {
-                        run.push(char_hash(c));
-                    }
-                }
-            } else if !(stopwords && is_stopword(piece)) {
-                run.extend(piece.chars().map(char_hash));
-            }
-        }
+    if let Some((start, mark)) = word {
+        drop_stopword(&mut run, &text[start..], mark);
     }
     if !run.is_empty() {
         emit(run_cjk, &run);
+    }
+}
+
+/// Takes the characters of `word`, which start at `mark` in `run`, out again if it is a
+/// stopword.
+fn drop_stopword(run: &mut Vec<u64>, word: &str, mark: usize) {
+    if is_stopword(word) {
+        run.truncate(mark);
     }
 }
 
@@ -542,6 +550,66 @@ mod tests {
     fn word_uses_jieba_for_chinese() {
         let words = token_count(Tokenizer::Word, "我们中出了一个叛徒 hello world");
         assert!((5..=9).contains(&words), "{words}");
+    }
+
+    /// The runs of [`for_each_script_run`].
+    fn collected_runs(text: &str, stopwords: bool) -> Vec<(bool, Vec<u64>)> {
+        let mut runs = Vec::new();
+        for_each_script_run(text, stopwords, |cjk, run| runs.push((cjk, run.to_vec())));
+        runs
+    }
+
+    /// The runs as a plain reference reads them: the words between spaces, the pieces of one
+    /// script within each word, stopword pieces and characters left out.
+    fn script_runs_by_pieces(text: &str, stopwords: bool) -> Vec<(bool, Vec<u64>)> {
+        let mut runs: Vec<(bool, Vec<u64>)> = Vec::new();
+        let mut push = |cjk: bool, hashes: Vec<u64>| match runs.last_mut() {
+            Some((last_cjk, last)) if *last_cjk == cjk || last.is_empty() => {
+                *last_cjk = cjk;
+                last.extend(hashes);
+            }
+            _ => runs.push((cjk, hashes)),
+        };
+        for word in text.split(' ') {
+            let mut rest = word;
+            while let Some(first) = rest.chars().next() {
+                let cjk = is_cjk(first);
+                let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
+                let (piece, tail) = rest.split_at(end);
+                rest = tail;
+                let kept: Vec<u64> = if cjk {
+                    (split_chars(piece).filter(|c| !(stopwords && is_stopword(c))))
+                        .map(token_hash)
+                        .collect()
+                } else if stopwords && is_stopword(piece) {
+                    Vec::new()
+                } else {
+                    piece.chars().map(char_hash).collect()
+                };
+                push(cjk, kept);
+            }
+        }
+        runs.retain(|(_, run)| !run.is_empty());
+        runs
+    }
+
+    const PIECES: [&str; 16] = [
+        "the", "is", "cat", "a", "的", "了", "书", "我", "中文", " ", "  ", "x", "1", "é", "ア",
+        "한",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_script_runs_match_the_piece_by_piece_reference(
+            pieces in proptest::collection::vec(proptest::sample::select(&PIECES[..]), 0..16),
+            stopwords: bool,
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(
+                collected_runs(&text, stopwords),
+                script_runs_by_pieces(&text, stopwords)
+            );
+        }
     }
 
     #[test]

@@ -365,7 +365,6 @@ mod tests {
         pairs
     }
 
-    /// `documents` key lists of `per_document` keys drawn from `0..key_space`.
     /// `documents` key lists of `per_document` keys below `key_space`.
     fn key_lists(
         documents: usize,
