@@ -86,6 +86,8 @@ impl MethodArgs {
                     .action(ArgAction::Set),
                 ParamKind::Number => arg.value_name("X").action(ArgAction::Set),
                 ParamKind::Count => arg.value_name("N").action(ArgAction::Set),
+                ParamKind::Text => arg.value_name("TEXT").action(ArgAction::Set),
+                ParamKind::File => arg.value_name("FILE").action(ArgAction::Set),
             };
             if let (Some(default), false) = (param.default, param.kind == ParamKind::Flag) {
                 arg = arg.default_value(default);

@@ -98,6 +98,8 @@ pub struct Pair {
     pub b: u32,
     /// Their verified similarity.
     pub similarity: f64,
+    /// Their Hamming distance, for methods with fingerprints (SimHash).
+    pub distance: Option<u32>,
 }
 
 /// The outcome for each document.
@@ -252,7 +254,12 @@ mod tests {
     use super::*;
 
     fn pair(a: u32, b: u32, similarity: f64) -> Pair {
-        Pair { a, b, similarity }
+        Pair {
+            a,
+            b,
+            similarity,
+            distance: None,
+        }
     }
 
     #[test]

@@ -60,4 +60,4 @@ mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};
-pub use method::{Join, Method, Sketch};
+pub use method::{CorpusStats, Join, Method, Sketch};

@@ -15,6 +15,13 @@ pub trait Sketch: Send + Sync + Sized {
     /// never a candidate and never a duplicate; it is always kept on its own.
     fn is_empty(&self) -> bool;
 
+    /// True when the document has too few features to be compared approximately (a SimHash
+    /// of two words is noise): it takes part in exact-copy grouping ([`Sketch::identity`])
+    /// only, never in candidate generation. Engines count such documents. False by default.
+    fn exact_only(&self) -> bool {
+        false
+    }
+
     /// A 128-bit identity of the document's features: equal identities mean identical
     /// features, so similarity 1 without comparing. Engines use it to collapse exact copies
     /// before candidate generation, which keeps LSH buckets small on corpora with many
@@ -62,10 +69,15 @@ pub enum Join {
         /// Jaccard threshold on the join tokens, in `(0, 1]`.
         threshold: f64,
     },
+    /// Documents whose 64-bit fingerprints ([`Method::hamming_key`]) are within Hamming
+    /// distance of each other: at most the smaller of the two documents' radii (SimHash with
+    /// length-aware distances). The generator is exact: multi-index hashing over block
+    /// tables, no false negatives and no pair beyond the radius.
+    Hamming,
 }
 
 /// A near-duplicate method: sketch, candidates, verification.
-pub trait Method: Send + Sync {
+pub trait Method: Send + Sync + Clone {
     /// The per-document data kept in memory.
     type Sketch: Sketch;
 
@@ -94,6 +106,34 @@ pub trait Method: Send + Sync {
         self.keys(sketch, tokens);
     }
 
+    /// The fingerprint and the Hamming radius of a sketch under [`Join::Hamming`]; `None`
+    /// leaves the document out of candidate generation. `None` by default.
+    fn hamming_key(&self, _sketch: &Self::Sketch) -> Option<(u64, u32)> {
+        None
+    }
+
+    /// The Hamming distance of two sketches' fingerprints, for methods that have one
+    /// (written to the pairs file as `distance`); `None` by default.
+    fn distance(&self, _a: &Self::Sketch, _b: &Self::Sketch) -> Option<u32> {
+        None
+    }
+
+    /// Whether the method learns corpus statistics before sketching (TF-IDF weights from
+    /// the input's document frequencies). When true, engines call
+    /// [`Method::corpus_features`] on every text, count in how many documents each feature
+    /// occurs, and give the counts to [`Method::learn`] before the first
+    /// [`Method::sketch`]. False by default.
+    fn learns_from_corpus(&self) -> bool {
+        false
+    }
+
+    /// Appends the distinct features of raw `text` whose document frequency the method
+    /// learns (see [`Method::learns_from_corpus`]).
+    fn corpus_features(&self, _text: &str, _features: &mut Vec<u64>) {}
+
+    /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
+    fn learn(&mut self, _corpus: &CorpusStats) {}
+
     /// The true similarity of two sketches, in `[0, 1]`.
     fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64;
 
@@ -113,6 +153,41 @@ pub trait Method: Send + Sync {
     fn verify(&self, a: &Self::Sketch, b: &Self::Sketch) -> Option<f64> {
         let similarity = self.similarity(a, b);
         self.is_duplicate(similarity).then_some(similarity)
+    }
+}
+
+/// Document frequencies of features over a corpus (see [`Method::learns_from_corpus`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CorpusStats {
+    /// Documents counted.
+    pub documents: u64,
+    /// Per feature hash, the number of documents that contain it.
+    pub document_frequency: foldhash::HashMap<u64, u32>,
+}
+
+impl CorpusStats {
+    /// Counts the features of one document (distinct, as [`Method::corpus_features`] gives
+    /// them).
+    pub fn add_document(&mut self, features: &[u64]) {
+        self.documents += 1;
+        for &feature in features {
+            *self.document_frequency.entry(feature).or_insert(0) += 1;
+        }
+    }
+
+    /// Adds the counts of `other` (a partial count of another part of the corpus).
+    pub fn merge(&mut self, other: CorpusStats) {
+        self.documents += other.documents;
+        for (feature, count) in other.document_frequency {
+            *self.document_frequency.entry(feature).or_insert(0) += count;
+        }
+    }
+
+    /// The smoothed inverse document frequency of a feature, `ln((N + 1) / (df + 1)) + 1`:
+    /// 1 for a feature in every document, larger for rarer ones, finite for unseen ones.
+    pub fn idf(&self, feature: u64) -> f64 {
+        let df = self.document_frequency.get(&feature).copied().unwrap_or(0);
+        ((self.documents as f64 + 1.0) / (f64::from(df) + 1.0)).ln() + 1.0
     }
 }
 
@@ -141,6 +216,16 @@ impl<'a> SketchEncoder<'a> {
     /// One byte.
     pub fn u8(&mut self, value: u8) -> &mut Self {
         self.out.push(value);
+        self
+    }
+    /// A `u32`, little-endian.
+    pub fn u32(&mut self, value: u32) -> &mut Self {
+        self.out.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+    /// A `u64`, little-endian.
+    pub fn u64(&mut self, value: u64) -> &mut Self {
+        self.out.extend_from_slice(&value.to_le_bytes());
         self
     }
     /// A `u128`, little-endian.
@@ -206,6 +291,24 @@ impl<'a> SketchDecoder<'a> {
     /// When the bytes are cut short.
     pub fn u8(&mut self) -> Result<u8> {
         Ok(self.take(1)?[0])
+    }
+    /// A `u32`.
+    ///
+    /// # Errors
+    /// When the bytes are cut short.
+    pub fn u32(&mut self) -> Result<u32> {
+        let mut buffer = [0u8; 4];
+        buffer.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(buffer))
+    }
+    /// A `u64`.
+    ///
+    /// # Errors
+    /// When the bytes are cut short.
+    pub fn u64(&mut self) -> Result<u64> {
+        let mut buffer = [0u8; 8];
+        buffer.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(buffer))
     }
     /// A `u128`.
     ///

@@ -44,6 +44,7 @@ use std::str::FromStr;
 
 use crate::methods::exact::Exact;
 use crate::methods::minhash::MinHash;
+use crate::methods::simhash::SimHash;
 use crate::normalize::NormalizeOptions;
 use crate::{Error, Method, Result};
 
@@ -58,6 +59,11 @@ pub enum ParamKind {
     Flag,
     /// One of a fixed set of names.
     Choice(&'static [&'static str]),
+    /// Free text (a rule such as `"<100:10,3"`, a list such as `"n,v"`).
+    Text,
+    /// A file: the user gives a path, and the front end reads the file and passes its
+    /// contents as the value (the core does no I/O); see [`file_params`].
+    File,
 }
 
 /// One parameter of a method.
@@ -254,6 +260,8 @@ param_value_by_choice!(
     crate::minhash::SketchScheme,
     crate::tokenize::Tokenizer,
     crate::normalize::ChineseVariant,
+    crate::methods::simhash::Verification,
+    crate::methods::simhash::Weights,
 );
 
 /// The normalisation parameters every text method shares.
@@ -414,11 +422,23 @@ macro_rules! registry {
     };
 }
 
-registry!(Exact, MinHash);
+registry!(Exact, MinHash, SimHash);
 
 /// The spec of the method called `name`.
 pub fn method(name: &str) -> Option<MethodSpec> {
     methods().into_iter().find(|spec| spec.name == name)
+}
+
+/// The names of the [`ParamKind::File`] parameters given in `params` for method `name`:
+/// front ends replace each value (a path) by the file's contents before building the method.
+pub fn file_params<'a>(name: &str, params: &'a Params) -> Vec<(&'static str, &'a str)> {
+    let Some(spec) = method(name) else {
+        return Vec::new();
+    };
+    (spec.params.iter())
+        .filter(|p| p.kind == ParamKind::File)
+        .filter_map(|p| params.raw(p.name).map(|path| (p.name, path)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -136,6 +136,8 @@ pub struct ShinglerBuilder {
     ngram: Option<usize>,
     latin_ngram: Option<usize>,
     stopwords: bool,
+    extra_stopwords: Vec<String>,
+    pos: Vec<String>,
 }
 
 impl ShinglerBuilder {
@@ -166,12 +168,35 @@ impl ShinglerBuilder {
         self.stopwords = yes;
         self
     }
+    /// More stopwords (a user's list), removed like the built-in ones when stopwords are
+    /// removed; words are matched after normalisation, so give them lowercased.
+    pub fn extra_stopwords(mut self, words: Vec<String>) -> Self {
+        self.extra_stopwords = words;
+        self
+    }
+    /// Keeps only Chinese words whose jieba part-of-speech tag starts with one of `tags`
+    /// (`n` keeps `n`, `nr`, `ns`, ...); needs the `word` tokenizer. Non-Chinese words are
+    /// kept. Empty: no filter.
+    pub fn pos_filter(mut self, tags: Vec<String>) -> Self {
+        self.pos = tags;
+        self
+    }
     /// Checks the parameters.
     ///
     /// # Errors
-    /// When `ngram` or `latin_ngram` is 0 or above 64, or the `word` tokenizer is asked for
-    /// in a build without the `jieba` feature.
+    /// When `ngram` or `latin_ngram` is 0 or above 64, the `word` tokenizer is asked for
+    /// in a build without the `jieba` feature, or a part-of-speech filter without it.
     pub fn build(self) -> Result<Shingler> {
+        if !self.pos.is_empty() && self.tokenizer != Tokenizer::Word {
+            return Err(Error::invalid(
+                "pos",
+                format!(
+                    "{:?}: a part-of-speech filter needs the `word` tokenizer (got `{}`)",
+                    self.pos.join(","),
+                    self.tokenizer
+                ),
+            ));
+        }
         let ngram = self.ngram.unwrap_or(self.tokenizer.default_ngram());
         let latin_ngram = self.latin_ngram.unwrap_or((ngram + 2).min(64));
         if self.tokenizer == Tokenizer::Word && !cfg!(feature = "jieba") {
@@ -186,11 +211,16 @@ impl ShinglerBuilder {
                 return Err(Error::invalid(name, format!("{n} (expected 1 to 64)")));
             }
         }
+        let extra_stopwords = (!self.extra_stopwords.is_empty())
+            .then(|| std::sync::Arc::new(self.extra_stopwords.into_iter().collect()));
+        let pos = (!self.pos.is_empty()).then(|| self.pos.into());
         Ok(Shingler {
             tokenizer: self.tokenizer,
             ngram,
             latin_ngram,
             stopwords: self.stopwords,
+            extra_stopwords,
+            pos,
         })
     }
 }
@@ -202,6 +232,8 @@ pub struct Shingler {
     ngram: usize,
     latin_ngram: usize,
     stopwords: bool,
+    extra_stopwords: Option<std::sync::Arc<foldhash::HashSet<String>>>,
+    pos: Option<std::sync::Arc<[String]>>,
 }
 
 impl Shingler {
@@ -225,40 +257,64 @@ impl Shingler {
         self.stopwords
     }
 
+    /// Whether `token` is removed as a stopword.
+    fn is_stop(&self, token: &str) -> bool {
+        self.stopwords
+            && (is_stopword(token)
+                || (self.extra_stopwords.as_ref()).is_some_and(|extra| extra.contains(token)))
+    }
+
     /// The hashes of the tokens of `text`, in order (for `auto`: its characters, spaces
     /// left out).
     pub fn token_hashes(&self, text: &str) -> Vec<u64> {
         let mut tokens = Vec::with_capacity(text.len() / 2);
         let mut push = |token: &str| {
-            if !(self.stopwords && is_stopword(token)) {
+            if !self.is_stop(token) {
                 tokens.push(token_hash(token));
             }
         };
         match self.tokenizer {
             Tokenizer::Char => text.split(' ').flat_map(split_chars).for_each(&mut push),
-            Tokenizer::Auto => {
-                for_each_script_run(text, self.stopwords, |_, run| tokens.extend_from_slice(run))
-            }
+            Tokenizer::Auto => self.script_runs(text, |_, run| tokens.extend_from_slice(run)),
             Tokenizer::Token => text.split(' ').for_each(|word| split_auto(word, &mut push)),
-            Tokenizer::Word => split_words(text, &mut push),
+            Tokenizer::Word => split_words(text, self.pos.as_deref(), &mut push),
         }
         tokens
     }
 
-    /// The shingle set of normalised `text`.
-    pub fn shingles(&self, text: &str) -> ShingleSet {
+    /// [`for_each_script_run`] with this shingler's stopwords.
+    fn script_runs(&self, text: &str, emit: impl FnMut(bool, &[u64])) {
+        if self.extra_stopwords.is_some() {
+            for_each_script_run(text, self.stopwords, &|word| self.is_stop(word), emit);
+        } else {
+            for_each_script_run(text, self.stopwords, &is_stopword, emit);
+        }
+    }
+
+    /// The hash of every shingle of normalised `text`, in text order, repeats kept (the
+    /// term frequencies of SimHash).
+    pub fn shingle_hashes(&self, text: &str) -> Vec<u64> {
+        let mut hashes = Vec::with_capacity(text.len() / 2);
         if self.tokenizer == Tokenizer::Auto {
-            let mut hashes = Vec::with_capacity(text.len() / 2);
-            for_each_script_run(text, self.stopwords, |cjk, run| {
+            self.script_runs(text, |cjk, run| {
                 let n = if cjk { self.ngram } else { self.latin_ngram };
                 push_shingle_hashes(run, n, &mut hashes);
             });
-            return ShingleSet::from_hashes(hashes);
+        } else {
+            push_shingle_hashes(&self.token_hashes(text), self.ngram, &mut hashes);
         }
-        let tokens = self.token_hashes(text);
-        let mut hashes = Vec::with_capacity(tokens.len());
-        push_shingle_hashes(&tokens, self.ngram, &mut hashes);
-        ShingleSet::from_hashes(hashes)
+        hashes
+    }
+
+    /// The shingle set of normalised `text`.
+    pub fn shingles(&self, text: &str) -> ShingleSet {
+        ShingleSet::from_hashes(self.shingle_hashes(text))
+    }
+
+    /// The shingle hash of a one-token shingle made of `token` (what [`Shingler::shingles`]
+    /// gives a token with `ngram` 1): lets a list of words (an IDF table) name features.
+    pub fn single_token_shingle(token: &str) -> u64 {
+        window_hash(&[token_hash(token)])
     }
 }
 
@@ -269,17 +325,26 @@ impl Shingler {
 /// One pass over the characters: the characters of a non-CJK word go into the run as they
 /// come, and come out again if the word is a stopword once it ends (at a space, a CJK
 /// character or the end of the text).
-fn for_each_script_run(text: &str, stopwords: bool, emit: impl FnMut(bool, &[u64])) {
+fn for_each_script_run(
+    text: &str,
+    stopwords: bool,
+    is_stop: &impl Fn(&str) -> bool,
+    emit: impl FnMut(bool, &[u64]),
+) {
     // Compiled once per case, so that the common one pays nothing for the stopword checks.
     if stopwords {
-        script_runs::<true>(text, emit);
+        script_runs::<true>(text, is_stop, emit);
     } else {
-        script_runs::<false>(text, emit);
+        script_runs::<false>(text, is_stop, emit);
     }
 }
 
 /// [`for_each_script_run`] for a fixed `STOPWORDS`.
-fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u64])) {
+fn script_runs<const STOPWORDS: bool>(
+    text: &str,
+    is_stop: &impl Fn(&str) -> bool,
+    mut emit: impl FnMut(bool, &[u64]),
+) {
     let mut run: Vec<u64> = Vec::with_capacity(text.len() / 2);
     let mut run_cjk = false;
     // With `STOPWORDS`: the non-CJK word being read, as its start in `text` and in `run`.
@@ -288,7 +353,7 @@ fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u
         let cjk = c != ' ' && is_cjk(c);
         if STOPWORDS && (c == ' ' || cjk) {
             if let Some((start, mark)) = word.take() {
-                drop_stopword(&mut run, &text[start..at], mark);
+                drop_stopword(&mut run, &text[start..at], mark, is_stop);
             }
         }
         if c == ' ' {
@@ -302,12 +367,12 @@ fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u
         if STOPWORDS && !cjk && word.is_none() {
             word = Some((at, run.len()));
         }
-        if !(STOPWORDS && cjk && is_stopword(&text[at..at + c.len_utf8()])) {
+        if !(STOPWORDS && cjk && is_stop(&text[at..at + c.len_utf8()])) {
             run.push(char_hash(c));
         }
     }
     if let Some((start, mark)) = word {
-        drop_stopword(&mut run, &text[start..], mark);
+        drop_stopword(&mut run, &text[start..], mark, is_stop);
     }
     if !run.is_empty() {
         emit(run_cjk, &run);
@@ -316,8 +381,8 @@ fn script_runs<const STOPWORDS: bool>(text: &str, mut emit: impl FnMut(bool, &[u
 
 /// Takes the characters of `word`, which start at `mark` in `run`, out again if it is a
 /// stopword.
-fn drop_stopword(run: &mut Vec<u64>, word: &str, mark: usize) {
-    if is_stopword(word) {
+fn drop_stopword(run: &mut Vec<u64>, word: &str, mark: usize, is_stop: &impl Fn(&str) -> bool) {
+    if is_stop(word) {
         run.truncate(mark);
     }
 }
@@ -407,14 +472,14 @@ fn split_auto<'a>(word: &'a str, push: &mut impl FnMut(&'a str)) {
 }
 
 /// Jieba for CJK runs, Unicode words for the rest.
-fn split_words<'a>(text: &'a str, push: &mut impl FnMut(&'a str)) {
+fn split_words<'a>(text: &'a str, pos: Option<&[String]>, push: &mut impl FnMut(&'a str)) {
     let mut rest = text;
     while !rest.is_empty() {
         let cjk = rest.starts_with(is_cjk);
         let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
         let (run, tail) = rest.split_at(end);
         if cjk {
-            cut_chinese(run, push);
+            cut_chinese(run, pos, push);
         } else {
             run.unicode_words().for_each(&mut *push);
         }
@@ -424,17 +489,28 @@ fn split_words<'a>(text: &'a str, push: &mut impl FnMut(&'a str)) {
 
 /// Chinese words of a CJK run, by jieba.
 #[cfg(feature = "jieba")]
-fn cut_chinese<'a>(run: &'a str, push: &mut impl FnMut(&'a str)) {
+fn cut_chinese<'a>(run: &'a str, pos: Option<&[String]>, push: &mut impl FnMut(&'a str)) {
     static JIEBA: OnceLock<jieba_rs::Jieba> = OnceLock::new();
-    for token in JIEBA.get_or_init(jieba_rs::Jieba::new).cut(run, true) {
-        push(token.word);
+    let jieba = JIEBA.get_or_init(jieba_rs::Jieba::new);
+    match pos {
+        None => jieba
+            .cut(run, true)
+            .into_iter()
+            .for_each(|token| push(token.word)),
+        Some(tags) => {
+            for tag in jieba.tag(run, true) {
+                if tags.iter().any(|keep| tag.tag.starts_with(keep.as_str())) {
+                    push(tag.word);
+                }
+            }
+        }
     }
 }
 
 /// Without jieba the `word` tokenizer is refused by [`ShinglerBuilder::build`]; a CJK run
 /// would be cut into characters.
 #[cfg(not(feature = "jieba"))]
-fn cut_chinese<'a>(run: &'a str, push: &mut impl FnMut(&'a str)) {
+fn cut_chinese<'a>(run: &'a str, _pos: Option<&[String]>, push: &mut impl FnMut(&'a str)) {
     split_chars(run).for_each(push);
 }
 
@@ -555,7 +631,9 @@ mod tests {
     /// The runs of [`for_each_script_run`].
     fn collected_runs(text: &str, stopwords: bool) -> Vec<(bool, Vec<u64>)> {
         let mut runs = Vec::new();
-        for_each_script_run(text, stopwords, |cjk, run| runs.push((cjk, run.to_vec())));
+        for_each_script_run(text, stopwords, &is_stopword, |cjk, run| {
+            runs.push((cjk, run.to_vec()))
+        });
         runs
     }
 

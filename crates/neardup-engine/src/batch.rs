@@ -15,10 +15,11 @@
 use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
+use neardup_core::CorpusStats;
 use neardup_core::{Join, Method, Sketch};
 use neardup_index::{
-    BucketStats, CandidateGenerator, CandidateLimits, KeyTable, PrefixJoin, ProbeTable,
-    SharedKeyTable,
+    BucketStats, CandidateGenerator, CandidateLimits, HammingJoin, KeyTable, PrefixJoin,
+    ProbeTable, SharedKeyTable,
 };
 use rayon::prelude::*;
 
@@ -104,6 +105,9 @@ impl Progress for NoProgress {}
 pub struct EngineStats {
     /// Documents with no feature after normalisation (always kept alone).
     pub empty_documents: u64,
+    /// Documents with too few features to compare approximately ([`Sketch::exact_only`]):
+    /// matched as exact copies only.
+    pub exact_only_documents: u64,
     /// Documents removed as exact copies of their group's leader.
     pub exact_copies: u64,
     /// Candidate pairs from the index (leaders only, deduplicated).
@@ -121,7 +125,8 @@ pub struct EngineStats {
     /// Most candidate partners a document could keep, `None` when the budget did not cut in
     /// (see [`CandidateLimits`]).
     pub partner_limit: Option<u64>,
-    /// Seconds per stage: sketch, candidates, verify, cluster.
+    /// Seconds per stage: (corpus, when the method learns from it), sketch, candidates,
+    /// verify, cluster.
     pub seconds: Vec<(&'static str, f64)>,
 }
 
@@ -136,6 +141,8 @@ pub struct Outcome {
     pub groups: Vec<Vec<u32>>,
     /// Counters and timings.
     pub stats: EngineStats,
+    /// Whether pairs carry a Hamming distance ([`Method::distance`]).
+    pub distances: bool,
 }
 
 impl Outcome {
@@ -158,17 +165,20 @@ impl Outcome {
         let between = self.leader_pairs.iter().flat_map(move |pair| {
             let right = members(pair.b);
             members(pair.a).into_iter().flat_map(move |a| {
-                right
-                    .clone()
-                    .into_iter()
-                    .map(move |b| ordered(a, b, pair.similarity))
+                right.clone().into_iter().map(move |b| Pair {
+                    distance: pair.distance,
+                    ..ordered(a, b, pair.similarity)
+                })
             })
         });
-        let within = self.groups.iter().flat_map(|group| {
-            group
-                .iter()
-                .enumerate()
-                .flat_map(move |(i, &a)| group[i + 1..].iter().map(move |&b| ordered(a, b, 1.0)))
+        let distance = self.distances.then_some(0);
+        let within = self.groups.iter().flat_map(move |group| {
+            group.iter().enumerate().flat_map(move |(i, &a)| {
+                (group[i + 1..].iter()).map(move |&b| Pair {
+                    distance,
+                    ..ordered(a, b, 1.0)
+                })
+            })
         });
         between.chain(within)
     }
@@ -179,6 +189,7 @@ fn ordered(a: u32, b: u32, similarity: f64) -> Pair {
         a: a.min(b),
         b: a.max(b),
         similarity,
+        distance: None,
     }
 }
 
@@ -196,7 +207,62 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     options: EngineOptions,
     progress: &dyn Progress,
 ) -> Result<Outcome> {
-    dedup_texts(method, texts.par_iter(), options, progress)
+    check_document_count(texts.len())?;
+    let (learned, seconds) = learned(method, texts, progress);
+    let method = learned.as_ref().unwrap_or(method);
+    let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
+    outcome.stats.seconds.splice(0..0, seconds);
+    Ok(outcome)
+}
+
+/// The method with its corpus statistics learned from `texts`, when it learns any (see
+/// [`Method::learns_from_corpus`]), and the time it took.
+fn learned<M: Method, S: AsRef<str> + Sync>(
+    method: &M,
+    texts: &[S],
+    progress: &dyn Progress,
+) -> (Option<M>, Option<(&'static str, f64)>) {
+    if !method.learns_from_corpus() {
+        return (None, None);
+    }
+    let started = Instant::now();
+    progress.stage("corpus", texts.len() as u64);
+    let mut method = method.clone();
+    let stats = learn_corpus(&method, texts, progress);
+    method.learn(&stats);
+    (
+        Some(method),
+        Some(("corpus", started.elapsed().as_secs_f64())),
+    )
+}
+
+/// The document frequencies of `method`'s corpus features over `texts` (see
+/// [`Method::learns_from_corpus`]); deterministic whatever the thread count (counts are
+/// sums).
+pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
+    method: &M,
+    texts: &[S],
+    progress: &dyn Progress,
+) -> CorpusStats {
+    texts
+        .par_chunks(1024)
+        .map(|chunk| {
+            let mut stats = CorpusStats::default();
+            let mut features = Vec::new();
+            for text in chunk {
+                features.clear();
+                method.corpus_features(text.as_ref(), &mut features);
+                features.sort_unstable();
+                features.dedup();
+                stats.add_document(&features);
+            }
+            progress.advance(chunk.len() as u64);
+            stats
+        })
+        .reduce(CorpusStats::default, |mut a, b| {
+            a.merge(b);
+            a
+        })
 }
 
 /// [`dedup`] over owned texts, each dropped as soon as it is sketched: the peak memory of a
@@ -210,7 +276,12 @@ pub fn dedup_owned<M: Method>(
     options: EngineOptions,
     progress: &dyn Progress,
 ) -> Result<Outcome> {
-    dedup_texts(method, texts.into_par_iter(), options, progress)
+    check_document_count(texts.len())?;
+    let (learned, seconds) = learned(method, &texts, progress);
+    let method = learned.as_ref().unwrap_or(method);
+    let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
+    outcome.stats.seconds.splice(0..0, seconds);
+    Ok(outcome)
 }
 
 /// Refuses a corpus too large to number with `u32`.
@@ -271,6 +342,8 @@ fn dedup_sketched<M: Method>(
         .seconds
         .push(("sketch", started.elapsed().as_secs_f64()));
     stats.empty_documents = sketches.iter().filter(|s| s.is_empty()).count() as u64;
+    stats.exact_only_documents = sketches.iter().filter(|s| s.exact_only()).count() as u64;
+    let distances = (sketches.first()).is_some_and(|s| method.distance(s, s).is_some());
 
     let started = Instant::now();
     let rank = cluster::ranks(&lengths, options.keep);
@@ -314,6 +387,7 @@ fn dedup_sketched<M: Method>(
         leader_pairs,
         groups,
         stats,
+        distances,
     }
 }
 
@@ -351,6 +425,11 @@ fn candidate_pairs<M: Method>(
     rank: &[u32],
     limits: CandidateLimits,
 ) -> (Vec<(u32, u32)>, BucketStats) {
+    // Documents with too few features take part in exact-copy groups only.
+    let leaders: Vec<u32> = (leaders.iter().copied())
+        .filter(|&document| !sketches[document as usize].exact_only())
+        .collect();
+    let leaders = &leaders[..];
     let entries = |emit: fn(&M, &M::Sketch, &mut Vec<u64>)| -> Vec<(u64, u32)> {
         leaders
             .par_iter()
@@ -390,6 +469,16 @@ fn candidate_pairs<M: Method>(
                 .collect();
             PrefixJoin::new(sets, threshold).candidate_pairs(limits)
         }
+        Join::Hamming => {
+            let fingerprints = leaders
+                .par_iter()
+                .filter_map(|&document| {
+                    let (fingerprint, radius) = method.hamming_key(&sketches[document as usize])?;
+                    Some((rank[document as usize], fingerprint, radius))
+                })
+                .collect();
+            HammingJoin::new(fingerprints).candidate_pairs(limits)
+        }
     };
     let mut by_rank = vec![0u32; rank.len()];
     for (document, &r) in rank.iter().enumerate() {
@@ -417,8 +506,15 @@ fn verify<M: Method>(
         .flat_map_iter(|chunk| {
             progress.advance(chunk.len() as u64);
             chunk.iter().filter_map(|&(a, b)| {
-                let similarity = method.verify(&sketches[a as usize], &sketches[b as usize])?;
-                Some(Pair { a, b, similarity })
+                let (sa, sb) = (&sketches[a as usize], &sketches[b as usize]);
+                let similarity = method.verify(sa, sb)?;
+                let distance = method.distance(sa, sb);
+                Some(Pair {
+                    a,
+                    b,
+                    similarity,
+                    distance,
+                })
             })
         })
         .collect()

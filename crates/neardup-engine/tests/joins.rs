@@ -32,6 +32,7 @@ impl Sketch for Words {
     }
 }
 
+#[derive(Clone)]
 struct WordSets {
     join: Join,
     threshold: f64,
@@ -83,6 +84,7 @@ fn reference(method: &WordSets, texts: &[String]) -> Vec<Option<u32>> {
                     a: a as u32,
                     b: b as u32,
                     similarity,
+                    distance: None,
                 });
             }
         }

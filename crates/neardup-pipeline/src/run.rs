@@ -71,7 +71,34 @@ pub struct RunReport {
 /// malformed input (unless skipped), unwritable outputs.
 pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
     config.engine.validate()?;
-    registry::with_method(&config.method, &config.params, Job { config, progress })?
+    let params = read_file_params(&config.method, &config.params)?;
+    registry::with_method(&config.method, &params, Job { config, progress })?
+}
+
+/// `params` with the value of every file parameter of `method` (a path, see
+/// [`registry::ParamKind::File`]) replaced by the file's contents.
+///
+/// # Errors
+/// A file that cannot be read or is not UTF-8, naming the file.
+pub fn read_file_params(method: &str, params: &Params) -> Result<Params> {
+    let mut resolved = params.clone();
+    for (name, path) in registry::file_params(method, params) {
+        let bytes = std::fs::read(path).map_err(|error| Error::Io {
+            path: path.to_owned(),
+            error,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::format(
+                path,
+                format!(
+                    "not UTF-8 text (byte offset {}), given as `{name}`",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })?;
+        resolved.insert(name, text);
+    }
+    Ok(resolved)
 }
 
 /// The run, once the registry has built the method.
@@ -227,11 +254,15 @@ fn cluster_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<I
 
 fn pair_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
     outcome.all_pairs().map(move |pair| {
-        json!({
+        let mut row = json!({
             "a": corpus.records[pair.a as usize].id,
             "b": corpus.records[pair.b as usize].id,
             "similarity": pair.similarity,
-        })
+        });
+        if let Some(distance) = pair.distance {
+            row["distance"] = json!(distance);
+        }
+        row
     })
 }
 
@@ -265,6 +296,7 @@ fn run_stats<M: Registered>(
         skipped: corpus.skipped.count,
         skipped_first: corpus.skipped.first.clone(),
         empty_documents: engine.empty_documents,
+        exact_only_documents: engine.exact_only_documents,
         exact_copies: engine.exact_copies,
         clusters,
         cluster_sizes: histogram

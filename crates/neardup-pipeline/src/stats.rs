@@ -42,6 +42,9 @@ pub struct RunStats {
     pub skipped_first: Vec<String>,
     /// Documents with no feature after normalisation (kept alone).
     pub empty_documents: u64,
+    /// Documents with too few features to compare approximately (SimHash `min_features`):
+    /// matched as exact copies only.
+    pub exact_only_documents: u64,
     /// Documents removed as exact copies (equal sketch identity).
     pub exact_copies: u64,
     /// Clusters of two documents or more.
@@ -86,6 +89,7 @@ impl Default for RunStats {
             skipped: 0,
             skipped_first: Vec::new(),
             empty_documents: 0,
+            exact_only_documents: 0,
             exact_copies: 0,
             clusters: 0,
             cluster_sizes: Vec::new(),

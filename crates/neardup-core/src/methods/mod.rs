@@ -3,3 +3,4 @@
 
 pub mod exact;
 pub mod minhash;
+pub mod simhash;
