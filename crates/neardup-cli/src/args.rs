@@ -46,9 +46,11 @@ pub struct MethodArgs {
 impl MethodArgs {
     /// The parameters to offer, less `skip` (those a command sweeps itself): the first
     /// declaration of every name, in registry order.
-    fn specs(skip: &[&str]) -> Vec<ParamSpec> {
+    /// With `only`, the parameters of that method alone.
+    fn specs(only: Option<&str>, skip: &[&str]) -> Vec<ParamSpec> {
         let mut specs: Vec<ParamSpec> = Vec::new();
-        for method in registry::methods() {
+        let methods = registry::methods().into_iter();
+        for method in methods.filter(|m| only.is_none_or(|name| name == m.name)) {
             for param in method.params {
                 if !skip.contains(&param.name) && specs.iter().all(|p| p.name != param.name) {
                     specs.push(param);
@@ -63,15 +65,15 @@ impl MethodArgs {
     }
 
     /// Adds one argument per parameter to `command`.
-    pub fn augment(command: clap::Command, skip: &[&str]) -> clap::Command {
+    pub fn augment(command: clap::Command, only: Option<&str>, skip: &[&str]) -> clap::Command {
         let mut command = command;
-        for param in Self::specs(skip) {
+        for param in Self::specs(only, skip) {
             let mut help = param.help.to_owned();
             let users: Vec<&str> = (registry::methods().into_iter())
                 .filter(|m| m.param(param.name).is_some())
                 .map(|m| m.name)
                 .collect();
-            if users.len() < registry::methods().len() {
+            if only.is_none() && users.len() < registry::methods().len() {
                 help.push_str(&format!(" [methods: {}]", users.join(", ")));
             }
             let mut arg = Arg::new(param.name)
@@ -98,9 +100,9 @@ impl MethodArgs {
     }
 
     /// The parameters given on the command line (defaults are left to the method).
-    pub fn from_matches(matches: &ArgMatches, skip: &[&str]) -> MethodArgs {
+    pub fn from_matches(matches: &ArgMatches, only: Option<&str>, skip: &[&str]) -> MethodArgs {
         let mut given = Params::new();
-        for param in Self::specs(skip) {
+        for param in Self::specs(only, skip) {
             if matches.value_source(param.name) != Some(ValueSource::CommandLine) {
                 continue;
             }
@@ -118,7 +120,7 @@ impl MethodArgs {
     pub fn for_method(&self, method: &MethodSpec) -> (Params, Vec<String>) {
         let mut params = Params::new();
         let mut unused = Vec::new();
-        for spec in Self::specs(&[]) {
+        for spec in Self::specs(None, &[]) {
             let (name, Some(value)) = (spec.name, self.given.raw(spec.name)) else {
                 continue;
             };
@@ -135,19 +137,19 @@ impl MethodArgs {
 /// The method parameters of `dedup`.
 impl Args for MethodArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
-        MethodArgs::augment(command, &[])
+        MethodArgs::augment(command, None, &[])
     }
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        MethodArgs::augment(command, &[])
+        MethodArgs::augment(command, None, &[])
     }
 }
 
 impl FromArgMatches for MethodArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(MethodArgs::from_matches(matches, &[]))
+        Ok(MethodArgs::from_matches(matches, None, &[]))
     }
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        *self = MethodArgs::from_matches(matches, &[]);
+        *self = MethodArgs::from_matches(matches, None, &[]);
         Ok(())
     }
 }
@@ -161,19 +163,49 @@ const SWEPT: &[&str] = &["ngram", "permutations", "threshold"];
 
 impl Args for TuneMethodArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
-        MethodArgs::augment(command, SWEPT)
+        MethodArgs::augment(command, None, SWEPT)
     }
     fn augment_args_for_update(command: clap::Command) -> clap::Command {
-        MethodArgs::augment(command, SWEPT)
+        MethodArgs::augment(command, None, SWEPT)
     }
 }
 
 impl FromArgMatches for TuneMethodArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(TuneMethodArgs(MethodArgs::from_matches(matches, SWEPT)))
+        Ok(TuneMethodArgs(MethodArgs::from_matches(matches, None, SWEPT)))
     }
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        self.0 = MethodArgs::from_matches(matches, SWEPT);
+        self.0 = MethodArgs::from_matches(matches, None, SWEPT);
+        Ok(())
+    }
+}
+
+/// The feature and weight parameters of `simhash` (`fingerprint`): its parameters without the
+/// distance and verification ones, which only matter when fingerprints are compared.
+#[derive(Debug, Clone, Default)]
+pub struct SimHashFeatureArgs(pub MethodArgs);
+
+const COMPARISON: &[&str] = &["max_distance", "verify", "verify_threshold"];
+
+impl Args for SimHashFeatureArgs {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, Some("simhash"), COMPARISON)
+    }
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        MethodArgs::augment(command, Some("simhash"), COMPARISON)
+    }
+}
+
+impl FromArgMatches for SimHashFeatureArgs {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(SimHashFeatureArgs(MethodArgs::from_matches(
+            matches,
+            Some("simhash"),
+            COMPARISON,
+        )))
+    }
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0 = MethodArgs::from_matches(matches, Some("simhash"), COMPARISON);
         Ok(())
     }
 }

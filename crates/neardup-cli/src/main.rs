@@ -7,6 +7,7 @@ mod args;
 mod dedup;
 mod errors;
 mod eval;
+mod fingerprint;
 mod progress;
 mod report;
 mod signals;
@@ -42,6 +43,10 @@ enum Command {
     Synth(synth::SynthArgs),
     /// Sweep thresholds, shingle sizes and permutations on a labelled sample; recommend one.
     Tune(Box<tune::TuneArgs>),
+    /// Write the SimHash fingerprint of every document: {"id", "fingerprint": "<hex>"}.
+    Fingerprint(Box<fingerprint::FingerprintArgs>),
+    /// Write every pair of a fingerprint file within a Hamming distance: {"a", "b", "distance"}.
+    Hamming(fingerprint::HammingArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +63,8 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::eval(args),
         Command::Synth(args) => synth::synth(args),
         Command::Tune(args) => tune::tune(args),
+        Command::Fingerprint(args) => fingerprint::fingerprint(args),
+        Command::Hamming(args) => fingerprint::hamming(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -34,4 +34,6 @@
 
 pub mod batch;
 
-pub use batch::{dedup, dedup_owned, EngineOptions, EngineStats, NoProgress, Outcome, Progress};
+pub use batch::{
+    dedup, dedup_owned, learn_corpus, EngineOptions, EngineStats, NoProgress, Outcome, Progress,
+};

@@ -45,3 +45,35 @@ impl CandidateGenerator for HammingJoin {
         (pairs, stats)
     }
 }
+
+/// Every pair of 128-bit fingerprints within `k`: `(a, b, distance)` positions, `a < b`,
+/// sorted. TEMPORARY brute-force-free version by halves.
+///
+/// # Errors
+/// `k` above 127.
+pub fn self_join_128(
+    fingerprints: &[u128],
+    k: u32,
+) -> Result<Vec<(u32, u32, u32)>, crate::HammingError> {
+    if k > 127 {
+        return Err(crate::HammingError::Parameter(format!("max_distance {k} (expected 0 to 127)")));
+    }
+    let half = (k / 2).min(63);
+    let mut pairs = Vec::new();
+    for shift in [0u32, 64] {
+        let entries: Vec<(u64, u64)> = (fingerprints.iter().enumerate())
+            .map(|(i, &fp)| (i as u64, (fp >> shift) as u64))
+            .collect();
+        let index = HammingIndex::build(&entries, half, Some(half + 1))?;
+        for (a, b, _) in index.self_join(half)? {
+            let (a, b) = (a.min(b) as u32, a.max(b) as u32);
+            let d = (fingerprints[a as usize] ^ fingerprints[b as usize]).count_ones();
+            if d <= k {
+                pairs.push((a, b, d));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    Ok(pairs)
+}

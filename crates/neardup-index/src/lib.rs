@@ -57,7 +57,7 @@ mod online;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
 pub use hamming::{HammingError, HammingIndex};
-pub use hamming_join_tmp::HammingJoin;
+pub use hamming_join_tmp::{self_join_128, HammingJoin};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{

@@ -42,6 +42,7 @@
 
 mod compression;
 pub mod error;
+pub mod fingerprints;
 pub mod input;
 pub mod output;
 pub mod paths;

@@ -1,0 +1,120 @@
+//! `neardup fingerprint` and `neardup hamming`: SimHash fingerprints to a file, and the pairs
+//! of a fingerprint file within a Hamming distance.
+
+use std::io::IsTerminal;
+
+use clap::{Args, ValueEnum};
+use neardup_pipeline::fingerprints::{self, Bits};
+use neardup_pipeline::input::{InputOptions, OnError};
+
+use crate::args::{InputArgs, SimHashFeatureArgs};
+use crate::{progress, threads};
+
+/// Fingerprint width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BitsArg {
+    /// 64 bits (16 hex digits).
+    #[value(name = "64")]
+    B64,
+    /// 128 bits (32 hex digits; the low half is the 64-bit fingerprint).
+    #[value(name = "128")]
+    B128,
+}
+
+#[derive(Args)]
+pub struct FingerprintArgs {
+    /// Input files (JSONL, text, CSV, TSV, Parquet; .gz/.zst read transparently; `-` = stdin).
+    #[arg(required = true)]
+    inputs: Vec<String>,
+    /// Output file: one JSON row per document, {"id", "fingerprint": "<hex>"} (`-` = stdout).
+    #[arg(short, long)]
+    output: String,
+    /// Fingerprint width.
+    #[arg(long, default_value = "64")]
+    bits: BitsArg,
+    /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
+    #[arg(long, default_value = "fail")]
+    on_error: OnError,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No progress bar and no summary (skipped records are still reported).
+    #[arg(short, long)]
+    quiet: bool,
+    #[command(flatten)]
+    input: InputArgs,
+    /// The feature and weight parameters of `--method simhash`.
+    #[command(flatten)]
+    features: SimHashFeatureArgs,
+}
+
+pub fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<()> {
+    let pool = threads::pool(args.threads)?;
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let progress = progress::Bar::new(show);
+    let bits = match args.bits {
+        BitsArg::B64 => Bits::B64,
+        BitsArg::B128 => Bits::B128,
+    };
+    let input = InputOptions {
+        on_error: args.on_error,
+        ..args.input.options()
+    };
+    let report = pool.install(|| {
+        fingerprints::fingerprint(
+            &args.inputs,
+            &input,
+            &args.output,
+            bits,
+            &args.features.0.given,
+            &progress,
+        )
+    })?;
+    progress.finish();
+    if !args.quiet {
+        eprintln!(
+            "neardup: {} fingerprints ({} bits); {} documents without features (fingerprint \
+             0), {} with fewer than --min-features (dedup matches those as exact copies only)",
+            report.documents,
+            bits.count(),
+            report.empty_documents,
+            report.few_features
+        );
+    }
+    if report.skipped > 0 {
+        eprintln!("neardup: skipped {} bad records", report.skipped);
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct HammingArgs {
+    /// Fingerprint file: JSON lines {"id", "fingerprint": "<hex>"} (as `fingerprint` writes)
+    /// or one hex fingerprint per line (id = line number); 16 or 32 hex digits.
+    input: String,
+    /// Output file: {"a", "b", "distance"} per pair, `a` before `b` in input order.
+    #[arg(short, long)]
+    output: String,
+    /// Largest Hamming distance of a pair (identical fingerprints, distance 0, included).
+    #[arg(long)]
+    max_distance: u32,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn hamming(args: &HammingArgs) -> anyhow::Result<()> {
+    let pool = threads::pool(args.threads)?;
+    let report =
+        pool.install(|| fingerprints::hamming(&args.input, &args.output, args.max_distance))?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: {} fingerprints ({} bits), {} pairs within distance {}",
+            report.fingerprints, report.bits, report.pairs, args.max_distance
+        );
+    }
+    Ok(())
+}
