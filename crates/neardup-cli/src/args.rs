@@ -155,11 +155,12 @@ impl FromArgMatches for MethodArgs {
 }
 
 /// The method parameters of `tune`, without the swept ones (`ngram`, `permutations`,
-/// `threshold`: `tune` has `--ngrams`, `--permutations` and `--thresholds`).
+/// `threshold`, `max_distance`: `tune` has `--ngrams`, `--permutations`, `--thresholds` and
+/// `--max-distances`).
 #[derive(Debug, Clone, Default)]
 pub struct TuneMethodArgs(pub MethodArgs);
 
-const SWEPT: &[&str] = &["ngram", "permutations", "threshold"];
+const SWEPT: &[&str] = &["ngram", "permutations", "threshold", "max_distance"];
 
 impl Args for TuneMethodArgs {
     fn augment_args(command: clap::Command) -> clap::Command {
@@ -172,7 +173,9 @@ impl Args for TuneMethodArgs {
 
 impl FromArgMatches for TuneMethodArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        Ok(TuneMethodArgs(MethodArgs::from_matches(matches, None, SWEPT)))
+        Ok(TuneMethodArgs(MethodArgs::from_matches(
+            matches, None, SWEPT,
+        )))
     }
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         self.0 = MethodArgs::from_matches(matches, None, SWEPT);

@@ -37,6 +37,10 @@ pub struct TuneArgs {
     /// Signature lengths to try (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "128")]
     permutations: Vec<usize>,
+    /// SimHash distance rules to try, separated by `;` (rules contain commas), e.g.
+    /// "3;6;<100:10,<500:6,3".
+    #[arg(long, value_delimiter = ';', default_value = "3;6;<100:10,<500:6,3")]
+    max_distances: Vec<String>,
     /// `f1`, or `recall@P`: the highest recall with precision at least P.
     #[arg(long, default_value = "f1")]
     objective: Objective,
@@ -91,6 +95,7 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
             thresholds: args.thresholds.clone(),
             ngrams: args.ngrams.clone(),
             permutations: args.permutations.clone(),
+            max_distances: args.max_distances.clone(),
         },
         engine: EngineOptions {
             cluster: args.cluster,

@@ -59,6 +59,8 @@ pub struct TuneGrid {
     pub ngrams: Vec<usize>,
     /// Signature lengths.
     pub permutations: Vec<usize>,
+    /// SimHash distance rules (`3`, `<100:10,<500:6,3`).
+    pub max_distances: Vec<String>,
 }
 
 /// The result of one setting.
@@ -72,6 +74,11 @@ pub struct TuneRow {
     pub permutations: Option<usize>,
     /// Similarity threshold.
     pub threshold: f64,
+    /// The flag the threshold was swept as (`--threshold`, or `--verify-threshold` for a
+    /// verified SimHash), `None` when it was not swept.
+    pub threshold_flag: Option<&'static str>,
+    /// SimHash distance rule.
+    pub max_distance: Option<String>,
     /// LSH bands and rows used, for MinHash.
     pub bands_rows: Option<(usize, usize)>,
     /// Pairwise precision, recall and F1.
@@ -117,19 +124,33 @@ pub fn sweep(
     let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
     let ngrams = values("ngram", text(&grid.ngrams));
     let permutations = values("permutations", text(&grid.permutations));
+    // SimHash has no `threshold`; verified, it sweeps the verification's threshold.
+    let verified = base.raw("verify").is_some_and(|v| v.trim() != "none");
+    let threshold_name = match spec.param("threshold") {
+        None if verified && spec.param("verify_threshold").is_some() => "verify_threshold",
+        _ => "threshold",
+    };
     let thresholds = values(
-        "threshold",
+        threshold_name,
         grid.thresholds.iter().map(f64::to_string).collect(),
     );
+    let threshold_flag = thresholds[0].as_ref().map(|_| match threshold_name {
+        "threshold" => "--threshold",
+        _ => "--verify-threshold",
+    });
+    let max_distances = values("max_distance", grid.max_distances.clone());
     let mut rows = Vec::new();
-    for ngram in &ngrams {
+    for (ngram, max_distance) in
+        (ngrams.iter()).flat_map(|n| max_distances.iter().map(move |d| (n, d)))
+    {
         for permutation in &permutations {
             for threshold in &thresholds {
                 let mut params = base.clone();
                 let grid_values = [
                     ("ngram", ngram),
                     ("permutations", permutation),
-                    ("threshold", threshold),
+                    (threshold_name, threshold),
+                    ("max_distance", max_distance),
                 ];
                 for (name, value) in grid_values {
                     if let Some(value) = value {
@@ -161,6 +182,8 @@ pub fn sweep(
                     latin_ngram: count("latin_ngram"),
                     permutations: count("permutations"),
                     threshold,
+                    threshold_flag,
+                    max_distance: max_distance.clone(),
                     bands_rows: count("bands").zip(count("rows")),
                     scores,
                     adjusted_rand_index,
@@ -277,7 +300,12 @@ pub fn recommend(rows: &[TuneRow], objective: Objective) -> Option<usize> {
 /// The table and the recommendation as text.
 pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds");
+    let distances = rows.iter().any(|row| row.max_distance.is_some());
+    let _ = writeln!(
+        out,
+        "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds{}",
+        if distances { "  max distance" } else { "" }
+    );
     let ngram = |row: &TuneRow| match (row.ngram, row.latin_ngram) {
         (Some(ngram), Some(latin)) => format!("{ngram}/{latin}"),
         (Some(ngram), None) => ngram.to_string(),
@@ -288,9 +316,14 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
         let ari = row
             .adjusted_rand_index
             .map_or("      -".to_owned(), |a| format!("{a:7.4}"));
+        let distance = match &row.max_distance {
+            Some(rule) => format!("  {rule}"),
+            None if distances => "  -".to_owned(),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{:>5}  {:>5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}",
+            "{:>5}  {:>5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}{distance}",
             ngram(row),
             dash(row.permutations.map(|p| p.to_string())),
             row.threshold,
@@ -307,10 +340,9 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
             let row = &rows[best];
             writeln!(
                 out,
-                "\nrecommended ({}):{} --threshold {} (precision {:.4}, recall {:.4}, F1 {:.4})",
+                "\nrecommended ({}):{} (precision {:.4}, recall {:.4}, F1 {:.4})",
                 describe(objective),
                 recommended_flags(row),
-                row.threshold,
                 row.scores.precision,
                 row.scores.recall,
                 row.scores.f1
@@ -337,6 +369,12 @@ fn recommended_flags(row: &TuneRow) -> String {
     if let Some(permutations) = row.permutations {
         let _ = write!(flags, " --permutations {permutations}");
     }
+    if let Some(rule) = &row.max_distance {
+        let _ = write!(flags, " --max-distance \"{rule}\"");
+    }
+    if let Some(flag) = row.threshold_flag {
+        let _ = write!(flags, " {flag} {}", row.threshold);
+    }
     flags
 }
 
@@ -346,7 +384,7 @@ pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
         .iter()
         .map(|row| {
             json!({
-                "ngram": row.ngram, "latin_ngram": row.latin_ngram, "permutations": row.permutations, "threshold": row.threshold,
+                "ngram": row.ngram, "latin_ngram": row.latin_ngram, "permutations": row.permutations, "threshold": row.threshold, "max_distance": row.max_distance,
                 "bands": row.bands_rows.map(|b| b.0), "rows": row.bands_rows.map(|b| b.1),
                 "precision": row.scores.precision, "recall": row.scores.recall, "f1": row.scores.f1,
                 "adjusted_rand_index": row.adjusted_rand_index, "kept": row.kept, "seconds": row.seconds,
@@ -374,6 +412,8 @@ mod tests {
             latin_ngram: None,
             permutations: Some(128),
             threshold,
+            threshold_flag: Some("--threshold"),
+            max_distance: None,
             bands_rows: Some((21, 6)),
             scores: Scores {
                 precision,

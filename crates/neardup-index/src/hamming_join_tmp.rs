@@ -56,7 +56,9 @@ pub fn self_join_128(
     k: u32,
 ) -> Result<Vec<(u32, u32, u32)>, crate::HammingError> {
     if k > 127 {
-        return Err(crate::HammingError::Parameter(format!("max_distance {k} (expected 0 to 127)")));
+        return Err(crate::HammingError::Parameter(format!(
+            "max_distance {k} (expected 0 to 127)"
+        )));
     }
     let half = (k / 2).min(63);
     let mut pairs = Vec::new();

@@ -142,16 +142,22 @@ pub fn read_fingerprints(path: &str) -> Result<FingerprintFile> {
     for (index, line) in reader.lines().enumerate() {
         let number = index as u64 + 1;
         let line = line.map_err(|e| Error::io(&name, e))?;
-        let line = line.strip_prefix('\u{feff}').unwrap_or(&line).trim_end_matches('\r');
+        let line = line
+            .strip_prefix('\u{feff}')
+            .unwrap_or(&line)
+            .trim_end_matches('\r');
         let bad = |message: String| Error::input(&name, number, message);
         if line.trim().is_empty() {
             return Err(bad("blank line (expected a fingerprint)".into()));
         }
         let is_json = *json_rows.get_or_insert(line.trim_start().starts_with('{'));
         let (id, hex) = if is_json {
-            let row: Value = serde_json::from_str(line)
-                .map_err(|e| bad(format!("invalid JSON: {e}")))?;
-            let id = row.get("id").cloned().ok_or_else(|| bad("field \"id\" is missing".into()))?;
+            let row: Value =
+                serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+            let id = row
+                .get("id")
+                .cloned()
+                .ok_or_else(|| bad("field \"id\" is missing".into()))?;
             let hex = match row.get("fingerprint") {
                 Some(Value::String(hex)) => hex.clone(),
                 Some(other) => {
@@ -201,7 +207,10 @@ pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u
     if max_distance >= bits {
         return Err(neardup_core::Error::invalid_owned(
             "max_distance".into(),
-            format!("{max_distance} (expected 0 to {} for {bits}-bit fingerprints)", bits - 1),
+            format!(
+                "{max_distance} (expected 0 to {} for {bits}-bit fingerprints)",
+                bits - 1
+            ),
         )
         .into());
     }
@@ -211,18 +220,23 @@ pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u
                 .map(|(i, &fp)| (i as u64, fp as u64))
                 .collect();
             let index = HammingIndex::build(&entries, max_distance, Some(max_distance + 1))
-                .map_err(|e| neardup_core::Error::invalid_owned("max_distance".into(), e.to_string()))?;
-            let joined = index
-                .self_join(max_distance)
-                .map_err(|e| neardup_core::Error::invalid_owned("max_distance".into(), e.to_string()))?;
+                .map_err(|e| {
+                    neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
+                })?;
+            let joined = index.self_join(max_distance).map_err(|e| {
+                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
+            })?;
             let mut pairs: Vec<(u32, u32, u32)> = (joined.into_iter())
                 .map(|(a, b, d)| (a.min(b) as u32, a.max(b) as u32, d))
                 .collect();
             pairs.par_sort_unstable();
             pairs
         }
-        Bits::B128 => neardup_index::self_join_128(&file.fingerprints, max_distance)
-            .map_err(|e| neardup_core::Error::invalid_owned("max_distance".into(), e.to_string()))?,
+        Bits::B128 => {
+            neardup_index::self_join_128(&file.fingerprints, max_distance).map_err(|e| {
+                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
+            })?
+        }
     };
     Ok(pairs)
 }
@@ -273,7 +287,11 @@ mod tests {
     #[test]
     fn plain_and_json_files_read_and_join() {
         let dir = tempfile::tempdir().unwrap();
-        let plain = write(&dir, "fp.txt", "00000000000000ff\n00000000000000fe\nffffffffffffffff\n00000000000000ff\n");
+        let plain = write(
+            &dir,
+            "fp.txt",
+            "00000000000000ff\n00000000000000fe\nffffffffffffffff\n00000000000000ff\n",
+        );
         let file = read_fingerprints(&plain).unwrap();
         assert_eq!(file.bits, Bits::B64);
         assert_eq!(file.ids, vec![json!(1), json!(2), json!(3), json!(4)]);
@@ -298,7 +316,11 @@ mod tests {
             ("00000000000000ff\n00000000000000fff\n", 2, "17 hex digits"),
             ("00ff\n", 1, "4 hex digits"),
             ("00000000000000ff\n\n00000000000000ff\n", 2, "blank line"),
-            ("{\"id\":1,\"fingerprint\":\"00000000000000ff\"}\n{\"id\":2}\n", 2, "missing"),
+            (
+                "{\"id\":1,\"fingerprint\":\"00000000000000ff\"}\n{\"id\":2}\n",
+                2,
+                "missing",
+            ),
             ("{\"id\":1,\"fingerprint\":5}\n", 1, "not a hex string"),
         ] {
             let path = write(&dir, "bad.txt", text);

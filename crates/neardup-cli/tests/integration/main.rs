@@ -6,6 +6,7 @@ mod eval;
 mod input;
 mod report;
 mod safety;
+mod simhash;
 mod synth;
 mod tune;
 mod util;
