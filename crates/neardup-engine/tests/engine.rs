@@ -420,3 +420,57 @@ fn bucket_cap_zero_is_refused_not_read_as_one() {
     );
     assert!(EngineOptions::default().validate().is_ok());
 }
+
+/// SimHash through the engine's exact Hamming join: with the distance deciding, the verified
+/// pairs are exactly the pairs a brute-force scan finds (distance at most the smaller of the
+/// two documents' limits, or equal features), for fixed and length-aware limits, and the
+/// result does not depend on the thread count.
+#[test]
+fn simhash_pairs_equal_brute_force() {
+    use neardup_core::methods::simhash::SimHash;
+    use neardup_core::Sketch;
+    let texts = edited_corpus();
+    for rule in ["0", "3", "9", "<60:14,<200:9,5", "24"] {
+        let params = Params::new()
+            .set("max_distance", rule)
+            .set("verify", "none");
+        let method = <SimHash as Registered>::from_params(&params).unwrap();
+        let sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
+        let mut expected = Vec::new();
+        for a in 0..texts.len() {
+            for b in a + 1..texts.len() {
+                let (x, y) = (&sketches[a], &sketches[b]);
+                if x.is_empty() || y.is_empty() {
+                    continue;
+                }
+                let within = !x.exact_only()
+                    && !y.exact_only()
+                    && method.verify(x, y).is_some();
+                if x.identity() == y.identity() || within {
+                    expected.push((a as u32, b as u32));
+                }
+            }
+        }
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| dedup(&method, &texts, EngineOptions::default(), &NoProgress))
+                .unwrap()
+        };
+        let outcome = run(2);
+        let mut found: Vec<(u32, u32)> = outcome.all_pairs().map(|p| (p.a, p.b)).collect();
+        found.sort_unstable();
+        assert_eq!(found, expected, "rule {rule}");
+        assert!(outcome.all_pairs().all(|p| p.distance.is_some()));
+        assert_eq!(
+            run(1).assignment.duplicate_of,
+            outcome.assignment.duplicate_of,
+            "rule {rule}"
+        );
+        if rule == "9" {
+            assert!(expected.len() > 100, "the corpus has near-duplicates: {}", expected.len());
+        }
+    }
+}

