@@ -30,7 +30,8 @@ THRESHOLD = 0.7
 NGRAM = 5
 PERMS = 128
 CORPORA = "zh-titles zh-news en-news sohu-dd clough"
-TOOLS = ("neardup-minhash neardup-connected neardup-containment neardup-exact neardup-peer-settings datasketch "
+TOOLS = ("neardup-minhash neardup-connected neardup-containment neardup-exact neardup-peer-settings "
+         "neardup-simhash neardup-simhash-k3 datasketch "
          "rensa gaoya simhash text-dedup text-dedup-verified datasketch-auto rensa-auto")
 
 
@@ -185,6 +186,11 @@ def run_tool(n: str, out: str, name: str, tool: str, d: str, rep: int, td_ok: bo
         cmd = common_args + ["--method", "minhash", "--measure", "containment", "--threshold", "0.7"]
     elif tool == "neardup-exact":
         cmd = common_args + ["--method", "exact"]
+    elif tool == "neardup-simhash":
+        cmd = [a for a in common_args if a not in ("--permutations", str(PERMS))] + ["--method", "simhash"]
+    elif tool == "neardup-simhash-k3":
+        cmd = [a for a in common_args if a not in ("--permutations", str(PERMS))] + [
+            "--method", "simhash", "--max-distance", "3", "--verify", "none"]
     elif tool == "neardup-peer-settings":
         cmd = common_args + ["--method", "minhash", "--tokenizer", "token", "--ngram", str(NGRAM),
                              "--threshold", str(THRESHOLD)]

@@ -39,6 +39,11 @@ TOOL_INFO = {
     "neardup-peer-settings": "neardup `--method minhash --tokenizer token --ngram 5 --threshold 0.7`: the peers' settings and "
                              "shingles (neardup's defaults before 2026-11-22), every candidate verified",
     "neardup-exact": "neardup `--method exact` (128-bit hash of the normalised text)",
+    "neardup-simhash": "neardup `--method simhash` at its defaults (64-bit SimHash of 2-character shingles, 4 on "
+                       "non-CJK text, with term-frequency weights; exact Hamming join within the length-aware "
+                       "`--max-distance`; every candidate verified by Jaccard >= 0.4)",
+    "neardup-simhash-k3": "neardup `--method simhash --max-distance 3 --verify none`: the seeds' and the PyPI "
+                          "`simhash` index's setting, the distance alone decides",
     "datasketch": "datasketch 2.0.0 MinHash + MinHashLSH (its own 14 x 9 bands), union-find over LSH query results, no verification",
     "rensa": "rensa 0.5.0 RMinHash + RMinHashLSH (16 x 8 bands), union-find over LSH query results, no verification",
     "gaoya": "gaoya 0.2.2 MinHashStringIndex (32-bit hashes, its own 32 x 4 bands; its query keeps results whose "

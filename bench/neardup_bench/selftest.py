@@ -103,7 +103,7 @@ def main(args) -> int:
         print("== quality", flush=True)
         out = os.path.join(tmp, "quality")
         tools = ("neardup-minhash neardup-connected neardup-containment neardup-exact neardup-peer-settings "
-                 "datasketch rensa gaoya simhash datasketch-auto rensa-auto")
+                 "neardup-simhash neardup-simhash-k3 datasketch rensa gaoya simhash datasketch-auto rensa-auto")
         if args.with_text_dedup:
             tools += " text-dedup text-dedup-verified"
         bench_md = open(os.path.join(ROOT, "BENCHMARKS.md"), "rb").read()

@@ -443,9 +443,7 @@ fn simhash_pairs_equal_brute_force() {
                 if x.is_empty() || y.is_empty() {
                     continue;
                 }
-                let within = !x.exact_only()
-                    && !y.exact_only()
-                    && method.verify(x, y).is_some();
+                let within = !x.exact_only() && !y.exact_only() && method.verify(x, y).is_some();
                 if x.identity() == y.identity() || within {
                     expected.push((a as u32, b as u32));
                 }
@@ -470,7 +468,11 @@ fn simhash_pairs_equal_brute_force() {
             "rule {rule}"
         );
         if rule == "9" {
-            assert!(expected.len() > 100, "the corpus has near-duplicates: {}", expected.len());
+            assert!(
+                expected.len() > 100,
+                "the corpus has near-duplicates: {}",
+                expected.len()
+            );
         }
     }
 }

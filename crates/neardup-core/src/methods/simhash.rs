@@ -155,9 +155,9 @@ impl FromStr for DistanceRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Verification {
     /// The distance decides.
-    #[default]
     None,
-    /// Jaccard of the shingle sets.
+    /// Jaccard of the shingle sets (the default).
+    #[default]
     Jaccard,
     /// Normalised edit similarity of the normalised texts (`1 - distance / longer length`).
     Edit,
@@ -316,11 +316,11 @@ impl Sketch for SimHashSketch {
 }
 
 /// The default `max_distance` (see docs/evaluation.md for how it was chosen).
-pub const DEFAULT_MAX_DISTANCE: &str = "3";
+pub const DEFAULT_MAX_DISTANCE: &str = "<100:15,11";
 /// The default `min_features`.
 pub const DEFAULT_MIN_FEATURES: usize = 3;
 /// The default `verify_threshold`.
-pub const DEFAULT_VERIFY_THRESHOLD: f64 = 0.5;
+pub const DEFAULT_VERIFY_THRESHOLD: f64 = 0.4;
 
 /// The default shingle size of SimHash features: 2 characters on CJK text for `auto` (4
 /// elsewhere) and `char`, single words or tokens for `word` and `token`. SimHash weighs many
@@ -610,7 +610,7 @@ impl Registered for SimHash {
             ParamSpec {
                 name: "max_distance",
                 kind: ParamKind::Text,
-                default: Some(DEFAULT_MAX_DISTANCE),
+                default: Some("<100:15,11"),
                 help: "Largest Hamming distance of a duplicate: a number, or a rule by length \
                        in characters such as \"<100:10,<500:6,3\" (a pair takes the smaller \
                        of its two limits).",
@@ -619,7 +619,7 @@ impl Registered for SimHash {
             ParamSpec {
                 name: "verify",
                 kind: ParamKind::Choice(&["none", "jaccard", "edit"]),
-                default: Some("none"),
+                default: Some("jaccard"),
                 help: "Confirm candidates with `jaccard` (shingle sets) or `edit` (normalised \
                        edit similarity, for short texts); `none` lets the distance decide.",
                 group: None,
@@ -627,7 +627,7 @@ impl Registered for SimHash {
             ParamSpec {
                 name: "verify_threshold",
                 kind: ParamKind::Number,
-                default: Some("0.5"),
+                default: Some("0.4"),
                 help: "Similarity a verified candidate must reach.",
                 group: None,
             },
@@ -1025,15 +1025,39 @@ mod tests {
                 params.insert(*name, *value);
             }
             let simhash = SimHash::from_params(&params).unwrap();
-            assert_eq!(format!("{:016x}", simhash.fingerprint64(text)), *pinned_64, "{options:?}");
-            assert_eq!(format!("{:032x}", simhash.fingerprint128(text)), *pinned_128, "{options:?}");
+            assert_eq!(
+                format!("{:016x}", simhash.fingerprint64(text)),
+                *pinned_64,
+                "{options:?}"
+            );
+            assert_eq!(
+                format!("{:032x}", simhash.fingerprint128(text)),
+                *pinned_128,
+                "{options:?}"
+            );
         }
     }
 
-    type Pinned = (&'static [(&'static str, &'static str)], &'static str, &'static str);
+    type Pinned = (
+        &'static [(&'static str, &'static str)],
+        &'static str,
+        &'static str,
+    );
     const PINNED: &[Pinned] = &[
-        (&[("tokenizer", "auto"), ("ngram", "2"), ("weights", "tf")], "268f3c8af6f36408", "4ae858ac888480f8268f3c8af6f36408"),
-        (&[("tokenizer", "word"), ("ngram", "1"), ("weights", "tf")], "f5cec3a15f75e6d9", "fb2fc66bcf847c1df5cec3a15f75e6d9"),
-        (&[("tokenizer", "auto"), ("ngram", "3"), ("title_weight", "2")], "932109f06650c807", "ce088436494ea5e0932109f06650c807"),
+        (
+            &[("tokenizer", "auto"), ("ngram", "2"), ("weights", "tf")],
+            "268f3c8af6f36408",
+            "4ae858ac888480f8268f3c8af6f36408",
+        ),
+        (
+            &[("tokenizer", "word"), ("ngram", "1"), ("weights", "tf")],
+            "f5cec3a15f75e6d9",
+            "fb2fc66bcf847c1df5cec3a15f75e6d9",
+        ),
+        (
+            &[("tokenizer", "auto"), ("ngram", "3"), ("title_weight", "2")],
+            "932109f06650c807",
+            "ce088436494ea5e0932109f06650c807",
+        ),
     ];
 }
