@@ -51,13 +51,11 @@
 
 mod generators;
 mod hamming;
-mod hamming_join_tmp;
 mod key_table;
 mod online;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
 pub use hamming::{HammingError, HammingIndex};
-pub use hamming_join_tmp::{self_join_128, HammingJoin};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{
