@@ -76,13 +76,13 @@ impl std::error::Error for HammingError {}
 
 /// One block: bits `shift .. shift + width` of the fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Block {
-    shift: u32,
-    width: u32,
+pub(crate) struct Block {
+    pub(crate) shift: u32,
+    pub(crate) width: u32,
 }
 
 impl Block {
-    fn value(self, fingerprint: u64) -> u64 {
+    pub(crate) fn value(self, fingerprint: u64) -> u64 {
         let mask = if self.width == 64 {
             u64::MAX
         } else {
@@ -104,14 +104,14 @@ fn probes_per_query(m: u32, k: u32) -> f64 {
 }
 
 /// `n` choose `k`, as a real number.
-fn binomial(n: u32, k: u32) -> f64 {
+pub(crate) fn binomial(n: u32, k: u32) -> f64 {
     (0..k)
         .map(|i| f64::from(n - i) / f64::from(i + 1))
         .product()
 }
 
 /// `m` contiguous blocks covering 64 bits, widths differing by at most one.
-fn layout(m: u32) -> Vec<Block> {
+pub(crate) fn layout(m: u32) -> Vec<Block> {
     let mut blocks = Vec::with_capacity(m as usize);
     let mut shift = 0;
     for i in 0..m {
@@ -124,7 +124,7 @@ fn layout(m: u32) -> Vec<Block> {
 
 /// Calls `visit` with every value within Hamming distance `radius` of `value` in the low
 /// `width` bits (the value itself first).
-fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u64)) {
+pub(crate) fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u64)) {
     fn flip(value: u64, from: u32, width: u32, left: u32, visit: &mut impl FnMut(u64)) {
         if left == 0 {
             return;
@@ -390,51 +390,27 @@ impl HammingIndex {
     /// stored before `b` (insertion order, renumbered by merges only among survivors), each
     /// pair once, sorted.
     ///
-    /// A batch join does not probe: it cuts the bits into `k + 1` blocks (radius 0, Manku's
-    /// tables), sorts the live slots by each block's value, and compares the members of each
-    /// bucket; a pair is kept by the first block on which the two agree. The work is the
-    /// number of same-bucket pairs, which for random fingerprints of `n` is about
-    /// `(k + 1) n^2 / 2^(64 / (k + 1) + 1)`.
+    /// A batch join does not use the query tables: it groups the live fingerprints by the
+    /// blocks of a layout chosen for the join (`k + 1` radius-0 blocks for small `k`, fewer
+    /// blocks probed within a radius for large `k`) and compares neighbouring buckets in
+    /// cache; a pair is kept by the first block on which the two are within the radius. For
+    /// random fingerprints the work at small `k` is about `(k + 1) n^2 / 2^(64 / (k + 1) + 1)`
+    /// comparisons.
     ///
     /// # Errors
     /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
     pub fn self_join(&self, k: u32) -> Result<Vec<(u64, u64, u32)>, HammingError> {
         self.check(k)?;
-        let blocks = layout((k + 1).min(64));
         let live: Vec<u32> = (0..self.ids.len() as u32)
             .filter(|&slot| self.live[slot as usize])
             .collect();
-        let fingerprints = &self.fingerprints;
-        let first_equal = |a: u64, b: u64| {
-            (blocks.iter())
-                .position(|block| block.value(a) == block.value(b))
-                .unwrap_or(usize::MAX)
-        };
-        let mut pairs: Vec<(u32, u32, u32)> = (blocks.par_iter().enumerate())
-            .flat_map_iter(|(index, &block)| {
-                let mut entries: Vec<(u64, u32)> = (live.iter())
-                    .map(|&slot| (block.value(fingerprints[slot as usize]), slot))
-                    .collect();
-                entries.sort_unstable();
-                let mut found = Vec::new();
-                for bucket in entries.chunk_by(|x, y| x.0 == y.0) {
-                    for (i, &(_, a)) in bucket.iter().enumerate() {
-                        let fa = fingerprints[a as usize];
-                        for &(_, b) in &bucket[i + 1..] {
-                            let fb = fingerprints[b as usize];
-                            let distance = (fa ^ fb).count_ones();
-                            if distance <= k && first_equal(fa, fb) == index {
-                                found.push((a, b, distance));
-                            }
-                        }
-                    }
-                }
-                found
-            })
+        let fingerprints: Vec<u64> = live
+            .iter()
+            .map(|&s| self.fingerprints[s as usize])
             .collect();
-        pairs.par_sort_unstable();
-        Ok((pairs.into_iter())
-            .map(|(a, b, d)| (self.ids[a as usize], self.ids[b as usize], d))
+        let id = |position: u32| self.ids[live[position as usize] as usize];
+        Ok((crate::hamming_join::join(&fingerprints, k).into_iter())
+            .map(|(a, b, distance)| (id(a), id(b), distance))
             .collect())
     }
 
