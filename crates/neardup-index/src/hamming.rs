@@ -139,31 +139,55 @@ pub(crate) fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut i
     flip(value, 0, width, radius.min(width), visit);
 }
 
-/// A sorted table of one block: block values and the slots holding them.
+/// The slots of one block table, grouped by the top `key_bits` bits of their block value
+/// (all of it when the block is narrow enough): the slots of key `key` are
+/// `slots[offsets[key]..offsets[key + 1]]`, in slot order. A lookup is two reads, no search;
+/// when the key is shorter than the block, the candidates' own block values (read with their
+/// fingerprints for the distance anyway) sort out the other values sharing the key.
 #[derive(Debug, Clone, Default)]
 struct Table {
-    values: Vec<u64>,
+    key_bits: u32,
+    offsets: Vec<u32>,
     slots: Vec<u32>,
 }
 
 impl Table {
-    fn build(block: Block, fingerprints: &[u64], live: &[bool]) -> Table {
-        let mut entries: Vec<(u64, u32)> = (0..fingerprints.len())
-            .filter(|&slot| live[slot])
-            .map(|slot| (block.value(fingerprints[slot]), slot as u32))
-            .collect();
-        entries.par_sort_unstable();
+    /// A table of every slot (all live after a merge), keys of about `log2(n) - 3` bits so
+    /// that the offsets cost at most half a byte per fingerprint.
+    fn build(block: Block, fingerprints: &[u64]) -> Table {
+        let log2 = 63 - (fingerprints.len().max(16) as u64).leading_zeros();
+        let key_bits = block.width.min(log2 - 3);
+        let key =
+            |fingerprint: u64| (block.value(fingerprint) >> (block.width - key_bits)) as usize;
+        let mut offsets = vec![0u32; (1usize << key_bits) + 1];
+        for &fingerprint in fingerprints {
+            offsets[key(fingerprint) + 1] += 1;
+        }
+        for at in 1..offsets.len() {
+            offsets[at] += offsets[at - 1];
+        }
+        let mut next = offsets.clone();
+        let mut slots = vec![0u32; fingerprints.len()];
+        for (slot, &fingerprint) in fingerprints.iter().enumerate() {
+            let at = &mut next[key(fingerprint)];
+            slots[*at as usize] = slot as u32;
+            *at += 1;
+        }
         Table {
-            values: entries.iter().map(|e| e.0).collect(),
-            slots: entries.iter().map(|e| e.1).collect(),
+            key_bits,
+            offsets,
+            slots,
         }
     }
 
-    /// The slots whose block value is `value`.
-    fn bucket(&self, value: u64) -> &[u32] {
-        let start = self.values.partition_point(|&v| v < value);
-        let end = start + self.values[start..].partition_point(|&v| v == value);
-        &self.slots[start..end]
+    /// The slots whose block value may be `value` (all of them when the key is the block).
+    fn bucket(&self, block: Block, value: u64) -> &[u32] {
+        let key = (value >> (block.width - self.key_bits)) as usize;
+        &self.slots[self.offsets[key] as usize..self.offsets[key + 1] as usize]
+    }
+
+    fn memory_bytes(&self) -> usize {
+        4 * (self.offsets.capacity() + self.slots.capacity())
     }
 }
 
@@ -172,14 +196,17 @@ impl Table {
 pub struct HammingIndex {
     max_distance: u32,
     blocks: Vec<Block>,
-    /// Fingerprint and id per slot; slots are never reused until a merge renumbers them.
+    /// Fingerprint and id per slot: slots `0..indexed` are in the tables, sorted by id (so an
+    /// id is found by binary search); the rest are the unsorted insert buffer.
     fingerprints: Vec<u64>,
     ids: Vec<u64>,
-    live: Vec<bool>,
-    /// Slots `0..indexed` are in the tables; the rest are the unsorted buffer.
+    /// One bit per slot, set while the slot is live.
+    live: Vec<u64>,
     indexed: usize,
     tables: Vec<Table>,
-    slot_of: HashMap<u64, u32>,
+    /// The slots of the buffered ids.
+    buffered: HashMap<u64, u32>,
+    /// Slots removed since the last merge.
     dead: usize,
 }
 
@@ -232,35 +259,34 @@ impl HammingIndex {
                  block values (at most {MAX_PROBES:.0}); use more blocks"
             )));
         }
-        let mut slot_of = HashMap::with_capacity(entries.len());
-        for (slot, &(id, _)) in entries.iter().enumerate() {
-            if slot_of.insert(id, slot as u32).is_some() {
-                return Err(HammingError::DuplicateId(id));
-            }
+        let mut sorted = entries.to_vec();
+        sorted.par_sort_unstable_by_key(|e| e.0);
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            return Err(HammingError::DuplicateId(pair[0].0));
         }
         let mut index = HammingIndex {
             max_distance,
             blocks: layout(m),
-            fingerprints: entries.iter().map(|e| e.1).collect(),
-            ids: entries.iter().map(|e| e.0).collect(),
-            live: vec![true; entries.len()],
+            fingerprints: Vec::new(),
+            ids: Vec::new(),
+            live: Vec::new(),
             indexed: 0,
             tables: Vec::new(),
-            slot_of,
+            buffered: HashMap::new(),
             dead: 0,
         };
-        index.merge();
+        index.install(sorted);
         Ok(index)
     }
 
     /// Number of stored fingerprints.
     pub fn len(&self) -> usize {
-        self.slot_of.len()
+        self.ids.len() - self.dead
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.slot_of.is_empty()
+        self.len() == 0
     }
 
     /// The largest distance answered exactly.
@@ -273,23 +299,67 @@ impl HammingIndex {
         self.blocks.len() as u32
     }
 
-    /// Rebuilds the tables over every live slot, dropping dead ones (renumbering slots).
-    fn merge(&mut self) {
-        if self.dead > 0 {
-            let keep: Vec<usize> = (0..self.ids.len()).filter(|&s| self.live[s]).collect();
-            self.fingerprints = keep.iter().map(|&s| self.fingerprints[s]).collect();
-            self.ids = keep.iter().map(|&s| self.ids[s]).collect();
-            self.live = vec![true; keep.len()];
-            self.slot_of = (self.ids.iter().enumerate())
-                .map(|(slot, &id)| (id, slot as u32))
-                .collect();
-            self.dead = 0;
+    /// Heap bytes held: fingerprints, ids, liveness bits, tables and the buffer's id map.
+    pub fn memory_bytes(&self) -> usize {
+        let map_entry = std::mem::size_of::<(u64, u32)>() + 1;
+        8 * (self.fingerprints.capacity() + self.ids.capacity() + self.live.capacity())
+            + std::mem::size_of::<Block>() * self.blocks.capacity()
+            + std::mem::size_of::<Table>() * self.tables.capacity()
+            + self.tables.iter().map(Table::memory_bytes).sum::<usize>()
+            + self.buffered.capacity() * map_entry * 8 / 7
+    }
+
+    fn is_live(&self, slot: usize) -> bool {
+        self.live[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    fn set_live(&mut self, slot: usize, live: bool) {
+        let bit = 1u64 << (slot % 64);
+        if slot / 64 == self.live.len() {
+            self.live.push(0);
         }
-        let (fingerprints, live) = (&self.fingerprints, &self.live);
+        if live {
+            self.live[slot / 64] |= bit;
+        } else {
+            self.live[slot / 64] &= !bit;
+        }
+    }
+
+    /// The live slot of `id`, if stored.
+    fn slot_of(&self, id: u64) -> Option<usize> {
+        let merged = self.ids[..self.indexed].binary_search(&id).ok();
+        merged
+            .filter(|&slot| self.is_live(slot))
+            .or_else(|| self.buffered.get(&id).map(|&slot| slot as usize))
+    }
+
+    /// Makes `entries` (sorted by id, distinct) the merged slots and builds the tables.
+    fn install(&mut self, entries: Vec<(u64, u64)>) {
+        self.ids = entries.iter().map(|e| e.0).collect();
+        self.fingerprints = entries.iter().map(|e| e.1).collect();
+        drop(entries);
+        let count = self.ids.len();
+        self.live = vec![u64::MAX; count / 64];
+        if count % 64 > 0 {
+            self.live.push((1u64 << (count % 64)) - 1);
+        }
+        self.indexed = count;
+        self.buffered = HashMap::new();
+        self.dead = 0;
+        let fingerprints = &self.fingerprints;
         self.tables = (self.blocks.par_iter())
-            .map(|&block| Table::build(block, fingerprints, live))
+            .map(|&block| Table::build(block, fingerprints))
             .collect();
-        self.indexed = self.fingerprints.len();
+    }
+
+    /// Rebuilds the tables over every live slot, dropping dead ones and sorting by id.
+    fn merge(&mut self) {
+        let mut entries: Vec<(u64, u64)> = (0..self.ids.len())
+            .filter(|&slot| self.is_live(slot))
+            .map(|slot| (self.ids[slot], self.fingerprints[slot]))
+            .collect();
+        entries.par_sort_unstable_by_key(|e| e.0);
+        self.install(entries);
     }
 
     /// Stores `fingerprint` under `id`.
@@ -297,29 +367,44 @@ impl HammingIndex {
     /// # Errors
     /// [`HammingError::DuplicateId`] when `id` is stored; the index is unchanged.
     pub fn insert(&mut self, id: u64, fingerprint: u64) -> Result<(), HammingError> {
-        if self.slot_of.contains_key(&id) {
+        if self.slot_of(id).is_some() {
             return Err(HammingError::DuplicateId(id));
         }
-        self.slot_of.insert(id, self.ids.len() as u32);
+        let slot = self.ids.len();
+        if slot == self.ids.capacity() {
+            // Room for the buffer until the next merge, not a doubling of the index.
+            let room = self.merge_threshold();
+            self.ids.reserve_exact(room);
+            self.fingerprints.reserve_exact(room);
+            self.live.reserve_exact(room / 64 + 1);
+        }
+        self.buffered.insert(id, slot as u32);
         self.ids.push(id);
         self.fingerprints.push(fingerprint);
-        self.live.push(true);
+        self.set_live(slot, true);
         // The buffer is scanned by every query: merge when it outgrows a fraction of the
         // tables (amortised linear: each merge at least doubles what was merged before, or
         // holds at least 4,096 entries).
-        let buffered = self.ids.len() - self.indexed;
-        if buffered >= 4096.max(self.indexed / 8) {
+        if self.ids.len() - self.indexed >= self.merge_threshold() {
             self.merge();
         }
         Ok(())
     }
 
+    /// The buffer size that triggers a merge.
+    fn merge_threshold(&self) -> usize {
+        4096.max(self.indexed / 8)
+    }
+
     /// Removes `id`; false when it was not stored.
     pub fn remove(&mut self, id: u64) -> bool {
-        let Some(slot) = self.slot_of.remove(&id) else {
+        let Some(slot) = self.slot_of(id) else {
             return false;
         };
-        self.live[slot as usize] = false;
+        if slot >= self.indexed {
+            self.buffered.remove(&id);
+        }
+        self.set_live(slot, false);
         self.dead += 1;
         if self.dead > 1024 && self.dead > self.ids.len() / 4 {
             self.merge();
@@ -354,27 +439,30 @@ impl HammingIndex {
     /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`.
     fn probe(&self, fingerprint: u64, k: u32, found: &mut impl FnMut(u32, u32)) {
         let radius = k / self.blocks.len() as u32;
+        let any_dead = self.dead > 0;
         for (index, (&block, table)) in self.blocks.iter().zip(&self.tables).enumerate() {
             let own = block.value(fingerprint);
+            let whole = table.key_bits == block.width;
             for_each_within(own, block.width, radius, &mut |value| {
-                for &slot in table.bucket(value) {
-                    if !self.live[slot as usize] {
+                for &slot in table.bucket(block, value) {
+                    let other = self.fingerprints[slot as usize];
+                    if !whole && block.value(other) != value {
                         continue;
                     }
-                    let other = self.fingerprints[slot as usize];
                     let distance = (other ^ fingerprint).count_ones();
-                    if distance <= k && self.first_block(fingerprint, other, radius) == index {
+                    if distance <= k
+                        && (!any_dead || self.is_live(slot as usize))
+                        && (index == 0 || self.first_block(fingerprint, other, radius) == index)
+                    {
                         found(slot, distance);
                     }
                 }
             });
         }
         for slot in self.indexed..self.ids.len() {
-            if self.live[slot] {
-                let distance = (self.fingerprints[slot] ^ fingerprint).count_ones();
-                if distance <= k {
-                    found(slot as u32, distance);
-                }
+            let distance = (self.fingerprints[slot] ^ fingerprint).count_ones();
+            if distance <= k && self.is_live(slot) {
+                found(slot as u32, distance);
             }
         }
     }
@@ -386,9 +474,8 @@ impl HammingIndex {
             .unwrap_or(usize::MAX)
     }
 
-    /// Every pair of stored fingerprints within `k`, as `(id_a, id_b, distance)` with `a`
-    /// stored before `b` (insertion order, renumbered by merges only among survivors), each
-    /// pair once, sorted.
+    /// Every pair of stored fingerprints within `k`, as `(id_a, id_b, distance)` with
+    /// `id_a < id_b`, each pair once, sorted.
     ///
     /// A batch join does not use the query tables: it groups the live fingerprints by the
     /// blocks of a layout chosen for the join (`k + 1` radius-0 blocks for small `k`, fewer
@@ -402,23 +489,26 @@ impl HammingIndex {
     pub fn self_join(&self, k: u32) -> Result<Vec<(u64, u64, u32)>, HammingError> {
         self.check(k)?;
         let live: Vec<u32> = (0..self.ids.len() as u32)
-            .filter(|&slot| self.live[slot as usize])
+            .filter(|&slot| self.is_live(slot as usize))
             .collect();
         let fingerprints: Vec<u64> = live
             .iter()
             .map(|&s| self.fingerprints[s as usize])
             .collect();
         let id = |position: u32| self.ids[live[position as usize] as usize];
-        Ok((crate::hamming_join::join(&fingerprints, k).into_iter())
-            .map(|(a, b, distance)| (id(a), id(b), distance))
-            .collect())
+        let mut pairs: Vec<(u64, u64, u32)> = (crate::hamming_join::join(&fingerprints, k))
+            .into_iter()
+            .map(|(a, b, distance)| (id(a).min(id(b)), id(a).max(id(b)), distance))
+            .collect();
+        pairs.par_sort_unstable();
+        Ok(pairs)
     }
 
     /// The index as bytes: magic `NDHX`, version, max distance, blocks, count, then `(id,
     /// fingerprint)` little-endian in slot order (live slots only), then an xxh3 checksum of
     /// all that. Tables are rebuilt on load (a sort, faster than reading them).
     pub fn save(&self) -> Vec<u8> {
-        let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.live[s]).collect();
+        let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.is_live(s)).collect();
         let mut out = Vec::with_capacity(24 + live.len() * 16 + 8);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -627,6 +717,42 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("version 9"));
+    }
+
+    /// `count` random fingerprints (splitmix64) with ids.
+    fn random_entries(count: u64) -> Vec<(u64, u64)> {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        (0..count)
+            .map(|id| {
+                state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (id * 3, z ^ (z >> 31))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_fingerprint_costs_at_most_40_bytes() {
+        let entries = random_entries(100_000);
+        let mut index = HammingIndex::build(&entries, 3, None).unwrap();
+        assert_eq!(index.blocks(), 4);
+        let bytes = index.memory_bytes();
+        assert!(bytes <= 40 * entries.len() + 4096, "{bytes} bytes");
+        // Still after inserts merged into the tables and removals.
+        for &(id, fingerprint) in &random_entries(120_000)[100_000..] {
+            index.insert(id, fingerprint ^ 1).unwrap();
+        }
+        for id in 0..1000 {
+            assert!(index.remove(id * 3));
+        }
+        let bytes = index.memory_bytes();
+        assert!(
+            bytes <= 40 * index.len() + 4096 + 16 * 20_000,
+            "{bytes} bytes"
+        );
+        assert_eq!(index.query(entries[5000].1, 3).unwrap(), vec![(15_000, 0)]);
     }
 
     #[test]
