@@ -17,7 +17,7 @@
 //!
 //! [`HammingIndex::self_join`]: crate::HammingIndex::self_join
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -152,25 +152,27 @@ impl Buckets {
 }
 
 /// What a join compares: the fingerprints by position (lower first), the distance, the
-/// bucket cap and the most pairs kept per member and bucket scanned.
+/// bucket cap, and the most partners within the distance a member reads per bucket (set
+/// when one stopped there).
 #[derive(Clone, Copy)]
 struct Scan<'a> {
     fingerprints: &'a [u64],
     k: u32,
     cap: usize,
     limit: usize,
+    stopped: &'a AtomicBool,
 }
 
 impl Scan<'_> {
     /// Calls `visit(accumulator, a, b, distance)` for every pair of positions `a < b` within
     /// `k` found in its first block within the radius, `b` meeting in each bucket within the
-    /// radius of its own the members before it among the first `cap`; `visit` says whether it
-    /// kept the pair, and a member stops reading a bucket once it kept `limit`. Returns the
-    /// accumulators and the statistics of the buckets.
+    /// radius of its own the members before it among the first `cap`; a member stops reading
+    /// a bucket after `limit` partners within `k` (found there or by an earlier block).
+    /// Returns the accumulators and the statistics of the buckets.
     fn run<R: Send>(
         self,
         init: impl Fn() -> R + Send + Sync,
-        visit: impl Fn(&mut R, u32, u32, u32) -> bool + Send + Sync,
+        visit: impl Fn(&mut R, u32, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
         let m = join_blocks(self.k, self.fingerprints.len());
         let blocks = layout(m);
@@ -224,7 +226,7 @@ impl BucketJoin<'_> {
         &self,
         bucket: usize,
         accumulator: &mut R,
-        visit: &impl Fn(&mut R, u32, u32, u32) -> bool,
+        visit: &impl Fn(&mut R, u32, u32, u32),
     ) {
         let buckets = self.buckets;
         let own = buckets.starts[bucket] as usize..buckets.starts[bucket + 1] as usize;
@@ -239,20 +241,23 @@ impl BucketJoin<'_> {
             let anchor_fingerprints = &buckets.fingerprints[anchors];
             for at in own.clone() {
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
-                let mut kept = 0;
+                // Partners within the distance seen, kept here or by an earlier block.
+                let mut seen = 0;
                 for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
                     if a >= b {
                         break;
                     }
                     let distance = (fa ^ fb).count_ones();
-                    if distance <= self.scan.k
-                        && self.first_block(fa, fb) == self.index
-                        && visit(accumulator, a, b, distance)
-                    {
-                        kept += 1;
-                        if kept == self.scan.limit {
-                            break;
-                        }
+                    if distance > self.scan.k {
+                        continue;
+                    }
+                    if self.first_block(fa, fb) == self.index {
+                        visit(accumulator, a, b, distance);
+                    }
+                    seen += 1;
+                    if seen == self.scan.limit {
+                        self.scan.stopped.store(true, Ordering::Relaxed);
+                        break;
                     }
                 }
             }
@@ -275,10 +280,10 @@ pub(crate) fn join(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
         k: k.min(64),
         cap: usize::MAX,
         limit: usize::MAX,
+        stopped: &AtomicBool::new(false),
     };
     let (found, _) = scan.run(Vec::new, |found: &mut Vec<(u32, u32, u32)>, a, b, d| {
         found.push((a, b, d));
-        true
     });
     let mut pairs: Vec<(u32, u32, u32)> = found.into_iter().flatten().collect();
     pairs.par_sort_unstable();
@@ -366,12 +371,12 @@ impl HammingJoin {
     }
 
     /// Runs `visit(accumulator, rank_a, rank_b)` over every pair of every radius, under the
-    /// cap, with at most `limit` pairs kept per member and bucket; the accumulators and the
-    /// statistics of the buckets.
+    /// cap, a member reading at most `limit` partners per bucket (`stopped` set when one
+    /// stopped there); the accumulators and the statistics of the buckets.
     fn scan_all<R: Send>(
         &self,
         cap: usize,
-        limit: usize,
+        (limit, stopped): (usize, &AtomicBool),
         init: impl Fn() -> R + Send + Sync,
         visit: impl Fn(&mut R, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
@@ -384,13 +389,12 @@ impl HammingJoin {
                 k,
                 cap,
                 limit,
+                stopped,
             };
             let (found, pass_stats) = scan.run(&init, |accumulator, a, b, _| {
-                let own = radii[a as usize].min(radii[b as usize]) == k;
-                if own {
+                if radii[a as usize].min(radii[b as usize]) == k {
                     visit(accumulator, ranks[a as usize], ranks[b as usize]);
                 }
-                own
             });
             accumulators.extend(found);
             stats.shared_buckets += pass_stats.shared_buckets;
@@ -400,18 +404,45 @@ impl HammingJoin {
         (accumulators, stats)
     }
 
-    /// Per document, the number of earlier partners found under the cap.
-    fn partner_counts(&self, cap: usize, documents: usize) -> Vec<u64> {
+    /// Per document, the number of earlier partners found under the cap, a member reading at
+    /// most `truncate` partners per bucket; true when one stopped (then the counts of such
+    /// members are lower bounds).
+    fn partner_counts(&self, cap: usize, documents: usize, truncate: usize) -> (Vec<u64>, bool) {
         let counts: Vec<AtomicU64> = (0..documents).map(|_| AtomicU64::new(0)).collect();
+        let stopped = AtomicBool::new(false);
         self.scan_all(
             cap,
-            usize::MAX,
+            (truncate, &stopped),
             || (),
             |_, _, b| {
                 counts[b as usize].fetch_add(1, Ordering::Relaxed);
             },
         );
-        counts.into_iter().map(AtomicU64::into_inner).collect()
+        let counts = counts.into_iter().map(AtomicU64::into_inner).collect();
+        (counts, stopped.into_inner())
+    }
+
+    /// The partner limit of the candidate budget over the pairs found under the cap
+    /// (`u64::MAX` when they fit), the documents over it, and the pairs counted.
+    ///
+    /// A member stops counting in a bucket after `truncate` partners within its distance:
+    /// the water level `L` only sees counts up to `L` (`sum(min(count, L))`), so a level
+    /// below `truncate` is the one of the full counts, up to the members that stopped (who
+    /// have at least `truncate` partners there, some of them counted by another block). When
+    /// the level is not below `truncate`, counting starts again with a larger one. A flood
+    /// is thus read a few times the budget deep per member and bucket, not `bucket_cap`.
+    fn budget(&self, limits: CandidateLimits, documents: usize) -> (u64, u64, u64) {
+        let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
+        let mut truncate = limits.candidate_budget.saturating_mul(4).max(64);
+        loop {
+            let (counts, stopped) = self.partner_counts(limits.bucket_cap, documents, truncate);
+            let limit = partner_limit(&counts, budget);
+            if !stopped || limit < truncate as u64 || truncate == usize::MAX {
+                let hits = counts.iter().filter(|&&count| count > limit).count() as u64;
+                return (limit, hits, counts.iter().sum());
+            }
+            truncate = truncate.saturating_mul(16);
+        }
     }
 }
 
@@ -425,19 +456,20 @@ impl CandidateGenerator for HammingJoin {
         let cap = limits.bucket_cap;
         let (mut limit, mut hits, mut raw) = (u64::MAX, 0, None);
         if limits.candidate_budget != usize::MAX {
-            let counts = self.partner_counts(cap, documents);
-            let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
-            limit = partner_limit(&counts, budget);
-            hits = counts.iter().filter(|&&count| count > limit).count() as u64;
-            raw = Some(counts.iter().sum::<u64>());
+            let counted;
+            (limit, hits, counted) = self.budget(limits, documents);
+            raw = Some(counted);
         }
         let per_member = usize::try_from(limit).unwrap_or(usize::MAX);
-        let (found, mut stats) = self.scan_all(cap, per_member, Vec::new, |found, a, b| {
+        let stopped = AtomicBool::new(false);
+        let reading = (per_member, &stopped);
+        let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b| {
             found.push((u64::from(b) << 32) | u64::from(a));
         });
         // Grouped by the worse-ranked document, its best-ranked partners up to the limit.
         let mut by_b: Vec<u64> = found.into_iter().flatten().collect();
-        stats.raw_pairs = raw.unwrap_or(by_b.len() as u64);
+        // When the budget cut in, counting stopped early: the pairs counted are a lower bound.
+        stats.raw_pairs = raw.unwrap_or(0).max(by_b.len() as u64);
         by_b.par_sort_unstable();
         let mut pairs: Vec<(u32, u32)> = (by_b.chunk_by(|x, y| x >> 32 == y >> 32))
             .flat_map(|group| group.iter().take(per_member))
@@ -455,6 +487,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::DEFAULT_CANDIDATE_BUDGET;
 
     fn brute_force(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
         let mut pairs = Vec::new();
@@ -559,10 +592,16 @@ mod tests {
             let (pairs, stats) = HammingJoin::new(entries.clone()).candidate_pairs(CandidateLimits::UNLIMITED);
             prop_assert_eq!(&pairs, &expected);
             prop_assert_eq!(stats.raw_pairs, expected.len() as u64);
-            // The default limits do not cut such small sets.
+            // The default limits cut only a set holding more pairs than the budget.
             let (pairs, stats) = HammingJoin::new(entries).candidate_pairs(CandidateLimits::default());
-            prop_assert_eq!(pairs, expected);
-            prop_assert_eq!((stats.capped_buckets, stats.budget_hits), (0, 0));
+            prop_assert_eq!(stats.capped_buckets, 0);
+            if expected.len() <= fps.len() * DEFAULT_CANDIDATE_BUDGET {
+                prop_assert_eq!(pairs, expected);
+                prop_assert_eq!(stats.budget_hits, 0);
+            } else {
+                prop_assert!(pairs.iter().all(|pair| expected.binary_search(pair).is_ok()));
+                prop_assert!(pairs.len() <= fps.len() * DEFAULT_CANDIDATE_BUDGET);
+            }
         }
     }
 
