@@ -59,7 +59,9 @@ struct Buckets {
 
 impl Buckets {
     fn new(block: Block, fingerprints: &[u64]) -> Buckets {
-        let narrow = block.width <= 24 && (1usize << block.width) <= 4 * fingerprints.len();
+        // Offsets of up to 2^22 values (16 MB) make a lookup one read instead of a binary
+        // search, worth it when the fingerprints are not much sparser than the values.
+        let narrow = block.width <= 22 && (1usize << block.width) <= 16 * fingerprints.len();
         if narrow {
             Buckets::by_counting(block, fingerprints)
         } else {
