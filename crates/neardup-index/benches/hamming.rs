@@ -21,8 +21,24 @@ fn main() {
         let index = index(k);
         let bytes = index.memory_bytes() as f64 / index.len() as f64;
         eprintln!("2M fingerprints, k = {k}: {bytes:.2} bytes per fingerprint");
+        print_query_percentiles(index, k);
     }
     divan::main();
+}
+
+/// Median and 99th percentile of single queries (divan reports the mean and the extremes).
+fn print_query_percentiles(index: &HammingIndex, k: u32) {
+    let queries: Vec<u64> = entries(5000).iter().map(|e| e.1 ^ 0b101).collect();
+    let mut times: Vec<std::time::Duration> = (queries.iter())
+        .map(|&query| {
+            let start = std::time::Instant::now();
+            divan::black_box(index.query(query, k).unwrap());
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    eprintln!("  query k = {k}: p50 {:?}, p99 {:?}", at(0.5), at(0.99));
 }
 
 /// `n` fingerprints from splitmix64 (a fixed workload, not a test oracle), with ids.

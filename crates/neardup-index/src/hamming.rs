@@ -774,6 +774,30 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_file_written_by_hand_still_loads() {
+        // NDHX v1 as the first release wrote it: header, (id, fingerprint) in slot order
+        // (insertion order then, not sorted by id), xxh3 of all that.
+        let mut bytes = b"NDHX".to_vec();
+        for word in [1u32, 3, 2] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        bytes.extend_from_slice(&3u64.to_le_bytes());
+        for (id, fingerprint) in [(9u64, 0xF0u64), (4, 0xF1), (7, 0xFFFF_0000)] {
+            bytes.extend_from_slice(&id.to_le_bytes());
+            bytes.extend_from_slice(&fingerprint.to_le_bytes());
+        }
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        let index = HammingIndex::load(&bytes).unwrap();
+        assert_eq!(
+            (index.len(), index.max_distance(), index.blocks()),
+            (3, 3, 2)
+        );
+        assert_eq!(index.query(0xF0, 1).unwrap(), vec![(4, 1), (9, 0)]);
+        assert_eq!(index.self_join(3).unwrap(), vec![(4, 9, 1)]);
+    }
+
+    #[test]
     fn blocks_follow_the_index_size() {
         assert_eq!(HammingIndex::blocks_for(3, 50_000_000), 2);
         assert_eq!(HammingIndex::blocks_for(10, 50_000_000), 3);
