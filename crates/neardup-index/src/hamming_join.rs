@@ -339,11 +339,22 @@ pub fn self_join_128(fingerprints: &[u128], k: u32) -> Result<Vec<(u32, u32, u32
 /// once. Exact (no false negatives or positives) whenever no bucket exceeds
 /// [`CandidateLimits::bucket_cap`]: in a larger bucket a member meets the `bucket_cap`
 /// best-ranked members only (`capped_buckets` counts them), so a flood of near-identical
-/// fingerprints costs `bucket_cap` comparisons per member and block. Then the candidate
-/// budget applies as in the key table, over the pairs found: a first pass counts each
-/// document's earlier partners, the partner limit is set from the counts, and a second pass
-/// keeps each document's best-ranked partners up to the limit, so no more pairs than that
-/// are ever held.
+/// fingerprints costs at most `bucket_cap` comparisons per member and block.
+///
+/// Then the candidate budget applies as in the key table, over the pairs found (each
+/// document keeps its best-ranked partners up to the partner limit when the pairs exceed
+/// `documents x candidate_budget`): a first pass counts each document's earlier partners, a
+/// member reading a bucket only until `4 x candidate_budget` partners within its distance
+/// (deeper only if the level reaches that), the limit is set from the counts, and a second
+/// pass reads each bucket only until the limit, so a flood is read a few times the budget
+/// deep, not `bucket_cap`, and no more pairs than the limit per member and bucket are held.
+/// Below the limit nothing is lost; the level is exact unless a member stopped reading
+/// (then its count is a lower bound).
+///
+/// Statistics: `shared_buckets`, `largest_bucket` and `capped_buckets` over the blocks of
+/// every radius pass (a bucket is the documents sharing one block value); `raw_pairs` is the
+/// pairs found under the cap (counted, so a lower bound when members stopped reading);
+/// `budget_hits` and `partner_limit` as in the key table.
 #[derive(Debug, Clone, Default)]
 pub struct HammingJoin {
     entries: Vec<(u32, u64, u32)>,
