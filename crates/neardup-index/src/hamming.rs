@@ -237,7 +237,8 @@ impl HammingIndex {
     /// The number of blocks for an index answering up to `max_distance` over about
     /// `fingerprints` entries: the `m` from 1 to `max_distance + 1` with the least expected
     /// work per query, `m` tables x the values probed per table (all within `floor(k / m)`
-    /// bits of a `64 / m`-bit block) x (a binary search + the bucket's expected size).
+    /// bits of a `64 / m`-bit block) x (a lookup, modelled as `log2(n)` reads, + the
+    /// bucket's expected size).
     pub fn blocks_for(max_distance: u32, fingerprints: usize) -> u32 {
         let n = fingerprints.max(2) as f64;
         let cost = |m: u32| {
