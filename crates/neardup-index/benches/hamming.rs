@@ -1,5 +1,7 @@
 //! The exact Hamming index on random 64-bit fingerprints: build, single queries at k = 3
-//! and k = 10, and the all-pairs self-join at k = 3.
+//! and k = 10, the all-pairs self-join at k = 3 (2M) and k = 10 (200k), the 128-bit join,
+//! and the `HammingJoin` generator on a template flood. `main` prints the bytes per stored
+//! fingerprint of the 2M indexes first.
 //!
 //! ```sh
 //! cargo bench -p neardup-index --bench hamming
@@ -10,10 +12,33 @@
 use std::sync::OnceLock;
 
 use divan::Bencher;
-use neardup_index::HammingIndex;
+use neardup_index::{
+    self_join_128, CandidateGenerator, CandidateLimits, HammingIndex, HammingJoin,
+};
 
 fn main() {
+    for k in [3, 10] {
+        let index = index(k);
+        let bytes = index.memory_bytes() as f64 / index.len() as f64;
+        eprintln!("2M fingerprints, k = {k}: {bytes:.2} bytes per fingerprint");
+        print_query_percentiles(index, k);
+    }
     divan::main();
+}
+
+/// Median and 99th percentile of single queries (divan reports the mean and the extremes).
+fn print_query_percentiles(index: &HammingIndex, k: u32) {
+    let queries: Vec<u64> = entries(5000).iter().map(|e| e.1 ^ 0b101).collect();
+    let mut times: Vec<std::time::Duration> = (queries.iter())
+        .map(|&query| {
+            let start = std::time::Instant::now();
+            divan::black_box(index.query(query, k).unwrap());
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    eprintln!("  query k = {k}: p50 {:?}, p99 {:?}", at(0.5), at(0.99));
 }
 
 /// `n` fingerprints from splitmix64 (a fixed workload, not a test oracle), with ids.
@@ -61,4 +86,51 @@ fn query_2m(bencher: Bencher, k: u32) {
 fn self_join_2m_k3(bencher: Bencher) {
     let index = index(3);
     bencher.bench(|| index.self_join(3).unwrap().len());
+}
+
+#[divan::bench(sample_count = 3)]
+fn self_join_200k_k10(bencher: Bencher) {
+    let index = HammingIndex::build(&entries(200_000), 10, None).unwrap();
+    bencher.bench(|| index.self_join(10).unwrap().len());
+}
+
+/// 1M random 128-bit fingerprints at k = 6 (each half joined at 3).
+#[divan::bench(sample_count = 3)]
+fn self_join_128_1m_k6(bencher: Bencher) {
+    let halves = entries(2_000_000);
+    let fingerprints: Vec<u128> = (halves.chunks(2))
+        .map(|pair| (u128::from(pair[0].1) << 64) | u128::from(pair[1].1))
+        .collect();
+    bencher.bench(|| self_join_128(&fingerprints, 6).unwrap().len());
+}
+
+/// A template flood: 200k fingerprints within 2 bits of one value (0, 1 or 2 bits flipped),
+/// radius 3, default limits (bucket cap 1000, budget 32).
+#[divan::bench(sample_count = 3)]
+fn hamming_join_flood_200k(bencher: Bencher) {
+    let centre = 0x5DEE_CE66_D1CE_4E5Bu64;
+    let flood: Vec<(u32, u64, u32)> = (entries(200_000).into_iter())
+        .map(|(id, random)| {
+            let flips = [1u64 << (random >> 58), 1u64 << ((random >> 52) & 63)];
+            let flipped = (random % 3) as usize;
+            let fingerprint = flips.iter().take(flipped).fold(centre, |fp, f| fp ^ f);
+            (id as u32, fingerprint, 3)
+        })
+        .collect();
+    bencher.bench(|| {
+        let join = HammingJoin::new(flood.clone());
+        join.candidate_pairs(CandidateLimits::default()).0.len()
+    });
+}
+
+/// `HammingJoin` on 1M random fingerprints with radii 3 to 6 (ordinary input).
+#[divan::bench(sample_count = 3)]
+fn hamming_join_1m_mixed_radii(bencher: Bencher) {
+    let documents: Vec<(u32, u64, u32)> = (entries(1_000_000).into_iter())
+        .map(|(id, fingerprint)| (id as u32, fingerprint, 3 + (fingerprint % 4) as u32))
+        .collect();
+    bencher.bench(|| {
+        let join = HammingJoin::new(documents.clone());
+        join.candidate_pairs(CandidateLimits::default()).0.len()
+    });
 }

@@ -8,31 +8,49 @@
 //! multi-index hashing", CVPR 2012), which contains the permuted block tables of Manku, Jain
 //! and Das Sarma (WWW 2007) as its radius-0 case: the 64 bits are cut into `m` contiguous
 //! blocks, and two fingerprints within distance `k` agree on at least one block up to
-//! `r = floor(k / m)` bits (pigeonhole: `m (r + 1) > k`). Each block has a table sorted by
-//! block value; a query looks up, in every table, every block value within `r` of its own,
-//! and checks the full distance of what it finds. With `m = k + 1` blocks the radius is 0
-//! (Manku's tables); fewer, wider blocks keep the buckets small on large indexes at the cost
-//! of more probes. [`HammingIndex::blocks_for`] picks `m` from `k` and the number of
+//! `r = floor(k / m)` bits (pigeonhole: `m (r + 1) > k`). Each block has a table of the slots
+//! grouped by block value; a query looks up, in every table, every block value within `r` of
+//! its own, and checks the full distance of what it finds. With `m = k + 1` blocks the radius
+//! is 0 (Manku's tables); fewer, wider blocks keep the buckets small on large indexes at the
+//! cost of more probes. [`HammingIndex::blocks_for`] picks `m` from `k` and the number of
 //! fingerprints so that a block has about `log2(n)` bits.
+//!
+//! A table holds only `u32` slots, grouped by the top bits of their block value through an
+//! offset array (a counting sort, rebuilt at each merge): a lookup reads two offsets and the
+//! bucket, no search. The key has `min(width, floor(log2 n) - 3)` bits, so the offsets cost
+//! at most half a byte per fingerprint; when it is shorter than the block, the bucket also
+//! holds neighbouring block values, told apart by the fingerprints read for the distance
+//! anyway.
 //!
 //! A pair is reported once: by the first block (in block order) on which the two fingerprints
 //! agree within the radius, so no set of seen pairs is kept. Identical fingerprints are
 //! matches at distance 0.
 //!
+//! [`HammingIndex::self_join`] does not use the query tables: it is a batch multi-index join
+//! with its own layout (see `hamming_join.rs`), which also serves [`crate::HammingJoin`] and
+//! [`crate::self_join_128`] (128-bit fingerprints, by their 64-bit halves).
+//!
 //! # Incremental use
 //!
-//! [`HammingIndex::insert`] appends to a small unsorted buffer that queries scan, merged into
-//! the sorted tables when it outgrows a fraction of the index (amortised linear);
-//! [`HammingIndex::remove`] marks a slot dead, and dead slots are dropped at the next merge.
-//! [`HammingIndex::save`] and [`HammingIndex::load`] write and check a versioned file.
+//! The merged slots are sorted by id, so an id is found by binary search and no id map is
+//! kept for them. [`HammingIndex::insert`] appends to a small unsorted buffer that queries
+//! scan (with a hash map of its ids only), merged into the tables when it outgrows an eighth
+//! of the index or 4,096 entries (amortised linear; the vectors grow by that much, not by
+//! doubling); [`HammingIndex::remove`] clears a liveness bit, and dead slots are dropped at
+//! the next merge (or when they are a quarter of the slots). [`HammingIndex::save`] and
+//! [`HammingIndex::load`] write and check a versioned file (`NDHX` version 1: ids and
+//! fingerprints; the tables are rebuilt on load).
 //!
 //! # Memory
 //!
-//! Per stored fingerprint: 8 bytes of fingerprint, 8 of id, 1 liveness flag, and per block
-//! table 12 bytes (the block value as a `u64` and a `u32` slot), plus the id map of the
-//! incremental interface (a hash map, about 16-32 bytes): about 57-73 bytes with 2 blocks.
-//! Storing block values in their width and bucket offsets instead of values (the 40-byte
-//! target of issue 8) is still to do; so are 128-bit fingerprints.
+//! Per merged fingerprint: 8 bytes of fingerprint, 8 of id, 1 bit of liveness, and per block
+//! table a 4-byte slot plus at most half a byte of offsets: `16.125 + 4.5 m` bytes at most,
+//! 34.1 with the 4 tables of `k = 3` and `k = 10` on 2 million (2 tables for the largest),
+//! so at most 40 bytes for up to 5 tables. Measured with [`HammingIndex::memory_bytes`]:
+//! 33.6 bytes per fingerprint for 100,000 random fingerprints at `k = 3` (13-bit keys: 4 x
+//! 8,193 offsets of 4 bytes = 1.3 bytes per fingerprint), 32.65 for 2 million (16-bit keys:
+//! 0.5 bytes). The insert buffer costs 16 bytes per entry plus its id map (about 15 bytes an
+//! entry) until the next merge.
 
 use std::fmt;
 
@@ -76,13 +94,13 @@ impl std::error::Error for HammingError {}
 
 /// One block: bits `shift .. shift + width` of the fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Block {
-    shift: u32,
-    width: u32,
+pub(crate) struct Block {
+    pub(crate) shift: u32,
+    pub(crate) width: u32,
 }
 
 impl Block {
-    fn value(self, fingerprint: u64) -> u64 {
+    pub(crate) fn value(self, fingerprint: u64) -> u64 {
         let mask = if self.width == 64 {
             u64::MAX
         } else {
@@ -104,14 +122,14 @@ fn probes_per_query(m: u32, k: u32) -> f64 {
 }
 
 /// `n` choose `k`, as a real number.
-fn binomial(n: u32, k: u32) -> f64 {
+pub(crate) fn binomial(n: u32, k: u32) -> f64 {
     (0..k)
         .map(|i| f64::from(n - i) / f64::from(i + 1))
         .product()
 }
 
 /// `m` contiguous blocks covering 64 bits, widths differing by at most one.
-fn layout(m: u32) -> Vec<Block> {
+pub(crate) fn layout(m: u32) -> Vec<Block> {
     let mut blocks = Vec::with_capacity(m as usize);
     let mut shift = 0;
     for i in 0..m {
@@ -124,7 +142,7 @@ fn layout(m: u32) -> Vec<Block> {
 
 /// Calls `visit` with every value within Hamming distance `radius` of `value` in the low
 /// `width` bits (the value itself first).
-fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u64)) {
+pub(crate) fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u64)) {
     fn flip(value: u64, from: u32, width: u32, left: u32, visit: &mut impl FnMut(u64)) {
         if left == 0 {
             return;
@@ -139,31 +157,55 @@ fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u
     flip(value, 0, width, radius.min(width), visit);
 }
 
-/// A sorted table of one block: block values and the slots holding them.
+/// The slots of one block table, grouped by the top `key_bits` bits of their block value
+/// (all of it when the block is narrow enough): the slots of key `key` are
+/// `slots[offsets[key]..offsets[key + 1]]`, in slot order. A lookup is two reads, no search;
+/// when the key is shorter than the block, the candidates' own block values (read with their
+/// fingerprints for the distance anyway) sort out the other values sharing the key.
 #[derive(Debug, Clone, Default)]
 struct Table {
-    values: Vec<u64>,
+    key_bits: u32,
+    offsets: Vec<u32>,
     slots: Vec<u32>,
 }
 
 impl Table {
-    fn build(block: Block, fingerprints: &[u64], live: &[bool]) -> Table {
-        let mut entries: Vec<(u64, u32)> = (0..fingerprints.len())
-            .filter(|&slot| live[slot])
-            .map(|slot| (block.value(fingerprints[slot]), slot as u32))
-            .collect();
-        entries.par_sort_unstable();
+    /// A table of every slot (all live after a merge), keys of about `log2(n) - 3` bits so
+    /// that the offsets cost at most half a byte per fingerprint.
+    fn build(block: Block, fingerprints: &[u64]) -> Table {
+        let log2 = 63 - (fingerprints.len().max(16) as u64).leading_zeros();
+        let key_bits = block.width.min(log2 - 3);
+        let key =
+            |fingerprint: u64| (block.value(fingerprint) >> (block.width - key_bits)) as usize;
+        let mut offsets = vec![0u32; (1usize << key_bits) + 1];
+        for &fingerprint in fingerprints {
+            offsets[key(fingerprint) + 1] += 1;
+        }
+        for at in 1..offsets.len() {
+            offsets[at] += offsets[at - 1];
+        }
+        let mut next = offsets.clone();
+        let mut slots = vec![0u32; fingerprints.len()];
+        for (slot, &fingerprint) in fingerprints.iter().enumerate() {
+            let at = &mut next[key(fingerprint)];
+            slots[*at as usize] = slot as u32;
+            *at += 1;
+        }
         Table {
-            values: entries.iter().map(|e| e.0).collect(),
-            slots: entries.iter().map(|e| e.1).collect(),
+            key_bits,
+            offsets,
+            slots,
         }
     }
 
-    /// The slots whose block value is `value`.
-    fn bucket(&self, value: u64) -> &[u32] {
-        let start = self.values.partition_point(|&v| v < value);
-        let end = start + self.values[start..].partition_point(|&v| v == value);
-        &self.slots[start..end]
+    /// The slots whose block value may be `value` (all of them when the key is the block).
+    fn bucket(&self, block: Block, value: u64) -> &[u32] {
+        let key = (value >> (block.width - self.key_bits)) as usize;
+        &self.slots[self.offsets[key] as usize..self.offsets[key + 1] as usize]
+    }
+
+    fn memory_bytes(&self) -> usize {
+        4 * (self.offsets.capacity() + self.slots.capacity())
     }
 }
 
@@ -172,14 +214,17 @@ impl Table {
 pub struct HammingIndex {
     max_distance: u32,
     blocks: Vec<Block>,
-    /// Fingerprint and id per slot; slots are never reused until a merge renumbers them.
+    /// Fingerprint and id per slot: slots `0..indexed` are in the tables, sorted by id (so an
+    /// id is found by binary search); the rest are the unsorted insert buffer.
     fingerprints: Vec<u64>,
     ids: Vec<u64>,
-    live: Vec<bool>,
-    /// Slots `0..indexed` are in the tables; the rest are the unsorted buffer.
+    /// One bit per slot, set while the slot is live.
+    live: Vec<u64>,
     indexed: usize,
     tables: Vec<Table>,
-    slot_of: HashMap<u64, u32>,
+    /// The slots of the buffered ids.
+    buffered: HashMap<u64, u32>,
+    /// Slots removed since the last merge.
     dead: usize,
 }
 
@@ -192,7 +237,8 @@ impl HammingIndex {
     /// The number of blocks for an index answering up to `max_distance` over about
     /// `fingerprints` entries: the `m` from 1 to `max_distance + 1` with the least expected
     /// work per query, `m` tables x the values probed per table (all within `floor(k / m)`
-    /// bits of a `64 / m`-bit block) x (a binary search + the bucket's expected size).
+    /// bits of a `64 / m`-bit block) x (a lookup, modelled as `log2(n)` reads, + the
+    /// bucket's expected size).
     pub fn blocks_for(max_distance: u32, fingerprints: usize) -> u32 {
         let n = fingerprints.max(2) as f64;
         let cost = |m: u32| {
@@ -232,35 +278,34 @@ impl HammingIndex {
                  block values (at most {MAX_PROBES:.0}); use more blocks"
             )));
         }
-        let mut slot_of = HashMap::with_capacity(entries.len());
-        for (slot, &(id, _)) in entries.iter().enumerate() {
-            if slot_of.insert(id, slot as u32).is_some() {
-                return Err(HammingError::DuplicateId(id));
-            }
+        let mut sorted = entries.to_vec();
+        sorted.par_sort_unstable_by_key(|e| e.0);
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            return Err(HammingError::DuplicateId(pair[0].0));
         }
         let mut index = HammingIndex {
             max_distance,
             blocks: layout(m),
-            fingerprints: entries.iter().map(|e| e.1).collect(),
-            ids: entries.iter().map(|e| e.0).collect(),
-            live: vec![true; entries.len()],
+            fingerprints: Vec::new(),
+            ids: Vec::new(),
+            live: Vec::new(),
             indexed: 0,
             tables: Vec::new(),
-            slot_of,
+            buffered: HashMap::new(),
             dead: 0,
         };
-        index.merge();
+        index.install(sorted);
         Ok(index)
     }
 
     /// Number of stored fingerprints.
     pub fn len(&self) -> usize {
-        self.slot_of.len()
+        self.ids.len() - self.dead
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.slot_of.is_empty()
+        self.len() == 0
     }
 
     /// The largest distance answered exactly.
@@ -273,23 +318,67 @@ impl HammingIndex {
         self.blocks.len() as u32
     }
 
-    /// Rebuilds the tables over every live slot, dropping dead ones (renumbering slots).
-    fn merge(&mut self) {
-        if self.dead > 0 {
-            let keep: Vec<usize> = (0..self.ids.len()).filter(|&s| self.live[s]).collect();
-            self.fingerprints = keep.iter().map(|&s| self.fingerprints[s]).collect();
-            self.ids = keep.iter().map(|&s| self.ids[s]).collect();
-            self.live = vec![true; keep.len()];
-            self.slot_of = (self.ids.iter().enumerate())
-                .map(|(slot, &id)| (id, slot as u32))
-                .collect();
-            self.dead = 0;
+    /// Heap bytes held: fingerprints, ids, liveness bits, tables and the buffer's id map.
+    pub fn memory_bytes(&self) -> usize {
+        let map_entry = std::mem::size_of::<(u64, u32)>() + 1;
+        8 * (self.fingerprints.capacity() + self.ids.capacity() + self.live.capacity())
+            + std::mem::size_of::<Block>() * self.blocks.capacity()
+            + std::mem::size_of::<Table>() * self.tables.capacity()
+            + self.tables.iter().map(Table::memory_bytes).sum::<usize>()
+            + self.buffered.capacity() * map_entry * 8 / 7
+    }
+
+    fn is_live(&self, slot: usize) -> bool {
+        self.live[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    fn set_live(&mut self, slot: usize, live: bool) {
+        let bit = 1u64 << (slot % 64);
+        if slot / 64 == self.live.len() {
+            self.live.push(0);
         }
-        let (fingerprints, live) = (&self.fingerprints, &self.live);
+        if live {
+            self.live[slot / 64] |= bit;
+        } else {
+            self.live[slot / 64] &= !bit;
+        }
+    }
+
+    /// The live slot of `id`, if stored.
+    fn slot_of(&self, id: u64) -> Option<usize> {
+        let merged = self.ids[..self.indexed].binary_search(&id).ok();
+        merged
+            .filter(|&slot| self.is_live(slot))
+            .or_else(|| self.buffered.get(&id).map(|&slot| slot as usize))
+    }
+
+    /// Makes `entries` (sorted by id, distinct) the merged slots and builds the tables.
+    fn install(&mut self, entries: Vec<(u64, u64)>) {
+        self.ids = entries.iter().map(|e| e.0).collect();
+        self.fingerprints = entries.iter().map(|e| e.1).collect();
+        drop(entries);
+        let count = self.ids.len();
+        self.live = vec![u64::MAX; count / 64];
+        if count % 64 > 0 {
+            self.live.push((1u64 << (count % 64)) - 1);
+        }
+        self.indexed = count;
+        self.buffered = HashMap::new();
+        self.dead = 0;
+        let fingerprints = &self.fingerprints;
         self.tables = (self.blocks.par_iter())
-            .map(|&block| Table::build(block, fingerprints, live))
+            .map(|&block| Table::build(block, fingerprints))
             .collect();
-        self.indexed = self.fingerprints.len();
+    }
+
+    /// Rebuilds the tables over every live slot, dropping dead ones and sorting by id.
+    fn merge(&mut self) {
+        let mut entries: Vec<(u64, u64)> = (0..self.ids.len())
+            .filter(|&slot| self.is_live(slot))
+            .map(|slot| (self.ids[slot], self.fingerprints[slot]))
+            .collect();
+        entries.par_sort_unstable_by_key(|e| e.0);
+        self.install(entries);
     }
 
     /// Stores `fingerprint` under `id`.
@@ -297,29 +386,44 @@ impl HammingIndex {
     /// # Errors
     /// [`HammingError::DuplicateId`] when `id` is stored; the index is unchanged.
     pub fn insert(&mut self, id: u64, fingerprint: u64) -> Result<(), HammingError> {
-        if self.slot_of.contains_key(&id) {
+        if self.slot_of(id).is_some() {
             return Err(HammingError::DuplicateId(id));
         }
-        self.slot_of.insert(id, self.ids.len() as u32);
+        let slot = self.ids.len();
+        if slot == self.ids.capacity() {
+            // Room for the buffer until the next merge, not a doubling of the index.
+            let room = self.merge_threshold();
+            self.ids.reserve_exact(room);
+            self.fingerprints.reserve_exact(room);
+            self.live.reserve_exact(room / 64 + 1);
+        }
+        self.buffered.insert(id, slot as u32);
         self.ids.push(id);
         self.fingerprints.push(fingerprint);
-        self.live.push(true);
+        self.set_live(slot, true);
         // The buffer is scanned by every query: merge when it outgrows a fraction of the
         // tables (amortised linear: each merge at least doubles what was merged before, or
         // holds at least 4,096 entries).
-        let buffered = self.ids.len() - self.indexed;
-        if buffered >= 4096.max(self.indexed / 8) {
+        if self.ids.len() - self.indexed >= self.merge_threshold() {
             self.merge();
         }
         Ok(())
     }
 
+    /// The buffer size that triggers a merge.
+    fn merge_threshold(&self) -> usize {
+        4096.max(self.indexed / 8)
+    }
+
     /// Removes `id`; false when it was not stored.
     pub fn remove(&mut self, id: u64) -> bool {
-        let Some(slot) = self.slot_of.remove(&id) else {
+        let Some(slot) = self.slot_of(id) else {
             return false;
         };
-        self.live[slot as usize] = false;
+        if slot >= self.indexed {
+            self.buffered.remove(&id);
+        }
+        self.set_live(slot, false);
         self.dead += 1;
         if self.dead > 1024 && self.dead > self.ids.len() / 4 {
             self.merge();
@@ -354,27 +458,30 @@ impl HammingIndex {
     /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`.
     fn probe(&self, fingerprint: u64, k: u32, found: &mut impl FnMut(u32, u32)) {
         let radius = k / self.blocks.len() as u32;
+        let any_dead = self.dead > 0;
         for (index, (&block, table)) in self.blocks.iter().zip(&self.tables).enumerate() {
             let own = block.value(fingerprint);
+            let whole = table.key_bits == block.width;
             for_each_within(own, block.width, radius, &mut |value| {
-                for &slot in table.bucket(value) {
-                    if !self.live[slot as usize] {
+                for &slot in table.bucket(block, value) {
+                    let other = self.fingerprints[slot as usize];
+                    if !whole && block.value(other) != value {
                         continue;
                     }
-                    let other = self.fingerprints[slot as usize];
                     let distance = (other ^ fingerprint).count_ones();
-                    if distance <= k && self.first_block(fingerprint, other, radius) == index {
+                    if distance <= k
+                        && (!any_dead || self.is_live(slot as usize))
+                        && (index == 0 || self.first_block(fingerprint, other, radius) == index)
+                    {
                         found(slot, distance);
                     }
                 }
             });
         }
         for slot in self.indexed..self.ids.len() {
-            if self.live[slot] {
-                let distance = (self.fingerprints[slot] ^ fingerprint).count_ones();
-                if distance <= k {
-                    found(slot as u32, distance);
-                }
+            let distance = (self.fingerprints[slot] ^ fingerprint).count_ones();
+            if distance <= k && self.is_live(slot) {
+                found(slot as u32, distance);
             }
         }
     }
@@ -386,63 +493,41 @@ impl HammingIndex {
             .unwrap_or(usize::MAX)
     }
 
-    /// Every pair of stored fingerprints within `k`, as `(id_a, id_b, distance)` with `a`
-    /// stored before `b` (insertion order, renumbered by merges only among survivors), each
-    /// pair once, sorted.
+    /// Every pair of stored fingerprints within `k`, as `(id_a, id_b, distance)` with
+    /// `id_a < id_b`, each pair once, sorted.
     ///
-    /// A batch join does not probe: it cuts the bits into `k + 1` blocks (radius 0, Manku's
-    /// tables), sorts the live slots by each block's value, and compares the members of each
-    /// bucket; a pair is kept by the first block on which the two agree. The work is the
-    /// number of same-bucket pairs, which for random fingerprints of `n` is about
-    /// `(k + 1) n^2 / 2^(64 / (k + 1) + 1)`.
+    /// A batch join does not use the query tables: it groups the live fingerprints by the
+    /// blocks of a layout chosen for the join (`k + 1` radius-0 blocks for small `k`, fewer
+    /// blocks probed within a radius for large `k`) and compares neighbouring buckets in
+    /// cache; a pair is kept by the first block on which the two are within the radius. For
+    /// random fingerprints the work at small `k` is about `(k + 1) n^2 / 2^(64 / (k + 1) + 1)`
+    /// comparisons.
     ///
     /// # Errors
     /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
     pub fn self_join(&self, k: u32) -> Result<Vec<(u64, u64, u32)>, HammingError> {
         self.check(k)?;
-        let blocks = layout((k + 1).min(64));
         let live: Vec<u32> = (0..self.ids.len() as u32)
-            .filter(|&slot| self.live[slot as usize])
+            .filter(|&slot| self.is_live(slot as usize))
             .collect();
-        let fingerprints = &self.fingerprints;
-        let first_equal = |a: u64, b: u64| {
-            (blocks.iter())
-                .position(|block| block.value(a) == block.value(b))
-                .unwrap_or(usize::MAX)
-        };
-        let mut pairs: Vec<(u32, u32, u32)> = (blocks.par_iter().enumerate())
-            .flat_map_iter(|(index, &block)| {
-                let mut entries: Vec<(u64, u32)> = (live.iter())
-                    .map(|&slot| (block.value(fingerprints[slot as usize]), slot))
-                    .collect();
-                entries.sort_unstable();
-                let mut found = Vec::new();
-                for bucket in entries.chunk_by(|x, y| x.0 == y.0) {
-                    for (i, &(_, a)) in bucket.iter().enumerate() {
-                        let fa = fingerprints[a as usize];
-                        for &(_, b) in &bucket[i + 1..] {
-                            let fb = fingerprints[b as usize];
-                            let distance = (fa ^ fb).count_ones();
-                            if distance <= k && first_equal(fa, fb) == index {
-                                found.push((a, b, distance));
-                            }
-                        }
-                    }
-                }
-                found
-            })
+        let fingerprints: Vec<u64> = live
+            .iter()
+            .map(|&s| self.fingerprints[s as usize])
+            .collect();
+        let id = |position: u32| self.ids[live[position as usize] as usize];
+        let mut pairs: Vec<(u64, u64, u32)> = (crate::hamming_join::join(&fingerprints, k))
+            .into_iter()
+            .map(|(a, b, distance)| (id(a).min(id(b)), id(a).max(id(b)), distance))
             .collect();
         pairs.par_sort_unstable();
-        Ok((pairs.into_iter())
-            .map(|(a, b, d)| (self.ids[a as usize], self.ids[b as usize], d))
-            .collect())
+        Ok(pairs)
     }
 
     /// The index as bytes: magic `NDHX`, version, max distance, blocks, count, then `(id,
     /// fingerprint)` little-endian in slot order (live slots only), then an xxh3 checksum of
     /// all that. Tables are rebuilt on load (a sort, faster than reading them).
     pub fn save(&self) -> Vec<u8> {
-        let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.live[s]).collect();
+        let live: Vec<usize> = (0..self.ids.len()).filter(|&s| self.is_live(s)).collect();
         let mut out = Vec::with_capacity(24 + live.len() * 16 + 8);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -651,6 +736,66 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("version 9"));
+    }
+
+    /// `count` random fingerprints (splitmix64) with ids.
+    fn random_entries(count: u64) -> Vec<(u64, u64)> {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        (0..count)
+            .map(|id| {
+                state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = state;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (id * 3, z ^ (z >> 31))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_fingerprint_costs_at_most_40_bytes() {
+        let entries = random_entries(100_000);
+        let mut index = HammingIndex::build(&entries, 3, None).unwrap();
+        assert_eq!(index.blocks(), 4);
+        let bytes = index.memory_bytes();
+        assert!(bytes <= 40 * entries.len() + 4096, "{bytes} bytes");
+        // Still after inserts merged into the tables and removals.
+        for &(id, fingerprint) in &random_entries(120_000)[100_000..] {
+            index.insert(id, fingerprint ^ 1).unwrap();
+        }
+        for id in 0..1000 {
+            assert!(index.remove(id * 3));
+        }
+        let bytes = index.memory_bytes();
+        assert!(
+            bytes <= 40 * index.len() + 4096 + 16 * 20_000,
+            "{bytes} bytes"
+        );
+        assert_eq!(index.query(entries[5000].1, 3).unwrap(), vec![(15_000, 0)]);
+    }
+
+    #[test]
+    fn a_version_1_file_written_by_hand_still_loads() {
+        // NDHX v1 as the first release wrote it: header, (id, fingerprint) in slot order
+        // (insertion order then, not sorted by id), xxh3 of all that.
+        let mut bytes = b"NDHX".to_vec();
+        for word in [1u32, 3, 2] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+        bytes.extend_from_slice(&3u64.to_le_bytes());
+        for (id, fingerprint) in [(9u64, 0xF0u64), (4, 0xF1), (7, 0xFFFF_0000)] {
+            bytes.extend_from_slice(&id.to_le_bytes());
+            bytes.extend_from_slice(&fingerprint.to_le_bytes());
+        }
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        let index = HammingIndex::load(&bytes).unwrap();
+        assert_eq!(
+            (index.len(), index.max_distance(), index.blocks()),
+            (3, 3, 2)
+        );
+        assert_eq!(index.query(0xF0, 1).unwrap(), vec![(4, 1), (9, 0)]);
+        assert_eq!(index.self_join(3).unwrap(), vec![(4, 9, 1)]);
     }
 
     #[test]

@@ -13,12 +13,14 @@
 //! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index).
 //! - [`PrefixJoin`]: an exact Jaccard join that sees every token set first (prefix
 //!   filtering); no cap, since a cap would lose pairs.
+//! - [`HammingJoin`]: fingerprints within a Hamming radius of their own per document (the
+//!   smaller of the two radii per pair), exact under the bucket cap.
 //!
 //! [`HammingIndex`] is the exact Hamming-distance index of 64-bit fingerprints (SimHash):
 //! multi-index hashing with blocks chosen from the distance and the index size, single
 //! queries, inserts and removals by `u64` id, an all-pairs self-join, and a versioned,
 //! checksummed file format. Against brute force it has no false negatives and no false
-//! positives (property tests).
+//! positives (property tests). [`self_join_128`] joins 128-bit fingerprints.
 //!
 //! [`OnlineIndex`] is the one-document-at-a-time form (insert, probe, remove by 64-bit id)
 //! that the service implements on disk; [`MemoryIndex`] is its in-memory implementation.
@@ -51,11 +53,13 @@
 
 mod generators;
 mod hamming;
+mod hamming_join;
 mod key_table;
 mod online;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
 pub use hamming::{HammingError, HammingIndex};
+pub use hamming_join::{self_join_128, HammingJoin};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{

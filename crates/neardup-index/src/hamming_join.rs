@@ -1,0 +1,683 @@
+//! Batch Hamming joins: the all-pairs self-join behind [`HammingIndex::self_join`], its
+//! 128-bit form [`self_join_128`], and [`HammingJoin`], the candidate generator with a
+//! radius per document.
+//!
+//! # How
+//!
+//! Multi-index hashing as a join: the 64 bits are cut into `m` blocks, and two fingerprints
+//! within `k` agree on some block up to `r = floor(k / m)` bits. Per block, the fingerprints
+//! are grouped by block value (a counting sort when the block is narrow, one pass over a
+//! `2^width` offset array; a sort otherwise), each bucket is joined with itself and with
+//! every bucket whose value is within `r` of its own, and a pair is kept only by the first
+//! block on which the two are within `r`, so it is reported once without a set of seen pairs.
+//! The members of a bucket are stored with their fingerprints, so a bucket is compared in
+//! cache. `m` is chosen by estimated work (see [`join_blocks`]): `k + 1` radius-0 blocks for
+//! small `k` (Manku's tables), fewer, wider blocks probed within a radius for large `k`,
+//! where 6-bit radius-0 blocks would make buckets of `n / 64`.
+//!
+//! [`HammingIndex::self_join`]: crate::HammingIndex::self_join
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::generators::CandidateGenerator;
+use crate::hamming::{binomial, for_each_within, layout, Block, HammingError};
+use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
+
+/// The number of blocks for a join at distance `k` of `n` fingerprints: the `m` from 1 to
+/// `k + 1` with the least estimated work, `m` x (grouping the `n` fingerprints + looking up
+/// the neighbour values of every bucket + comparing the pairs of neighbouring buckets).
+fn join_blocks(k: u32, n: usize) -> u32 {
+    let n = n.max(2) as f64;
+    let cost = |m: u32| {
+        let width = 64 / m;
+        let radius = (k / m).min(width);
+        let neighbours: f64 = (0..=radius).map(|i| binomial(width, i)).sum();
+        let values = 2f64.powi(width as i32);
+        let lookups = n.min(values) * neighbours;
+        let comparisons = n * n * neighbours / values / 2.0;
+        f64::from(m) * (2.0 * n + 3.0 * lookups + comparisons)
+    };
+    (1..=(k + 1).min(64))
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(1)
+}
+
+/// One block's buckets: the positions sorted by block value then position, with their
+/// fingerprints alongside, and a way from a block value to its bucket.
+struct Buckets {
+    /// Distinct block values, and where each bucket starts (one more start at the end).
+    values: Vec<u64>,
+    starts: Vec<u32>,
+    positions: Vec<u32>,
+    fingerprints: Vec<u64>,
+    /// `offsets[v]..offsets[v + 1]` is the bucket of value `v` (counting sort), or empty
+    /// when the block is too wide (binary search in `values`).
+    offsets: Vec<u32>,
+}
+
+impl Buckets {
+    fn new(block: Block, fingerprints: &[u64]) -> Buckets {
+        // Offsets of up to 2^22 values (16 MB) make a lookup one read instead of a binary
+        // search, worth it when the fingerprints are not much sparser than the values.
+        let narrow = block.width <= 22 && (1usize << block.width) <= 16 * fingerprints.len();
+        if narrow {
+            Buckets::by_counting(block, fingerprints)
+        } else {
+            Buckets::by_sorting(block, fingerprints)
+        }
+    }
+
+    /// A counting sort by block value: stable, so each bucket is in position order.
+    fn by_counting(block: Block, fingerprints: &[u64]) -> Buckets {
+        let size = 1usize << block.width;
+        let mut offsets = vec![0u32; size + 1];
+        for &fingerprint in fingerprints {
+            offsets[block.value(fingerprint) as usize + 1] += 1;
+        }
+        for value in 0..size {
+            offsets[value + 1] += offsets[value];
+        }
+        let mut next = offsets[..size].to_vec();
+        let mut positions = vec![0u32; fingerprints.len()];
+        let mut sorted = vec![0u64; fingerprints.len()];
+        for (position, &fingerprint) in fingerprints.iter().enumerate() {
+            let at = &mut next[block.value(fingerprint) as usize];
+            positions[*at as usize] = position as u32;
+            sorted[*at as usize] = fingerprint;
+            *at += 1;
+        }
+        let (mut values, mut starts) = (Vec::new(), Vec::new());
+        for value in 0..size {
+            if offsets[value + 1] > offsets[value] {
+                values.push(value as u64);
+                starts.push(offsets[value]);
+            }
+        }
+        starts.push(fingerprints.len() as u32);
+        Buckets {
+            values,
+            starts,
+            positions,
+            fingerprints: sorted,
+            offsets,
+        }
+    }
+
+    fn by_sorting(block: Block, fingerprints: &[u64]) -> Buckets {
+        let mut keyed: Vec<(u64, u32)> = (fingerprints.iter().enumerate())
+            .map(|(position, &fingerprint)| (block.value(fingerprint), position as u32))
+            .collect();
+        keyed.par_sort_unstable();
+        let (mut values, mut starts) = (Vec::new(), Vec::new());
+        for (at, entry) in keyed.iter().enumerate() {
+            if values.last() != Some(&entry.0) {
+                values.push(entry.0);
+                starts.push(at as u32);
+            }
+        }
+        starts.push(keyed.len() as u32);
+        Buckets {
+            values,
+            starts,
+            positions: keyed.iter().map(|e| e.1).collect(),
+            fingerprints: keyed.iter().map(|e| fingerprints[e.1 as usize]).collect(),
+            offsets: Vec::new(),
+        }
+    }
+
+    /// The range of the bucket of `value` (empty when no fingerprint has it).
+    fn range_of(&self, value: u64) -> std::ops::Range<usize> {
+        if !self.offsets.is_empty() {
+            let value = value as usize;
+            return self.offsets[value] as usize..self.offsets[value + 1] as usize;
+        }
+        match self.values.binary_search(&value) {
+            Ok(bucket) => self.starts[bucket] as usize..self.starts[bucket + 1] as usize,
+            Err(_) => 0..0,
+        }
+    }
+
+    fn stats(&self, cap: usize) -> BucketStats {
+        let mut stats = BucketStats::default();
+        for bounds in self.starts.windows(2) {
+            let size = (bounds[1] - bounds[0]) as usize;
+            if size > 1 {
+                stats.shared_buckets += 1;
+                stats.largest_bucket = stats.largest_bucket.max(size as u64);
+                stats.capped_buckets += u64::from(size > cap);
+            }
+        }
+        stats
+    }
+}
+
+/// What a join compares: the fingerprints by position (lower first), the distance, the
+/// bucket cap, and the most partners within the distance a member reads per bucket (set
+/// when one stopped there).
+#[derive(Clone, Copy)]
+struct Scan<'a> {
+    fingerprints: &'a [u64],
+    k: u32,
+    cap: usize,
+    limit: usize,
+    stopped: &'a AtomicBool,
+}
+
+impl Scan<'_> {
+    /// Calls `visit(accumulator, a, b, distance)` for every pair of positions `a < b` within
+    /// `k` found in its first block within the radius, `b` meeting in each bucket within the
+    /// radius of its own the members before it among the first `cap`; a member stops reading
+    /// a bucket after `limit` partners within `k` (found there or by an earlier block).
+    /// Returns the accumulators and the statistics of the buckets.
+    fn run<R: Send>(
+        self,
+        init: impl Fn() -> R + Send + Sync,
+        visit: impl Fn(&mut R, u32, u32, u32) + Send + Sync,
+    ) -> (Vec<R>, BucketStats) {
+        let m = join_blocks(self.k, self.fingerprints.len());
+        let blocks = layout(m);
+        let radius = self.k / m;
+        let per_block: Vec<(Vec<R>, BucketStats)> = (blocks.par_iter().enumerate())
+            .map(|(index, &block)| {
+                let buckets = Buckets::new(block, self.fingerprints);
+                let found = (0..buckets.values.len())
+                    .into_par_iter()
+                    .with_min_len(64)
+                    .fold(&init, |mut accumulator, bucket| {
+                        let join = BucketJoin {
+                            scan: self,
+                            blocks: &blocks,
+                            index,
+                            radius,
+                            buckets: &buckets,
+                        };
+                        join.bucket(bucket, &mut accumulator, &visit);
+                        accumulator
+                    })
+                    .collect();
+                (found, buckets.stats(self.cap))
+            })
+            .collect();
+        let mut stats = BucketStats::default();
+        let mut accumulators = Vec::new();
+        for (found, block_stats) in per_block {
+            accumulators.extend(found);
+            stats.shared_buckets += block_stats.shared_buckets;
+            stats.largest_bucket = stats.largest_bucket.max(block_stats.largest_bucket);
+            stats.capped_buckets += block_stats.capped_buckets;
+        }
+        (accumulators, stats)
+    }
+}
+
+/// The join of the buckets of one block.
+struct BucketJoin<'a> {
+    scan: Scan<'a>,
+    blocks: &'a [Block],
+    index: usize,
+    radius: u32,
+    buckets: &'a Buckets,
+}
+
+impl BucketJoin<'_> {
+    /// Joins the members of bucket number `bucket` with the members before them of every
+    /// bucket within the radius (its own included).
+    fn bucket<R>(
+        &self,
+        bucket: usize,
+        accumulator: &mut R,
+        visit: &impl Fn(&mut R, u32, u32, u32),
+    ) {
+        let buckets = self.buckets;
+        let own = buckets.starts[bucket] as usize..buckets.starts[bucket + 1] as usize;
+        let width = self.blocks[self.index].width;
+        for_each_within(buckets.values[bucket], width, self.radius, &mut |value| {
+            let other = buckets.range_of(value);
+            let anchors = other.start..other.end.min(other.start.saturating_add(self.scan.cap));
+            if anchors.is_empty() || (own.len() == 1 && anchors == own) {
+                return;
+            }
+            let anchor_positions = &buckets.positions[anchors.clone()];
+            let anchor_fingerprints = &buckets.fingerprints[anchors];
+            for at in own.clone() {
+                let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
+                // Partners within the distance seen, kept here or by an earlier block.
+                let mut seen = 0;
+                for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
+                    if a >= b {
+                        break;
+                    }
+                    let distance = (fa ^ fb).count_ones();
+                    if distance > self.scan.k {
+                        continue;
+                    }
+                    if self.first_block(fa, fb) == self.index {
+                        visit(accumulator, a, b, distance);
+                    }
+                    seen += 1;
+                    if seen == self.scan.limit {
+                        self.scan.stopped.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The first block on which `a` and `b` are within the radius.
+    fn first_block(&self, a: u64, b: u64) -> usize {
+        (self.blocks.iter())
+            .position(|block| (block.value(a) ^ block.value(b)).count_ones() <= self.radius)
+            .unwrap_or(usize::MAX)
+    }
+}
+
+/// Every pair of positions `(a, b, distance)`, `a < b`, within `k` (any `k`; 64 and above
+/// pair everything), sorted.
+pub(crate) fn join(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+    let scan = Scan {
+        fingerprints,
+        k: k.min(64),
+        cap: usize::MAX,
+        limit: usize::MAX,
+        stopped: &AtomicBool::new(false),
+    };
+    let (found, _) = scan.run(Vec::new, |found: &mut Vec<(u32, u32, u32)>, a, b, d| {
+        found.push((a, b, d));
+    });
+    let mut pairs: Vec<(u32, u32, u32)> = found.into_iter().flatten().collect();
+    pairs.par_sort_unstable();
+    pairs
+}
+
+/// Every pair of positions `(a, b, distance)` of 128-bit fingerprints, `a < b`, within `k`,
+/// sorted, each once; exact.
+///
+/// Two fingerprints within `k` are within `floor(k / 2)` on one of their 64-bit halves
+/// (pigeonhole): each half is joined at that distance, the full distance is checked, and a
+/// pair found on the high half is kept only if its low halves are farther apart (else the low
+/// half reported it).
+///
+/// # Errors
+/// [`HammingError::Parameter`] for more than `u32::MAX` fingerprints (positions are `u32`).
+pub fn self_join_128(fingerprints: &[u128], k: u32) -> Result<Vec<(u32, u32, u32)>, HammingError> {
+    if u32::try_from(fingerprints.len()).is_err() {
+        return Err(HammingError::Parameter(format!(
+            "{} fingerprints (at most {} can be joined)",
+            fingerprints.len(),
+            u32::MAX
+        )));
+    }
+    let half = k.min(128) / 2;
+    let low: Vec<u64> = fingerprints.iter().map(|&f| f as u64).collect();
+    let high: Vec<u64> = fingerprints.iter().map(|&f| (f >> 64) as u64).collect();
+    let full = |a: u32, b: u32| (fingerprints[a as usize] ^ fingerprints[b as usize]).count_ones();
+    let mut pairs: Vec<(u32, u32, u32)> = (join(&low, half).into_iter())
+        .map(|(a, b, _)| (a, b, full(a, b)))
+        .filter(|&(_, _, distance)| distance <= k)
+        .collect();
+    for (a, b, high_distance) in join(&high, half) {
+        let distance = full(a, b);
+        if distance <= k && distance - high_distance > half {
+            pairs.push((a, b, distance));
+        }
+    }
+    pairs.par_sort_unstable();
+    Ok(pairs)
+}
+
+/// Documents within a Hamming distance of their own (`neardup_core::Join::Hamming` with a
+/// radius per document): `(a, b)` is a pair when the fingerprints of `a` and `b` differ in at
+/// most `min(radius_a, radius_b)` bits. The engine gives short texts a larger radius; the
+/// stricter of the two applies to a pair.
+///
+/// For every distinct radius `k`, largest first, the documents of radius at least `k` are
+/// self-joined at distance `k` (see the module docs of the join) and the pairs whose smaller
+/// radius is `k` are kept (the others belong to a smaller radius), so each pair is found
+/// once. Exact (no false negatives or positives) whenever no bucket exceeds
+/// [`CandidateLimits::bucket_cap`]: in a larger bucket a member meets the `bucket_cap`
+/// best-ranked members only (`capped_buckets` counts them), so a flood of near-identical
+/// fingerprints costs at most `bucket_cap` comparisons per member and block.
+///
+/// Then the candidate budget applies as in the key table, over the pairs found (each
+/// document keeps its best-ranked partners up to the partner limit when the pairs exceed
+/// `documents x candidate_budget`): a first pass counts each document's earlier partners, a
+/// member reading a bucket only until `4 x candidate_budget` partners within its distance
+/// (deeper only if the level reaches that), the limit is set from the counts, and a second
+/// pass reads each bucket only until the limit, so a flood is read a few times the budget
+/// deep, not `bucket_cap`, and no more pairs than the limit per member and bucket are held.
+/// Below the limit nothing is lost; the level is exact unless a member stopped reading
+/// (then its count is a lower bound).
+///
+/// Statistics: `shared_buckets`, `largest_bucket` and `capped_buckets` over the blocks of
+/// every radius pass (a bucket is the documents sharing one block value); `raw_pairs` is the
+/// pairs found under the cap (counted, so a lower bound when members stopped reading);
+/// `budget_hits` and `partner_limit` as in the key table.
+#[derive(Debug, Clone, Default)]
+pub struct HammingJoin {
+    entries: Vec<(u32, u64, u32)>,
+}
+
+impl HammingJoin {
+    /// A join of `(rank, fingerprint, radius)` per document: ranks distinct, lower is better.
+    /// Radii above 64 count as 64 (every pair).
+    pub fn new(entries: Vec<(u32, u64, u32)>) -> HammingJoin {
+        HammingJoin { entries }
+    }
+
+    /// The documents of radius at least `k`, in rank order: ranks, fingerprints, radii.
+    fn at_least(&self, k: u32) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+        let members = self.entries.iter().filter(|e| e.2 >= k);
+        let ranks = members.clone().map(|e| e.0).collect();
+        let fingerprints = members.clone().map(|e| e.1).collect();
+        (ranks, fingerprints, members.map(|e| e.2).collect())
+    }
+
+    /// The distinct radii, largest first.
+    fn radii(&self) -> Vec<u32> {
+        let mut radii: Vec<u32> = self.entries.iter().map(|e| e.2).collect();
+        radii.sort_unstable_by(|a, b| b.cmp(a));
+        radii.dedup();
+        radii
+    }
+
+    /// Runs `visit(accumulator, rank_a, rank_b)` over every pair of every radius, under the
+    /// cap, a member reading at most `limit` partners per bucket (`stopped` set when one
+    /// stopped there); the accumulators and the statistics of the buckets.
+    fn scan_all<R: Send>(
+        &self,
+        cap: usize,
+        (limit, stopped): (usize, &AtomicBool),
+        init: impl Fn() -> R + Send + Sync,
+        visit: impl Fn(&mut R, u32, u32) + Send + Sync,
+    ) -> (Vec<R>, BucketStats) {
+        let mut stats = BucketStats::default();
+        let mut accumulators = Vec::new();
+        for k in self.radii() {
+            let (ranks, fingerprints, radii) = self.at_least(k);
+            let scan = Scan {
+                fingerprints: &fingerprints,
+                k,
+                cap,
+                limit,
+                stopped,
+            };
+            let (found, pass_stats) = scan.run(&init, |accumulator, a, b, _| {
+                if radii[a as usize].min(radii[b as usize]) == k {
+                    visit(accumulator, ranks[a as usize], ranks[b as usize]);
+                }
+            });
+            accumulators.extend(found);
+            stats.shared_buckets += pass_stats.shared_buckets;
+            stats.largest_bucket = stats.largest_bucket.max(pass_stats.largest_bucket);
+            stats.capped_buckets += pass_stats.capped_buckets;
+        }
+        (accumulators, stats)
+    }
+
+    /// Per document, the number of earlier partners found under the cap, a member reading at
+    /// most `truncate` partners per bucket; true when one stopped (then the counts of such
+    /// members are lower bounds).
+    fn partner_counts(&self, cap: usize, documents: usize, truncate: usize) -> (Vec<u64>, bool) {
+        let counts: Vec<AtomicU64> = (0..documents).map(|_| AtomicU64::new(0)).collect();
+        let stopped = AtomicBool::new(false);
+        self.scan_all(
+            cap,
+            (truncate, &stopped),
+            || (),
+            |_, _, b| {
+                counts[b as usize].fetch_add(1, Ordering::Relaxed);
+            },
+        );
+        let counts = counts.into_iter().map(AtomicU64::into_inner).collect();
+        (counts, stopped.into_inner())
+    }
+
+    /// The partner limit of the candidate budget over the pairs found under the cap
+    /// (`u64::MAX` when they fit), the documents over it, and the pairs counted.
+    ///
+    /// A member stops counting in a bucket after `truncate` partners within its distance:
+    /// the water level `L` only sees counts up to `L` (`sum(min(count, L))`), so a level
+    /// below `truncate` is the one of the full counts, up to the members that stopped (who
+    /// have at least `truncate` partners there, some of them counted by another block). When
+    /// the level is not below `truncate`, counting starts again with a larger one. A flood
+    /// is thus read a few times the budget deep per member and bucket, not `bucket_cap`.
+    fn budget(&self, limits: CandidateLimits, documents: usize) -> (u64, u64, u64) {
+        let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
+        let mut truncate = limits.candidate_budget.saturating_mul(4).max(64);
+        loop {
+            let (counts, stopped) = self.partner_counts(limits.bucket_cap, documents, truncate);
+            let limit = partner_limit(&counts, budget);
+            if !stopped || limit < truncate as u64 || truncate == usize::MAX {
+                let hits = counts.iter().filter(|&&count| count > limit).count() as u64;
+                return (limit, hits, counts.iter().sum());
+            }
+            truncate = truncate.saturating_mul(16);
+        }
+    }
+}
+
+impl CandidateGenerator for HammingJoin {
+    fn candidate_pairs(mut self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        self.entries.par_sort_unstable_by_key(|e| e.0);
+        for entry in &mut self.entries {
+            entry.2 = entry.2.min(64);
+        }
+        let documents = self.entries.last().map_or(0, |e| e.0 as usize + 1);
+        let cap = limits.bucket_cap;
+        let (mut limit, mut hits, mut raw) = (u64::MAX, 0, None);
+        if limits.candidate_budget != usize::MAX {
+            let counted;
+            (limit, hits, counted) = self.budget(limits, documents);
+            raw = Some(counted);
+        }
+        let per_member = usize::try_from(limit).unwrap_or(usize::MAX);
+        let stopped = AtomicBool::new(false);
+        let reading = (per_member, &stopped);
+        let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b| {
+            found.push((u64::from(b) << 32) | u64::from(a));
+        });
+        // Grouped by the worse-ranked document, its best-ranked partners up to the limit.
+        let mut by_b: Vec<u64> = found.into_iter().flatten().collect();
+        // When the budget cut in, counting stopped early: the pairs counted are a lower bound.
+        stats.raw_pairs = raw.unwrap_or(0).max(by_b.len() as u64);
+        by_b.par_sort_unstable();
+        let mut pairs: Vec<(u32, u32)> = (by_b.chunk_by(|x, y| x >> 32 == y >> 32))
+            .flat_map(|group| group.iter().take(per_member))
+            .map(|&packed| (packed as u32, (packed >> 32) as u32))
+            .collect();
+        pairs.par_sort_unstable();
+        stats.budget_hits = hits;
+        stats.partner_limit = limit;
+        (pairs, stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::DEFAULT_CANDIDATE_BUDGET;
+
+    fn brute_force(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+        let mut pairs = Vec::new();
+        for (a, &fa) in fingerprints.iter().enumerate() {
+            for (b, &fb) in fingerprints.iter().enumerate().skip(a + 1) {
+                let distance = (fa ^ fb).count_ones();
+                if distance <= k {
+                    pairs.push((a as u32, b as u32, distance));
+                }
+            }
+        }
+        pairs
+    }
+
+    fn brute_force_radii(entries: &[(u32, u64, u32)]) -> Vec<(u32, u32)> {
+        let mut pairs = Vec::new();
+        for x in entries {
+            for y in entries {
+                let limit = x.2.min(y.2);
+                if x.0 < y.0 && (x.1 ^ y.1).count_ones() <= limit {
+                    pairs.push((x.0, y.0));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs
+    }
+
+    /// Adversarial sets: one value repeated, tight clusters, a few varying bits, random.
+    fn fingerprints() -> impl Strategy<Value = Vec<u64>> {
+        let clusters = (
+            prop::collection::vec(any::<u64>(), 1..4),
+            prop::collection::vec((0usize..4, prop::collection::vec(0u32..64, 0..8)), 0..80),
+        )
+            .prop_map(|(centres, members)| {
+                (members.into_iter())
+                    .map(|(c, bits)| {
+                        bits.iter()
+                            .fold(centres[c % centres.len()], |fp, &bit| fp ^ (1u64 << bit))
+                    })
+                    .collect::<Vec<u64>>()
+            });
+        let few_bits = (
+            any::<u64>(),
+            prop::collection::vec(0u64..16, 0..80),
+            0u32..60,
+        )
+            .prop_map(|(base, low, shift)| low.iter().map(|&v| base ^ (v << shift)).collect());
+        let identical = (any::<u64>(), 0usize..60).prop_map(|(fp, n)| vec![fp; n]);
+        prop_oneof![
+            clusters,
+            few_bits,
+            identical,
+            prop::collection::vec(any::<u64>(), 0..80)
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn joins_equal_brute_force(fps in fingerprints(), k in 0u32..=12) {
+            prop_assert_eq!(join(&fps, k), brute_force(&fps, k));
+        }
+
+        #[test]
+        fn joins_of_128_bits_equal_brute_force(
+            halves in (fingerprints(), fingerprints()),
+            k in 0u32..=24,
+        ) {
+            let count = halves.0.len().min(halves.1.len());
+            let fps: Vec<u128> = (0..count)
+                .map(|i| (u128::from(halves.1[i]) << 64) | u128::from(halves.0[i]))
+                .collect();
+            let mut expected = Vec::new();
+            for a in 0..count {
+                for b in a + 1..count {
+                    let distance = (fps[a] ^ fps[b]).count_ones();
+                    if distance <= k {
+                        expected.push((a as u32, b as u32, distance));
+                    }
+                }
+            }
+            prop_assert_eq!(self_join_128(&fps, k).unwrap(), expected);
+        }
+
+        #[test]
+        fn per_document_radii_equal_brute_force(
+            fps in fingerprints(),
+            radii in prop::collection::vec(0u32..=12, 80),
+            shuffle in any::<u64>(),
+        ) {
+            // Ranks are a permutation of the positions, entries in any order.
+            let count = fps.len() as u64;
+            let rank = |i: u64| ((i * 7 + shuffle) % count.max(1)) as u32;
+            let permutation_ok = count == 0 || (count % 7 != 0);
+            prop_assume!(permutation_ok);
+            let entries: Vec<(u32, u64, u32)> = (fps.iter().enumerate())
+                .map(|(i, &fp)| (rank(i as u64), fp, radii[i]))
+                .collect();
+            let expected = brute_force_radii(&entries);
+            let (pairs, stats) = HammingJoin::new(entries.clone()).candidate_pairs(CandidateLimits::UNLIMITED);
+            prop_assert_eq!(&pairs, &expected);
+            prop_assert_eq!(stats.raw_pairs, expected.len() as u64);
+            // The default limits cut only a set holding more pairs than the budget.
+            let (pairs, stats) = HammingJoin::new(entries).candidate_pairs(CandidateLimits::default());
+            prop_assert_eq!(stats.capped_buckets, 0);
+            if expected.len() <= fps.len() * DEFAULT_CANDIDATE_BUDGET {
+                prop_assert_eq!(pairs, expected);
+                prop_assert_eq!(stats.budget_hits, 0);
+            } else {
+                prop_assert!(pairs.iter().all(|pair| expected.binary_search(pair).is_ok()));
+                prop_assert!(pairs.len() <= fps.len() * DEFAULT_CANDIDATE_BUDGET);
+            }
+        }
+    }
+
+    #[test]
+    fn the_layout_follows_the_distance() {
+        assert_eq!(join_blocks(3, 2_000_000), 4);
+        assert!(join_blocks(10, 2_000_000) < 6);
+        assert_eq!(join_blocks(0, 10), 1);
+    }
+
+    /// `count` fingerprints within 2 bits of one value (0, 1 or 2 bits flipped), in rank
+    /// order, radius 3.
+    pub(crate) fn flood(count: u32) -> Vec<(u32, u64, u32)> {
+        let centre = 0x5DEE_CE66_D1CE_4E5Bu64;
+        let mut state = 7u64;
+        (0..count)
+            .map(|rank| {
+                state = (state.wrapping_mul(6364136223846793005)).wrapping_add(1442695040888963407);
+                let flips = [1u64 << (state >> 58), 1u64 << ((state >> 52) & 63)];
+                let fingerprint = (flips.iter().take((state >> 20) as usize % 3))
+                    .fold(centre, |fp, flip| fp ^ flip);
+                (rank, fingerprint, 3)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_capped_flood_stays_bounded_and_counts_the_cap() {
+        let limits = CandidateLimits {
+            bucket_cap: 50,
+            candidate_budget: 8,
+        };
+        let count = 20_000u64;
+        let (pairs, stats) = HammingJoin::new(flood(count as u32)).candidate_pairs(limits);
+        assert!(stats.capped_buckets > 0, "{stats:?}");
+        assert!(stats.largest_bucket > 5_000, "{stats:?}");
+        // A member meets at most `cap` members per block (4 blocks at k = 3).
+        assert!(stats.raw_pairs <= count * 50 * 4, "{stats:?}");
+        assert!(stats.raw_pairs >= count * 10, "{stats:?}");
+        assert!(pairs.len() as u64 <= count * 8, "{}", pairs.len());
+        assert!(
+            stats.budget_hits > 0 && stats.partner_limit >= 8,
+            "{stats:?}"
+        );
+        // Pairs are within the radius, sorted and distinct, best-ranked partners first.
+        let entries = flood(count as u32);
+        assert!(pairs.windows(2).all(|w| w[0] < w[1]));
+        for &(a, b) in &pairs {
+            assert!(a < b && (entries[a as usize].1 ^ entries[b as usize].1).count_ones() <= 3);
+        }
+        let last = pairs.iter().filter(|p| p.1 == 19_999).count() as u64;
+        assert!(last <= stats.partner_limit, "{last} {stats:?}");
+    }
+
+    #[test]
+    fn a_flood_under_the_cap_is_exact() {
+        let entries = flood(400);
+        let limits = CandidateLimits {
+            candidate_budget: usize::MAX,
+            ..CandidateLimits::default()
+        };
+        let (pairs, stats) = HammingJoin::new(entries.clone()).candidate_pairs(limits);
+        assert_eq!(pairs, brute_force_radii(&entries));
+        assert_eq!(stats.capped_buckets, 0);
+    }
+}
