@@ -219,10 +219,9 @@ pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u
             let entries: Vec<(u64, u64)> = (file.fingerprints.iter().enumerate())
                 .map(|(i, &fp)| (i as u64, fp as u64))
                 .collect();
-            let index = HammingIndex::build(&entries, max_distance, None)
-                .map_err(|e| {
-                    neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
-                })?;
+            let index = HammingIndex::build(&entries, max_distance, None).map_err(|e| {
+                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
+            })?;
             let joined = index.self_join(max_distance).map_err(|e| {
                 neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
             })?;
