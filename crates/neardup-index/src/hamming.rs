@@ -662,9 +662,9 @@ mod tests {
         fn inserts_removes_and_save_load_keep_it_exact(
             fps in fingerprints(),
             removals in prop::collection::vec(0usize..60, 0..20),
-            k in 0u32..11,
+            k in 0u32..13,
         ) {
-            let mut index = HammingIndex::build(&[], 10, None).unwrap();
+            let mut index = HammingIndex::build(&[], 12, None).unwrap();
             let mut model: Vec<(u64, u64)> = Vec::new();
             for (i, &fp) in fps.iter().enumerate() {
                 index.insert(i as u64, fp).unwrap();

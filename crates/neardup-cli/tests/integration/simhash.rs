@@ -260,3 +260,33 @@ fn simhash_options_are_checked_and_files_read() {
     assert_eq!(stats["method"]["params"]["idf_file"], "2 entries");
     assert!(stats["exact_only_documents"].is_u64());
 }
+
+#[test]
+fn tfidf_fingerprints_learn_from_the_input_and_do_not_depend_on_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for (threads, weights) in [("1", "tfidf"), ("2", "tfidf"), ("2", "tf")] {
+        let out = path(dir.path(), &format!("fp-{threads}-{weights}.jsonl"));
+        let run = neardup(&[
+            "fingerprint",
+            &example(),
+            "-o",
+            &out,
+            "--weights",
+            weights,
+            "--threads",
+            threads,
+            "-q",
+        ]);
+        assert!(run.status.success(), "{}", stderr(&run));
+        outputs.push(std::fs::read(&out).unwrap());
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "same fingerprints for 1 and 2 threads"
+    );
+    assert_ne!(
+        outputs[1], outputs[2],
+        "IDF weights change the fingerprints"
+    );
+}
