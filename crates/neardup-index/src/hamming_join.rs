@@ -154,7 +154,7 @@ impl Buckets {
 }
 
 /// What a join compares: the fingerprints by position (lower first), the distance, the
-/// bucket cap, and the most partners within the distance a member reads per bucket (set
+/// bucket cap, and the most partners within the distance a member reads per block (set
 /// when one stopped there).
 #[derive(Clone, Copy)]
 struct Scan<'a> {
@@ -169,7 +169,7 @@ impl Scan<'_> {
     /// Calls `visit(accumulator, a, b, distance)` for every pair of positions `a < b` within
     /// `k` found in its first block within the radius, `b` meeting in each bucket within the
     /// radius of its own the members before it among the first `cap`; a member stops reading
-    /// a bucket after `limit` partners within `k` (found there or by an earlier block).
+    /// a block after `limit` partners within `k` (over the buckets within the radius).
     /// Returns the accumulators and the statistics of the buckets.
     fn run<R: Send>(
         self,
@@ -233,6 +233,11 @@ impl BucketJoin<'_> {
         let buckets = self.buckets;
         let own = buckets.starts[bucket] as usize..buckets.starts[bucket + 1] as usize;
         let width = self.blocks[self.index].width;
+        // Partners within the distance each member has seen in this block, over all the
+        // buckets within the radius (in the fixed order of `for_each_within`, so the result
+        // does not depend on the threads): a member of a flood stops after `limit` of them
+        // in the block, not after `limit` in each of the hundreds of neighbouring buckets.
+        let mut seen = vec![0usize; own.len()];
         for_each_within(buckets.values[bucket], width, self.radius, &mut |value| {
             let other = buckets.range_of(value);
             let anchors = other.start..other.end.min(other.start.saturating_add(self.scan.cap));
@@ -244,7 +249,10 @@ impl BucketJoin<'_> {
             for at in own.clone() {
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
                 // Partners within the distance seen, kept here or by an earlier block.
-                let mut seen = 0;
+                let seen = &mut seen[at - own.start];
+                if *seen >= self.scan.limit {
+                    continue;
+                }
                 for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
                     if a >= b {
                         break;
@@ -256,8 +264,8 @@ impl BucketJoin<'_> {
                     if self.first_block(fa, fb) == self.index {
                         visit(accumulator, a, b, distance);
                     }
-                    seen += 1;
-                    if seen == self.scan.limit {
+                    *seen += 1;
+                    if *seen == self.scan.limit {
                         self.scan.stopped.store(true, Ordering::Relaxed);
                         break;
                     }
@@ -384,7 +392,7 @@ impl HammingJoin {
     }
 
     /// Runs `visit(accumulator, rank_a, rank_b)` over every pair of every radius, under the
-    /// cap, a member reading at most `limit` partners per bucket (`stopped` set when one
+    /// cap, a member reading at most `limit` partners per block (`stopped` set when one
     /// stopped there); the accumulators and the statistics of the buckets.
     fn scan_all<R: Send>(
         &self,
@@ -418,7 +426,7 @@ impl HammingJoin {
     }
 
     /// Per document, the number of earlier partners found under the cap, a member reading at
-    /// most `truncate` partners per bucket; true when one stopped (then the counts of such
+    /// most `truncate` partners per block; true when one stopped (then the counts of such
     /// members are lower bounds).
     fn partner_counts(&self, cap: usize, documents: usize, truncate: usize) -> (Vec<u64>, bool) {
         let counts: Vec<AtomicU64> = (0..documents).map(|_| AtomicU64::new(0)).collect();
@@ -438,12 +446,12 @@ impl HammingJoin {
     /// The partner limit of the candidate budget over the pairs found under the cap
     /// (`u64::MAX` when they fit), the documents over it, and the pairs counted.
     ///
-    /// A member stops counting in a bucket after `truncate` partners within its distance:
+    /// A member stops counting in a block after `truncate` partners within its distance:
     /// the water level `L` only sees counts up to `L` (`sum(min(count, L))`), so a level
     /// below `truncate` is the one of the full counts, up to the members that stopped (who
     /// have at least `truncate` partners there, some of them counted by another block). When
     /// the level is not below `truncate`, counting starts again with a larger one. A flood
-    /// is thus read a few times the budget deep per member and bucket, not `bucket_cap`.
+    /// is thus read a few times the budget deep per member and block, not `bucket_cap` per bucket.
     fn budget(&self, limits: CandidateLimits, documents: usize) -> (u64, u64, u64) {
         let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
         let mut truncate = limits.candidate_budget.saturating_mul(4).max(64);
@@ -667,6 +675,39 @@ mod tests {
         }
         let last = pairs.iter().filter(|p| p.1 == 19_999).count() as u64;
         assert!(last <= stats.partner_limit, "{last} {stats:?}");
+    }
+
+    #[test]
+    fn a_flood_at_a_large_radius_reads_each_block_only_a_budget_deep() {
+        // Radius 15 probes hundreds of neighbouring buckets per block: a member of a flood
+        // must stop after a few times the budget per block, not per neighbouring bucket
+        // (which made a 200k-document flood take minutes and gigabytes).
+        let count = 20_000u64;
+        // Up to 6 bits flipped from one centre: every pair is within 12, and the members
+        // spread over many neighbouring buckets of every block.
+        let mut state = 11u64;
+        let entries: Vec<(u32, u64, u32)> = (0..count as u32)
+            .map(|rank| {
+                let mut fingerprint = 0x5DEE_CE66_D1CE_4E5Bu64;
+                for _ in 0..6 {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    fingerprint ^= 1u64 << (state >> 58);
+                }
+                (rank, fingerprint, 15)
+            })
+            .collect();
+        let (pairs, stats) = HammingJoin::new(entries).candidate_pairs(CandidateLimits::default());
+        let blocks = u64::from(join_blocks(15, count as usize));
+        let truncate = (4 * DEFAULT_CANDIDATE_BUDGET).max(64) as u64;
+        assert!(stats.raw_pairs <= count * blocks * truncate, "{stats:?}");
+        assert!(stats.budget_hits > 0, "{stats:?}");
+        assert!(
+            pairs.len() as u64 <= count * stats.partner_limit,
+            "{}",
+            pairs.len()
+        );
     }
 
     #[test]
