@@ -25,13 +25,14 @@ pub struct DedupArgs {
     /// Write one JSON row per input document: id, cluster, duplicate_of, similarity.
     #[arg(long)]
     clusters: Option<String>,
-    /// Write every verified pair as {"a","b","similarity"}.
+    /// Write every verified pair as {"a","b","similarity"} (and "distance" for simhash).
     #[arg(long)]
     pairs: Option<String>,
     /// Write run statistics (JSON).
     #[arg(long)]
     stats: Option<String>,
-    /// Method: `exact` (hash of the normalised text) or `minhash` (MinHash-LSH, verified).
+    /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified) or
+    /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances).
     #[arg(long, default_value = "minhash", value_parser = method_names())]
     method: String,
     /// Clustering: `representative` (every removed document is similar to the kept one) or
