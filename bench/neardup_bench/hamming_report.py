@@ -39,7 +39,9 @@ def fmt_us(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
-def join_cell(rs: list[dict]) -> tuple[str, str]:
+def join_cell(rs: list[dict], n: int) -> tuple[str, str]:
+    """Median seconds per thread count; a peer join stopped by its budget is extrapolated
+    linearly from the share of stored fingerprints it had queried."""
     joins = [r.get("self_join") or [] for r in rs]
     if not any(joins):
         return "-", "-"
@@ -56,10 +58,10 @@ def join_cell(rs: list[dict]) -> tuple[str, str]:
             pairs = f"{done[0]['pairs']:,}"
         else:
             j = js[0]
-            share = j["stored_queried"] / max(1, j.get("n", 0) or 1)
-            cells.append(f"> {j['stopped_after_s']:g} s ({threads} thr; {j['stored_queried']:,} queried)")
+            estimate = j["stopped_after_s"] * n / j["stored_queried"]
+            cells.append(f"~{estimate:,.0f} (stopped at {j['stopped_after_s']:g} s after {j['stored_queried']:,} "
+                         f"queries; {threads} thr)")
             pairs = f">= {j['pairs_so_far']:,}"
-            del share
     return " / ".join(cells), pairs
 
 
@@ -79,7 +81,7 @@ def row_line(row: dict) -> str:
     else:
         memory = f"({rss / row['n']:.0f})"
         blocks = str(row["k"] + 1)
-    join, pairs = join_cell(rs)
+    join, pairs = join_cell(rs, row["n"])
     runs = f"{len(rs)}" + (f" (+{len(failures)} failed)" if failures else "")
     return (head + f" {blocks} | {build:.3g} | {memory} | {rss / 2**20:,.0f} | {latency_cell(rs, 'near')} | "
             f"{latency_cell(rs, 'random')} | {join} | {pairs} | {runs} |")
@@ -153,3 +155,13 @@ def markdown(report: dict, elapsed: float) -> str:
             "whatever the set) and has no near queries. Peer self-joins query every stored fingerprint on one thread.",
             ""]
     return "\n".join(out)
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    # python -m neardup_bench.hamming_report OUT/hamming.json: the Markdown again, on stdout.
+    with open(sys.argv[1]) as fh:
+        report = json.load(fh)
+    print(markdown(report, report.get("wall_seconds") or 0.0))

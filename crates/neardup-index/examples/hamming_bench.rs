@@ -11,7 +11,8 @@
 //! Options:
 //! - `--input FILE` (little-endian `u64` fingerprints; `--limit N` keeps the first `N`) or
 //!   `--random N` (splitmix64 from `--seed S`, default 1). Ids are the positions.
-//! - `--ks 3,10`: one index per k, built with `max_distance = k` (blocks: `blocks_for`).
+//! - `--ks 3,10`: one index per k, built with `max_distance = k` (blocks: `blocks_for`, or
+//!   `--blocks M` for every k).
 //! - `--queries Q` (default 10000) of each kind: `near` = a stored fingerprint (at a random
 //!   position) with between 1 and k distinct random bits flipped, so each has a match;
 //!   `random` = a random 64-bit value. Timed one by one on the main thread.
@@ -25,7 +26,7 @@
 //! input kept alive on both sides, so it is the index's heap), and `build_peak_rss_bytes` is
 //! VmHWM after the build (input included). `memory_source` names the method.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::Instant;
 
 use neardup_index::HammingIndex;
@@ -44,6 +45,7 @@ struct Options {
     random: Option<usize>,
     seed: u64,
     ks: Vec<u32>,
+    blocks: Option<u32>,
     queries: usize,
     join_threads: Vec<usize>,
     join_max: usize,
@@ -58,6 +60,7 @@ fn parse() -> Result<Options, String> {
         random: None,
         seed: 1,
         ks: vec![3, 10],
+        blocks: None,
         queries: 10_000,
         join_threads: vec![2, 1],
         join_max: usize::MAX,
@@ -83,6 +86,7 @@ fn parse() -> Result<Options, String> {
             "--random" => options.random = Some(number()?),
             "--seed" => options.seed = number()? as u64,
             "--ks" => options.ks = list()?.into_iter().map(|k| k as u32).collect(),
+            "--blocks" => options.blocks = Some(number()? as u32),
             "--queries" => options.queries = number()?,
             "--join-threads" => options.join_threads = list()?,
             "--join-max" => options.join_max = number()?,
@@ -118,12 +122,15 @@ fn load(options: &Options) -> Result<(Vec<u64>, String), String> {
         return Ok(((0..n).map(|_| rng.next()).collect(), source));
     }
     let path = options.input.as_ref().ok_or("give --input FILE or --random N")?;
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    // Only the first `limit` fingerprints are read, so that the peak RSS is not the file's.
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let limit = options.limit.map_or(u64::MAX, |n| n as u64 * 8);
+    let mut bytes = Vec::new();
+    (file.take(limit).read_to_end(&mut bytes)).map_err(|e| format!("{path}: {e}"))?;
     if bytes.len() % 8 != 0 {
         return Err(format!("{path}: {} bytes, not a multiple of 8", bytes.len()));
     }
-    let limit = options.limit.unwrap_or(usize::MAX);
-    let fingerprints = (bytes.chunks_exact(8).take(limit))
+    let fingerprints = (bytes.chunks_exact(8))
         .map(|chunk| u64::from_le_bytes(chunk.try_into().expect("chunks of 8")))
         .collect::<Vec<u64>>();
     if fingerprints.len() < options.limit.unwrap_or(0) {
@@ -218,7 +225,7 @@ fn measure_k(options: &Options, entries: &[(u64, u64)], k: u32) -> Result<String
     drop(fingerprints);
     let rss_before = status_bytes("VmRSS:");
     let start = Instant::now();
-    let index = HammingIndex::build(entries, k, None).map_err(|e| e.to_string())?;
+    let index = HammingIndex::build(entries, k, options.blocks).map_err(|e| e.to_string())?;
     let build_seconds = start.elapsed().as_secs_f64();
     let index_bytes = status_bytes("VmRSS:").saturating_sub(rss_before);
     let peak = status_bytes("VmHWM:");
