@@ -141,7 +141,7 @@ fn book_segments(text: &str) -> Vec<String> {
     let mut segments = Vec::new();
     for paragraph in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
         if paragraph.split_whitespace().count() > 80 {
-            segments.extend(split_keep(paragraph, |c| c == '.').into_iter());
+            segments.extend(split_keep(paragraph, |c| c == '.'));
         } else {
             segments.push(paragraph.to_string());
         }
@@ -152,8 +152,11 @@ fn book_segments(text: &str) -> Vec<String> {
 fn pools(data: &str) -> Result<(Pool, Pool), String> {
     let tools = (
         Normalizer::default(),
-        (ShinglerBuilder::new().tokenizer(Tokenizer::Token).ngram(1).build())
-            .map_err(|e| e.to_string())?,
+        (ShinglerBuilder::new()
+            .tokenizer(Tokenizer::Token)
+            .ngram(1)
+            .build())
+        .map_err(|e| e.to_string())?,
     );
     let (mut english, mut chinese) = (Pool::default(), Pool::default());
     let titles = jsonl_fields(&format!("{data}/thucnews-titles/titles.jsonl"), &["text"])?;
@@ -229,12 +232,20 @@ impl Generator<'_> {
         let pool_index = usize::from(rng.unit() >= self.english_share);
         let pool = self.pools[pool_index];
         let draw = rng.unit();
-        let count = [0.05, 0.40, 0.75, 1.0].iter().position(|&p| draw < p).unwrap_or(3) + 1;
+        let count = [0.05, 0.40, 0.75, 1.0]
+            .iter()
+            .position(|&p| draw < p)
+            .unwrap_or(3)
+            + 1;
         let mut tokens = Vec::new();
         for _ in 0..count {
             tokens.extend_from_slice(&pool.segments[rng.below(pool.segments.len())]);
         }
-        let edits = if count == 1 && rng.unit() < 0.5 { 0 } else { rng.below(3) };
+        let edits = if count == 1 && rng.unit() < 0.5 {
+            0
+        } else {
+            rng.below(3)
+        };
         edit(&mut tokens, edits, pool, &mut rng);
         (tokens, pool_index)
     }

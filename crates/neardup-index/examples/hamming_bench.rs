@@ -74,7 +74,11 @@ fn parse() -> Result<Options, String> {
             continue;
         }
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
-        let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
+        let number = || {
+            value
+                .parse::<usize>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
         let list = || -> Result<Vec<usize>, String> {
             (value.split(',').filter(|s| !s.is_empty()))
                 .map(|s| s.parse().map_err(|e| format!("{flag} {value}: {e}")))
@@ -121,20 +125,29 @@ fn load(options: &Options) -> Result<(Vec<u64>, String), String> {
         let source = format!("random splitmix64 seed {}", options.seed);
         return Ok(((0..n).map(|_| rng.next()).collect(), source));
     }
-    let path = options.input.as_ref().ok_or("give --input FILE or --random N")?;
+    let path = options
+        .input
+        .as_ref()
+        .ok_or("give --input FILE or --random N")?;
     // Only the first `limit` fingerprints are read, so that the peak RSS is not the file's.
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
     let limit = options.limit.map_or(u64::MAX, |n| n as u64 * 8);
     let mut bytes = Vec::new();
     (file.take(limit).read_to_end(&mut bytes)).map_err(|e| format!("{path}: {e}"))?;
     if bytes.len() % 8 != 0 {
-        return Err(format!("{path}: {} bytes, not a multiple of 8", bytes.len()));
+        return Err(format!(
+            "{path}: {} bytes, not a multiple of 8",
+            bytes.len()
+        ));
     }
     let fingerprints = (bytes.chunks_exact(8))
         .map(|chunk| u64::from_le_bytes(chunk.try_into().expect("chunks of 8")))
         .collect::<Vec<u64>>();
     if fingerprints.len() < options.limit.unwrap_or(0) {
-        return Err(format!("{path}: {} fingerprints, fewer than --limit", fingerprints.len()));
+        return Err(format!(
+            "{path}: {} fingerprints, fewer than --limit",
+            fingerprints.len()
+        ));
     }
     Ok((fingerprints, path.clone()))
 }
@@ -176,7 +189,9 @@ fn latency_json(index: &HammingIndex, queries: &[u64], k: u32) -> String {
     let mut matches = 0usize;
     for &query in queries {
         let start = Instant::now();
-        let found = index.query(query, k).expect("k is the index's max_distance");
+        let found = index
+            .query(query, k)
+            .expect("k is the index's max_distance");
         nanos.push(start.elapsed().as_nanos() as f64);
         matches += found.len();
     }
@@ -198,7 +213,9 @@ fn join_json(index: &HammingIndex, threads: usize) -> Result<String, String> {
     let pool = (rayon::ThreadPoolBuilder::new().num_threads(threads).build())
         .map_err(|e| format!("thread pool of {threads}: {e}"))?;
     let start = Instant::now();
-    let pairs = pool.install(|| index.self_join(3)).map_err(|e| e.to_string())?;
+    let pairs = pool
+        .install(|| index.self_join(3))
+        .map_err(|e| e.to_string())?;
     let seconds = start.elapsed().as_secs_f64();
     let identical = pairs.iter().filter(|pair| pair.2 == 0).count();
     Ok(format!(
