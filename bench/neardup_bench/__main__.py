@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,flood,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,flood,hamming,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import flood, quality, selftest, speed
+from . import flood, hamming, quality, selftest, speed
 from .common import ROOT
 
 
@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         ("speed", speed, "neardup vs datasketch and rensa: time, memory, exact truth, P/R/F1"),
         ("quality", quality, "neardup's methods vs the peers on synth and labelled corpora (P, R, F1, ARI)"),
         ("flood", flood, "template floods: time and memory under a memory cap and a timeout"),
+        ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
         ("selftest", selftest, "the driver end to end on a few hundred lines, and the tokeniser cross-check"),
     ):
         p = sub.add_parser(name, help=help_, description=mod.__doc__,
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # Paths given on the command line are relative to where the driver was started; after
     # that everything runs from the repository root, so that reports name paths from there.
-    for key in ("bin", "data", "out"):
+    for key in ("bin", "bin_dir", "data", "out"):
         if getattr(args, key, None):
             setattr(args, key, os.path.abspath(getattr(args, key)))
     os.chdir(ROOT)
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         return speed.main(args)
     if args.cmd == "quality":
         return quality.main(args, argv[1:])
+    if args.cmd == "hamming":
+        return hamming.main(args)
     if args.cmd == "flood":
         return flood.main(args)
     return selftest.main(args)
