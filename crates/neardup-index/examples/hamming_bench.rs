@@ -21,10 +21,12 @@
 //!   the 1-thread join above N).
 //! - `--dump-queries DIR`: write the queries (`near_k{K}.u64`, `random.u64`) for the peers.
 //!
-//! Memory: the index has no `memory_bytes()` yet, so `bytes_per_fingerprint` is the resident
-//! set growth across the build (VmRSS of /proc/self/status after the build minus before,
-//! input kept alive on both sides, so it is the index's heap), and `build_peak_rss_bytes` is
-//! VmHWM after the build (input included). `memory_source` names the method.
+//! Memory: `bytes_per_fingerprint` is the index's own count of the heap bytes it holds
+//! (`HammingIndex::memory_bytes`: fingerprints, ids, liveness, block tables and offsets),
+//! per stored fingerprint; `rss_delta_bytes` is the resident set growth across the build
+//! (VmRSS of /proc/self/status, which also holds what the build freed but the allocator kept),
+//! and `build_peak_rss_bytes` is VmHWM after the build (input included). `memory_source`
+//! names the method of `bytes_per_fingerprint`.
 
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -244,7 +246,8 @@ fn measure_k(options: &Options, entries: &[(u64, u64)], k: u32) -> Result<String
     let start = Instant::now();
     let index = HammingIndex::build(entries, k, options.blocks).map_err(|e| e.to_string())?;
     let build_seconds = start.elapsed().as_secs_f64();
-    let index_bytes = status_bytes("VmRSS:").saturating_sub(rss_before);
+    let rss_delta = status_bytes("VmRSS:").saturating_sub(rss_before);
+    let index_bytes = index.memory_bytes() as u64;
     let peak = status_bytes("VmHWM:");
     let mut joins = Vec::new();
     let n = entries.len();
@@ -259,7 +262,8 @@ fn measure_k(options: &Options, entries: &[(u64, u64)], k: u32) -> Result<String
     Ok(format!(
         "{{\"k\": {k}, \"blocks\": {}, \"build_seconds\": {build_seconds:.4}, \
          \"index_bytes\": {index_bytes}, \"bytes_per_fingerprint\": {:.2}, \
-         \"memory_source\": \"rss_delta\", \"build_peak_rss_bytes\": {peak}, \
+         \"memory_source\": \"memory_bytes\", \"rss_delta_bytes\": {rss_delta}, \
+         \"build_peak_rss_bytes\": {peak}, \
          \"near\": {}, \"random\": {}, \"self_join\": [{}]}}",
         index.blocks(),
         index_bytes as f64 / n.max(1) as f64,
