@@ -147,7 +147,7 @@ def markdown(report: dict, elapsed: float) -> str:
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
         out += [row_line(r) for r in report["rows"] if r["set"] == kind]
         out.append("")
-    out += ["Columns: medians over the runs. `bytes / fp` for neardup is the resident-set growth across the build "
+    out += ["Columns: medians over the runs. `bytes / fp` for neardup is `HammingIndex::memory_bytes()` "
             "(the index, ids included) over n; in parentheses, for the peers, the whole process's peak RSS over n "
             "(interpreter, input lists and Simhash objects included: an upper bound). `near` queries are stored "
             "fingerprints with 1..k random bits flipped; `random` are uniform 64-bit values; gaoya cannot take a "
