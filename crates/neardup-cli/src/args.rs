@@ -4,7 +4,7 @@ use clap::builder::PossibleValuesParser;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use neardup_core::registry::{self, MethodSpec, ParamKind, ParamSpec, Params};
-use neardup_pipeline::input::{Format, InputOptions};
+use neardup_pipeline::input::{Format, InputOptions, OnError};
 
 /// Where the text and the id of a record are (`dedup`, `report`, `synth`, `tune`).
 #[derive(Args, Debug, Clone)]
@@ -29,6 +29,34 @@ impl InputArgs {
             text_field: self.text_field.clone(),
             id_field: self.id_field.clone(),
             ..InputOptions::default()
+        }
+    }
+}
+
+/// How a run treats bad records and uses the machine (`dedup`, `fingerprint`).
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
+    #[arg(long, default_value = "fail")]
+    pub on_error: OnError,
+    /// Largest accepted record, in bytes.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_doc_bytes: usize,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// No progress bar and no summary (skipped records and warnings are still reported).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// `input` with these error and size settings.
+    pub fn input_options(&self, input: &InputArgs) -> InputOptions {
+        InputOptions {
+            on_error: self.on_error,
+            max_doc_bytes: self.max_doc_bytes,
+            ..input.options()
         }
     }
 }

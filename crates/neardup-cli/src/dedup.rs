@@ -7,11 +7,10 @@ use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::registry;
 use neardup_engine::EngineOptions;
-use neardup_pipeline::input::{InputOptions, OnError};
 use neardup_pipeline::run::{run, RunConfig};
 use neardup_pipeline::stats::RunStats;
 
-use crate::args::{at_least_one, method_names, InputArgs, MethodArgs};
+use crate::args::{at_least_one, method_names, InputArgs, MethodArgs, RunArgs};
 use crate::{progress, threads};
 
 #[derive(Args)]
@@ -54,18 +53,8 @@ pub struct DedupArgs {
     #[arg(long, value_name = "N", default_value_t = EngineOptions::default().candidate_budget,
           value_parser = at_least_one)]
     candidate_budget: usize,
-    /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
-    #[arg(long, default_value = "fail")]
-    on_error: OnError,
-    /// Largest accepted record, in bytes.
-    #[arg(long, default_value_t = 256 << 20)]
-    max_doc_bytes: usize,
-    /// Worker threads (0 = one per core).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// No progress bar and no summary (skipped records and warnings are still reported).
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    run: RunArgs,
     #[command(flatten)]
     input: InputArgs,
     /// The parameters of the methods, from the registry.
@@ -77,11 +66,7 @@ impl DedupArgs {
     fn config(&self, params: registry::Params) -> RunConfig {
         RunConfig {
             inputs: self.inputs.clone(),
-            input: InputOptions {
-                on_error: self.on_error,
-                max_doc_bytes: self.max_doc_bytes,
-                ..self.input.options()
-            },
+            input: self.run.input_options(&self.input),
             output: self.output.clone(),
             clusters: self.clusters.clone(),
             pairs: self.pairs.clone(),
@@ -108,12 +93,12 @@ pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
 
 pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
     let params = method_params(args, &given);
-    let pool = threads::pool(args.threads)?;
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let pool = threads::pool(args.run.threads)?;
+    let show = !args.run.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);
     let report = pool.install(|| run(&args.config(params), &progress))?;
     progress.finish();
-    if !args.quiet {
+    if !args.run.quiet {
         print_summary(&report.stats);
     }
     print_skipped(&report.stats);

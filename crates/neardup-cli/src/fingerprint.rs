@@ -5,9 +5,8 @@ use std::io::IsTerminal;
 
 use clap::{Args, ValueEnum};
 use neardup_pipeline::fingerprints::{self, Bits};
-use neardup_pipeline::input::{InputOptions, OnError};
 
-use crate::args::{InputArgs, SimHashFeatureArgs};
+use crate::args::{InputArgs, RunArgs, SimHashFeatureArgs};
 use crate::{progress, threads};
 
 /// Fingerprint width.
@@ -32,15 +31,8 @@ pub struct FingerprintArgs {
     /// Fingerprint width.
     #[arg(long, default_value = "64")]
     bits: BitsArg,
-    /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
-    #[arg(long, default_value = "fail")]
-    on_error: OnError,
-    /// Worker threads (0 = one per core).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// No progress bar and no summary (skipped records are still reported).
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    run: RunArgs,
     #[command(flatten)]
     input: InputArgs,
     /// The feature and weight parameters of `--method simhash`.
@@ -49,17 +41,14 @@ pub struct FingerprintArgs {
 }
 
 pub fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<()> {
-    let pool = threads::pool(args.threads)?;
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let pool = threads::pool(args.run.threads)?;
+    let show = !args.run.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);
     let bits = match args.bits {
         BitsArg::B64 => Bits::B64,
         BitsArg::B128 => Bits::B128,
     };
-    let input = InputOptions {
-        on_error: args.on_error,
-        ..args.input.options()
-    };
+    let input = args.run.input_options(&args.input);
     let report = pool.install(|| {
         fingerprints::fingerprint(
             &args.inputs,
@@ -71,7 +60,7 @@ pub fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<()> {
         )
     })?;
     progress.finish();
-    if !args.quiet {
+    if !args.run.quiet {
         eprintln!(
             "neardup: {} fingerprints ({} bits); {} documents without features (fingerprint \
              0), {} with fewer than --min-features (dedup matches those as exact copies only)",

@@ -515,7 +515,7 @@ impl HammingIndex {
             .map(|&s| self.fingerprints[s as usize])
             .collect();
         let id = |position: u32| self.ids[live[position as usize] as usize];
-        let mut pairs: Vec<(u64, u64, u32)> = (crate::hamming_join::join(&fingerprints, k))
+        let mut pairs: Vec<(u64, u64, u32)> = (crate::hamming_join::self_join_64(&fingerprints, k))
             .into_iter()
             .map(|(a, b, distance)| (id(a).min(id(b)), id(a).max(id(b)), distance))
             .collect();

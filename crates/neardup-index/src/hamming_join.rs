@@ -282,9 +282,10 @@ impl BucketJoin<'_> {
     }
 }
 
-/// Every pair of positions `(a, b, distance)`, `a < b`, within `k` (any `k`; 64 and above
-/// pair everything), sorted.
-pub(crate) fn join(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+/// Every pair of positions `(a, b, distance)` of 64-bit fingerprints, `a < b`, within `k`
+/// (any `k`; 64 and above pair everything), sorted, each once; exact. The batch join behind
+/// [`HammingIndex::self_join`](crate::HammingIndex::self_join), without building an index.
+pub fn self_join_64(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
     let scan = Scan {
         fingerprints,
         k: k.min(64),
@@ -322,11 +323,11 @@ pub fn self_join_128(fingerprints: &[u128], k: u32) -> Result<Vec<(u32, u32, u32
     let low: Vec<u64> = fingerprints.iter().map(|&f| f as u64).collect();
     let high: Vec<u64> = fingerprints.iter().map(|&f| (f >> 64) as u64).collect();
     let full = |a: u32, b: u32| (fingerprints[a as usize] ^ fingerprints[b as usize]).count_ones();
-    let mut pairs: Vec<(u32, u32, u32)> = (join(&low, half).into_iter())
+    let mut pairs: Vec<(u32, u32, u32)> = (self_join_64(&low, half).into_iter())
         .map(|(a, b, _)| (a, b, full(a, b)))
         .filter(|&(_, _, distance)| distance <= k)
         .collect();
-    for (a, b, high_distance) in join(&high, half) {
+    for (a, b, high_distance) in self_join_64(&high, half) {
         let distance = full(a, b);
         if distance <= k && distance - high_distance > half {
             pairs.push((a, b, distance));
@@ -571,7 +572,7 @@ mod tests {
 
         #[test]
         fn joins_equal_brute_force(fps in fingerprints(), k in 0u32..=12) {
-            prop_assert_eq!(join(&fps, k), brute_force(&fps, k));
+            prop_assert_eq!(self_join_64(&fps, k), brute_force(&fps, k));
         }
 
         #[test]

@@ -59,7 +59,7 @@ mod online;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
 pub use hamming::{HammingError, HammingIndex};
-pub use hamming_join::{self_join_128, HammingJoin};
+pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 
 pub use key_table::{

@@ -14,7 +14,6 @@ use neardup_core::methods::simhash::SimHash;
 use neardup_core::registry::{Params, Registered};
 use neardup_core::Method;
 use neardup_engine::Progress;
-use neardup_index::HammingIndex;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
@@ -216,20 +215,8 @@ pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u
     }
     let pairs = match file.bits {
         Bits::B64 => {
-            let entries: Vec<(u64, u64)> = (file.fingerprints.iter().enumerate())
-                .map(|(i, &fp)| (i as u64, fp as u64))
-                .collect();
-            let index = HammingIndex::build(&entries, max_distance, None).map_err(|e| {
-                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
-            })?;
-            let joined = index.self_join(max_distance).map_err(|e| {
-                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
-            })?;
-            let mut pairs: Vec<(u32, u32, u32)> = (joined.into_iter())
-                .map(|(a, b, d)| (a.min(b) as u32, a.max(b) as u32, d))
-                .collect();
-            pairs.par_sort_unstable();
-            pairs
+            let fingerprints: Vec<u64> = file.fingerprints.iter().map(|&fp| fp as u64).collect();
+            neardup_index::self_join_64(&fingerprints, max_distance)
         }
         Bits::B128 => {
             neardup_index::self_join_128(&file.fingerprints, max_distance).map_err(|e| {

@@ -369,6 +369,14 @@ impl SimHash {
     /// The weighted features of raw `text`: `(feature hash, weight)`, sorted by hash, and
     /// the normalised body (title and rest joined by a space) for length and verification.
     pub fn weighted_features(&self, text: &str) -> (Vec<(u64, f64)>, String) {
+        let (mut features, normalized) = self.term_frequencies(text);
+        self.apply_idf(&mut features);
+        (features, normalized)
+    }
+
+    /// The features of raw `text` weighted by their counts (and the title weight), before
+    /// IDF: sorted by hash; and the normalised body.
+    fn term_frequencies(&self, text: &str) -> (Vec<(u64, f64)>, String) {
         let (title, body) = match (self.title_weight != 1.0, text.split_once('\n')) {
             (true, Some((title, body))) => (Some(title), body),
             _ => (None, text),
@@ -393,12 +401,16 @@ impl SimHash {
                 _ => features.push((hash, weight)),
             }
         }
+        (features, normalized)
+    }
+
+    /// Multiplies each weight by its feature's IDF under `weights = tfidf`.
+    fn apply_idf(&self, features: &mut [(u64, f64)]) {
         if self.weights == Weights::TfIdf {
-            for (hash, weight) in &mut features {
+            for (hash, weight) in features {
                 *weight *= self.idf_of(*hash);
             }
         }
-        (features, normalized)
     }
 
     fn idf_of(&self, feature: u64) -> f64 {
@@ -434,21 +446,15 @@ impl Method for SimHash {
     }
 
     fn sketch(&self, text: &str) -> SimHashSketch {
-        let (features, normalized) = self.weighted_features(text);
-        let fingerprint = simhash64(&features);
+        let (mut features, normalized) = self.term_frequencies(text);
         // The identity covers every feature and its weight before IDF (equal for two
         // documents with the same features whatever the corpus), so equal identities mean
         // equal fingerprints.
         let raw: Vec<u64> = (features.iter())
-            .flat_map(|&(hash, weight)| {
-                let idf = if self.weights == Weights::TfIdf {
-                    self.idf_of(hash)
-                } else {
-                    1.0
-                };
-                [hash, (weight / idf).to_bits()]
-            })
+            .flat_map(|&(hash, weight)| [hash, weight.to_bits()])
             .collect();
+        self.apply_idf(&mut features);
+        let fingerprint = simhash64(&features);
         let set = match self.verification {
             Verification::Jaccard => {
                 let mut set: Vec<u32> = features.iter().map(|&(h, _)| (h >> 32) as u32).collect();
@@ -497,7 +503,7 @@ impl Method for SimHash {
     }
 
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        let (weighted, _) = self.weighted_features(text);
+        let (weighted, _) = self.term_frequencies(text);
         features.extend(weighted.iter().map(|&(hash, _)| hash));
     }
 
