@@ -30,6 +30,15 @@ pub struct DedupArgs {
     /// Write run statistics (JSON).
     #[arg(long)]
     stats: Option<String>,
+    /// Write the boilerplate lines found, one per line, most frequent first (read it back
+    /// with --boilerplate-file, e.g. in a later run or a service).
+    #[arg(long, value_name = "FILE")]
+    boilerplate_out: Option<String>,
+    /// Memory of the document-frequency table of the corpus pass (max-df, boilerplate-df,
+    /// simhash tfidf): exact counts when they surely fit, else a count-min sketch of this
+    /// size. K, M, G suffixes (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    corpus_memory: usize,
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified) or
     /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances).
     #[arg(long, default_value = "minhash", value_parser = method_names())]
@@ -71,6 +80,7 @@ impl DedupArgs {
             clusters: self.clusters.clone(),
             pairs: self.pairs.clone(),
             stats: self.stats.clone(),
+            boilerplate_out: self.boilerplate_out.clone(),
             method: self.method.clone(),
             params,
             engine: EngineOptions {
@@ -78,9 +88,31 @@ impl DedupArgs {
                 keep: self.keep,
                 bucket_cap: self.bucket_cap,
                 candidate_budget: self.candidate_budget,
+                corpus_memory: self.corpus_memory,
             },
         }
     }
+}
+
+/// A size in bytes: a number with an optional K, M or G suffix (powers of 1024).
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last() {
+        Some((at, c)) if c.is_ascii_alphabetic() => (&text[..at], c.to_ascii_uppercase()),
+        _ => (text, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        _ => return Err(format!("{text:?}: expected a size such as 64M, 512K or 2G")),
+    };
+    let value: usize = (digits.trim().parse())
+        .map_err(|_| format!("{text:?}: expected a size such as 64M, 512K or 2G"))?;
+    value
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?}: too large"))
 }
 
 /// The options given on the command line (not defaulted), by argument id.

@@ -44,7 +44,9 @@
 //!   parameter `tokenizer`; every other tokenizer and method works the same.
 #![deny(missing_docs)]
 
+pub mod boilerplate;
 pub mod cluster;
+pub mod corpus;
 mod error;
 pub mod hash;
 mod html;
@@ -60,4 +62,4 @@ mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};
-pub use method::{CorpusStats, Join, Method, Sketch};
+pub use method::{CorpusStats, Join, Method, Sketch, SketchNotes};

@@ -87,6 +87,13 @@ pub trait Method: Send + Sync + Clone {
     /// Sketches raw (not yet normalised) document text.
     fn sketch(&self, text: &str) -> Self::Sketch;
 
+    /// Sketches raw `text` and notes what boilerplate handling removed from it (see
+    /// [`crate::boilerplate`]): engines sum the notes into their stats. The same sketch as
+    /// [`Method::sketch`]; by default that, noting nothing.
+    fn sketch_noted<'t>(&self, text: &'t str, _notes: &mut SketchNotes<'t>) -> Self::Sketch {
+        self.sketch(text)
+    }
+
     /// How candidates are found; [`Join::SymmetricKeys`] by default.
     fn join(&self) -> Join {
         Join::SymmetricKeys
@@ -131,8 +138,15 @@ pub trait Method: Send + Sync + Clone {
     /// learns (see [`Method::learns_from_corpus`]).
     fn corpus_features(&self, _text: &str, _features: &mut Vec<u64>) {}
 
+    /// The limits learned from the corpus, in documents, by name (`max_df`,
+    /// `boilerplate_df`: a fraction resolved against the documents counted), for the stats
+    /// file. Empty by default.
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
-    fn learn(&mut self, _corpus: &CorpusStats) {}
+    fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 
     /// The true similarity of two sketches, in `[0, 1]`.
     fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64;
@@ -156,39 +170,15 @@ pub trait Method: Send + Sync + Clone {
     }
 }
 
-/// Document frequencies of features over a corpus (see [`Method::learns_from_corpus`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CorpusStats {
-    /// Documents counted.
-    pub documents: u64,
-    /// Per feature hash, the number of documents that contain it.
-    pub document_frequency: foldhash::HashMap<u64, u32>,
-}
+pub use crate::corpus::CorpusStats;
 
-impl CorpusStats {
-    /// Counts the features of one document (distinct, as [`Method::corpus_features`] gives
-    /// them).
-    pub fn add_document(&mut self, features: &[u64]) {
-        self.documents += 1;
-        for &feature in features {
-            *self.document_frequency.entry(feature).or_insert(0) += 1;
-        }
-    }
-
-    /// Adds the counts of `other` (a partial count of another part of the corpus).
-    pub fn merge(&mut self, other: CorpusStats) {
-        self.documents += other.documents;
-        for (feature, count) in other.document_frequency {
-            *self.document_frequency.entry(feature).or_insert(0) += count;
-        }
-    }
-
-    /// The smoothed inverse document frequency of a feature, `ln((N + 1) / (df + 1)) + 1`:
-    /// 1 for a feature in every document, larger for rarer ones, finite for unseen ones.
-    pub fn idf(&self, feature: u64) -> f64 {
-        let df = self.document_frequency.get(&feature).copied().unwrap_or(0);
-        ((self.documents as f64 + 1.0) / (f64::from(df) + 1.0)).ln() + 1.0
-    }
+/// What sketching one document removed as boilerplate ([`Method::sketch_noted`]).
+#[derive(Debug, Default)]
+pub struct SketchNotes<'t> {
+    /// Boilerplate lines removed, in document order.
+    pub removed_lines: Vec<crate::boilerplate::RemovedLine<'t>>,
+    /// Features dropped as common (in more than `max_df` documents).
+    pub discounted_features: u64,
 }
 
 /// The magic bytes that open every encoded sketch.

@@ -113,6 +113,20 @@ impl Normalizer {
             .unwrap_or_else(|| self.full_fold(&text))
     }
 
+    /// The text without its markup when `strip_html` is on, else the text itself.
+    pub fn strip_html_if_enabled<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.options.strip_html {
+            Cow::Owned(crate::html::strip_html(text))
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// Normalises `text` without the HTML step (for text whose markup is already gone).
+    pub fn normalize_plain(&self, text: &str) -> String {
+        self.fast_fold(text).unwrap_or_else(|| self.full_fold(text))
+    }
+
     #[inline]
     fn simplify(&self) -> bool {
         self.options.chinese_variant == ChineseVariant::Simplified

@@ -362,6 +362,78 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// The boilerplate parameters of the set methods (see [`crate::boilerplate`]).
+pub const BOILERPLATE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "max_df",
+        kind: ParamKind::Text,
+        default: Some(crate::boilerplate::DEFAULT_MAX_DF),
+        help: "Shingles found in more documents than this leave the similarity (a template's \
+               fixed wording): a count such as 50, a fraction such as 0.01 or 1%, or off.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "boilerplate_df",
+        kind: ParamKind::Text,
+        default: Some(crate::boilerplate::DEFAULT_BOILERPLATE_DF),
+        help: "Lines (or sentences) found in at least this many documents are boilerplate and \
+               leave the similarity: a count, a fraction, or off.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "boilerplate_file",
+        kind: ParamKind::File,
+        default: None,
+        help: "Boilerplate lines, one per line (a list written by --boilerplate-out, or your \
+               own), removed whatever the corpus.",
+        group: Some("Boilerplate"),
+    },
+];
+
+/// The boilerplate settings of [`BOILERPLATE_PARAMS`] in `params`, as
+/// `(max_df, boilerplate_df, listed lines)`.
+///
+/// # Errors
+/// A limit that does not parse, naming its parameter.
+pub fn boilerplate_params(
+    params: &Params,
+) -> Result<(
+    crate::boilerplate::DfLimit,
+    crate::boilerplate::DfLimit,
+    String,
+)> {
+    use crate::boilerplate::{DfLimit, DEFAULT_BOILERPLATE_DF, DEFAULT_MAX_DF};
+    let max_df = DfLimit::parse(params.raw("max_df").unwrap_or(DEFAULT_MAX_DF), "max_df")?;
+    let line_df = DfLimit::parse(
+        params
+            .raw("boilerplate_df")
+            .unwrap_or(DEFAULT_BOILERPLATE_DF),
+        "boilerplate_df",
+    )?;
+    let listed = params.raw("boilerplate_file").unwrap_or("").to_owned();
+    Ok((max_df, line_df, listed))
+}
+
+/// The settings of a [`crate::boilerplate::Boilerplate`], for the stats file.
+pub fn boilerplate_settings(
+    boilerplate: &crate::boilerplate::Boilerplate,
+) -> Vec<(&'static str, Setting)> {
+    let mut settings = vec![
+        ("max_df", Setting::Text(boilerplate.max_df().to_string())),
+        (
+            "boilerplate_df",
+            Setting::Text(boilerplate.line_df().to_string()),
+        ),
+    ];
+    if boilerplate.listed_lines() > 0 {
+        settings.push((
+            "boilerplate_file",
+            Setting::Text(format!("{} lines", boilerplate.listed_lines())),
+        ));
+    }
+    settings
+}
+
 /// Receives the method that [`with_method`] built, as its concrete type.
 pub trait MethodVisitor {
     /// What the visit returns.

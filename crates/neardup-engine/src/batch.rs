@@ -15,7 +15,8 @@
 use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
-use neardup_core::CorpusStats;
+use neardup_core::hash::hash128_u64s;
+use neardup_core::{CorpusStats, SketchNotes};
 use neardup_core::{Join, Method, Sketch};
 use neardup_index::{
     BucketStats, CandidateGenerator, CandidateLimits, HammingJoin, KeyTable, PrefixJoin,
@@ -39,6 +40,10 @@ pub struct EngineOptions {
     /// when the buckets hold more, the documents with the most candidates keep their
     /// best-ranked ones only (see [`CandidateLimits`]). At least 1.
     pub candidate_budget: usize,
+    /// Bytes of the document-frequency table of a method that learns from the corpus:
+    /// counts are exact when they surely fit, else a count-min sketch of this size (see
+    /// [`neardup_core::corpus`]).
+    pub corpus_memory: usize,
 }
 
 impl Default for EngineOptions {
@@ -48,6 +53,7 @@ impl Default for EngineOptions {
             keep: KeepPolicy::default(),
             bucket_cap: neardup_index::DEFAULT_BUCKET_CAP,
             candidate_budget: neardup_index::DEFAULT_CANDIDATE_BUDGET,
+            corpus_memory: neardup_core::corpus::DEFAULT_CORPUS_MEMORY,
         }
     }
 }
@@ -128,6 +134,40 @@ pub struct EngineStats {
     /// Seconds per stage: (corpus, when the method learns from it), sketch, candidates,
     /// verify, cluster.
     pub seconds: Vec<(&'static str, f64)>,
+    /// What boilerplate handling found and removed (see [`neardup_core::boilerplate`]).
+    pub boilerplate: BoilerplateStats,
+}
+
+/// What boilerplate handling found and removed in one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BoilerplateStats {
+    /// The document-frequency table of the corpus pass (`exact` or `count-min`) and its
+    /// bytes, when the method learned from the corpus.
+    pub table: Option<(&'static str, usize)>,
+    /// Distinct documents the corpus pass counted (exact copies after normalisation count
+    /// once).
+    pub counted_documents: u64,
+    /// The limits learned, in documents ([`Method::learned_limits`]).
+    pub limits: Vec<(&'static str, u64)>,
+    /// Documents with at least one boilerplate line removed.
+    pub documents: u64,
+    /// Boilerplate line occurrences removed.
+    pub removed_lines: u64,
+    /// Shingles (or features) dropped as common, summed over documents.
+    pub discounted_features: u64,
+    /// The distinct boilerplate lines removed, most documents first (then first seen).
+    pub lines: Vec<BoilerplateLine>,
+}
+
+/// A boilerplate line and how many documents had it removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoilerplateLine {
+    /// The line as its first document has it.
+    pub text: String,
+    /// Documents it was removed from.
+    pub documents: u64,
+    /// The first document (input order) it was removed from.
+    pub first: u32,
 }
 
 /// The outcome of [`dedup`].
@@ -208,62 +248,112 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     progress: &dyn Progress,
 ) -> Result<Outcome> {
     check_document_count(texts.len())?;
-    let (learned, seconds) = learned(method, texts, progress);
+    let (learned, seconds, table) = learned(method, texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
+    outcome.stats.boilerplate.limits = method.learned_limits();
     outcome.stats.seconds.splice(0..0, seconds);
+    outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
+    outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
     Ok(outcome)
 }
 
 /// The method with its corpus statistics learned from `texts`, when it learns any (see
 /// [`Method::learns_from_corpus`]), and the time it took.
+#[allow(clippy::type_complexity)]
 fn learned<M: Method, S: AsRef<str> + Sync>(
     method: &M,
     texts: &[S],
+    memory: usize,
     progress: &dyn Progress,
-) -> (Option<M>, Option<(&'static str, f64)>) {
+) -> (
+    Option<M>,
+    Option<(&'static str, f64)>,
+    Option<(&'static str, usize, u64)>,
+) {
     if !method.learns_from_corpus() {
-        return (None, None);
+        return (None, None, None);
     }
     let started = Instant::now();
     progress.stage("corpus", texts.len() as u64);
     let mut method = method.clone();
-    let stats = learn_corpus(&method, texts, progress);
+    let stats = std::sync::Arc::new(learn_corpus(&method, texts, memory, progress));
     method.learn(&stats);
+    let table = (stats.kind(), stats.memory_bytes(), stats.documents());
     (
         Some(method),
         Some(("corpus", started.elapsed().as_secs_f64())),
+        Some(table),
     )
 }
 
 /// The document frequencies of `method`'s corpus features over `texts` (see
-/// [`Method::learns_from_corpus`]); deterministic whatever the thread count (counts are
-/// sums).
+/// [`Method::learns_from_corpus`]) in a table of at most `memory` bytes (exact when the
+/// corpus surely fits, else count-min: [`neardup_core::corpus`]). Documents with the same
+/// features (exact copies after normalisation) are counted once, so that a text reposted
+/// verbatim many times does not look like boilerplate. Deterministic whatever the thread
+/// count: the first of equal documents is counted, and counts are sums.
 pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
     method: &M,
     texts: &[S],
+    memory: usize,
     progress: &dyn Progress,
 ) -> CorpusStats {
-    texts
-        .par_chunks(1024)
-        .map(|chunk| {
-            let mut stats = CorpusStats::default();
-            let mut features = Vec::new();
-            for text in chunk {
-                features.clear();
+    // Every feature starts at a byte of a text (a shingle at a character, a line at its
+    // first character): the bytes bound the distinct features.
+    let bytes: u64 = texts.par_iter().map(|t| t.as_ref().len() as u64).sum();
+    let mut stats = CorpusStats::for_corpus(bytes, memory);
+    let mut seen: std::collections::HashSet<u128> = std::collections::HashSet::new();
+    let mut start = 0;
+    while start < texts.len() {
+        // Blocks of about 4 MB of text bound the features held at once.
+        let mut end = start;
+        let mut block_bytes = 0;
+        while end < texts.len() && (end == start || block_bytes < CORPUS_BLOCK_BYTES) {
+            block_bytes += texts[end].as_ref().len();
+            end += 1;
+        }
+        let featured: Vec<(u128, Vec<u64>)> = texts[start..end]
+            .par_iter()
+            .map(|text| {
+                let mut features = Vec::new();
                 method.corpus_features(text.as_ref(), &mut features);
                 features.sort_unstable();
                 features.dedup();
-                stats.add_document(&features);
-            }
-            progress.advance(chunk.len() as u64);
-            stats
-        })
-        .reduce(CorpusStats::default, |mut a, b| {
-            a.merge(b);
-            a
-        })
+                (hash128_u64s(&features), features)
+            })
+            .collect();
+        let fresh: Vec<Vec<u64>> = featured
+            .into_iter()
+            .filter_map(|(identity, features)| seen.insert(identity).then_some(features))
+            .collect();
+        if stats.is_exact() {
+            let part = fresh
+                .par_chunks(256)
+                .map(|chunk| {
+                    let mut part = CorpusStats::exact();
+                    for features in chunk {
+                        part.add_document(features);
+                    }
+                    part
+                })
+                .reduce(CorpusStats::exact, |mut a, b| {
+                    a.merge(b);
+                    a
+                });
+            stats.merge(part);
+        } else {
+            fresh.par_iter().for_each(|features| stats.add_shared(features));
+            stats.add_documents(fresh.len() as u64);
+        }
+        progress.advance((end - start) as u64);
+        start = end;
+    }
+    stats
 }
+
+/// Text bytes per block of the corpus pass.
+const CORPUS_BLOCK_BYTES: usize = 4 << 20;
 
 /// [`dedup`] over owned texts, each dropped as soon as it is sketched: the peak memory of a
 /// run then holds the sketches, not the sketches and all the texts.
@@ -277,10 +367,13 @@ pub fn dedup_owned<M: Method>(
     progress: &dyn Progress,
 ) -> Result<Outcome> {
     check_document_count(texts.len())?;
-    let (learned, seconds) = learned(method, &texts, progress);
+    let (learned, seconds, table) = learned(method, &texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
+    outcome.stats.boilerplate.limits = method.learned_limits();
     outcome.stats.seconds.splice(0..0, seconds);
+    outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
+    outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
     Ok(outcome)
 }
 
@@ -313,18 +406,79 @@ where
     check_document_count(texts.len())?;
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
-    let (sketches, lengths): (Vec<M::Sketch>, Vec<usize>) = texts
+    let (sketches, noted): (Vec<M::Sketch>, Vec<(usize, Option<Box<DocumentNotes>>)>) = texts
         .map(|text| sketch_one(method, text.as_ref(), progress))
         .unzip();
-    Ok(dedup_sketched(
-        method, sketches, lengths, started, options, progress,
-    ))
+    let mut lengths = Vec::with_capacity(noted.len());
+    let mut notes = Vec::with_capacity(noted.len());
+    for (length, note) in noted {
+        lengths.push(length);
+        notes.push(note);
+    }
+    let boilerplate = boilerplate_stats(notes);
+    let mut outcome = dedup_sketched(method, sketches, lengths, started, options, progress);
+    outcome.stats.boilerplate = boilerplate;
+    Ok(outcome)
 }
 
-fn sketch_one<M: Method>(method: &M, text: &str, progress: &dyn Progress) -> (M::Sketch, usize) {
-    let sketch = method.sketch(text);
+/// What sketching removed from one document, when it removed anything.
+struct DocumentNotes {
+    lines: Vec<(u64, Box<str>)>,
+    discounted: u64,
+}
+
+fn sketch_one<M: Method>(
+    method: &M,
+    text: &str,
+    progress: &dyn Progress,
+) -> (M::Sketch, (usize, Option<Box<DocumentNotes>>)) {
+    let mut notes = SketchNotes::default();
+    let sketch = method.sketch_noted(text, &mut notes);
     progress.advance(1);
-    (sketch, text.chars().count())
+    let noted = (!notes.removed_lines.is_empty() || notes.discounted_features > 0).then(|| {
+        let mut lines: Vec<(u64, Box<str>)> = Vec::new();
+        for line in &notes.removed_lines {
+            if !lines.iter().any(|(key, _)| *key == line.key) {
+                lines.push((line.key, line.text.into()));
+            }
+        }
+        Box::new(DocumentNotes {
+            lines,
+            discounted: notes.discounted_features,
+        })
+    });
+    (sketch, (text.chars().count(), noted))
+}
+
+/// Sums the documents' notes: per distinct line, its first text and the documents it was
+/// removed from, most documents first.
+fn boilerplate_stats(notes: Vec<Option<Box<DocumentNotes>>>) -> BoilerplateStats {
+    let mut stats = BoilerplateStats::default();
+    let mut by_key: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (document, note) in notes.into_iter().enumerate() {
+        let Some(note) = note else { continue };
+        stats.discounted_features += note.discounted;
+        if note.lines.is_empty() {
+            continue;
+        }
+        stats.documents += 1;
+        stats.removed_lines += note.lines.len() as u64;
+        for (key, text) in note.lines {
+            let index = *by_key.entry(key).or_insert_with(|| {
+                stats.lines.push(BoilerplateLine {
+                    text: text.into(),
+                    documents: 0,
+                    first: document as u32,
+                });
+                stats.lines.len() - 1
+            });
+            stats.lines[index].documents += 1;
+        }
+    }
+    stats
+        .lines
+        .sort_by(|a, b| b.documents.cmp(&a.documents).then(a.first.cmp(&b.first)));
+    stats
 }
 
 /// Everything after the sketch stage (which began at `started`).

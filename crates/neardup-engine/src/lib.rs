@@ -35,5 +35,6 @@
 pub mod batch;
 
 pub use batch::{
-    dedup, dedup_owned, learn_corpus, EngineOptions, EngineStats, NoProgress, Outcome, Progress,
+    dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, EngineOptions,
+    EngineStats, NoProgress, Outcome, Progress,
 };

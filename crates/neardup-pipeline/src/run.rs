@@ -7,14 +7,17 @@
 use std::time::Instant;
 
 use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
-use neardup_engine::{EngineOptions, Outcome, Progress};
+use neardup_engine::{BoilerplateStats, EngineOptions, Outcome, Progress};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, Corpus, InputOptions};
 use crate::output::{commit_all, write_json_lines, write_kept, AtomicOutput};
 use crate::paths::check_distinct;
-use crate::stats::{cluster_size_histogram, peak_rss_bytes, MethodStats, RunStats};
+use crate::stats::{
+    cluster_size_histogram, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport, MethodStats,
+    RunStats,
+};
 
 /// Everything one run needs.
 #[derive(Debug, Clone)]
@@ -31,6 +34,9 @@ pub struct RunConfig {
     pub pairs: Option<String>,
     /// Optional statistics file (JSON, [`RunStats`]).
     pub stats: Option<String>,
+    /// Optional list of the boilerplate lines found, one per line, most frequent first
+    /// (readable back with the method parameter `boilerplate_file`).
+    pub boilerplate_out: Option<String>,
     /// The method's name in the registry ([`neardup_core::registry::methods`]).
     pub method: String,
     /// The method's parameters; absent ones take their defaults.
@@ -50,6 +56,7 @@ impl RunConfig {
             clusters: None,
             pairs: None,
             stats: None,
+            boilerplate_out: None,
             method: method.to_owned(),
             params,
             engine: EngineOptions::default(),
@@ -134,6 +141,7 @@ struct Outputs {
     clusters: Option<AtomicOutput>,
     pairs: Option<AtomicOutput>,
     stats: Option<AtomicOutput>,
+    boilerplate: Option<AtomicOutput>,
 }
 
 /// Refuses outputs that are inputs or each other, then creates them all.
@@ -144,6 +152,7 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         ("`clusters`", config.clusters.as_ref()),
         ("`pairs`", config.pairs.as_ref()),
         ("`stats`", config.stats.as_ref()),
+        ("`boilerplate_out`", config.boilerplate_out.as_ref()),
     ];
     let outputs: Vec<(&str, &str)> = (named.iter())
         .filter_map(|(option, path)| path.map(|path| (*option, path.as_str())))
@@ -155,6 +164,7 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         clusters: optional(&config.clusters)?,
         pairs: optional(&config.pairs)?,
         stats: optional(&config.stats)?,
+        boilerplate: optional(&config.boilerplate_out)?,
     })
 }
 
@@ -185,6 +195,9 @@ fn run_with<M: Registered>(
     if let Some(out) = outputs.pairs.as_mut() {
         write_json_lines(out, pair_rows(&corpus, &outcome))?;
     }
+    if let Some(out) = outputs.boilerplate.as_mut() {
+        write_boilerplate(out, &outcome.stats.boilerplate)?;
+    }
     let mut seconds = vec![("read".to_owned(), read_seconds)];
     for (stage, value) in &outcome.stats.seconds {
         seconds.push(((*stage).to_owned(), *value));
@@ -196,7 +209,12 @@ fn run_with<M: Registered>(
         write_stats(out, &stats)?;
     }
     // Renamed into place only now that everything is written, all together.
-    let reports = [outputs.clusters, outputs.pairs, outputs.stats];
+    let reports = [
+        outputs.clusters,
+        outputs.pairs,
+        outputs.stats,
+        outputs.boilerplate,
+    ];
     commit_all(
         std::iter::once(outputs.kept)
             .chain(reports.into_iter().flatten())
@@ -222,6 +240,44 @@ fn refuse_all_skipped(corpus: &Corpus) -> Result<()> {
         .first()
         .map_or("<input>", |s| s.path.as_str());
     Err(Error::format(path, message))
+}
+
+/// The boilerplate lines, one per line, most frequent first.
+fn write_boilerplate(out: &mut AtomicOutput, found: &BoilerplateStats) -> Result<()> {
+    let path = out.path().to_owned();
+    let writer = out.writer();
+    for line in &found.lines {
+        writeln!(writer, "{}", line.text).map_err(|e| Error::Output {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The boilerplate section of the stats file, for methods that have boilerplate settings.
+fn boilerplate_report<M: Registered>(_method: &M, found: &BoilerplateStats) -> Option<BoilerplateReport> {
+    if !M::params().iter().any(|p| p.name == "max_df") {
+        return None;
+    }
+    let limit = |name: &str| found.limits.iter().find(|(n, _)| *n == name).map(|l| l.1);
+    Some(BoilerplateReport {
+        table: found.table.map(|t| t.0.to_owned()),
+        table_bytes: found.table.map(|t| t.1 as u64),
+        counted_documents: found.counted_documents,
+        max_df: limit("max_df"),
+        boilerplate_df: limit("boilerplate_df"),
+        documents: found.documents,
+        removed_lines: found.removed_lines,
+        distinct_lines: found.lines.len() as u64,
+        discounted_shingles: found.discounted_features,
+        top_lines: (found.lines.iter().take(20))
+            .map(|line| BoilerplateLineReport {
+                text: line.text.clone(),
+                documents: line.documents,
+            })
+            .collect(),
+    })
 }
 
 fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
@@ -313,6 +369,7 @@ fn run_stats<M: Registered>(
         threads: rayon::current_num_threads() as u64,
         seconds,
         peak_rss_bytes: peak_rss_bytes(),
+        boilerplate: boilerplate_report(method, &engine.boilerplate),
         ..RunStats::default()
     }
 }

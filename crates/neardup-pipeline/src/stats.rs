@@ -73,6 +73,46 @@ pub struct RunStats {
     pub seconds: Vec<(String, f64)>,
     /// Peak resident memory of the process, where the system tells it.
     pub peak_rss_bytes: Option<u64>,
+    /// What boilerplate handling found (methods with `max_df`, `boilerplate_df` or
+    /// `boilerplate_file`; absent otherwise).
+    pub boilerplate: Option<BoilerplateReport>,
+}
+
+/// The boilerplate section of the stats file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BoilerplateReport {
+    /// The document-frequency table of the corpus pass: `exact` or `count-min` (absent
+    /// without a corpus pass).
+    pub table: Option<String>,
+    /// Its bytes.
+    pub table_bytes: Option<u64>,
+    /// Distinct documents counted by the corpus pass (exact copies once).
+    pub counted_documents: u64,
+    /// Shingles in more documents than this were dropped (`max_df` resolved).
+    pub max_df: Option<u64>,
+    /// Lines in at least this many documents were boilerplate (`boilerplate_df` resolved).
+    pub boilerplate_df: Option<u64>,
+    /// Documents with boilerplate lines removed.
+    pub documents: u64,
+    /// Boilerplate line occurrences removed.
+    pub removed_lines: u64,
+    /// Distinct boilerplate lines removed.
+    pub distinct_lines: u64,
+    /// Shingles dropped as common, summed over documents.
+    pub discounted_shingles: u64,
+    /// The most frequent boilerplate lines (at most 20), most documents first.
+    pub top_lines: Vec<BoilerplateLineReport>,
+}
+
+/// One boilerplate line of the stats file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BoilerplateLineReport {
+    /// The line as its first document has it.
+    pub text: String,
+    /// Documents it was removed from.
+    pub documents: u64,
 }
 
 impl Default for RunStats {
@@ -103,6 +143,7 @@ impl Default for RunStats {
             threads: 0,
             seconds: Vec::new(),
             peak_rss_bytes: None,
+            boilerplate: None,
         }
     }
 }

@@ -4,10 +4,14 @@
 //! Because candidates are verified, the LSH parameters only trade time for recall: a false
 //! candidate costs one set intersection, never a wrong merge.
 
+use std::sync::Arc;
+
+use crate::boilerplate::{Boilerplate, DfLimit};
+use crate::corpus::CorpusStats;
 use crate::hash::hash128_u64s;
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
 use crate::measure::SetMeasure;
-use crate::method::{SketchDecoder, SketchEncoder};
+use crate::method::{SketchDecoder, SketchEncoder, SketchNotes};
 use crate::minhash::{MinHasher, SketchScheme};
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::registry::{
@@ -54,8 +58,13 @@ impl MinHashSketch {
 }
 
 impl Sketch for MinHashSketch {
+    /// No shingle at all. (An exact-only sketch, of a document that is nothing but
+    /// boilerplate, has neither shingles nor a signature.)
     fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.set.is_empty() && !self.signature.is_empty()
+    }
+    fn exact_only(&self) -> bool {
+        self.set.is_empty() && self.signature.is_empty()
     }
     fn identity(&self) -> u128 {
         self.identity
@@ -101,6 +110,9 @@ pub struct MinHashBuilder {
     measure: SetMeasure,
     bands_rows: Option<(usize, usize)>,
     lsh_threshold: Option<f64>,
+    max_df: DfLimit,
+    boilerplate_df: DfLimit,
+    boilerplate_lines: String,
 }
 
 impl Default for MinHashBuilder {
@@ -118,6 +130,9 @@ impl Default for MinHashBuilder {
             measure: SetMeasure::Jaccard,
             bands_rows: None,
             lsh_threshold: None,
+            max_df: DfLimit::Off,
+            boilerplate_df: DfLimit::Off,
+            boilerplate_lines: String::new(),
         }
     }
 }
@@ -192,6 +207,25 @@ impl MinHashBuilder {
         self
     }
 
+    /// Shingles found in more than this many documents of the corpus are dropped (see
+    /// [`crate::boilerplate`]); off by default in the builder.
+    pub fn max_df(mut self, limit: DfLimit) -> Self {
+        self.max_df = limit;
+        self
+    }
+    /// Lines found in at least this many documents of the corpus are boilerplate (see
+    /// [`crate::boilerplate`]); off by default in the builder.
+    pub fn boilerplate_df(mut self, limit: DfLimit) -> Self {
+        self.boilerplate_df = limit;
+        self
+    }
+    /// Lines that are boilerplate whatever the corpus: one per line (a saved list or a
+    /// user's own).
+    pub fn boilerplate_lines(mut self, lines: impl Into<String>) -> Self {
+        self.boilerplate_lines = lines.into();
+        self
+    }
+
     /// Checks the parameters and builds the method.
     ///
     /// # Errors
@@ -228,8 +262,16 @@ impl MinHashBuilder {
                 DEFAULT_FN_WEIGHT,
             )?,
         };
+        let normalizer = Normalizer::new(self.normalize);
+        let boilerplate = Boilerplate::new(
+            self.max_df,
+            self.boilerplate_df,
+            &self.boilerplate_lines,
+            &normalizer,
+        );
         Ok(MinHash {
-            normalizer: Normalizer::new(self.normalize),
+            boilerplate,
+            normalizer,
             shingler,
             hasher,
             lsh,
@@ -242,6 +284,7 @@ impl MinHashBuilder {
 /// MinHash-LSH with verification.
 #[derive(Debug, Clone)]
 pub struct MinHash {
+    boilerplate: Boilerplate,
     normalizer: Normalizer,
     shingler: Shingler,
     hasher: MinHasher,
@@ -268,6 +311,24 @@ impl MinHash {
     pub fn shingles(&self, text: &str) -> ShingleSet {
         self.shingler.shingles(&self.normalizer.normalize(text))
     }
+    /// The boilerplate settings and what was learned.
+    pub fn boilerplate(&self) -> &Boilerplate {
+        &self.boilerplate
+    }
+
+    /// The sketch of a document that is nothing but boilerplate: no signature, no shingles,
+    /// the identity of its full shingle set (tagged so that it never equals the identity of
+    /// a sketch with shingles).
+    fn exact_only_sketch(&self, text: &str) -> MinHashSketch {
+        const TAG: u128 = 0x6578_6163_742d_6f6e_6c79_0000_0000_0001;
+        let full = self.shingles(text);
+        MinHashSketch {
+            signature: Box::new([]),
+            set: Box::new([]),
+            identity: hash128_u64s(full.hashes()) ^ TAG,
+        }
+    }
+
     /// The sketch of an already computed shingle set.
     pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
         let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
@@ -295,11 +356,63 @@ impl Method for MinHash {
     }
 
     fn sketch(&self, text: &str) -> MinHashSketch {
-        self.sketch_shingles(self.shingles(text))
+        if !self.boilerplate.is_active() {
+            return self.sketch_shingles(self.shingles(text));
+        }
+        self.sketch_noted(text, &mut SketchNotes::default())
+    }
+
+    /// Boilerplate lines leave the text before shingling, common shingles leave the set; a
+    /// document left with no shingle by either is exact-only.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
+        if !self.boilerplate.is_active() {
+            return self.sketch_shingles(self.shingles(text));
+        }
+        let lines_before = notes.removed_lines.len();
+        let stripped = self
+            .boilerplate
+            .strip(&self.normalizer, text, &mut notes.removed_lines);
+        let mut hashes = self.shingler.shingles(&stripped).hashes().to_vec();
+        let shingled = hashes.len();
+        if self.boilerplate.drops_common() {
+            hashes.retain(|&hash| !self.boilerplate.is_common(hash));
+            notes.discounted_features += (shingled - hashes.len()) as u64;
+        }
+        if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
+            return self.exact_only_sketch(text);
+        }
+        self.sketch_shingles(ShingleSet::from_hashes(hashes))
+    }
+
+    fn learns_from_corpus(&self) -> bool {
+        self.boilerplate.learns()
+    }
+
+    /// The keys of the document's lines (for boilerplate lines) and of its shingles (for
+    /// common shingles), in one frequency table.
+    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+        self.boilerplate
+            .corpus_lines(&self.normalizer, text, features);
+        if self.boilerplate.max_df() != DfLimit::Off {
+            features.extend(
+                self.shingles(text)
+                    .hashes()
+                    .iter()
+                    .map(|&hash| crate::boilerplate::shingle_key(hash)),
+            );
+        }
+    }
+
+    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        self.boilerplate.learn(corpus);
+    }
+
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        self.boilerplate.learned_limits()
     }
 
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
-        if !sketch.is_empty() {
+        if !sketch.is_empty() && !sketch.exact_only() {
             self.lsh.band_keys(&sketch.signature, keys);
         }
     }
@@ -393,6 +506,7 @@ impl Registered for MinHash {
         ];
         let shared = crate::registry::SHINGLE_PARAMS
             .iter()
+            .chain(crate::registry::BOILERPLATE_PARAMS)
             .chain(crate::registry::NORMALIZE_PARAMS);
         own.iter().chain(shared).copied().collect()
     }
@@ -432,7 +546,13 @@ impl Registered for MinHash {
         if let Some(ngram) = params.get("latin_ngram")? {
             builder = builder.latin_ngram(ngram);
         }
-        builder.remove_stopwords(params.flag("stopwords")?).build()
+        let (max_df, boilerplate_df, lines) = crate::registry::boilerplate_params(params)?;
+        builder
+            .max_df(max_df)
+            .boilerplate_df(boilerplate_df)
+            .boilerplate_lines(lines)
+            .remove_stopwords(params.flag("stopwords")?)
+            .build()
     }
 
     /// In the order the stats file has always had: bands, rows, measure, tokenizer, ngram,
@@ -464,6 +584,7 @@ impl Registered for MinHash {
             ("seed", Setting::Count(self.hasher.seed())),
             ("stopwords", Setting::Flag(shingler.removes_stopwords())),
         ]);
+        settings.extend(crate::registry::boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
         settings
     }

@@ -507,9 +507,9 @@ impl Method for SimHash {
         features.extend(weighted.iter().map(|&(hash, _)| hash));
     }
 
-    fn learn(&mut self, corpus: &CorpusStats) {
+    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
         if let Idf::Corpus(stats) = &mut self.idf {
-            *stats = Some(Arc::new(corpus.clone()));
+            *stats = Some(Arc::clone(corpus));
         }
     }
 
@@ -945,8 +945,8 @@ mod tests {
             stats.add_document(&features);
         }
         let before = simhash.fingerprint64(texts[0]);
-        simhash.learn(&stats);
-        assert_eq!(stats.documents, 3);
+        assert_eq!(stats.documents(), 3);
+        simhash.learn(&Arc::new(stats));
         let (weighted, _) = simhash.weighted_features(texts[0]);
         assert!(weighted.iter().any(|&(_, w)| w > 1.0));
         let _ = before;

@@ -1,0 +1,525 @@
+//! Boilerplate-aware similarity: text that many documents share (headers, footers, copyright
+//! lines, templates) leaves the similarity computation, so that two different texts in one
+//! wrapper are not near-duplicates, and one text in two wrappers still is.
+//!
+//! Two mechanisms, both driven by document frequencies counted in a first pass over the
+//! corpus ([`CorpusStats`]; exact, or a count-min sketch past the memory given):
+//!
+//! - **Boilerplate lines.** A document is cut into *lines* ([`lines`]: at line breaks and
+//!   after sentence-ending punctuation), each normalised. A line of at least
+//!   [`MIN_LINE_CHARS`] characters found in at least `line_df` documents (or listed in a
+//!   user's or a saved boilerplate list) is boilerplate: it is removed before shingling.
+//! - **Common shingles.** A shingle found in more than `max_df` documents is dropped from the
+//!   set that is sketched and verified (a template's fixed wording; the shingles that
+//!   differ, its numbers and names, remain).
+//!
+//! Documents are counted once per distinct content: the engine counts the features of exact
+//! copies (after normalisation) once, so a text reposted verbatim a thousand times does not
+//! become its own boilerplate.
+//!
+//! A document that is nothing but boilerplate is not dropped and not merged with everything:
+//! its sketch is [`exact_only`](crate::Sketch::exact_only), matched with its exact copies
+//! only.
+//!
+//! The limits are relative to what a corpus holds: a body shared by more than `max_df`
+//! documents (a text reposted with edits hundreds of times) is indistinguishable from a
+//! template by frequency alone, and its copies are then compared on their differences. The
+//! defaults are set well above the size of ordinary near-duplicate clusters; see
+//! `docs/evaluation.md` for the measurements behind them.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::corpus::CorpusStats;
+use crate::hash::hash64_seeded;
+use crate::normalize::Normalizer;
+use crate::{Error, Result};
+
+/// The default of `max_df` (see the module documentation and docs/evaluation.md).
+pub const DEFAULT_MAX_DF: &str = "off";
+/// The default of `boilerplate_df`.
+pub const DEFAULT_BOILERPLATE_DF: &str = "off";
+
+/// Lines shorter than this many characters (after normalisation, spaces not counted) are
+/// never boilerplate: "1.", "OK" or a lone name are not a wrapper.
+pub const MIN_LINE_CHARS: usize = 5;
+
+/// The top bit marks line keys, so that lines and shingles share one frequency table.
+const LINE_BIT: u64 = 1 << 63;
+/// The seed of line hashes.
+const LINE_SEED: u64 = 0x6c69_6e65_6b65_7973;
+
+/// A document-frequency limit: a count of documents, a fraction of the corpus, or off.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum DfLimit {
+    /// No limit.
+    #[default]
+    Off,
+    /// A number of documents, at least 1.
+    Count(u64),
+    /// A fraction of the documents counted, in `(0, 1)`.
+    Fraction(f64),
+}
+
+impl DfLimit {
+    /// The limit in documents for a corpus of `documents` (a fraction rounds up), at least
+    /// `floor`; `None` when off.
+    pub fn resolve(self, documents: u64, floor: u64) -> Option<u64> {
+        match self {
+            DfLimit::Off => None,
+            DfLimit::Count(count) => Some(count.max(floor)),
+            DfLimit::Fraction(fraction) => {
+                Some(((fraction * documents as f64).ceil() as u64).max(floor))
+            }
+        }
+    }
+
+    /// Reads a limit for parameter `name`: `off`, a count (`50`), a fraction (`0.01`) or a
+    /// percentage (`0.5%`).
+    ///
+    /// # Errors
+    /// Anything else, naming `name` and the value.
+    pub fn parse(text: &str, name: &'static str) -> Result<DfLimit> {
+        let text = text.trim();
+        let bad = || {
+            Error::invalid(
+                name,
+                format!(
+                    "{text:?} (expected off, a count of documents such as 50, or a fraction \
+                     such as 0.01 or 1%)"
+                ),
+            )
+        };
+        if text.eq_ignore_ascii_case("off") || text.eq_ignore_ascii_case("none") {
+            return Ok(DfLimit::Off);
+        }
+        if let Some(percent) = text.strip_suffix('%') {
+            let value: f64 = percent.trim().parse().map_err(|_| bad())?;
+            return if value > 0.0 && value < 100.0 {
+                Ok(DfLimit::Fraction(value / 100.0))
+            } else {
+                Err(bad())
+            };
+        }
+        if let Ok(count) = text.parse::<u64>() {
+            return if count >= 1 {
+                Ok(DfLimit::Count(count))
+            } else {
+                Err(bad())
+            };
+        }
+        let value: f64 = text.parse().map_err(|_| bad())?;
+        if value > 0.0 && value < 1.0 {
+            Ok(DfLimit::Fraction(value))
+        } else {
+            Err(bad())
+        }
+    }
+}
+
+impl fmt::Display for DfLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DfLimit::Off => f.write_str("off"),
+            DfLimit::Count(count) => write!(f, "{count}"),
+            DfLimit::Fraction(fraction) => write!(f, "{fraction}"),
+        }
+    }
+}
+
+impl FromStr for DfLimit {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<DfLimit> {
+        DfLimit::parse(text, "max_df")
+    }
+}
+
+/// The lines of `text`: split at line breaks and after sentence-ending punctuation
+/// (`。！？；!?;`, and `.` before white space), trimmed, empty ones skipped.
+///
+/// ```
+/// use neardup_core::boilerplate::lines;
+/// let found: Vec<&str> = lines("标题\n正文第一句。第二句！ End. Next line").collect();
+/// assert_eq!(found, ["标题", "正文第一句。", "第二句！", "End.", "Next line"]);
+/// ```
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || loop {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len();
+        let mut next = rest.len();
+        let mut chars = rest.char_indices().peekable();
+        // The two characters before the current one, for initials ("U.S. Army").
+        let mut before = [' ', ' '];
+        while let Some((at, c)) = chars.next() {
+            let previous = before;
+            before = [previous[1], c];
+            match c {
+                '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
+                    end = at;
+                    next = at + c.len_utf8();
+                    break;
+                }
+                '。' | '！' | '？' | '；' | '!' | '?' | ';' | '．' => {
+                    end = at + c.len_utf8();
+                    next = end;
+                    break;
+                }
+                '.' if chars.peek().is_none_or(|(_, n)| n.is_whitespace())
+                    && !is_initial(previous) =>
+                {
+                    end = at + 1;
+                    next = end;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let line = rest[..end].trim();
+        rest = &rest[next..];
+        if !line.is_empty() {
+            return Some(line);
+        }
+    })
+}
+
+/// Whether a `.` after these two characters ends an initial or an abbreviation such as
+/// "U.S." or "J." rather than a sentence: an uppercase letter after a space, a `.` or the
+/// start.
+fn is_initial([first, second]: [char; 2]) -> bool {
+    second.is_uppercase() && (first == ' ' || first == '.')
+}
+
+/// The frequency-table key of a normalised line.
+pub fn line_key(normalized: &str) -> u64 {
+    hash64_seeded(normalized.as_bytes(), LINE_SEED) | LINE_BIT
+}
+
+/// The frequency-table key of a shingle hash (its top bit cleared: line keys have it set).
+#[inline]
+pub fn shingle_key(hash: u64) -> u64 {
+    hash & !LINE_BIT
+}
+
+/// Whether a normalised line is long enough to be boilerplate ([`MIN_LINE_CHARS`]).
+fn long_enough(normalized: &str) -> bool {
+    normalized.chars().filter(|c| *c != ' ').nth(MIN_LINE_CHARS - 1).is_some()
+}
+
+/// A boilerplate line removed from a document (see [`Boilerplate::strip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemovedLine<'a> {
+    /// Its key ([`line_key`] of the normalised line).
+    pub key: u64,
+    /// The line as the document has it, trimmed.
+    pub text: &'a str,
+}
+
+/// The boilerplate settings of a method and, once learned, the corpus frequencies.
+#[derive(Debug, Clone, Default)]
+pub struct Boilerplate {
+    max_df: DfLimit,
+    line_df: DfLimit,
+    listed: Arc<foldhash::HashSet<u64>>,
+    stats: Option<Arc<CorpusStats>>,
+    max_df_count: Option<u64>,
+    line_df_count: Option<u64>,
+}
+
+impl Boilerplate {
+    /// Settings: shingles in more than `max_df` documents are dropped, lines in at least
+    /// `line_df` documents are boilerplate, and so is every line of `listed` (a saved or a
+    /// user's list: one line per line, normalised like documents; blank lines ignored).
+    pub fn new(
+        max_df: DfLimit,
+        line_df: DfLimit,
+        listed: &str,
+        normalizer: &Normalizer,
+    ) -> Boilerplate {
+        let listed: foldhash::HashSet<u64> = listed
+            .lines()
+            .map(|line| normalizer.normalize(line))
+            .filter(|line| !line.is_empty())
+            .map(|line| line_key(&line))
+            .collect();
+        Boilerplate {
+            max_df,
+            line_df,
+            listed: Arc::new(listed),
+            ..Boilerplate::default()
+        }
+    }
+
+    /// The common-shingle limit as given.
+    pub fn max_df(&self) -> DfLimit {
+        self.max_df
+    }
+    /// The boilerplate-line limit as given.
+    pub fn line_df(&self) -> DfLimit {
+        self.line_df
+    }
+    /// Lines of the given list.
+    pub fn listed_lines(&self) -> usize {
+        self.listed.len()
+    }
+    /// The common-shingle limit in documents, once learned.
+    pub fn max_df_count(&self) -> Option<u64> {
+        self.max_df_count
+    }
+    /// The boilerplate-line limit in documents, once learned.
+    pub fn line_df_count(&self) -> Option<u64> {
+        self.line_df_count
+    }
+
+    /// Whether a corpus pass is needed (a limit is set).
+    pub fn learns(&self) -> bool {
+        self.max_df != DfLimit::Off || self.line_df != DfLimit::Off
+    }
+
+    /// The learned limits by parameter name, for the stats file.
+    pub fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        let mut limits = Vec::new();
+        if let Some(count) = self.max_df_count {
+            limits.push(("max_df", count));
+        }
+        if let Some(count) = self.line_df_count {
+            limits.push(("boilerplate_df", count));
+        }
+        limits
+    }
+
+    /// Whether anything is removed from documents at all.
+    pub fn is_active(&self) -> bool {
+        self.learns() || !self.listed.is_empty()
+    }
+
+    fn strips_lines(&self) -> bool {
+        self.line_df != DfLimit::Off || !self.listed.is_empty()
+    }
+
+    /// Appends the keys of the lines of raw `text` whose frequency is counted.
+    pub fn corpus_lines(&self, normalizer: &Normalizer, text: &str, keys: &mut Vec<u64>) {
+        if self.line_df == DfLimit::Off {
+            return;
+        }
+        let text = normalizer.strip_html_if_enabled(text);
+        for line in lines(&text) {
+            let normalized = normalizer.normalize_plain(line);
+            if long_enough(&normalized) {
+                keys.push(line_key(&normalized));
+            }
+        }
+    }
+
+    /// Takes the corpus frequencies: resolves fractions against the documents counted (at
+    /// least 2 documents for a boilerplate line, 1 for a common shingle).
+    pub fn learn(&mut self, stats: &Arc<CorpusStats>) {
+        self.max_df_count = self.max_df.resolve(stats.documents(), 1);
+        self.line_df_count = self.line_df.resolve(stats.documents(), 2);
+        self.stats = Some(Arc::clone(stats));
+    }
+
+    /// Whether a normalised line (by its key) is boilerplate.
+    pub fn is_boilerplate_line(&self, key: u64) -> bool {
+        self.listed.contains(&key)
+            || match (&self.stats, self.line_df_count) {
+                (Some(stats), Some(limit)) => u64::from(stats.document_frequency(key)) >= limit,
+                _ => false,
+            }
+    }
+
+    /// Whether a shingle (by its hash) is common: in more than `max_df` documents.
+    #[inline]
+    pub fn is_common(&self, shingle: u64) -> bool {
+        match (&self.stats, self.max_df_count) {
+            (Some(stats), Some(limit)) => {
+                u64::from(stats.document_frequency(shingle_key(shingle))) > limit
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether common shingles are dropped (a limit is set and learned).
+    pub fn drops_common(&self) -> bool {
+        self.stats.is_some() && self.max_df_count.is_some()
+    }
+
+    /// The normalised text of raw `text` without its boilerplate lines (which are appended to
+    /// `removed`). Without boilerplate lines to look for, the normalised text.
+    ///
+    /// With lines to look for, the text is normalised line by line and the kept lines joined
+    /// with a space, which is what normalising the whole text gives (punctuation and line
+    /// breaks become spaces).
+    pub fn strip<'t>(
+        &self,
+        normalizer: &Normalizer,
+        text: &'t str,
+        removed: &mut Vec<RemovedLine<'t>>,
+    ) -> String {
+        if !self.strips_lines() || (self.stats.is_none() && self.listed.is_empty()) {
+            return normalizer.normalize(text);
+        }
+        if normalizer.options().strip_html {
+            // Lines are cut after the markup is gone; the removed lines then name text
+            // that is not in the document as given, so they are not reported.
+            let plain = normalizer.strip_html_if_enabled(text).into_owned();
+            let mut ignored = Vec::new();
+            return self.strip_plain(normalizer, &plain, &mut ignored);
+        }
+        self.strip_plain(normalizer, text, removed)
+    }
+
+    fn strip_plain<'t>(
+        &self,
+        normalizer: &Normalizer,
+        text: &'t str,
+        removed: &mut Vec<RemovedLine<'t>>,
+    ) -> String {
+        let mut kept = String::with_capacity(text.len());
+        for line in lines(text) {
+            let normalized = normalizer.normalize_plain(line);
+            if normalized.is_empty() {
+                continue;
+            }
+            if long_enough(&normalized) {
+                let key = line_key(&normalized);
+                if self.is_boilerplate_line(key) {
+                    removed.push(RemovedLine { key, text: line });
+                    continue;
+                }
+            }
+            if !kept.is_empty() {
+                kept.push(' ');
+            }
+            kept.push_str(&normalized);
+        }
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_and_resolve() {
+        let parse = |text| DfLimit::parse(text, "max_df");
+        assert_eq!(parse("off").unwrap(), DfLimit::Off);
+        assert_eq!(parse("50").unwrap(), DfLimit::Count(50));
+        assert_eq!(parse("0.01").unwrap(), DfLimit::Fraction(0.01));
+        assert_eq!(parse("1%").unwrap(), DfLimit::Fraction(0.01));
+        for bad in ["0", "1.0", "-3", "abc", "", "150%", "0%"] {
+            let error = parse(bad).unwrap_err();
+            assert_eq!(error.parameter(), "max_df", "{bad}");
+        }
+        assert_eq!(DfLimit::Fraction(0.01).resolve(1000, 1), Some(10));
+        assert_eq!(DfLimit::Fraction(0.01).resolve(1001, 1), Some(11));
+        assert_eq!(DfLimit::Fraction(0.001).resolve(10, 2), Some(2));
+        assert_eq!(DfLimit::Count(1).resolve(10, 2), Some(2));
+        assert_eq!(DfLimit::Off.resolve(10, 2), None);
+        for limit in [DfLimit::Off, DfLimit::Count(7), DfLimit::Fraction(0.25)] {
+            let text = limit.to_string();
+            assert_eq!(DfLimit::parse(&text, "max_df").unwrap(), limit);
+        }
+    }
+
+    #[test]
+    fn lines_split_at_breaks_and_sentence_ends() {
+        let found: Vec<&str> = lines("a\r\n\n b。c？d!e. f.g\u{2028}h").collect();
+        assert_eq!(found, ["a", "b。", "c？", "d!", "e.", "f.g", "h"]);
+        assert_eq!(lines("").count(), 0);
+        assert_eq!(lines(" \n \n").count(), 0);
+        assert_eq!(lines("3.14 is pi.").collect::<Vec<_>>(), ["3.14 is pi."]);
+        let found: Vec<&str> = lines("The U.S. Army said. J. Smith agreed. OK").collect();
+        assert_eq!(found, ["The U.S. Army said.", "J. Smith agreed.", "OK"]);
+    }
+
+    fn learned(documents: &[&str], line_df: DfLimit, max_df: DfLimit) -> Boilerplate {
+        let normalizer = Normalizer::default();
+        let mut boilerplate = Boilerplate::new(max_df, line_df, "", &normalizer);
+        let mut stats = CorpusStats::exact();
+        for text in documents {
+            let mut keys = Vec::new();
+            boilerplate.corpus_lines(&normalizer, text, &mut keys);
+            keys.sort_unstable();
+            keys.dedup();
+            stats.add_document(&keys);
+        }
+        boilerplate.learn(&Arc::new(stats));
+        boilerplate
+    }
+
+    #[test]
+    fn frequent_lines_are_removed_and_reported() {
+        let footer = "本文来源于网络，版权归原作者所有，如有侵权请联系删除。";
+        let documents: Vec<String> = (0..5)
+            .map(|i| format!("第{i}首诗：床前明月光{i}。\n{footer}"))
+            .collect();
+        let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let boilerplate = learned(&texts, DfLimit::Count(3), DfLimit::Off);
+        assert_eq!(boilerplate.line_df_count(), Some(3));
+        let normalizer = Normalizer::default();
+        let mut removed = Vec::new();
+        let kept = boilerplate.strip(&normalizer, texts[0], &mut removed);
+        assert_eq!(kept, "第0首诗 床前明月光0");
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert_eq!(removed[0].text, "本文来源于网络，版权归原作者所有，如有侵权请联系删除。");
+    }
+
+    #[test]
+    fn a_listed_line_is_boilerplate_without_a_corpus() {
+        let normalizer = Normalizer::default();
+        let boilerplate = Boilerplate::new(
+            DfLimit::Off,
+            DfLimit::Off,
+            "\nCopyright 2024 Example News. All rights reserved\n",
+            &normalizer,
+        );
+        assert!(boilerplate.is_active() && !boilerplate.learns());
+        let mut removed = Vec::new();
+        let text = "Markets rose today.\nCOPYRIGHT 2024 EXAMPLE NEWS. ALL RIGHTS RESERVED.";
+        let kept = boilerplate.strip(&normalizer, text, &mut removed);
+        // The list line was cut into two lines by its ". ": both halves are in the list.
+        assert_eq!(kept, "markets rose today copyright 2024 example news all rights reserved");
+        let boilerplate = Boilerplate::new(
+            DfLimit::Off,
+            DfLimit::Off,
+            "Copyright 2024 Example News.\nAll rights reserved.",
+            &normalizer,
+        );
+        let mut removed = Vec::new();
+        assert_eq!(boilerplate.strip(&normalizer, text, &mut removed), "markets rose today");
+        assert_eq!(removed.len(), 2);
+    }
+
+    #[test]
+    fn short_lines_are_never_boilerplate() {
+        let texts = ["OK.\nfirst body text here", "OK.\nsecond body text here", "OK.\nthird one"];
+        let boilerplate = learned(&texts, DfLimit::Count(2), DfLimit::Off);
+        let mut removed = Vec::new();
+        let kept = boilerplate.strip(&Normalizer::default(), texts[0], &mut removed);
+        assert_eq!(kept, "ok first body text here");
+        assert!(removed.is_empty());
+    }
+
+    #[test]
+    fn stripping_without_boilerplate_equals_normalising() {
+        let texts = [
+            "Ｈｅｌｌｏ，  World!!\nSecond line。第三句！",
+            "妈妈喊你來吃飯。\r\n快回家吧",
+            "a. b. c",
+        ];
+        let boilerplate = learned(&texts, DfLimit::Count(2), DfLimit::Off);
+        let normalizer = Normalizer::default();
+        for text in texts {
+            let mut removed = Vec::new();
+            assert_eq!(
+                boilerplate.strip(&normalizer, text, &mut removed),
+                normalizer.normalize(text)
+            );
+        }
+    }
+}

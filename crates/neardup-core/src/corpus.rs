@@ -1,0 +1,368 @@
+//! Document frequencies over a corpus: exact counts where they fit in memory, a count-min
+//! sketch of fixed size beyond.
+//!
+//! A method that learns from its corpus (TF-IDF weights, common shingles, boilerplate lines;
+//! see [`Method::learns_from_corpus`](crate::Method::learns_from_corpus)) gets the counts of
+//! its features as a [`CorpusStats`]. Which table counts them is decided before counting, from
+//! an upper bound on the number of distinct features (the corpus' bytes: every feature starts
+//! at a character), so the choice is the same on every run and thread count:
+//!
+//! - **exact** ([`CorpusStats::exact`]): a hash map, about [`EXACT_BYTES_PER_FEATURE`] bytes per
+//!   distinct feature; used when the bound fits the memory given;
+//! - **count-min** ([`CorpusStats::count_min`]): [`COUNT_MIN_DEPTH`] rows of 32-bit counters
+//!   filling the memory given. An estimate is never below the true count, and exceeds it by
+//!   at most `e x total / width` with probability `1 - e^-depth` (Cormode and Muthukrishnan,
+//!   2005), where `total` is the sum of the documents' distinct feature counts. Counts are
+//!   added with atomic increments, so a parallel count gives the same table whatever the
+//!   order.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::hash::mix64;
+
+/// The default memory of the document-frequency table: 64 MiB.
+pub const DEFAULT_CORPUS_MEMORY: usize = 64 << 20;
+
+/// What one distinct feature costs in an exact table (key, count, hash map slack and growth),
+/// for the choice between exact and count-min counting.
+pub const EXACT_BYTES_PER_FEATURE: usize = 32;
+
+/// Rows of a count-min table.
+pub const COUNT_MIN_DEPTH: usize = 4;
+
+/// Document frequencies of features over a corpus.
+#[derive(Debug, Default)]
+pub struct CorpusStats {
+    documents: u64,
+    table: Table,
+}
+
+#[derive(Debug)]
+enum Table {
+    Exact(foldhash::HashMap<u64, u32>),
+    CountMin { mask: u64, counters: Box<[AtomicU32]> },
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table::Exact(foldhash::HashMap::default())
+    }
+}
+
+impl Clone for CorpusStats {
+    fn clone(&self) -> CorpusStats {
+        let table = match &self.table {
+            Table::Exact(map) => Table::Exact(map.clone()),
+            Table::CountMin { mask, counters } => Table::CountMin {
+                mask: *mask,
+                counters: counters
+                    .iter()
+                    .map(|c| AtomicU32::new(c.load(Ordering::Relaxed)))
+                    .collect(),
+            },
+        };
+        CorpusStats {
+            documents: self.documents,
+            table,
+        }
+    }
+}
+
+impl PartialEq for CorpusStats {
+    fn eq(&self, other: &CorpusStats) -> bool {
+        self.documents == other.documents
+            && match (&self.table, &other.table) {
+                (Table::Exact(a), Table::Exact(b)) => a == b,
+                (
+                    Table::CountMin { mask, counters },
+                    Table::CountMin {
+                        mask: other_mask,
+                        counters: other_counters,
+                    },
+                ) => {
+                    mask == other_mask
+                        && counters
+                            .iter()
+                            .zip(other_counters.iter())
+                            .all(|(a, b)| a.load(Ordering::Relaxed) == b.load(Ordering::Relaxed))
+                }
+                _ => false,
+            }
+    }
+}
+
+impl CorpusStats {
+    /// An empty exact table.
+    pub fn exact() -> CorpusStats {
+        CorpusStats::default()
+    }
+
+    /// An empty count-min table of about `memory` bytes (at least 4 KiB; the width is the
+    /// largest power of two that fits).
+    pub fn count_min(memory: usize) -> CorpusStats {
+        let per_row = (memory / (COUNT_MIN_DEPTH * 4)).max(1024);
+        let width = 1usize << (usize::BITS - 1 - per_row.leading_zeros());
+        let counters = (0..width * COUNT_MIN_DEPTH)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        CorpusStats {
+            documents: 0,
+            table: Table::CountMin {
+                mask: width as u64 - 1,
+                counters,
+            },
+        }
+    }
+
+    /// The table for a corpus of at most `max_features` distinct features within `memory`
+    /// bytes: exact when `max_features x EXACT_BYTES_PER_FEATURE` fits, else count-min.
+    pub fn for_corpus(max_features: u64, memory: usize) -> CorpusStats {
+        let exact_bytes = max_features.saturating_mul(EXACT_BYTES_PER_FEATURE as u64);
+        if exact_bytes <= memory as u64 {
+            CorpusStats::exact()
+        } else {
+            CorpusStats::count_min(memory)
+        }
+    }
+
+    /// True for an exact table.
+    pub fn is_exact(&self) -> bool {
+        matches!(self.table, Table::Exact(_))
+    }
+
+    /// `exact` or `count-min`.
+    pub fn kind(&self) -> &'static str {
+        match self.table {
+            Table::Exact(_) => "exact",
+            Table::CountMin { .. } => "count-min",
+        }
+    }
+
+    /// Bytes the table holds (an estimate for the exact table).
+    pub fn memory_bytes(&self) -> usize {
+        match &self.table {
+            Table::Exact(map) => map.capacity() * 13,
+            Table::CountMin { counters, .. } => counters.len() * 4,
+        }
+    }
+
+    /// Distinct features counted, for an exact table.
+    pub fn distinct_features(&self) -> Option<usize> {
+        match &self.table {
+            Table::Exact(map) => Some(map.len()),
+            Table::CountMin { .. } => None,
+        }
+    }
+
+    /// Documents counted.
+    pub fn documents(&self) -> u64 {
+        self.documents
+    }
+
+    /// Counts `documents` more documents (their features are added separately, with
+    /// [`CorpusStats::add_shared`]).
+    pub fn add_documents(&mut self, documents: u64) {
+        self.documents += documents;
+    }
+
+    /// Counts the features of one document (distinct, as
+    /// [`Method::corpus_features`](crate::Method::corpus_features) gives them after the
+    /// engine removed repeats).
+    pub fn add_document(&mut self, features: &[u64]) {
+        self.documents += 1;
+        match &mut self.table {
+            Table::Exact(map) => {
+                for &feature in features {
+                    let count = map.entry(feature).or_insert(0);
+                    *count = count.saturating_add(1);
+                }
+            }
+            Table::CountMin { .. } => self.add_shared(features),
+        }
+    }
+
+    /// Adds one document's features to a count-min table through a shared reference (atomic
+    /// increments, so threads may count at once); the document itself is counted with
+    /// [`CorpusStats::add_documents`]. On an exact table this does nothing: exact tables are
+    /// counted in parts and merged.
+    pub fn add_shared(&self, features: &[u64]) {
+        if let Table::CountMin { mask, counters } = &self.table {
+            let width = (*mask + 1) as usize;
+            for &feature in features {
+                for row in 0..COUNT_MIN_DEPTH {
+                    let slot = row * width + cell(feature, row, *mask);
+                    // Saturating: a counter at u32::MAX stays there.
+                    let _ = counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                        c.checked_add(1)
+                    });
+                }
+            }
+        }
+    }
+
+    /// Adds the counts of `other`, a partial count of another part of the corpus in a table
+    /// of the same kind and size (exact into exact; count-min cell by cell).
+    pub fn merge(&mut self, other: CorpusStats) {
+        self.documents += other.documents;
+        match (&mut self.table, other.table) {
+            (Table::Exact(map), Table::Exact(other)) => {
+                if map.len() < other.len() {
+                    let mut other = other;
+                    std::mem::swap(map, &mut other);
+                    for (feature, count) in other {
+                        let entry = map.entry(feature).or_insert(0);
+                        *entry = entry.saturating_add(count);
+                    }
+                } else {
+                    for (feature, count) in other {
+                        let entry = map.entry(feature).or_insert(0);
+                        *entry = entry.saturating_add(count);
+                    }
+                }
+            }
+            (Table::CountMin { counters, .. }, Table::CountMin { counters: other, .. })
+                if counters.len() == other.len() =>
+            {
+                for (a, b) in counters.iter().zip(other.iter()) {
+                    let sum = a
+                        .load(Ordering::Relaxed)
+                        .saturating_add(b.load(Ordering::Relaxed));
+                    a.store(sum, Ordering::Relaxed);
+                }
+            }
+            (Table::CountMin { .. }, Table::Exact(other)) => {
+                for (feature, count) in other {
+                    for _ in 0..count {
+                        self.add_shared(&[feature]);
+                    }
+                }
+            }
+            (table @ Table::Exact(_), other @ Table::CountMin { .. }) => {
+                let Table::Exact(map) = std::mem::replace(table, other) else {
+                    unreachable!("matched as exact")
+                };
+                for (feature, count) in map {
+                    for _ in 0..count {
+                        self.add_shared(&[feature]);
+                    }
+                }
+            }
+            (Table::CountMin { .. }, Table::CountMin { .. }) => {
+                debug_assert!(false, "count-min tables of different widths cannot be merged");
+            }
+        }
+    }
+
+    /// In how many documents `feature` occurs (an upper estimate for count-min).
+    pub fn document_frequency(&self, feature: u64) -> u32 {
+        match &self.table {
+            Table::Exact(map) => map.get(&feature).copied().unwrap_or(0),
+            Table::CountMin { mask, counters } => {
+                let width = (*mask + 1) as usize;
+                (0..COUNT_MIN_DEPTH)
+                    .map(|row| counters[row * width + cell(feature, row, *mask)].load(Ordering::Relaxed))
+                    .min()
+                    .unwrap_or(0)
+            }
+        }
+    }
+
+    /// The smoothed inverse document frequency of a feature, `ln((N + 1) / (df + 1)) + 1`:
+    /// 1 for a feature in every document, larger for rarer ones, finite for unseen ones.
+    pub fn idf(&self, feature: u64) -> f64 {
+        let df = self.document_frequency(feature);
+        ((self.documents as f64 + 1.0) / (f64::from(df) + 1.0)).ln() + 1.0
+    }
+}
+
+/// The cell of `feature` in `row`: each row hashes with its own constant.
+#[inline]
+fn cell(feature: u64, row: usize, mask: u64) -> usize {
+    const ROW_SEEDS: [u64; COUNT_MIN_DEPTH] = [
+        0x9e37_79b9_7f4a_7c15,
+        0xc2b2_ae3d_27d4_eb4f,
+        0x1656_67b1_9e37_79f9,
+        0x27d4_eb2f_1656_67c5,
+    ];
+    (mix64(feature ^ ROW_SEEDS[row]) & mask) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_counts_and_merges() {
+        let mut a = CorpusStats::exact();
+        a.add_document(&[1, 2, 3]);
+        a.add_document(&[2, 3]);
+        let mut b = CorpusStats::exact();
+        b.add_document(&[3, 4]);
+        a.merge(b);
+        assert_eq!(a.documents(), 3);
+        let counts: Vec<u32> = (0..6).map(|f| a.document_frequency(f)).collect();
+        assert_eq!(counts, [0, 1, 2, 3, 1, 0]);
+        assert_eq!(a.distinct_features(), Some(4));
+        assert!(a.idf(1) > a.idf(3));
+        assert!((a.idf(3) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn count_min_never_underestimates_and_is_close_when_wide() {
+        let stats = CorpusStats::count_min(4 << 20);
+        let mut truth = std::collections::HashMap::new();
+        for document in 0..2000u64 {
+            // 20 template features in every document, 30 of its own.
+            let features: Vec<u64> = (0..20)
+                .map(mix64)
+                .chain((0..30).map(|i| mix64(1_000_000 + document * 100 + i)))
+                .collect();
+            for &f in &features {
+                *truth.entry(f).or_insert(0u32) += 1;
+            }
+            stats.add_shared(&features);
+        }
+        let mut over = 0u64;
+        for (&feature, &count) in &truth {
+            let estimate = stats.document_frequency(feature);
+            assert!(estimate >= count, "{feature}: {estimate} < {count}");
+            over += u64::from(estimate - count);
+        }
+        assert_eq!(stats.document_frequency(mix64(3)), 2000);
+        // 262,144 counters per row for 100,000 increments: over-counts are rare.
+        assert!(over * 100 < truth.len() as u64, "over-count {over}");
+    }
+
+    #[test]
+    fn a_tiny_count_min_overestimates_but_stays_bounded() {
+        let stats = CorpusStats::count_min(0);
+        assert_eq!(stats.memory_bytes(), 1024 * 4 * COUNT_MIN_DEPTH);
+        for document in 0..100u64 {
+            let features: Vec<u64> = (0..100).map(|i| mix64(document * 1000 + i)).collect();
+            stats.add_shared(&features);
+        }
+        // 10,000 increments over 1,024 cells per row: about 10 per cell, never below 1.
+        let estimate = stats.document_frequency(mix64(5));
+        assert!((1..=40).contains(&estimate), "{estimate}");
+    }
+
+    #[test]
+    fn the_table_kind_follows_the_bound() {
+        assert!(CorpusStats::for_corpus(1000, 1 << 20).is_exact());
+        assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).kind(), "count-min");
+        assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).memory_bytes(), 1 << 20);
+    }
+
+    #[test]
+    fn count_min_merge_adds_cells() {
+        let a_features = [mix64(1), mix64(2)];
+        let mut a = CorpusStats::count_min(1 << 16);
+        a.add_document(&a_features);
+        let mut b = CorpusStats::count_min(1 << 16);
+        b.add_document(&a_features[..1]);
+        a.merge(b);
+        assert_eq!(a.documents(), 2);
+        assert_eq!(a.document_frequency(mix64(1)), 2);
+        assert_eq!(a.document_frequency(mix64(2)), 1);
+    }
+}
