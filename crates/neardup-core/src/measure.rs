@@ -60,6 +60,65 @@ pub fn cosine<T: Ord>(a: &[T], b: &[T]) -> f64 {
     intersection_size(a, b) as f64 / ((a.len() as f64) * (b.len() as f64)).sqrt()
 }
 
+/// Weighted Jaccard of two sorted sets whose elements carry weights (`a_weights[i]` is the
+/// weight of `a[i]`): the weight of the shared elements over the weight of the union. With
+/// every weight 1 it is [`jaccard`].
+///
+/// ```
+/// use neardup_core::measure::weighted_jaccard;
+/// let j = weighted_jaccard(&[1, 2, 3], &[1.0, 1.0, 2.0], &[2, 3, 4], &[1.0, 2.0, 1.0]);
+/// assert_eq!(j, 3.0 / 5.0);
+/// ```
+pub fn weighted_jaccard<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: &[f32]) -> f64 {
+    let total = |weights: &[f32]| weights.iter().map(|&w| f64::from(w)).sum::<f64>();
+    let (total_a, total_b) = (total(a_weights), total(b_weights));
+    let (mut i, mut j, mut shared) = (0, 0, 0.0f64);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += f64::from(a_weights[i].min(b_weights[j]));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = total_a + total_b - shared;
+    if union <= 0.0 {
+        0.0
+    } else {
+        shared / union
+    }
+}
+
+/// Weighted containment: the weight of the shared elements over the smaller total weight.
+pub fn weighted_containment<T: Ord>(
+    a: &[T],
+    a_weights: &[f32],
+    b: &[T],
+    b_weights: &[f32],
+) -> f64 {
+    let total = |weights: &[f32]| weights.iter().map(|&w| f64::from(w)).sum::<f64>();
+    let smaller = total(a_weights).min(total(b_weights));
+    if smaller <= 0.0 {
+        return 0.0;
+    }
+    let (mut i, mut j, mut shared) = (0, 0, 0.0f64);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += f64::from(a_weights[i].min(b_weights[j]));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared / smaller
+}
+
 /// Hamming distance of two 64-bit fingerprints.
 pub fn hamming(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()
@@ -89,6 +148,20 @@ impl SetMeasure {
         match self {
             SetMeasure::Jaccard => jaccard(a, b),
             SetMeasure::Containment => containment(a, b),
+        }
+    }
+
+    /// The weighted measure ([`weighted_jaccard`], [`weighted_containment`]).
+    pub fn compute_weighted<T: Ord>(
+        self,
+        a: &[T],
+        a_weights: &[f32],
+        b: &[T],
+        b_weights: &[f32],
+    ) -> f64 {
+        match self {
+            SetMeasure::Jaccard => weighted_jaccard(a, a_weights, b, b_weights),
+            SetMeasure::Containment => weighted_containment(a, a_weights, b, b_weights),
         }
     }
 }

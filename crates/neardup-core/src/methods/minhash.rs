@@ -22,6 +22,46 @@ use crate::{Error, Method, Result, Sketch};
 
 /// The kind byte of an encoded [`MinHashSketch`].
 const SKETCH_KIND: u8 = 2;
+/// The kind byte of an encoded weighted [`MinHashSketch`] (`weighting = idf`): the same
+/// fields, then the weights.
+const WEIGHTED_SKETCH_KIND: u8 = 4;
+
+/// How shingles are weighted in the signature and the verification measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Weighting {
+    /// Every shingle weighs 1: Jaccard (or containment) of the sets, classic MinHash.
+    #[default]
+    None,
+    /// A shingle weighs its smoothed inverse document frequency in the corpus
+    /// ([`CorpusStats::idf`]): weighted Jaccard (or containment) for verification and
+    /// weighted MinHash ([`crate::minhash::icws_signature`]) for candidates, so that text
+    /// many documents share counts for less.
+    Idf,
+}
+
+impl Weighting {
+    /// `none` or `idf`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Weighting::None => "none",
+            Weighting::Idf => "idf",
+        }
+    }
+}
+
+impl std::str::FromStr for Weighting {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Weighting> {
+        match text {
+            "none" => Ok(Weighting::None),
+            "idf" => Ok(Weighting::Idf),
+            _ => Err(Error::invalid(
+                "weighting",
+                format!("{text:?} (expected none or idf)"),
+            )),
+        }
+    }
+}
 
 /// The default similarity threshold (Jaccard on the default `auto` shingles: 3 characters
 /// on CJK text, 5 elsewhere).
@@ -34,10 +74,12 @@ const SKETCH_KIND: u8 = 2;
 pub const DEFAULT_THRESHOLD: f64 = 0.4;
 
 /// The sketch of [`MinHash`]: the signature for LSH, the shingle set for verification.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MinHashSketch {
     signature: Box<[u32]>,
     set: Box<[u32]>,
+    /// Per element of `set`, its weight (`weighting = idf`); empty when unweighted.
+    weights: Box<[f32]>,
     identity: u128,
 }
 
@@ -55,6 +97,11 @@ impl MinHashSketch {
     pub fn verification_set(&self) -> &[u32] {
         &self.set
     }
+    /// The weight of each element of the verification set (`weighting = idf`); empty when
+    /// unweighted.
+    pub fn weights(&self) -> &[f32] {
+        &self.weights
+    }
 }
 
 impl Sketch for MinHashSketch {
@@ -70,17 +117,43 @@ impl Sketch for MinHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        SketchEncoder::new(out, SKETCH_KIND)
+        let kind = if self.weights.is_empty() {
+            SKETCH_KIND
+        } else {
+            WEIGHTED_SKETCH_KIND
+        };
+        let mut encoder = SketchEncoder::new(out, kind);
+        encoder
             .u128(self.identity)
             .u32s(&self.signature)
             .u32s(&self.set);
+        if !self.weights.is_empty() {
+            let bits: Vec<u32> = self.weights.iter().map(|w| w.to_bits()).collect();
+            encoder.u32s(&bits);
+        }
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
-        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "minhash")?;
+        let weighted = bytes.get(3) == Some(&WEIGHTED_SKETCH_KIND);
+        let mut decoder = if weighted {
+            SketchDecoder::new(bytes, WEIGHTED_SKETCH_KIND, "weighted minhash")?
+        } else {
+            SketchDecoder::new(bytes, SKETCH_KIND, "minhash")?
+        };
         let identity = decoder.u128()?;
         let signature = decoder.u32s()?.into_boxed_slice();
         let set = decoder.u32s()?.into_boxed_slice();
+        let weights: Box<[f32]> = if weighted {
+            decoder.u32s()?.into_iter().map(f32::from_bits).collect()
+        } else {
+            Box::default()
+        };
         decoder.finish()?;
+        if weighted && weights.len() != set.len() {
+            return Err(Error::invalid(
+                "sketch",
+                format!("{} weights for {} elements", weights.len(), set.len()),
+            ));
+        }
         if !set.windows(2).all(|w| w[0] < w[1]) {
             return Err(Error::invalid(
                 "sketch",
@@ -90,6 +163,7 @@ impl Sketch for MinHashSketch {
         Ok(MinHashSketch {
             signature,
             set,
+            weights,
             identity,
         })
     }
@@ -113,6 +187,7 @@ pub struct MinHashBuilder {
     max_df: DfLimit,
     boilerplate_df: DfLimit,
     boilerplate_lines: String,
+    weighting: Weighting,
 }
 
 impl Default for MinHashBuilder {
@@ -133,6 +208,7 @@ impl Default for MinHashBuilder {
             max_df: DfLimit::Off,
             boilerplate_df: DfLimit::Off,
             boilerplate_lines: String::new(),
+            weighting: Weighting::None,
         }
     }
 }
@@ -226,6 +302,12 @@ impl MinHashBuilder {
         self
     }
 
+    /// Shingle weighting ([`Weighting`]); `none` by default.
+    pub fn weighting(mut self, weighting: Weighting) -> Self {
+        self.weighting = weighting;
+        self
+    }
+
     /// Checks the parameters and builds the method.
     ///
     /// # Errors
@@ -270,6 +352,8 @@ impl MinHashBuilder {
             &normalizer,
         );
         Ok(MinHash {
+            weighting: self.weighting,
+            idf: None,
             boilerplate,
             normalizer,
             shingler,
@@ -284,6 +368,8 @@ impl MinHashBuilder {
 /// MinHash-LSH with verification.
 #[derive(Debug, Clone)]
 pub struct MinHash {
+    weighting: Weighting,
+    idf: Option<Arc<CorpusStats>>,
     boilerplate: Boilerplate,
     normalizer: Normalizer,
     shingler: Shingler,
@@ -325,6 +411,7 @@ impl MinHash {
         MinHashSketch {
             signature: Box::new([]),
             set: Box::new([]),
+            weights: Box::new([]),
             identity: hash128_u64s(full.hashes()) ^ TAG,
         }
     }
@@ -343,7 +430,57 @@ impl MinHash {
         MinHashSketch {
             signature,
             set: set.into_boxed_slice(),
+            weights: Box::new([]),
             identity,
+        }
+    }
+
+    /// The weighted sketch of a shingle set under `weighting = idf`: each shingle weighs its
+    /// IDF (1 before the corpus is learned).
+    fn sketch_weighted(&self, shingles: ShingleSet) -> MinHashSketch {
+        let hashes = shingles.hashes();
+        let weights: Vec<f32> = hashes
+            .iter()
+            .map(|&hash| match &self.idf {
+                Some(stats) => stats.idf(crate::boilerplate::shingle_key(hash)) as f32,
+                None => 1.0,
+            })
+            .collect();
+        let signature = crate::minhash::icws_signature(
+            hashes,
+            &weights,
+            self.hasher.permutations(),
+            self.hasher.seed(),
+        )
+        .into_boxed_slice();
+        let identity = hash128_u64s(hashes);
+        // Top halves of sorted hashes are sorted; a repeated top half keeps its largest
+        // weight.
+        let mut set: Vec<u32> = Vec::with_capacity(hashes.len());
+        let mut set_weights: Vec<f32> = Vec::with_capacity(hashes.len());
+        for (&hash, &weight) in hashes.iter().zip(&weights) {
+            let top = (hash >> 32) as u32;
+            if set.last() == Some(&top) {
+                let last = set_weights.len() - 1;
+                set_weights[last] = set_weights[last].max(weight);
+            } else {
+                set.push(top);
+                set_weights.push(weight);
+            }
+        }
+        MinHashSketch {
+            signature,
+            set: set.into_boxed_slice(),
+            weights: set_weights.into_boxed_slice(),
+            identity,
+        }
+    }
+
+    /// The sketch of a shingle set under the method's weighting.
+    fn sketch_set(&self, shingles: ShingleSet) -> MinHashSketch {
+        match self.weighting {
+            Weighting::None => self.sketch_shingles(shingles),
+            Weighting::Idf => self.sketch_weighted(shingles),
         }
     }
 }
@@ -357,7 +494,7 @@ impl Method for MinHash {
 
     fn sketch(&self, text: &str) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            return self.sketch_shingles(self.shingles(text));
+            return self.sketch_set(self.shingles(text));
         }
         self.sketch_noted(text, &mut SketchNotes::default())
     }
@@ -366,7 +503,7 @@ impl Method for MinHash {
     /// document left with no shingle by either is exact-only.
     fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            return self.sketch_shingles(self.shingles(text));
+            return self.sketch_set(self.shingles(text));
         }
         let lines_before = notes.removed_lines.len();
         let stripped = self
@@ -381,11 +518,11 @@ impl Method for MinHash {
         if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
             return self.exact_only_sketch(text);
         }
-        self.sketch_shingles(ShingleSet::from_hashes(hashes))
+        self.sketch_set(ShingleSet::from_hashes(hashes))
     }
 
     fn learns_from_corpus(&self) -> bool {
-        self.boilerplate.learns()
+        self.boilerplate.learns() || self.weighting == Weighting::Idf
     }
 
     /// The keys of the document's lines (for boilerplate lines) and of its shingles (for
@@ -393,7 +530,7 @@ impl Method for MinHash {
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
         self.boilerplate
             .corpus_lines(&self.normalizer, text, features);
-        if self.boilerplate.max_df() != DfLimit::Off {
+        if self.boilerplate.max_df() != DfLimit::Off || self.weighting == Weighting::Idf {
             features.extend(
                 self.shingles(text)
                     .hashes()
@@ -404,7 +541,12 @@ impl Method for MinHash {
     }
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
-        self.boilerplate.learn(corpus);
+        if self.boilerplate.learns() {
+            self.boilerplate.learn(corpus);
+        }
+        if self.weighting == Weighting::Idf {
+            self.idf = Some(Arc::clone(corpus));
+        }
     }
 
     fn learned_limits(&self) -> Vec<(&'static str, u64)> {
@@ -418,15 +560,23 @@ impl Method for MinHash {
     }
 
     fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
-        self.measure.compute(&a.set, &b.set)
+        if a.weights.is_empty() || b.weights.is_empty() {
+            self.measure.compute(&a.set, &b.set)
+        } else {
+            (self.measure).compute_weighted(&a.set, &a.weights, &b.set, &b.weights)
+        }
     }
 
     /// Jaccard cannot exceed `min(|A|, |B|) / max(|A|, |B|)`: pairs of very different sizes
     /// are refused without intersecting their sets.
     fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
         if self.measure == SetMeasure::Jaccard {
-            let (small, large) = (a.set.len().min(b.set.len()), a.set.len().max(b.set.len()));
-            if large > 0 && !self.is_duplicate(small as f64 / large as f64) {
+            let size = |s: &MinHashSketch| match s.weights.is_empty() {
+                true => s.set.len() as f64,
+                false => s.weights.iter().map(|&w| f64::from(w)).sum(),
+            };
+            let (small, large) = (size(a).min(size(b)), size(a).max(size(b)));
+            if large > 0.0 && !self.is_duplicate(small / large) {
                 return None;
             }
         }
@@ -458,6 +608,15 @@ impl Registered for MinHash {
                 default: Some("jaccard"),
                 help: "Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).",
                 group: None,
+            },
+            ParamSpec {
+                name: "weighting",
+                kind: ParamKind::Choice(&["none", "idf"]),
+                default: Some("none"),
+                help: "Shingle weights: `none`, or `idf` (weighted by inverse document frequency \
+                       in the input: weighted Jaccard and weighted MinHash, common text counts \
+                       less).",
+                group: Some("Boilerplate"),
             },
             ParamSpec {
                 name: "permutations",
@@ -537,6 +696,9 @@ impl Registered for MinHash {
         if let Some(seed) = params.get("seed")? {
             builder = builder.seed(seed);
         }
+        if let Some(weighting) = params.get("weighting")? {
+            builder = builder.weighting(weighting);
+        }
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
         }
@@ -583,6 +745,7 @@ impl Registered for MinHash {
             ),
             ("seed", Setting::Count(self.hasher.seed())),
             ("stopwords", Setting::Flag(shingler.removes_stopwords())),
+            ("weighting", Setting::Text(self.weighting.name().to_owned())),
         ]);
         settings.extend(crate::registry::boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
