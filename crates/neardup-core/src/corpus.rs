@@ -125,6 +125,40 @@ impl CorpusStats {
         }
     }
 
+    /// Turns an exact table into a count-min table of `memory` bytes once it holds more
+    /// features than fit (at [`EXACT_BYTES_PER_FEATURE`] each). The count-min cells are the
+    /// same as if every count had gone there from the start, so when the switch happens does
+    /// not change the result: only whether the final table is too large for exact counts.
+    pub fn fit_within(&mut self, memory: usize) {
+        let Table::Exact(map) = &self.table else {
+            return;
+        };
+        if map.len().saturating_mul(EXACT_BYTES_PER_FEATURE) <= memory {
+            return;
+        }
+        let mut sketch = CorpusStats::count_min(memory);
+        sketch.documents = self.documents;
+        if let Table::Exact(map) = std::mem::take(&mut self.table) {
+            for (feature, count) in map {
+                sketch.add_count(feature, count);
+            }
+        }
+        *self = sketch;
+    }
+
+    /// Adds `count` occurrences of one feature to a count-min table.
+    fn add_count(&self, feature: u64, count: u32) {
+        if let Table::CountMin { mask, counters } = &self.table {
+            let width = (*mask + 1) as usize;
+            for row in 0..COUNT_MIN_DEPTH {
+                let slot = row * width + cell(feature, row, *mask);
+                let _ = counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                    Some(c.saturating_add(count))
+                });
+            }
+        }
+    }
+
     /// True for an exact table.
     pub fn is_exact(&self) -> bool {
         matches!(self.table, Table::Exact(_))
@@ -232,18 +266,13 @@ impl CorpusStats {
             }
             (Table::CountMin { .. }, Table::Exact(other)) => {
                 for (feature, count) in other {
-                    for _ in 0..count {
-                        self.add_shared(&[feature]);
-                    }
+                    self.add_count(feature, count);
                 }
             }
             (table @ Table::Exact(_), other @ Table::CountMin { .. }) => {
-                let Table::Exact(map) = std::mem::replace(table, other) else {
-                    unreachable!("matched as exact")
-                };
-                for (feature, count) in map {
-                    for _ in 0..count {
-                        self.add_shared(&[feature]);
+                if let Table::Exact(map) = std::mem::replace(table, other) {
+                    for (feature, count) in map {
+                        self.add_count(feature, count);
                     }
                 }
             }
@@ -351,6 +380,26 @@ mod tests {
         assert!(CorpusStats::for_corpus(1000, 1 << 20).is_exact());
         assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).kind(), "count-min");
         assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).memory_bytes(), 1 << 20);
+    }
+
+    #[test]
+    fn an_exact_table_that_outgrows_its_memory_becomes_count_min() {
+        let features: Vec<u64> = (0..1000).map(mix64).collect();
+        let mut switched = CorpusStats::exact();
+        switched.add_document(&features[..500]);
+        switched.fit_within(1 << 20);
+        assert!(switched.is_exact());
+        switched.fit_within(500 * EXACT_BYTES_PER_FEATURE - 1);
+        assert!(!switched.is_exact());
+        let memory = switched.memory_bytes();
+        switched.add_document(&features);
+        let from_start = CorpusStats::count_min(memory);
+        from_start.add_shared(&features[..500]);
+        from_start.add_shared(&features);
+        let mut from_start = from_start;
+        from_start.add_documents(2);
+        assert_eq!(switched, from_start);
+        assert_eq!(switched.document_frequency(features[0]), 2);
     }
 
     #[test]

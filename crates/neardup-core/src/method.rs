@@ -145,6 +145,27 @@ pub trait Method: Send + Sync + Clone {
         Vec::new()
     }
 
+    /// The document-frequency limit above which a feature is *common*, for a corpus of
+    /// `documents` distinct documents; `None` (the default) when the method does not mark
+    /// common features. When set, engines count, after sketching, in how many distinct
+    /// documents each of [`Method::frequency_features`] occurs (exactly, in memory-bounded
+    /// partitions) and call [`Method::mark_common`] on every sketch that enters
+    /// verification.
+    fn common_limit(&self, _documents: u64) -> Option<u64> {
+        None
+    }
+
+    /// The sorted, distinct features of a sketch whose document frequency is counted (see
+    /// [`Method::common_limit`]).
+    fn frequency_features<'s>(&self, _sketch: &'s Self::Sketch) -> &'s [u32] {
+        &[]
+    }
+
+    /// Marks the features of `sketch` that `is_common` says are common; returns how many.
+    fn mark_common(&self, _sketch: &mut Self::Sketch, _is_common: &dyn Fn(u32) -> bool) -> u64 {
+        0
+    }
+
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
     fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 

@@ -258,6 +258,7 @@ macro_rules! param_value_by_choice {
 param_value_by_choice!(
     crate::measure::SetMeasure,
     crate::methods::minhash::Weighting,
+    crate::methods::minhash::Common,
     crate::minhash::SketchScheme,
     crate::tokenize::Tokenizer,
     crate::normalize::ChineseVariant,

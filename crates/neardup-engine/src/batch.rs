@@ -299,10 +299,9 @@ pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
     memory: usize,
     progress: &dyn Progress,
 ) -> CorpusStats {
-    // Every feature starts at a byte of a text (a shingle at a character, a line at its
-    // first character): the bytes bound the distinct features.
-    let bytes: u64 = texts.par_iter().map(|t| t.as_ref().len() as u64).sum();
-    let mut stats = CorpusStats::for_corpus(bytes, memory);
+    // Exact counts until they outgrow `memory`, then count-min (the same cells whenever
+    // the switch happens: see `CorpusStats::fit_within`).
+    let mut stats = CorpusStats::exact();
     let mut seen: std::collections::HashSet<u128> = std::collections::HashSet::new();
     let mut start = 0;
     while start < texts.len() {
@@ -342,6 +341,7 @@ pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
                     a
                 });
             stats.merge(part);
+            stats.fit_within(memory);
         } else {
             fresh.par_iter().for_each(|features| stats.add_shared(features));
             stats.add_documents(fresh.len() as u64);
@@ -484,7 +484,7 @@ fn boilerplate_stats(notes: Vec<Option<Box<DocumentNotes>>>) -> BoilerplateStats
 /// Everything after the sketch stage (which began at `started`).
 fn dedup_sketched<M: Method>(
     method: &M,
-    sketches: Vec<M::Sketch>,
+    mut sketches: Vec<M::Sketch>,
     lengths: Vec<usize>,
     started: Instant,
     options: EngineOptions,
@@ -502,6 +502,11 @@ fn dedup_sketched<M: Method>(
     let started = Instant::now();
     let rank = cluster::ranks(&lengths, options.keep);
     let (leaders, groups) = exact_groups(&sketches, &rank);
+    if let Some(limit) = method.common_limit(leaders.len() as u64) {
+        let marked = mark_common(method, &mut sketches, &leaders, limit);
+        stats.boilerplate.discounted_features += marked;
+        stats.boilerplate.limits.push(("max_df", limit));
+    }
     progress.stage("candidates", leaders.len() as u64);
     let (candidates, bucket_stats) =
         candidate_pairs(method, &sketches, &leaders, &rank, options.limits());
@@ -543,6 +548,59 @@ fn dedup_sketched<M: Method>(
         stats,
         distances,
     }
+}
+
+/// Marks the common features of the leaders' sketches (in more than `limit` leaders:
+/// exact copies count once) and returns how many were marked. The counts are exact: the
+/// 32-bit feature space is cut into ranges, each range's features are gathered from every
+/// sketch (their features are sorted, so a range is a slice), sorted and counted, one range
+/// per task, so memory stays at about 4 MB of features per thread whatever the corpus.
+fn mark_common<M: Method>(
+    method: &M,
+    sketches: &mut [M::Sketch],
+    leaders: &[u32],
+    limit: u64,
+) -> u64 {
+    let common: Vec<u32> = {
+        let sets: Vec<&[u32]> = (leaders.iter())
+            .map(|&leader| method.frequency_features(&sketches[leader as usize]))
+            .collect();
+        let total: usize = sets.iter().map(|set| set.len()).sum();
+        let ranges = (total >> 20).clamp(1, 1024).next_power_of_two() as u64;
+        let span = (1u64 << 32) / ranges;
+        let mut common: Vec<u32> = (0..ranges)
+            .into_par_iter()
+            .flat_map_iter(|range| {
+                let (low, high) = (range * span, (range + 1) * span);
+                let mut values: Vec<u32> = Vec::new();
+                for set in &sets {
+                    let start = set.partition_point(|&v| u64::from(v) < low);
+                    let end = start + set[start..].partition_point(|&v| u64::from(v) < high);
+                    values.extend_from_slice(&set[start..end]);
+                }
+                values.sort_unstable();
+                let found: Vec<u32> = (values.chunk_by(|a, b| a == b))
+                    .filter(|run| run.len() as u64 > limit)
+                    .map(|run| run[0])
+                    .collect();
+                found.into_iter()
+            })
+            .collect();
+        common.sort_unstable();
+        common
+    };
+    if common.is_empty() {
+        return 0;
+    }
+    let mut is_leader = vec![false; sketches.len()];
+    for &leader in leaders {
+        is_leader[leader as usize] = true;
+    }
+    let is_common = |value: u32| common.binary_search(&value).is_ok();
+    (sketches.par_iter_mut().zip(is_leader.par_iter()))
+        .filter(|(_, leader)| **leader)
+        .map(|(sketch, _)| method.mark_common(sketch, &is_common))
+        .sum()
 }
 
 /// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,

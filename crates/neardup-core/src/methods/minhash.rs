@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::boilerplate::{Boilerplate, DfLimit};
+use crate::boilerplate::{Boilerplate, DfLimit, MAX_DF_FLOOR};
 use crate::corpus::CorpusStats;
 use crate::hash::hash128_u64s;
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
@@ -25,6 +25,45 @@ const SKETCH_KIND: u8 = 2;
 /// The kind byte of an encoded weighted [`MinHashSketch`] (`weighting = idf`): the same
 /// fields, then the weights.
 const WEIGHTED_SKETCH_KIND: u8 = 4;
+
+/// What happens to common shingles (in more than `max_df` documents).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Common {
+    /// They stay in the set, but a pair must also agree on its rare shingles: their Jaccard
+    /// must reach `rare_threshold` (two notices of one template share their wording and
+    /// differ in their numbers and names; two copies of a text share both).
+    #[default]
+    Check,
+    /// They leave the set that is sketched and verified.
+    Drop,
+}
+
+impl Common {
+    /// `check` or `drop`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Common::Check => "check",
+            Common::Drop => "drop",
+        }
+    }
+}
+
+impl std::str::FromStr for Common {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Common> {
+        match text {
+            "check" => Ok(Common::Check),
+            "drop" => Ok(Common::Drop),
+            _ => Err(Error::invalid(
+                "common_shingles",
+                format!("{text:?} (expected check or drop)"),
+            )),
+        }
+    }
+}
+
+/// The default `rare_threshold`.
+pub const DEFAULT_RARE_THRESHOLD: f64 = 0.2;
 
 /// How shingles are weighted in the signature and the verification measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -80,6 +119,9 @@ pub struct MinHashSketch {
     set: Box<[u32]>,
     /// Per element of `set`, its weight (`weighting = idf`); empty when unweighted.
     weights: Box<[f32]>,
+    /// Bit `i` set when element `i` of `set` is common (`common_shingles = check`); empty
+    /// when not checked.
+    common: Box<[u32]>,
     identity: u128,
 }
 
@@ -117,7 +159,7 @@ impl Sketch for MinHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        let kind = if self.weights.is_empty() {
+        let kind = if self.weights.is_empty() && self.common.is_empty() {
             SKETCH_KIND
         } else {
             WEIGHTED_SKETCH_KIND
@@ -127,9 +169,9 @@ impl Sketch for MinHashSketch {
             .u128(self.identity)
             .u32s(&self.signature)
             .u32s(&self.set);
-        if !self.weights.is_empty() {
+        if kind == WEIGHTED_SKETCH_KIND {
             let bits: Vec<u32> = self.weights.iter().map(|w| w.to_bits()).collect();
-            encoder.u32s(&bits);
+            encoder.u32s(&bits).u32s(&self.common);
         }
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
@@ -142,13 +184,20 @@ impl Sketch for MinHashSketch {
         let identity = decoder.u128()?;
         let signature = decoder.u32s()?.into_boxed_slice();
         let set = decoder.u32s()?.into_boxed_slice();
-        let weights: Box<[f32]> = if weighted {
-            decoder.u32s()?.into_iter().map(f32::from_bits).collect()
+        let (weights, common): (Box<[f32]>, Box<[u32]>) = if weighted {
+            let weights = decoder.u32s()?.into_iter().map(f32::from_bits).collect();
+            (weights, decoder.u32s()?.into_boxed_slice())
         } else {
-            Box::default()
+            (Box::default(), Box::default())
         };
         decoder.finish()?;
-        if weighted && weights.len() != set.len() {
+        if !common.is_empty() && common.len() != set.len().div_ceil(32) {
+            return Err(Error::invalid(
+                "sketch",
+                format!("{} common-bit words for {} elements", common.len(), set.len()),
+            ));
+        }
+        if !weights.is_empty() && weights.len() != set.len() {
             return Err(Error::invalid(
                 "sketch",
                 format!("{} weights for {} elements", weights.len(), set.len()),
@@ -164,6 +213,7 @@ impl Sketch for MinHashSketch {
             signature,
             set,
             weights,
+            common,
             identity,
         })
     }
@@ -188,6 +238,8 @@ pub struct MinHashBuilder {
     boilerplate_df: DfLimit,
     boilerplate_lines: String,
     weighting: Weighting,
+    common: Common,
+    rare_threshold: f64,
 }
 
 impl Default for MinHashBuilder {
@@ -205,10 +257,14 @@ impl Default for MinHashBuilder {
             measure: SetMeasure::Jaccard,
             bands_rows: None,
             lsh_threshold: None,
-            max_df: DfLimit::Off,
-            boilerplate_df: DfLimit::Off,
+            max_df: DfLimit::parse(crate::boilerplate::DEFAULT_MAX_DF, "max_df")
+                .unwrap_or_default(),
+            boilerplate_df: DfLimit::parse(crate::boilerplate::DEFAULT_BOILERPLATE_DF, "boilerplate_df")
+                .unwrap_or_default(),
             boilerplate_lines: String::new(),
             weighting: Weighting::None,
+            common: Common::Check,
+            rare_threshold: DEFAULT_RARE_THRESHOLD,
         }
     }
 }
@@ -283,14 +339,15 @@ impl MinHashBuilder {
         self
     }
 
-    /// Shingles found in more than this many documents of the corpus are dropped (see
-    /// [`crate::boilerplate`]); off by default in the builder.
+    /// Shingles found in more than this many documents of the corpus are common (see
+    /// [`crate::boilerplate`] and [`Common`]); [`crate::boilerplate::DEFAULT_MAX_DF`] by
+    /// default.
     pub fn max_df(mut self, limit: DfLimit) -> Self {
         self.max_df = limit;
         self
     }
     /// Lines found in at least this many documents of the corpus are boilerplate (see
-    /// [`crate::boilerplate`]); off by default in the builder.
+    /// [`crate::boilerplate`]); [`crate::boilerplate::DEFAULT_BOILERPLATE_DF`] by default.
     pub fn boilerplate_df(mut self, limit: DfLimit) -> Self {
         self.boilerplate_df = limit;
         self
@@ -299,6 +356,13 @@ impl MinHashBuilder {
     /// user's own).
     pub fn boilerplate_lines(mut self, lines: impl Into<String>) -> Self {
         self.boilerplate_lines = lines.into();
+        self
+    }
+
+    /// What happens to common shingles ([`Common`]); `check` by default.
+    pub fn common_shingles(mut self, common: Common, rare_threshold: f64) -> Self {
+        self.common = common;
+        self.rare_threshold = rare_threshold;
         self
     }
 
@@ -344,6 +408,12 @@ impl MinHashBuilder {
                 DEFAULT_FN_WEIGHT,
             )?,
         };
+        if !(self.rare_threshold >= 0.0 && self.rare_threshold <= 1.0) {
+            return Err(Error::invalid(
+                "rare_threshold",
+                format!("{} (expected 0 <= t <= 1)", self.rare_threshold),
+            ));
+        }
         let normalizer = Normalizer::new(self.normalize);
         let boilerplate = Boilerplate::new(
             self.max_df,
@@ -352,6 +422,8 @@ impl MinHashBuilder {
             &normalizer,
         );
         Ok(MinHash {
+            common: self.common,
+            rare_threshold: self.rare_threshold,
             weighting: self.weighting,
             idf: None,
             boilerplate,
@@ -368,6 +440,8 @@ impl MinHashBuilder {
 /// MinHash-LSH with verification.
 #[derive(Debug, Clone)]
 pub struct MinHash {
+    common: Common,
+    rare_threshold: f64,
     weighting: Weighting,
     idf: Option<Arc<CorpusStats>>,
     boilerplate: Boilerplate,
@@ -412,6 +486,7 @@ impl MinHash {
             signature: Box::new([]),
             set: Box::new([]),
             weights: Box::new([]),
+            common: Box::new([]),
             identity: hash128_u64s(full.hashes()) ^ TAG,
         }
     }
@@ -431,6 +506,7 @@ impl MinHash {
             signature,
             set: set.into_boxed_slice(),
             weights: Box::new([]),
+            common: Box::new([]),
             identity,
         }
     }
@@ -472,8 +548,40 @@ impl MinHash {
             signature,
             set: set.into_boxed_slice(),
             weights: set_weights.into_boxed_slice(),
+            common: Box::new([]),
             identity,
         }
+    }
+
+    /// Whether shingles are counted in the corpus pass.
+    fn counts_shingles(&self) -> bool {
+        (self.boilerplate.max_df() != DfLimit::Off && self.common == Common::Drop)
+            || self.weighting == Weighting::Idf
+    }
+
+    /// Whether two sketches with common flags agree on their rare elements: their Jaccard
+    /// reaches `rare_threshold` (true when neither has a rare element).
+    fn rare_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
+        let is_common = |s: &MinHashSketch, i: usize| s.common[i / 32] & (1 << (i % 32)) != 0;
+        let rare = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| !is_common(s, i)).count();
+        let (rare_a, rare_b) = (rare(a), rare(b));
+        if rare_a + rare_b == 0 {
+            return true;
+        }
+        let (mut i, mut j, mut shared) = (0, 0, 0usize);
+        while i < a.set.len() && j < b.set.len() {
+            match a.set[i].cmp(&b.set[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += usize::from(!is_common(a, i) && !is_common(b, j));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
+        jaccard >= self.rare_threshold - 1e-9
     }
 
     /// The sketch of a shingle set under the method's weighting.
@@ -511,7 +619,7 @@ impl Method for MinHash {
             .strip(&self.normalizer, text, &mut notes.removed_lines);
         let mut hashes = self.shingler.shingles(&stripped).hashes().to_vec();
         let shingled = hashes.len();
-        if self.boilerplate.drops_common() {
+        if self.boilerplate.drops_common() && self.common == Common::Drop {
             hashes.retain(|&hash| !self.boilerplate.is_common(hash));
             notes.discounted_features += (shingled - hashes.len()) as u64;
         }
@@ -521,8 +629,11 @@ impl Method for MinHash {
         self.sketch_set(ShingleSet::from_hashes(hashes))
     }
 
+    /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or
+    /// `weighting = idf`, shingles. (`common_shingles = check` counts after sketching:
+    /// [`Method::common_limit`].)
     fn learns_from_corpus(&self) -> bool {
-        self.boilerplate.learns() || self.weighting == Weighting::Idf
+        self.boilerplate.line_df() != DfLimit::Off || self.counts_shingles()
     }
 
     /// The keys of the document's lines (for boilerplate lines) and of its shingles (for
@@ -530,7 +641,7 @@ impl Method for MinHash {
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
         self.boilerplate
             .corpus_lines(&self.normalizer, text, features);
-        if self.boilerplate.max_df() != DfLimit::Off || self.weighting == Weighting::Idf {
+        if self.counts_shingles() {
             features.extend(
                 self.shingles(text)
                     .hashes()
@@ -541,7 +652,7 @@ impl Method for MinHash {
     }
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
-        if self.boilerplate.learns() {
+        if self.learns_from_corpus() {
             self.boilerplate.learn(corpus);
         }
         if self.weighting == Weighting::Idf {
@@ -550,7 +661,35 @@ impl Method for MinHash {
     }
 
     fn learned_limits(&self) -> Vec<(&'static str, u64)> {
-        self.boilerplate.learned_limits()
+        let mut limits = self.boilerplate.learned_limits();
+        if self.common == Common::Check {
+            // Resolved by the engine against the distinct documents it sketched.
+            limits.retain(|(name, _)| *name != "max_df");
+        }
+        limits
+    }
+
+    fn common_limit(&self, documents: u64) -> Option<u64> {
+        (self.common == Common::Check)
+            .then(|| self.boilerplate.max_df().resolve(documents, 1, MAX_DF_FLOOR))
+            .flatten()
+    }
+
+    fn frequency_features<'s>(&self, sketch: &'s MinHashSketch) -> &'s [u32] {
+        &sketch.set
+    }
+
+    fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        let mut common = vec![0u32; sketch.set.len().div_ceil(32)];
+        let mut marked = 0;
+        for (element, &value) in sketch.set.iter().enumerate() {
+            if is_common(value) {
+                common[element / 32] |= 1 << (element % 32);
+                marked += 1;
+            }
+        }
+        sketch.common = common.into_boxed_slice();
+        marked
     }
 
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
@@ -581,7 +720,13 @@ impl Method for MinHash {
             }
         }
         let similarity = self.similarity(a, b);
-        self.is_duplicate(similarity).then_some(similarity)
+        if !self.is_duplicate(similarity) {
+            return None;
+        }
+        if !a.common.is_empty() && !b.common.is_empty() && !self.rare_agree(a, b) {
+            return None;
+        }
+        Some(similarity)
     }
 
     fn threshold(&self) -> f64 {
@@ -608,6 +753,21 @@ impl Registered for MinHash {
                 default: Some("jaccard"),
                 help: "Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).",
                 group: None,
+            },
+            ParamSpec {
+                name: "common_shingles",
+                kind: ParamKind::Choice(&["check", "drop"]),
+                default: Some("check"),
+                help: "Shingles in more than --max-df documents: `check` (a pair must also agree \
+                       on its rare shingles, at --rare-threshold) or `drop` (they leave the set).",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "rare_threshold",
+                kind: ParamKind::Number,
+                default: Some("0.2"),
+                help: "With --common-shingles check: least Jaccard of a pair's rare shingles.",
+                group: Some("Boilerplate"),
             },
             ParamSpec {
                 name: "weighting",
@@ -699,6 +859,9 @@ impl Registered for MinHash {
         if let Some(weighting) = params.get("weighting")? {
             builder = builder.weighting(weighting);
         }
+        let common = params.get("common_shingles")?.unwrap_or_default();
+        let rare = params.get("rare_threshold")?.unwrap_or(DEFAULT_RARE_THRESHOLD);
+        builder = builder.common_shingles(common, rare);
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
         }
@@ -746,6 +909,11 @@ impl Registered for MinHash {
             ("seed", Setting::Count(self.hasher.seed())),
             ("stopwords", Setting::Flag(shingler.removes_stopwords())),
             ("weighting", Setting::Text(self.weighting.name().to_owned())),
+            (
+                "common_shingles",
+                Setting::Text(self.common.name().to_owned()),
+            ),
+            ("rare_threshold", Setting::Number(self.rare_threshold)),
         ]);
         settings.extend(crate::registry::boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
