@@ -156,11 +156,21 @@ fn default_output_is_pinned() {
     // defaults (and explicit zeros) must keep them.
     let dir = tempfile::tempdir().unwrap();
     let (corpus, truth) = synth(dir.path(), "1", &[]);
-    assert_eq!((fnv(&corpus), fnv(&truth)), (0x2eff_83ec_9b8b_b33b, 0xfa95_1562_fa09_0a5e));
+    assert_eq!(
+        (fnv(&corpus), fnv(&truth)),
+        (0x2eff_83ec_9b8b_b33b, 0xfa95_1562_fa09_0a5e)
+    );
     let zeros = ["--wrappers", "0", "--rewrap", "0", "--templates", "0"];
-    let extra = [&["--duplicate-rate", "0.7", "--hard-negatives", "0.4"], &zeros[..]].concat();
+    let extra = [
+        &["--duplicate-rate", "0.7", "--hard-negatives", "0.4"],
+        &zeros[..],
+    ]
+    .concat();
     let (corpus, truth) = synth(dir.path(), "9", &extra);
-    assert_eq!((fnv(&corpus), fnv(&truth)), (0x4f78_8891_7f2a_20a1, 0x019e_a754_3b9b_b521));
+    assert_eq!(
+        (fnv(&corpus), fnv(&truth)),
+        (0x4f78_8891_7f2a_20a1, 0x019e_a754_3b9b_b521)
+    );
 }
 
 #[test]
@@ -189,16 +199,27 @@ fn wrappers_rewraps_and_templates_have_their_categories() {
         "20",
     ]);
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(stderr.contains("re-wraps") && stderr.contains("20 template notices"), "{stderr}");
+    assert!(
+        stderr.contains("re-wraps") && stderr.contains("20 template notices"),
+        "{stderr}"
+    );
     assert_eq!(fnv(&corpus), fnv(&path(dir.path(), "again.jsonl")));
     let (corpus, truth) = (json_lines(&corpus), json_lines(&truth));
     let mut counts: HashMap<String, usize> = HashMap::new();
     let clusters: HashMap<&str, &str> = truth
         .iter()
-        .map(|row| (row["id"].as_str().unwrap(), row["cluster"].as_str().unwrap()))
+        .map(|row| {
+            (
+                row["id"].as_str().unwrap(),
+                row["cluster"].as_str().unwrap(),
+            )
+        })
         .collect();
     for (document, row) in corpus.iter().zip(&truth) {
-        let (id, category) = (row["id"].as_str().unwrap(), row["category"].as_str().unwrap());
+        let (id, category) = (
+            row["id"].as_str().unwrap(),
+            row["category"].as_str().unwrap(),
+        );
         *counts.entry(category.to_owned()).or_default() += 1;
         let cluster = row["cluster"].as_str().unwrap();
         match category {

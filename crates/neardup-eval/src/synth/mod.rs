@@ -448,7 +448,13 @@ impl Synthesizer {
             let rewrapped = accounts[other].wrapper(cjk).wrap(text);
             benchmark.summary.rewraps += 1;
             let id = format!("{}-rw1", origin.id);
-            benchmark.push(origin, id, rewrapped, origin.cluster.clone(), Category::Rewrap);
+            benchmark.push(
+                origin,
+                id,
+                rewrapped,
+                origin.cluster.clone(),
+                Category::Rewrap,
+            );
         }
     }
 
@@ -825,7 +831,10 @@ mod tests {
             hard_negatives: 0.3,
             ..Default::default()
         };
-        assert_eq!((options.wrappers, options.rewrap, options.templates), (0, 0.0, 0));
+        assert_eq!(
+            (options.wrappers, options.rewrap, options.templates),
+            (0, 0.0, 0)
+        );
         let plain = generate(options.clone());
         assert!(plain.documents.iter().all(|d| d.id.starts_with('s')));
         assert_eq!((plain.summary.wrapped, plain.summary.rewraps), (0, 0));
@@ -845,7 +854,10 @@ mod tests {
         }
         for document in &plain.documents {
             let found = bodies.get(document.id.as_str());
-            assert_eq!(found, Some(&(document.text.as_str(), document.cluster.as_str())));
+            assert_eq!(
+                found,
+                Some(&(document.text.as_str(), document.cluster.as_str()))
+            );
         }
         assert_eq!(bodies.len(), plain.documents.len());
     }
@@ -860,8 +872,14 @@ mod tests {
         });
         assert_ne!(first.documents, other.documents);
         let summary = &first.summary;
-        assert_eq!(summary.wrapped, 80 + summary.variants + summary.hard_negatives);
-        assert!(summary.rewraps >= 20 && summary.rewraps <= 60, "{summary:?}");
+        assert_eq!(
+            summary.wrapped,
+            80 + summary.variants + summary.hard_negatives
+        );
+        assert!(
+            summary.rewraps >= 20 && summary.rewraps <= 60,
+            "{summary:?}"
+        );
         assert_eq!(summary.templates, 30);
         let documents = 80 + summary.variants + summary.hard_negatives + summary.rewraps + 30;
         assert_eq!(first.documents.len(), documents);
@@ -916,8 +934,11 @@ mod tests {
     fn a_rewrap_has_another_wrapper_the_same_body_and_the_same_cluster() {
         let benchmark = generate(wrapped_options());
         let (texts, accounts) = (texts(), test_accounts());
-        let by_id: HashMap<&str, &SynthDocument> =
-            benchmark.documents.iter().map(|d| (d.id.as_str(), d)).collect();
+        let by_id: HashMap<&str, &SynthDocument> = benchmark
+            .documents
+            .iter()
+            .map(|d| (d.id.as_str(), d))
+            .collect();
         let mut rewraps = 0;
         for document in &benchmark.documents {
             if document.category != Category::Rewrap {
@@ -935,7 +956,10 @@ mod tests {
             assert_eq!((body, own_body), (source.as_str(), source.as_str()));
             let cjk = source.chars().any(is_cjk);
             let (wrapper, own) = (accounts[account].wrapper(cjk), accounts[own].wrapper(cjk));
-            assert_ne!((&wrapper.header, &wrapper.footer), (&own.header, &own.footer));
+            assert_ne!(
+                (&wrapper.header, &wrapper.footer),
+                (&own.header, &own.footer)
+            );
             assert_ne!(document.text, original.text);
         }
         assert_eq!(rewraps, benchmark.summary.rewraps);
@@ -973,7 +997,10 @@ mod tests {
         })
         .unwrap()
         .generate(&[ZH, ZH, EN]);
-        let notices = chinese.documents.iter().filter(|d| d.category == Category::Template);
+        let notices = chinese
+            .documents
+            .iter()
+            .filter(|d| d.category == Category::Template);
         assert_eq!(notices.clone().count(), 10);
         assert!(notices.clone().all(|d| d.text.chars().any(is_cjk)));
     }

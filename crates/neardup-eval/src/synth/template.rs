@@ -51,7 +51,16 @@ fn zh_slot(slot: &str, rng: &mut Rng) -> String {
         "app" => pick(rng, &ZH_APPS).to_owned(),
         "courier" => pick(
             rng,
-            &["顺丰速运", "中通快递", "圆通速递", "韵达快递", "京东物流", "菜鸟驿站", "申通快递", "极兔速递"],
+            &[
+                "顺丰速运",
+                "中通快递",
+                "圆通速递",
+                "韵达快递",
+                "京东物流",
+                "菜鸟驿站",
+                "申通快递",
+                "极兔速递",
+            ],
         )
         .to_owned(),
         "telecom" => pick(rng, &["中国移动", "中国联通", "中国电信", "中国广电"]).to_owned(),
@@ -61,10 +70,27 @@ fn zh_slot(slot: &str, rng: &mut Rng) -> String {
         "mobile" => mobile(rng),
         "bankphone" => format!("95{}", digits(rng, 3)),
         "purpose" => pick(rng, &["登录", "注册", "身份验证", "修改密码", "绑定银行卡"]).to_owned(),
-        "place" => pick(rng, &["人民路", "建设路", "中山路", "解放路", "科技园", "幸福小区"]).to_owned(),
-        "meeting" => pick(rng, &["全体员工大会", "安全生产工作会议", "党委会", "股东大会", "经营分析会"])
-            .to_owned(),
-        "plate" => format!("京{}{}", char::from(b'A' + rng.below(26) as u8), digits(rng, 5)),
+        "place" => pick(
+            rng,
+            &["人民路", "建设路", "中山路", "解放路", "科技园", "幸福小区"],
+        )
+        .to_owned(),
+        "meeting" => pick(
+            rng,
+            &[
+                "全体员工大会",
+                "安全生产工作会议",
+                "党委会",
+                "股东大会",
+                "经营分析会",
+            ],
+        )
+        .to_owned(),
+        "plate" => format!(
+            "京{}{}",
+            char::from(b'A' + rng.below(26) as u8),
+            digits(rng, 5)
+        ),
         "month" => between(rng, 1, 12).to_string(),
         "day" => between(rng, 1, 28).to_string(),
         "hh" => format!("{:02}", rng.below(24)),
@@ -84,19 +110,57 @@ fn zh_slot(slot: &str, rng: &mut Rng) -> String {
 fn en_slot(slot: &str, rng: &mut Rng) -> String {
     match slot {
         "company" => pick(rng, &EN_COMPANIES).to_owned(),
-        "bank" => pick(rng, &["Chase", "Citibank", "Wells Fargo", "Capital One", "HSBC", "Barclays"])
-            .to_owned(),
-        "app" => pick(rng, &["Google", "Microsoft", "Amazon", "PayPal", "Uber", "Netflix", "Venmo"])
-            .to_owned(),
+        "bank" => pick(
+            rng,
+            &[
+                "Chase",
+                "Citibank",
+                "Wells Fargo",
+                "Capital One",
+                "HSBC",
+                "Barclays",
+            ],
+        )
+        .to_owned(),
+        "app" => pick(
+            rng,
+            &[
+                "Google",
+                "Microsoft",
+                "Amazon",
+                "PayPal",
+                "Uber",
+                "Netflix",
+                "Venmo",
+            ],
+        )
+        .to_owned(),
         "city" => pick(rng, &EN_CITIES).to_owned(),
         "name" => en_name(rng),
         "first" => pick(rng, &EN_FIRST).to_owned(),
         "last" => pick(rng, &EN_LAST).to_owned(),
         "phone" => en_phone(rng),
-        "item" => pick(rng, &["wireless headphones", "coffee grinder", "desk lamp", "yoga mat", "backpack"])
-            .to_owned(),
-        "team" => pick(rng, &["sales", "engineering", "marketing", "finance", "operations"]).to_owned(),
-        "weekday" => pick(rng, &["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]).to_owned(),
+        "item" => pick(
+            rng,
+            &[
+                "wireless headphones",
+                "coffee grinder",
+                "desk lamp",
+                "yoga mat",
+                "backpack",
+            ],
+        )
+        .to_owned(),
+        "team" => pick(
+            rng,
+            &["sales", "engineering", "marketing", "finance", "operations"],
+        )
+        .to_owned(),
+        "weekday" => pick(
+            rng,
+            &["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+        )
+        .to_owned(),
         "ampm" => pick(rng, &["AM", "PM"]).to_owned(),
         "Month" => pick(rng, &EN_MONTHS).to_owned(),
         "day" => between(rng, 1, 28).to_string(),
@@ -140,7 +204,8 @@ mod tests {
                     false => EN_FAMILIES[family],
                 };
                 let shared = literal(pattern).chars().count();
-                let more: Vec<String> = (0..20).map(|_| notice(chinese, family, &mut rng)).collect();
+                let more: Vec<String> =
+                    (0..20).map(|_| notice(chinese, family, &mut rng)).collect();
                 for text in [&first, &second].into_iter().chain(&more) {
                     let share = shared as f64 / text.chars().count() as f64;
                     assert!(share >= 0.5, "{share}: {text}");

@@ -3,8 +3,8 @@
 //! accounts' wrappers).
 
 use super::names::{
-    between, capitalized, digits, en_name, en_phone, fill, mobile, pick, word, zh_name,
-    EN_CITIES, EN_COMPANIES, EN_MONTHS, ZH_CITIES, ZH_COMPANIES,
+    between, capitalized, digits, en_name, en_phone, fill, mobile, pick, word, zh_name, EN_CITIES,
+    EN_COMPANIES, EN_MONTHS, ZH_CITIES, ZH_COMPANIES,
 };
 use super::rng::Rng;
 
@@ -56,8 +56,30 @@ const ZH_SLOGANS: [&str; 12] = [
 ];
 /// Words of Chinese account names.
 const ZH_ACCOUNT_WORDS: [&str; 24] = [
-    "财经", "视界", "头条", "早知道", "观察", "日报", "快讯", "生活", "热点", "前沿", "周刊", "在线",
-    "资讯", "洞见", "星球", "研究社", "说事", "速递", "读书", "科技", "侃侃", "新闻眼", "圈", "汇",
+    "财经",
+    "视界",
+    "头条",
+    "早知道",
+    "观察",
+    "日报",
+    "快讯",
+    "生活",
+    "热点",
+    "前沿",
+    "周刊",
+    "在线",
+    "资讯",
+    "洞见",
+    "星球",
+    "研究社",
+    "说事",
+    "速递",
+    "读书",
+    "科技",
+    "侃侃",
+    "新闻眼",
+    "圈",
+    "汇",
 ];
 
 /// English header lines.
@@ -207,7 +229,9 @@ fn en_wrapper(rng: &mut Rng) -> Wrapper {
         false => format!("{name} Today"),
     };
     let domain = format!("{}{}", name.to_lowercase(), between(rng, 1, 99));
-    let slogan = fill(pick(rng, &EN_SLOGANS), |_| between(rng, 1850, 2010).to_string());
+    let slogan = fill(pick(rng, &EN_SLOGANS), |_| {
+        between(rng, 1850, 2010).to_string()
+    });
     let city = pick(rng, &EN_CITIES);
     let company = pick(rng, &EN_COMPANIES);
     let year = between(rng, 2015, 2025);
@@ -282,8 +306,16 @@ mod tests {
         for account in &accounts {
             assert!(account.zh.chars() > SHORT_BODY, "{account:?}");
             assert!(account.en.chars() > SHORT_BODY, "{account:?}");
-            assert!(account.zh.header.chars().any(neardup_core::tokenize::is_cjk));
-            assert!(!account.en.footer.chars().any(neardup_core::tokenize::is_cjk));
+            assert!(account
+                .zh
+                .header
+                .chars()
+                .any(neardup_core::tokenize::is_cjk));
+            assert!(!account
+                .en
+                .footer
+                .chars()
+                .any(neardup_core::tokenize::is_cjk));
         }
         for (i, a) in accounts.iter().enumerate() {
             for b in &accounts[i + 1..] {
