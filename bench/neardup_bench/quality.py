@@ -96,6 +96,14 @@ def main(args, argv: list[str]) -> int:
         elif name == "en-news":
             corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), args.en_limit)
             corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 103, "--id-field", "id")
+        elif name == "zh-wrapped":
+            corpora.distinct_sources(n, c, os.path.join(data, "thucnews-titles", "titles.jsonl"), 5000)
+            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 104, "--id-field", "id",
+                          "--wrappers", "40", "--rewrap", "0.2", "--templates", "500")
+        elif name == "en-wrapped":
+            corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), 2000)
+            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 105, "--id-field", "id",
+                          "--wrappers", "40", "--rewrap", "0.2", "--templates", "300")
         elif name == "sohu-dd":
             corpora.sohu_dd_corpus(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "corpus.jsonl"))
             shutil.copy(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "truth.jsonl"))

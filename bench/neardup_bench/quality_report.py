@@ -24,6 +24,14 @@ CORPUS_INFO = {
                 "long Chinese news articles (about 1,000 characters)"),
     "en-news": ("en", "`neardup synth` of Reuters-21578 bodies (`reuters21578/bodies.jsonl`)",
                 "English newswire (sources thinned of near-duplicates first)"),
+    "zh-wrapped": ("zh", "`neardup synth --wrappers 40 --rewrap 0.2 --templates 500` of the first 5,000 distinct THUCNews "
+                   "headlines (`thucnews-titles/titles.jsonl`)",
+                   "short Chinese bodies inside shared account headers and footers longer than they are (hard negatives), "
+                   "re-wrapped copies (positives) and template notices differing only in numbers and names"),
+    "en-wrapped": ("en", "`neardup synth --wrappers 40 --rewrap 0.2 --templates 300` of the first 2,000 distinct Reuters-21578 "
+                   "bodies (`reuters21578/bodies.jsonl`)",
+                   "English newswire inside shared publisher headers and footers (hard negatives), re-wrapped copies "
+                   "(positives) and template notices differing only in numbers and names"),
     "sohu-dd": ("zh", "Sohu dd-test pairs (`sohu-news-pairs/dd-test.jsonl`), sentence1 and sentence2 of each row as two records",
                 "labelled pairs: label 5 = same event (positive), 3 = same topic, 0 = unrelated"),
     "clough": ("en", "Clough & Stevenson short answers (`clough-stevenson-plagiarism/docs.jsonl`)",

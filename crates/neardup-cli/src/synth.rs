@@ -10,8 +10,8 @@ pub struct SynthArgs {
     /// stdin). Its documents are assumed distinct; identical texts share a truth cluster.
     #[arg(required = true)]
     inputs: Vec<String>,
-    /// Output corpus (JSONL): {"id": "s<N>" | "s<N>-v<K>" | "s<N>-hn<K>", "text", "source"},
-    /// shuffled with the seed.
+    /// Output corpus (JSONL): {"id": "s<N>" | "s<N>-v<K>" | "s<N>-hn<K>" | "s<N>-rw<K>" |
+    /// "t<K>", "text", "source"}, shuffled with the seed.
     // This text is the `--help` of the option, where backticks would show, so the `<N>` in it
     // is not marked as code.
     #[allow(rustdoc::invalid_html_tags)]
@@ -43,6 +43,20 @@ pub struct SynthArgs {
     /// Fraction of source documents that get a hard negative (same opening, other text).
     #[arg(long, default_value_t = 0.05)]
     hard_negatives: f64,
+    /// Number of accounts that wrap every document in a header and footer of their own (0 =
+    /// no wrapping): more than 300 characters of boilerplate in Chinese for texts with CJK
+    /// characters, in English otherwise. Different sources of one account are hard negatives.
+    #[arg(long, default_value_t = 0)]
+    wrappers: usize,
+    /// Fraction of source documents that get a re-wrapped copy (the unedited body in another
+    /// account's wrapper, category "rewrap"): a duplicate. Needs --wrappers 2 or more.
+    #[arg(long, default_value_t = 0.0)]
+    rewrap: f64,
+    /// Number of template notices to add (bank messages, verification codes, dividend notices:
+    /// the same text but for numbers and names; category "template", a cluster each), Chinese
+    /// if most sources have CJK characters.
+    #[arg(long, default_value_t = 0)]
+    templates: usize,
     /// Use only the first N source documents.
     #[arg(long)]
     limit: Option<usize>,
@@ -71,6 +85,9 @@ pub fn synth(args: &SynthArgs) -> anyhow::Result<()> {
             edits: args.edits.clone(),
             strength: args.strength,
             hard_negatives: args.hard_negatives,
+            wrappers: args.wrappers,
+            rewrap: args.rewrap,
+            templates: args.templates,
         },
     };
     let summary = run_synth(&config)?;
@@ -91,6 +108,12 @@ fn print_synth_summary(summary: &neardup_eval::synth::Summary) {
         .map(|(edit, count)| format!("{edit} {count}"))
         .collect();
     eprintln!("neardup: variants per edit: {}", by_edit.join(", "));
+    if summary.wrapped + summary.rewraps + summary.templates > 0 {
+        eprintln!(
+            "neardup: {} documents wrapped, {} re-wraps, {} template notices",
+            summary.wrapped, summary.rewraps, summary.templates,
+        );
+    }
     if summary.skipped_variants + summary.skipped_hard_negatives > 0 {
         eprintln!(
             "neardup: not produced: {} variants (no enabled edit changed the text), {} hard \

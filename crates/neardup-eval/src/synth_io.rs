@@ -3,10 +3,11 @@
 //!
 //! # Overview
 //!
-//! The corpus is JSON lines `{"id": "s<N>[-v<K>|-hn<K>]", "text": ..., "source": <source id>}`,
-//! where the source id is the id of the source record ([`InputOptions::id_field`], or its
-//! 1-based number). The truth has one row per corpus row, in the same (shuffled) order:
-//! `{"id": ..., "cluster": <cluster id>, "category": "original" | "hard_negative" | <edits>}`,
+//! The corpus is JSON lines `{"id": "s<N>[-v<K>|-hn<K>|-rw<K>]" | "t<K>", "text": ..., "source":
+//! <source id>}`, where the source id is the id of the source record
+//! ([`InputOptions::id_field`], or its 1-based number), `null` for a template notice `t<K>`. The truth has one row per corpus row, in the same (shuffled) order:
+//! `{"id": ..., "cluster": <cluster id>, "category": "original" | "hard_negative" | "rewrap" |
+//! "template" | <edits>}`,
 //! the cluster format that `neardup eval` reads.
 //!
 //! Both outputs are created before the input is read, so an unwritable path fails at once,
@@ -75,7 +76,7 @@ fn corpus_rows<'a>(
         json!({
             "id": document.id,
             "text": document.text,
-            "source": records[document.source].id,
+            "source": document.source.map(|index| &records[index].id),
         })
     })
 }

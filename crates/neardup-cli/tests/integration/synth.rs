@@ -142,6 +142,104 @@ fn dedup_finds_easy_copies_and_not_hard_negatives() {
     );
 }
 
+/// FNV-1a (64 bits) of a file's bytes.
+fn fnv(path: &str) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[test]
+fn default_output_is_pinned() {
+    // The bytes of `neardup synth` before --wrappers, --rewrap and --templates existed: the
+    // defaults (and explicit zeros) must keep them.
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = synth(dir.path(), "1", &[]);
+    assert_eq!(
+        (fnv(&corpus), fnv(&truth)),
+        (0x2eff_83ec_9b8b_b33b, 0xfa95_1562_fa09_0a5e)
+    );
+    let zeros = ["--wrappers", "0", "--rewrap", "0", "--templates", "0"];
+    let extra = [
+        &["--duplicate-rate", "0.7", "--hard-negatives", "0.4"],
+        &zeros[..],
+    ]
+    .concat();
+    let (corpus, truth) = synth(dir.path(), "9", &extra);
+    assert_eq!(
+        (fnv(&corpus), fnv(&truth)),
+        (0x4f78_8891_7f2a_20a1, 0x019e_a754_3b9b_b521)
+    );
+}
+
+#[test]
+fn wrappers_rewraps_and_templates_have_their_categories() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = ["--wrappers", "5", "--rewrap", "0.3", "--templates", "20"];
+    let (corpus, truth) = synth(dir.path(), "4", &extra);
+    let run = neardup(&[
+        "synth",
+        &example(),
+        "-o",
+        &path(dir.path(), "again.jsonl"),
+        "--truth",
+        &path(dir.path(), "again-truth.jsonl"),
+        "--text-field",
+        "text",
+        "--id-field",
+        "id",
+        "--seed",
+        "4",
+        "--wrappers",
+        "5",
+        "--rewrap",
+        "0.3",
+        "--templates",
+        "20",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("re-wraps") && stderr.contains("20 template notices"),
+        "{stderr}"
+    );
+    assert_eq!(fnv(&corpus), fnv(&path(dir.path(), "again.jsonl")));
+    let (corpus, truth) = (json_lines(&corpus), json_lines(&truth));
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let clusters: HashMap<&str, &str> = truth
+        .iter()
+        .map(|row| {
+            (
+                row["id"].as_str().unwrap(),
+                row["cluster"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for (document, row) in corpus.iter().zip(&truth) {
+        let (id, category) = (
+            row["id"].as_str().unwrap(),
+            row["category"].as_str().unwrap(),
+        );
+        *counts.entry(category.to_owned()).or_default() += 1;
+        let cluster = row["cluster"].as_str().unwrap();
+        match category {
+            "template" => {
+                assert!(id.starts_with('t') && cluster == id, "{row}");
+                assert!(document["source"].is_null());
+            }
+            "rewrap" => {
+                let source = id.strip_suffix("-rw1").unwrap();
+                assert_eq!(cluster, clusters[source]);
+            }
+            "original" => assert!(document["text"].as_str().unwrap().lines().count() >= 3),
+            _ => {}
+        }
+    }
+    assert_eq!(counts["original"], 227);
+    assert_eq!(counts["template"], 20);
+    assert!((30..=110).contains(&counts["rewrap"]), "{counts:?}");
+}
+
 #[test]
 fn bad_options_and_inputs_fail_with_a_message() {
     let dir = tempfile::tempdir().unwrap();
@@ -157,6 +255,8 @@ fn bad_options_and_inputs_fail_with_a_message() {
     assert!(run(&["--edits", "punct,bogus"]).contains("bogus"));
     assert!(run(&["--strength", "0"]).contains("strength"));
     assert!(run(&["--duplicate-rate", "2"]).contains("duplicate-rate"));
+    assert!(run(&["--rewrap", "0.2"]).contains("rewrap"));
+    assert!(run(&["--wrappers", "3", "--rewrap", "1.5"]).contains("rewrap"));
     assert!(run(&["--text-field", "body"]).contains("news.jsonl:1"));
     assert!(!Path::new(&corpus).exists() && !Path::new(&truth).exists());
 }

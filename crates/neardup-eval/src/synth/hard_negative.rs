@@ -127,7 +127,7 @@ mod tests {
             .iter()
             .filter(|d| d.category == Category::HardNegative)
         {
-            let source = &texts[negative.source];
+            let source = &texts[negative.source.unwrap()];
             let opening: String = source.chars().take(opening_length(source)).collect();
             assert!(negative.text.starts_with(&opening), "{negative:?}");
             let rest: String = source.chars().skip(opening.chars().count()).collect();
