@@ -251,7 +251,7 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     let (learned, seconds, table) = learned(method, texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
-    outcome.stats.boilerplate.limits = method.learned_limits();
+    outcome.stats.boilerplate.limits.splice(0..0, method.learned_limits());
     outcome.stats.seconds.splice(0..0, seconds);
     outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
     outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
@@ -370,7 +370,7 @@ pub fn dedup_owned<M: Method>(
     let (learned, seconds, table) = learned(method, &texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
-    outcome.stats.boilerplate.limits = method.learned_limits();
+    outcome.stats.boilerplate.limits.splice(0..0, method.learned_limits());
     outcome.stats.seconds.splice(0..0, seconds);
     outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
     outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
@@ -415,9 +415,13 @@ where
         lengths.push(length);
         notes.push(note);
     }
-    let boilerplate = boilerplate_stats(notes);
+    let noted = boilerplate_stats(notes);
     let mut outcome = dedup_sketched(method, sketches, lengths, started, options, progress);
-    outcome.stats.boilerplate = boilerplate;
+    let found = &mut outcome.stats.boilerplate;
+    found.discounted_features += noted.discounted_features;
+    found.documents = noted.documents;
+    found.removed_lines = noted.removed_lines;
+    found.lines = noted.lines;
     Ok(outcome)
 }
 
@@ -596,11 +600,55 @@ fn mark_common<M: Method>(
     for &leader in leaders {
         is_leader[leader as usize] = true;
     }
+    let crowded = crowded_documents(method, sketches, leaders, CROWD);
     let is_common = |value: u32| common.binary_search(&value).is_ok();
-    (sketches.par_iter_mut().zip(is_leader.par_iter()))
-        .filter(|(_, leader)| **leader)
-        .map(|(sketch, _)| method.mark_common(sketch, &is_common))
+    (sketches.par_iter_mut().zip(is_leader.par_iter()).zip(crowded.par_iter()))
+        .filter(|((_, leader), crowded)| **leader && **crowded)
+        .map(|((sketch, _), _)| method.mark_common(sketch, &is_common))
         .sum()
+}
+
+/// A bucket of more than this many distinct documents is a crowd (see
+/// [`crowded_documents`]): ten texts that agree on a whole LSH band are one text in ten
+/// copies or ten fillings of one template.
+const CROWD: u64 = 10;
+
+/// Per document, whether it shares a bucket key with more than `limit` other leaders: a
+/// member of a large group of near-identical texts (a template's notices), as opposed to a
+/// document whose common features are spread over ordinary language. Only such documents
+/// get the rare-feature check. Methods that do not find candidates by shared keys have all
+/// their documents checked.
+fn crowded_documents<M: Method>(
+    method: &M,
+    sketches: &[M::Sketch],
+    leaders: &[u32],
+    limit: u64,
+) -> Vec<bool> {
+    if method.join() != Join::SymmetricKeys {
+        return vec![true; sketches.len()];
+    }
+    let keys: Vec<(u32, Vec<u64>)> = leaders
+        .par_iter()
+        .map(|&leader| {
+            let mut keys = Vec::new();
+            method.keys(&sketches[leader as usize], &mut keys);
+            keys.sort_unstable();
+            keys.dedup();
+            (leader, keys)
+        })
+        .collect();
+    let mut all: Vec<u64> = keys.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+    all.par_sort_unstable();
+    let crowded_keys: Vec<u64> = (all.chunk_by(|a, b| a == b))
+        .filter(|run| run.len() as u64 > limit)
+        .map(|run| run[0])
+        .collect();
+    drop(all);
+    let mut crowded = vec![false; sketches.len()];
+    for (leader, keys) in keys {
+        crowded[leader as usize] = keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
+    }
+    crowded
 }
 
 /// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,
