@@ -215,7 +215,7 @@ pub fn line_key_folded(line: &str) -> Option<u64> {
             '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             _ => c,
         };
-        if !c.is_alphanumeric() {
+        if !counts_in_key(c) {
             continue;
         }
         let c = c.to_ascii_lowercase();
@@ -229,6 +229,29 @@ pub fn line_key_folded(line: &str) -> Option<u64> {
 #[inline]
 pub fn shingle_key(hash: u64) -> u64 {
     hash & !LINE_BIT
+}
+
+/// Whether a character counts in a line key: ASCII letters and digits, and every other
+/// character but white space and the punctuation and symbol blocks (a cheap stand-in for
+/// `char::is_alphanumeric` on CJK text, where it is a table lookup per character).
+#[inline]
+fn counts_in_key(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    !matches!(c,
+        '\u{0080}'..='\u{00BF}'
+        | '\u{00D7}'
+        | '\u{00F7}'
+        | '\u{2000}'..='\u{2BFF}'
+        | '\u{3000}'..='\u{303F}'
+        | '\u{FE30}'..='\u{FE4F}'
+        | '\u{FF00}'..='\u{FF0F}'
+        | '\u{FF1A}'..='\u{FF20}'
+        | '\u{FF3B}'..='\u{FF40}'
+        | '\u{FF5B}'..='\u{FF65}'
+        | '\u{FFF0}'..='\u{FFFF}')
+        && !c.is_whitespace()
 }
 
 /// A boilerplate line removed from a document (see [`Boilerplate::strip`]).
@@ -247,6 +270,7 @@ pub struct Boilerplate {
     line_df: DfLimit,
     listed: Arc<foldhash::HashSet<u64>>,
     stats: Option<Arc<CorpusStats>>,
+    found_lines: Option<Arc<foldhash::HashSet<u64>>>,
     max_df_count: Option<u64>,
     line_df_count: Option<u64>,
 }
@@ -330,15 +354,34 @@ impl Boilerplate {
 
     /// Takes the corpus frequencies: resolves fractions against the documents counted (at
     /// least 2 documents for a boilerplate line, 1 for a common shingle).
-    pub fn learn(&mut self, stats: &Arc<CorpusStats>) {
+    ///
+    /// Unless `keep_counts` (shingle frequencies are looked up later: `common_shingles =
+    /// drop`, IDF weights), an exact table is not kept: only the keys of its boilerplate
+    /// lines, so that the table's memory is freed before sketching.
+    pub fn learn(&mut self, stats: &Arc<CorpusStats>, keep_counts: bool) {
         self.max_df_count = self.max_df.resolve(stats.documents(), 1, MAX_DF_FLOOR);
         self.line_df_count = (self.line_df).resolve(stats.documents(), 2, BOILERPLATE_DF_FLOOR);
-        self.stats = Some(Arc::clone(stats));
+        let found = match (keep_counts, self.line_df_count) {
+            (false, Some(limit)) => stats.frequent_features(
+                |key| key & LINE_BIT != 0,
+                u32::try_from(limit).unwrap_or(u32::MAX),
+            ),
+            (false, None) => Some(Vec::new()),
+            (true, _) => None,
+        };
+        match found {
+            Some(keys) => {
+                self.found_lines = Some(Arc::new(keys.into_iter().collect()));
+                self.stats = None;
+            }
+            None => self.stats = Some(Arc::clone(stats)),
+        }
     }
 
     /// Whether a normalised line (by its key) is boilerplate.
     pub fn is_boilerplate_line(&self, key: u64) -> bool {
         self.listed.contains(&key)
+            || self.found_lines.as_ref().is_some_and(|found| found.contains(&key))
             || match (&self.stats, self.line_df_count) {
                 (Some(stats), Some(limit)) => u64::from(stats.document_frequency(key)) >= limit,
                 _ => false,
@@ -370,7 +413,8 @@ impl Boilerplate {
         text: &'t str,
         removed: &mut Vec<RemovedLine<'t>>,
     ) -> String {
-        if !self.strips_lines() || (self.stats.is_none() && self.listed.is_empty()) {
+        let learned = self.stats.is_some() || self.found_lines.is_some();
+        if !self.strips_lines() || (!learned && self.listed.is_empty()) {
             return normalizer.normalize(text);
         }
         if normalizer.options().strip_html {
@@ -468,7 +512,7 @@ mod tests {
             keys.dedup();
             stats.add_document(&keys);
         }
-        boilerplate.learn(&Arc::new(stats));
+        boilerplate.learn(&Arc::new(stats), false);
         boilerplate
     }
 

@@ -39,20 +39,62 @@ pub struct CorpusStats {
 
 #[derive(Debug)]
 enum Table {
-    Exact(foldhash::HashMap<u64, u32>),
+    Exact(Box<[ExactShard]>),
     CountMin { mask: u64, counters: Box<[AtomicU32]> },
 }
 
 impl Default for Table {
     fn default() -> Table {
-        Table::Exact(foldhash::HashMap::default())
+        Table::Exact((0..SHARDS).map(ExactShard::new).collect())
     }
+}
+
+/// Shards of an exact table: by the top 6 bits of the feature, so that a sorted feature
+/// list has each shard's features in one slice and shards can be counted in parallel.
+pub const SHARDS: usize = 64;
+
+/// One shard of an exact table: the features whose top 6 bits are its index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExactShard {
+    index: usize,
+    counts: foldhash::HashMap<u64, u32>,
+}
+
+impl ExactShard {
+    fn new(index: usize) -> ExactShard {
+        ExactShard {
+            index,
+            counts: foldhash::HashMap::default(),
+        }
+    }
+
+    /// Counts the features of `features` (sorted, distinct: one document's) that belong to
+    /// this shard.
+    pub fn add_sorted(&mut self, features: &[u64]) {
+        let low = (self.index as u64) << 58;
+        let start = features.partition_point(|&f| f < low);
+        let end = if self.index + 1 == SHARDS {
+            features.len()
+        } else {
+            let high = ((self.index + 1) as u64) << 58;
+            start + features[start..].partition_point(|&f| f < high)
+        };
+        for &feature in &features[start..end] {
+            let count = self.counts.entry(feature).or_insert(0);
+            *count = count.saturating_add(1);
+        }
+    }
+}
+
+#[inline]
+fn shard_of(feature: u64) -> usize {
+    (feature >> 58) as usize
 }
 
 impl Clone for CorpusStats {
     fn clone(&self) -> CorpusStats {
         let table = match &self.table {
-            Table::Exact(map) => Table::Exact(map.clone()),
+            Table::Exact(shards) => Table::Exact(shards.clone()),
             Table::CountMin { mask, counters } => Table::CountMin {
                 mask: *mask,
                 counters: counters
@@ -130,17 +172,19 @@ impl CorpusStats {
     /// same as if every count had gone there from the start, so when the switch happens does
     /// not change the result: only whether the final table is too large for exact counts.
     pub fn fit_within(&mut self, memory: usize) {
-        let Table::Exact(map) = &self.table else {
+        let Some(distinct) = self.distinct_features() else {
             return;
         };
-        if map.len().saturating_mul(EXACT_BYTES_PER_FEATURE) <= memory {
+        if distinct.saturating_mul(EXACT_BYTES_PER_FEATURE) <= memory {
             return;
         }
         let mut sketch = CorpusStats::count_min(memory);
         sketch.documents = self.documents;
-        if let Table::Exact(map) = std::mem::take(&mut self.table) {
-            for (feature, count) in map {
-                sketch.add_count(feature, count);
+        if let Table::Exact(shards) = std::mem::take(&mut self.table) {
+            for shard in shards.into_vec() {
+                for (feature, count) in shard.counts {
+                    sketch.add_count(feature, count);
+                }
             }
         }
         *self = sketch;
@@ -159,6 +203,30 @@ impl CorpusStats {
         }
     }
 
+    /// The shards of an exact table, to count documents into in parallel (with
+    /// [`ExactShard::add_sorted`], then [`CorpusStats::add_documents`]); `None` for count-min.
+    pub fn exact_shards_mut(&mut self) -> Option<&mut [ExactShard]> {
+        match &mut self.table {
+            Table::Exact(shards) => Some(shards),
+            Table::CountMin { .. } => None,
+        }
+    }
+
+    /// The features that `wanted` accepts and that occur in at least `min` documents, sorted;
+    /// `None` for a count-min table (it cannot list its features).
+    pub fn frequent_features(&self, wanted: impl Fn(u64) -> bool, min: u32) -> Option<Vec<u64>> {
+        let Table::Exact(shards) = &self.table else {
+            return None;
+        };
+        let mut found: Vec<u64> = (shards.iter())
+            .flat_map(|shard| shard.counts.iter())
+            .filter(|&(&feature, &count)| count >= min && wanted(feature))
+            .map(|(&feature, _)| feature)
+            .collect();
+        found.sort_unstable();
+        Some(found)
+    }
+
     /// True for an exact table.
     pub fn is_exact(&self) -> bool {
         matches!(self.table, Table::Exact(_))
@@ -175,7 +243,7 @@ impl CorpusStats {
     /// Bytes the table holds (an estimate for the exact table).
     pub fn memory_bytes(&self) -> usize {
         match &self.table {
-            Table::Exact(map) => map.capacity() * 13,
+            Table::Exact(shards) => shards.iter().map(|s| s.counts.capacity() * 13).sum(),
             Table::CountMin { counters, .. } => counters.len() * 4,
         }
     }
@@ -183,7 +251,7 @@ impl CorpusStats {
     /// Distinct features counted, for an exact table.
     pub fn distinct_features(&self) -> Option<usize> {
         match &self.table {
-            Table::Exact(map) => Some(map.len()),
+            Table::Exact(shards) => Some(shards.iter().map(|s| s.counts.len()).sum()),
             Table::CountMin { .. } => None,
         }
     }
@@ -205,9 +273,9 @@ impl CorpusStats {
     pub fn add_document(&mut self, features: &[u64]) {
         self.documents += 1;
         match &mut self.table {
-            Table::Exact(map) => {
+            Table::Exact(shards) => {
                 for &feature in features {
-                    let count = map.entry(feature).or_insert(0);
+                    let count = shards[shard_of(feature)].counts.entry(feature).or_insert(0);
                     *count = count.saturating_add(1);
                 }
             }
@@ -239,17 +307,10 @@ impl CorpusStats {
     pub fn merge(&mut self, other: CorpusStats) {
         self.documents += other.documents;
         match (&mut self.table, other.table) {
-            (Table::Exact(map), Table::Exact(other)) => {
-                if map.len() < other.len() {
-                    let mut other = other;
-                    std::mem::swap(map, &mut other);
-                    for (feature, count) in other {
-                        let entry = map.entry(feature).or_insert(0);
-                        *entry = entry.saturating_add(count);
-                    }
-                } else {
-                    for (feature, count) in other {
-                        let entry = map.entry(feature).or_insert(0);
+            (Table::Exact(shards), Table::Exact(other)) => {
+                for (shard, other) in shards.iter_mut().zip(other.into_vec()) {
+                    for (feature, count) in other.counts {
+                        let entry = shard.counts.entry(feature).or_insert(0);
                         *entry = entry.saturating_add(count);
                     }
                 }
@@ -265,14 +326,18 @@ impl CorpusStats {
                 }
             }
             (Table::CountMin { .. }, Table::Exact(other)) => {
-                for (feature, count) in other {
-                    self.add_count(feature, count);
+                for shard in other.into_vec() {
+                    for (feature, count) in shard.counts {
+                        self.add_count(feature, count);
+                    }
                 }
             }
             (table @ Table::Exact(_), other @ Table::CountMin { .. }) => {
-                if let Table::Exact(map) = std::mem::replace(table, other) {
-                    for (feature, count) in map {
-                        self.add_count(feature, count);
+                if let Table::Exact(shards) = std::mem::replace(table, other) {
+                    for shard in shards.into_vec() {
+                        for (feature, count) in shard.counts {
+                            self.add_count(feature, count);
+                        }
                     }
                 }
             }
@@ -285,7 +350,9 @@ impl CorpusStats {
     /// In how many documents `feature` occurs (an upper estimate for count-min).
     pub fn document_frequency(&self, feature: u64) -> u32 {
         match &self.table {
-            Table::Exact(map) => map.get(&feature).copied().unwrap_or(0),
+            Table::Exact(shards) => (shards[shard_of(feature)].counts.get(&feature))
+                .copied()
+                .unwrap_or(0),
             Table::CountMin { mask, counters } => {
                 let width = (*mask + 1) as usize;
                 (0..COUNT_MIN_DEPTH)

@@ -12,6 +12,7 @@
 //! (a document ranked between the leader and the member can be closer to both: the member
 //! would then go to it). Every removed member is still verified similar to its representative.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
@@ -326,21 +327,13 @@ pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
             .into_iter()
             .filter_map(|(identity, features)| seen.insert(identity).then_some(features))
             .collect();
-        if stats.is_exact() {
-            let part = fresh
-                .par_chunks(256)
-                .map(|chunk| {
-                    let mut part = CorpusStats::exact();
-                    for features in chunk {
-                        part.add_document(features);
-                    }
-                    part
-                })
-                .reduce(CorpusStats::exact, |mut a, b| {
-                    a.merge(b);
-                    a
-                });
-            stats.merge(part);
+        if let Some(shards) = stats.exact_shards_mut() {
+            shards.par_iter_mut().for_each(|shard| {
+                for features in &fresh {
+                    shard.add_sorted(features);
+                }
+            });
+            stats.add_documents(fresh.len() as u64);
             stats.fit_within(memory);
         } else {
             fresh.par_iter().for_each(|features| stats.add_shared(features));
@@ -554,58 +547,95 @@ fn dedup_sketched<M: Method>(
     }
 }
 
-/// Marks the common features of the leaders' sketches (in more than `limit` leaders:
-/// exact copies count once) and returns how many were marked. The counts are exact: the
-/// 32-bit feature space is cut into ranges, each range's features are gathered from every
-/// sketch (their features are sorted, so a range is a slice), sorted and counted, one range
-/// per task, so memory stays at about 4 MB of features per thread whatever the corpus.
+/// Marks the common features of the crowded leaders' sketches (see [`crowded_documents`])
+/// and returns how many were marked. A feature is common when more than `limit` leaders
+/// have it (exact copies count once). Only the features of crowded leaders are counted: in
+/// every crowded leader, and in a deterministic sample of one in [`SAMPLE`] of the others
+/// (each counting [`SAMPLE`] times), by a sorted merge of each leader's features with them.
+/// A template's wording is in all of its crowd; ordinary language is spread over the rest,
+/// where a sample estimates its frequency.
 fn mark_common<M: Method>(
     method: &M,
     sketches: &mut [M::Sketch],
     leaders: &[u32],
     limit: u64,
 ) -> u64 {
+    let crowded = crowded_documents(method, sketches, leaders, CROWD);
     let common: Vec<u32> = {
-        let sets: Vec<&[u32]> = (leaders.iter())
-            .map(|&leader| method.frequency_features(&sketches[leader as usize]))
+        let mut keys: Vec<u32> = (leaders.iter())
+            .filter(|&&leader| crowded[leader as usize])
+            .flat_map(|&leader| method.frequency_features(&sketches[leader as usize]))
+            .copied()
             .collect();
-        let total: usize = sets.iter().map(|set| set.len()).sum();
-        let ranges = (total >> 20).clamp(1, 1024).next_power_of_two() as u64;
-        let span = (1u64 << 32) / ranges;
-        let mut common: Vec<u32> = (0..ranges)
-            .into_par_iter()
-            .flat_map_iter(|range| {
-                let (low, high) = (range * span, (range + 1) * span);
-                let mut values: Vec<u32> = Vec::new();
-                for set in &sets {
-                    let start = set.partition_point(|&v| u64::from(v) < low);
-                    let end = start + set[start..].partition_point(|&v| u64::from(v) < high);
-                    values.extend_from_slice(&set[start..end]);
-                }
-                values.sort_unstable();
-                let found: Vec<u32> = (values.chunk_by(|a, b| a == b))
-                    .filter(|run| run.len() as u64 > limit)
-                    .map(|run| run[0])
-                    .collect();
-                found.into_iter()
+        if keys.is_empty() {
+            return 0;
+        }
+        keys.par_sort_unstable();
+        keys.dedup();
+        let counts: Vec<AtomicU32> = keys.iter().map(|_| AtomicU32::new(0)).collect();
+        // One bit per 24-bit prefix of a key: most features of most documents miss it and
+        // are never searched for.
+        let mut prefixes = vec![0u64; 1 << 18];
+        for &key in &keys {
+            prefixes[(key >> 14) as usize] |= 1 << ((key >> 8) & 63);
+        }
+        // Crowded leaders are counted one by one; of the others, every SAMPLE-th (by
+        // position) counts SAMPLE times.
+        let counted: Vec<(u32, u32)> = (leaders.iter().enumerate())
+            .filter_map(|(position, &leader)| match crowded[leader as usize] {
+                true => Some((leader, 1)),
+                false => (position % SAMPLE == 0).then_some((leader, SAMPLE as u32)),
             })
             .collect();
-        common.sort_unstable();
-        common
+        counted.par_iter().for_each(|&(leader, weight)| {
+            let features = method.frequency_features(&sketches[leader as usize]);
+            let mut at = 0;
+            for &value in features {
+                if prefixes[(value >> 14) as usize] & (1 << ((value >> 8) & 63)) == 0 {
+                    continue;
+                }
+                at = gallop(&keys, at, value);
+                if at == keys.len() {
+                    break;
+                }
+                if keys[at] == value {
+                    counts[at].fetch_add(weight, Ordering::Relaxed);
+                }
+            }
+        });
+        (keys.iter().zip(&counts))
+            .filter(|(_, count)| u64::from(count.load(Ordering::Relaxed)) > limit)
+            .map(|(&key, _)| key)
+            .collect()
     };
     if common.is_empty() {
         return 0;
     }
+    let is_common = |value: u32| common.binary_search(&value).is_ok();
     let mut is_leader = vec![false; sketches.len()];
     for &leader in leaders {
         is_leader[leader as usize] = true;
     }
-    let crowded = crowded_documents(method, sketches, leaders, CROWD);
-    let is_common = |value: u32| common.binary_search(&value).is_ok();
     (sketches.par_iter_mut().zip(is_leader.par_iter()).zip(crowded.par_iter()))
         .filter(|((_, leader), crowded)| **leader && **crowded)
         .map(|((sketch, _), _)| method.mark_common(sketch, &is_common))
         .sum()
+}
+
+/// One in this many uncrowded leaders is counted by [`mark_common`].
+const SAMPLE: usize = 4;
+
+/// The first index at or after `from` whose key is at least `value` (`keys` sorted):
+/// exponential then binary search, so a walk over a sorted list costs the log of the gaps.
+fn gallop(keys: &[u32], from: usize, value: u32) -> usize {
+    let (mut low, mut high, mut step) = (from, from, 1);
+    while high < keys.len() && keys[high] < value {
+        low = high + 1;
+        high += step;
+        step *= 2;
+    }
+    let high = high.min(keys.len());
+    low + keys[low..high].partition_point(|&k| k < value)
 }
 
 /// A bucket of more than this many distinct documents is a crowd (see

@@ -63,7 +63,7 @@ impl std::str::FromStr for Common {
 }
 
 /// The default `rare_threshold`.
-pub const DEFAULT_RARE_THRESHOLD: f64 = 0.2;
+pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
 
 /// How shingles are weighted in the signature and the verification measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -653,7 +653,7 @@ impl Method for MinHash {
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
         if self.learns_from_corpus() {
-            self.boilerplate.learn(corpus);
+            self.boilerplate.learn(corpus, self.counts_shingles());
         }
         if self.weighting == Weighting::Idf {
             self.idf = Some(Arc::clone(corpus));
@@ -765,8 +765,9 @@ impl Registered for MinHash {
             ParamSpec {
                 name: "rare_threshold",
                 kind: ParamKind::Number,
-                default: Some("0.2"),
-                help: "With --common-shingles check: least Jaccard of a pair's rare shingles.",
+                default: Some("0.4"),
+                help: "With --common-shingles check: least Jaccard of the rare shingles of a \
+                       pair of crowded documents.",
                 group: Some("Boilerplate"),
             },
             ParamSpec {
