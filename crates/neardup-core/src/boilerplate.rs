@@ -152,6 +152,11 @@ impl FromStr for DfLimit {
 /// assert_eq!(found, ["标题", "正文第一句。", "第二句！", "End.", "Next line"]);
 /// ```
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    keyed_lines(text).map(|(line, _)| line)
+}
+
+/// The [`lines`] of `text`, each with its [`line_key_folded`], in one pass over the text.
+pub fn keyed_lines(text: &str) -> impl Iterator<Item = (&str, Option<u64>)> {
     let mut rest = text;
     std::iter::from_fn(move || loop {
         if rest.is_empty() {
@@ -159,6 +164,7 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
         }
         let mut end = rest.len();
         let mut next = rest.len();
+        let mut key = KeyFolder::new();
         let mut chars = rest.char_indices().peekable();
         // The two characters before the current one, for initials ("U.S. Army").
         let mut before = [' ', ' '];
@@ -183,15 +189,51 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
                     next = end;
                     break;
                 }
-                _ => {}
+                _ => key.push(c),
             }
         }
         let line = rest[..end].trim();
         rest = &rest[next..];
         if !line.is_empty() {
-            return Some(line);
+            return Some((line, key.finish()));
         }
     })
+}
+
+/// The running fold of [`line_key_folded`].
+struct KeyFolder {
+    hash: u64,
+    counted: usize,
+}
+
+impl KeyFolder {
+    #[inline]
+    fn new() -> KeyFolder {
+        KeyFolder {
+            hash: LINE_SEED,
+            counted: 0,
+        }
+    }
+    #[inline]
+    fn push(&mut self, c: char) {
+        let c = match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            _ => c,
+        };
+        if !counts_in_key(c) {
+            return;
+        }
+        let c = c.to_ascii_lowercase();
+        self.hash = (self.hash ^ u64::from(c))
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(23);
+        self.counted += 1;
+    }
+    #[inline]
+    fn finish(&self) -> Option<u64> {
+        (self.counted >= MIN_LINE_CHARS)
+            .then(|| crate::hash::mix64(self.hash ^ self.counted as u64) | LINE_BIT)
+    }
 }
 
 /// Whether a `.` after these two characters ends an initial or an abbreviation such as
@@ -208,21 +250,11 @@ fn is_initial([first, second]: [char; 2]) -> bool {
 /// spacing and punctuation, which this fold absorbs; they are not re-typed in another script,
 /// so there is no NFKC or traditional-to-simplified step here.
 pub fn line_key_folded(line: &str) -> Option<u64> {
-    let mut hash: u64 = LINE_SEED;
-    let mut counted = 0usize;
+    let mut key = KeyFolder::new();
     for c in line.chars() {
-        let c = match c {
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
-            _ => c,
-        };
-        if !counts_in_key(c) {
-            continue;
-        }
-        let c = c.to_ascii_lowercase();
-        hash = (hash ^ u64::from(c)).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(23);
-        counted += 1;
+        key.push(c);
     }
-    (counted >= MIN_LINE_CHARS).then(|| crate::hash::mix64(hash ^ counted as u64) | LINE_BIT)
+    key.finish()
 }
 
 /// The frequency-table key of a shingle hash (its top bit cleared: line keys have it set).
@@ -349,7 +381,7 @@ impl Boilerplate {
             return;
         }
         let text = normalizer.strip_html_if_enabled(text);
-        keys.extend(lines(&text).filter_map(line_key_folded));
+        keys.extend(keyed_lines(&text).filter_map(|(_, key)| key));
     }
 
     /// Takes the corpus frequencies: resolves fractions against the documents counted (at
@@ -381,7 +413,10 @@ impl Boilerplate {
     /// Whether a normalised line (by its key) is boilerplate.
     pub fn is_boilerplate_line(&self, key: u64) -> bool {
         self.listed.contains(&key)
-            || self.found_lines.as_ref().is_some_and(|found| found.contains(&key))
+            || self
+                .found_lines
+                .as_ref()
+                .is_some_and(|found| found.contains(&key))
             || match (&self.stats, self.line_df_count) {
                 (Some(stats), Some(limit)) => u64::from(stats.document_frequency(key)) >= limit,
                 _ => false,
@@ -438,8 +473,8 @@ impl Boilerplate {
         let before = removed.len();
         let mut kept: Option<String> = None;
         let mut start = 0usize;
-        for line in lines(text) {
-            let Some(key) = line_key_folded(line) else {
+        for (line, key) in keyed_lines(text) {
+            let Some(key) = key else {
                 continue;
             };
             if !self.is_boilerplate_line(key) {
@@ -491,6 +526,27 @@ mod tests {
     }
 
     #[test]
+    fn keys_in_one_pass_equal_keys_of_the_lines() {
+        let text = "Ｈｅｌｌｏ，  World!!\nSecond line。第三句话很长！ U.S. Army. 4 5.";
+        for (line, key) in keyed_lines(text) {
+            assert_eq!(key, line_key_folded(line), "{line}");
+        }
+        assert_eq!(
+            line_key_folded("Hello, World"),
+            line_key_folded("hello world!")
+        );
+        assert_eq!(
+            line_key_folded("Ｈｅｌｌｏ　ｗｏｒｌｄ"),
+            line_key_folded("hello world")
+        );
+        assert_ne!(
+            line_key_folded("hello world"),
+            line_key_folded("hello there")
+        );
+        assert_eq!(line_key_folded("a b c d"), None);
+    }
+
+    #[test]
     fn lines_split_at_breaks_and_sentence_ends() {
         let found: Vec<&str> = lines("a\r\n\n b。c？d!e. f.g\u{2028}h").collect();
         assert_eq!(found, ["a", "b。", "c？", "d!", "e.", "f.g", "h"]);
@@ -530,7 +586,10 @@ mod tests {
         let kept = boilerplate.strip(&normalizer, texts[0], &mut removed);
         assert_eq!(kept, "第0首诗 床前明月光0");
         assert_eq!(removed.len(), 1, "{removed:?}");
-        assert_eq!(removed[0].text, "本文来源于网络，版权归原作者所有，如有侵权请联系删除。");
+        assert_eq!(
+            removed[0].text,
+            "本文来源于网络，版权归原作者所有，如有侵权请联系删除。"
+        );
     }
 
     #[test]
@@ -560,7 +619,11 @@ mod tests {
 
     #[test]
     fn short_lines_are_never_boilerplate() {
-        let texts = ["OK.\nfirst body text here", "OK.\nsecond body text here", "OK.\nthird one"];
+        let texts = [
+            "OK.\nfirst body text here",
+            "OK.\nsecond body text here",
+            "OK.\nthird one",
+        ];
         let boilerplate = learned(&texts, DfLimit::Count(2), DfLimit::Off);
         let mut removed = Vec::new();
         let kept = boilerplate.strip(&Normalizer::default(), texts[0], &mut removed);

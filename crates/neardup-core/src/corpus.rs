@@ -40,7 +40,10 @@ pub struct CorpusStats {
 #[derive(Debug)]
 enum Table {
     Exact(Box<[ExactShard]>),
-    CountMin { mask: u64, counters: Box<[AtomicU32]> },
+    CountMin {
+        mask: u64,
+        counters: Box<[AtomicU32]>,
+    },
 }
 
 impl Default for Table {
@@ -294,9 +297,10 @@ impl CorpusStats {
                 for row in 0..COUNT_MIN_DEPTH {
                     let slot = row * width + cell(feature, row, *mask);
                     // Saturating: a counter at u32::MAX stays there.
-                    let _ = counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                        c.checked_add(1)
-                    });
+                    let _ =
+                        counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                            c.checked_add(1)
+                        });
                 }
             }
         }
@@ -315,9 +319,12 @@ impl CorpusStats {
                     }
                 }
             }
-            (Table::CountMin { counters, .. }, Table::CountMin { counters: other, .. })
-                if counters.len() == other.len() =>
-            {
+            (
+                Table::CountMin { counters, .. },
+                Table::CountMin {
+                    counters: other, ..
+                },
+            ) if counters.len() == other.len() => {
                 for (a, b) in counters.iter().zip(other.iter()) {
                     let sum = a
                         .load(Ordering::Relaxed)
@@ -342,7 +349,10 @@ impl CorpusStats {
                 }
             }
             (Table::CountMin { .. }, Table::CountMin { .. }) => {
-                debug_assert!(false, "count-min tables of different widths cannot be merged");
+                debug_assert!(
+                    false,
+                    "count-min tables of different widths cannot be merged"
+                );
             }
         }
     }
@@ -356,7 +366,9 @@ impl CorpusStats {
             Table::CountMin { mask, counters } => {
                 let width = (*mask + 1) as usize;
                 (0..COUNT_MIN_DEPTH)
-                    .map(|row| counters[row * width + cell(feature, row, *mask)].load(Ordering::Relaxed))
+                    .map(|row| {
+                        counters[row * width + cell(feature, row, *mask)].load(Ordering::Relaxed)
+                    })
                     .min()
                     .unwrap_or(0)
             }
@@ -445,8 +457,14 @@ mod tests {
     #[test]
     fn the_table_kind_follows_the_bound() {
         assert!(CorpusStats::for_corpus(1000, 1 << 20).is_exact());
-        assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).kind(), "count-min");
-        assert_eq!(CorpusStats::for_corpus(1 << 30, 1 << 20).memory_bytes(), 1 << 20);
+        assert_eq!(
+            CorpusStats::for_corpus(1 << 30, 1 << 20).kind(),
+            "count-min"
+        );
+        assert_eq!(
+            CorpusStats::for_corpus(1 << 30, 1 << 20).memory_bytes(),
+            1 << 20
+        );
     }
 
     #[test]

@@ -93,12 +93,7 @@ pub fn weighted_jaccard<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: 
 }
 
 /// Weighted containment: the weight of the shared elements over the smaller total weight.
-pub fn weighted_containment<T: Ord>(
-    a: &[T],
-    a_weights: &[f32],
-    b: &[T],
-    b_weights: &[f32],
-) -> f64 {
+pub fn weighted_containment<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: &[f32]) -> f64 {
     let total = |weights: &[f32]| weights.iter().map(|&w| f64::from(w)).sum::<f64>();
     let smaller = total(a_weights).min(total(b_weights));
     if smaller <= 0.0 {

@@ -237,7 +237,9 @@ pub fn icws_signature(hashes: &[u64], weights: &[f32], permutations: usize, seed
             let ln_a = c.ln() - r * (t - beta + 1.0);
             if ln_a < *best {
                 *best = ln_a;
-                let sample = crate::hash::mix64(hash ^ (t as i64 as u64).wrapping_mul(0xff51_afd7_ed55_8ccd));
+                let sample = crate::hash::mix64(
+                    hash ^ (t as i64 as u64).wrapping_mul(0xff51_afd7_ed55_8ccd),
+                );
                 *slot = (sample >> 32) as u32;
             }
         }

@@ -252,7 +252,11 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     let (learned, seconds, table) = learned(method, texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
-    outcome.stats.boilerplate.limits.splice(0..0, method.learned_limits());
+    outcome
+        .stats
+        .boilerplate
+        .limits
+        .splice(0..0, method.learned_limits());
     outcome.stats.seconds.splice(0..0, seconds);
     outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
     outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
@@ -336,7 +340,9 @@ pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
             stats.add_documents(fresh.len() as u64);
             stats.fit_within(memory);
         } else {
-            fresh.par_iter().for_each(|features| stats.add_shared(features));
+            fresh
+                .par_iter()
+                .for_each(|features| stats.add_shared(features));
             stats.add_documents(fresh.len() as u64);
         }
         progress.advance((end - start) as u64);
@@ -363,7 +369,11 @@ pub fn dedup_owned<M: Method>(
     let (learned, seconds, table) = learned(method, &texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
     let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
-    outcome.stats.boilerplate.limits.splice(0..0, method.learned_limits());
+    outcome
+        .stats
+        .boilerplate
+        .limits
+        .splice(0..0, method.learned_limits());
     outcome.stats.seconds.splice(0..0, seconds);
     outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
     outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
@@ -399,7 +409,8 @@ where
     check_document_count(texts.len())?;
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
-    let (sketches, noted): (Vec<M::Sketch>, Vec<(usize, Option<Box<DocumentNotes>>)>) = texts
+    type Noted = (usize, Option<Box<DocumentNotes>>);
+    let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
         .map(|text| sketch_one(method, text.as_ref(), progress))
         .unzip();
     let mut lengths = Vec::with_capacity(noted.len());
@@ -616,10 +627,13 @@ fn mark_common<M: Method>(
     for &leader in leaders {
         is_leader[leader as usize] = true;
     }
-    (sketches.par_iter_mut().zip(is_leader.par_iter()).zip(crowded.par_iter()))
-        .filter(|((_, leader), crowded)| **leader && **crowded)
-        .map(|((sketch, _), _)| method.mark_common(sketch, &is_common))
-        .sum()
+    (sketches
+        .par_iter_mut()
+        .zip(is_leader.par_iter())
+        .zip(crowded.par_iter()))
+    .filter(|((_, leader), crowded)| **leader && **crowded)
+    .map(|((sketch, _), _)| method.mark_common(sketch, &is_common))
+    .sum()
 }
 
 /// One in this many uncrowded leaders is counted by [`mark_common`].

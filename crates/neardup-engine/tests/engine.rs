@@ -37,6 +37,14 @@ fn docs(case: &Value) -> Vec<String> {
         .collect()
 }
 
+/// MinHash without boilerplate handling: these tests check the LSH and the engine against
+/// brute force on the documents' full shingle sets (tests/boilerplate.rs covers the rest).
+fn plain_minhash() -> MinHashBuilder {
+    MinHashBuilder::new()
+        .max_df(neardup_core::boilerplate::DfLimit::Off)
+        .boilerplate_df(neardup_core::boilerplate::DfLimit::Off)
+}
+
 fn minhash_for(case: &Value) -> MinHash {
     MinHashBuilder::new()
         .threshold(case["threshold"].as_f64().unwrap_or(0.7))
@@ -168,7 +176,7 @@ fn reported_pairs(outcome: &Outcome) -> std::collections::HashMap<(u32, u32), f6
 fn lsh_recall_and_precision_against_brute_force_jaccard() {
     let texts = edited_corpus();
     for threshold in [0.5, 0.7, 0.8] {
-        let method = MinHashBuilder::new().threshold(threshold).build().unwrap();
+        let method = plain_minhash().threshold(threshold).build().unwrap();
         let truth = brute_force_pairs(&method, &texts);
         let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
         let reported = reported_pairs(&outcome);
@@ -206,7 +214,7 @@ fn lsh_recall_and_precision_against_brute_force_jaccard() {
 #[test]
 fn results_are_identical_for_one_and_two_threads() {
     let texts = edited_corpus();
-    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let method = plain_minhash().threshold(0.6).build().unwrap();
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -246,7 +254,7 @@ fn connected_mode_chains_and_exact_copies_follow_their_leader() {
         "h i j k l m n o p q r s t u v w",
         "h i j k l m n o p q r s t u v w",
     ];
-    let method = MinHashBuilder::new()
+    let method = plain_minhash()
         .tokenizer(neardup_core::tokenize::Tokenizer::Token)
         .threshold(0.6)
         .ngram(1)
@@ -282,7 +290,7 @@ fn template_floods_stay_linear_with_the_bucket_cap() {
         })
         .collect();
     // Two messages share 22 of 32 shingles: Jaccard 0.69.
-    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let method = plain_minhash().threshold(0.6).build().unwrap();
     let run = |bucket_cap| {
         let options = EngineOptions {
             bucket_cap,
@@ -328,7 +336,7 @@ fn capped_buckets_anchor_on_the_documents_the_keep_policy_keeps() {
             .to_owned(),
     );
     let longest = (texts.len() - 1) as u32;
-    let method = MinHashBuilder::new().threshold(0.6).build().unwrap();
+    let method = plain_minhash().threshold(0.6).build().unwrap();
     let options = EngineOptions {
         bucket_cap: 10,
         keep: KeepPolicy::Longest,
@@ -358,7 +366,7 @@ fn template_flood_candidates_are_bounded_by_the_budget() {
     // Before the budget: 77 million candidate pairs for these 20,000 documents.
     let documents = 20_000;
     let texts = template_flood(documents);
-    let method = MinHashBuilder::new().build().unwrap();
+    let method = plain_minhash().build().unwrap();
     let options = EngineOptions::default();
     let outcome = dedup_owned(&method, texts, options, &NoProgress).unwrap();
     let stats = &outcome.stats;
@@ -385,7 +393,7 @@ fn ordinary_inputs_are_not_touched_by_the_budget() {
                 .to_owned()
         })
         .collect();
-    let method = MinHashBuilder::new().build().unwrap();
+    let method = plain_minhash().build().unwrap();
     let limited = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
     assert_eq!(
         (limited.stats.budget_hits, limited.stats.partner_limit),

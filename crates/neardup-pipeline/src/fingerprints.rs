@@ -79,7 +79,12 @@ pub fn fingerprint(
     let corpus = read_inputs(inputs, input)?;
     let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
     if method.learns_from_corpus() {
-        let stats = neardup_engine::learn_corpus(&method, &texts, neardup_core::corpus::DEFAULT_CORPUS_MEMORY, progress);
+        let stats = neardup_engine::learn_corpus(
+            &method,
+            &texts,
+            neardup_core::corpus::DEFAULT_CORPUS_MEMORY,
+            progress,
+        );
         method.learn(&std::sync::Arc::new(stats));
     }
     progress.stage("fingerprint", texts.len() as u64);

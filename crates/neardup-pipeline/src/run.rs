@@ -256,7 +256,10 @@ fn write_boilerplate(out: &mut AtomicOutput, found: &BoilerplateStats) -> Result
 }
 
 /// The boilerplate section of the stats file, for methods that have boilerplate settings.
-fn boilerplate_report<M: Registered>(_method: &M, found: &BoilerplateStats) -> Option<BoilerplateReport> {
+fn boilerplate_report<M: Registered>(
+    _method: &M,
+    found: &BoilerplateStats,
+) -> Option<BoilerplateReport> {
     if !M::params().iter().any(|p| p.name == "max_df") {
         return None;
     }

@@ -110,20 +110,26 @@ fn template_flood_stats_show_a_bounded_candidate_count() {
         .collect();
     std::fs::write(&input, text).unwrap();
     let budget = "16";
-    let run = neardup(&[
-        "dedup",
-        &input,
-        "-o",
-        &out,
-        "--stats",
-        &stats,
-        "--quiet",
-        "--candidate-budget",
-        budget,
-    ]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    // 77 million candidate pairs before the budget.
+    let run_with = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "dedup",
+            &input,
+            "-o",
+            &out,
+            "--stats",
+            &stats,
+            "--quiet",
+            "--candidate-budget",
+            budget,
+        ];
+        args.extend_from_slice(extra);
+        let run = neardup(&args);
+        assert!(run.status.success(), "{}", stderr(&run));
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap()
+    };
+    // Without the template check, the notices merge: 77 million candidate pairs before the
+    // budget.
+    let stats = run_with(&["--max-df", "off"]);
     assert!(
         stats["candidate_pairs"].as_u64().unwrap() <= documents * 16,
         "{stats}"
@@ -131,6 +137,21 @@ fn template_flood_stats_show_a_bounded_candidate_count() {
     assert!(stats["budget_hits"].as_u64().unwrap() > 0, "{stats}");
     assert!(stats["partner_limit"].as_u64().unwrap() >= 16, "{stats}");
     assert!(stats["kept"].as_u64().unwrap() < 100, "{stats}");
+    // By default they are notices of one template that differ in their numbers: the same
+    // bounded candidates, none verified, all kept.
+    let stats = run_with(&[]);
+    assert!(
+        stats["candidate_pairs"].as_u64().unwrap() <= documents * 16,
+        "{stats}"
+    );
+    assert_eq!(stats["verified_pairs"], 0, "{stats}");
+    assert_eq!(stats["kept"], documents, "{stats}");
+    assert!(
+        stats["boilerplate"]["discounted_shingles"]
+            .as_u64()
+            .unwrap()
+            > documents
+    );
 }
 
 #[test]
@@ -359,4 +380,131 @@ fn stdin_and_stdout_work() {
         String::from_utf8(output.stdout).unwrap(),
         "今天天气很好，我们去公园散步吧。\n另一件事\n"
     );
+}
+
+/// A corpus of 40 short posts in one account's header and footer.
+fn wrapped_corpus(dir: &Path) -> String {
+    let input = path(dir, "wrapped.jsonl");
+    let rows: String = (0..40)
+        .map(|i| {
+            let text = format!(
+                "Copyright 2024 Example Daily News Group. All rights reserved worldwide.\n\
+                 Post {i}: the {} market opened {} today with {} traders on the floor.\n\
+                 Subscribe to our newsletter for the latest updates from Example Daily.",
+                ["grain", "bond", "metal", "oil", "coffee"][i % 5],
+                ["higher", "lower", "flat", "early"][i % 4],
+                100 + i * 17
+            );
+            serde_json::json!({ "id": format!("p{i}"), "text": text }).to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&input, rows).unwrap();
+    input
+}
+
+#[test]
+fn boilerplate_is_reported_written_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = wrapped_corpus(dir.path());
+    let (out, clusters, stats, list) = (
+        path(dir.path(), "out.jsonl"),
+        path(dir.path(), "clusters.jsonl"),
+        path(dir.path(), "stats.json"),
+        path(dir.path(), "boilerplate.txt"),
+    );
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+        "--boilerplate-out",
+        &list,
+        "--id-field",
+        "id",
+        "--quiet",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let found: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let found = &found["boilerplate"];
+    assert_eq!(found["boilerplate_df"], 20, "{found}");
+    assert_eq!(found["documents"], 40, "{found}");
+    assert_eq!(found["distinct_lines"], 3, "{found}");
+    assert_eq!(found["top_lines"][0]["documents"], 40, "{found}");
+    let listed = std::fs::read_to_string(&list).unwrap();
+    assert_eq!(
+        listed.lines().next(),
+        Some("Copyright 2024 Example Daily News Group."),
+        "{listed}"
+    );
+    assert_eq!(listed.lines().count(), 3);
+    let with_corpus = std::fs::read_to_string(&clusters).unwrap();
+
+    // The saved list, with no corpus statistics at all, gives the same clusters.
+    let again = path(dir.path(), "again.jsonl");
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--clusters",
+        &again,
+        "--boilerplate-file",
+        &list,
+        "--boilerplate-df",
+        "off",
+        "--max-df",
+        "off",
+        "--id-field",
+        "id",
+        "--quiet",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), with_corpus);
+
+    // Without boilerplate handling the wrapper merges the posts.
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "-o",
+        &out,
+        "--clusters",
+        &again,
+        "--boilerplate-df",
+        "off",
+        "--max-df",
+        "off",
+        "--id-field",
+        "id",
+        "--quiet",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_ne!(std::fs::read_to_string(&again).unwrap(), with_corpus);
+}
+
+#[test]
+fn bad_boilerplate_options_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = wrapped_corpus(dir.path());
+    let out = path(dir.path(), "out.jsonl");
+    for (option, value, expect) in [
+        ("--max-df", "0", "--max-df"),
+        ("--max-df", "1.5", "--max-df"),
+        ("--boilerplate-df", "lots", "--boilerplate-df"),
+        ("--rare-threshold", "2", "--rare-threshold"),
+        ("--corpus-memory", "12Q", "--corpus-memory"),
+        ("--boilerplate-file", "/nonexistent/list.txt", "list.txt"),
+    ] {
+        let run = neardup(&["dedup", &input, "-o", &out, option, value, "--quiet"]);
+        assert!(!run.status.success(), "{option} {value}");
+        let message = stderr(&run);
+        assert!(message.contains(expect), "{option} {value}: {message}");
+        assert!(
+            !Path::new(&out).exists(),
+            "{option} {value}: output written"
+        );
+    }
 }

@@ -194,7 +194,11 @@ impl Sketch for MinHashSketch {
         if !common.is_empty() && common.len() != set.len().div_ceil(32) {
             return Err(Error::invalid(
                 "sketch",
-                format!("{} common-bit words for {} elements", common.len(), set.len()),
+                format!(
+                    "{} common-bit words for {} elements",
+                    common.len(),
+                    set.len()
+                ),
             ));
         }
         if !weights.is_empty() && weights.len() != set.len() {
@@ -259,8 +263,11 @@ impl Default for MinHashBuilder {
             lsh_threshold: None,
             max_df: DfLimit::parse(crate::boilerplate::DEFAULT_MAX_DF, "max_df")
                 .unwrap_or_default(),
-            boilerplate_df: DfLimit::parse(crate::boilerplate::DEFAULT_BOILERPLATE_DF, "boilerplate_df")
-                .unwrap_or_default(),
+            boilerplate_df: DfLimit::parse(
+                crate::boilerplate::DEFAULT_BOILERPLATE_DF,
+                "boilerplate_df",
+            )
+            .unwrap_or_default(),
             boilerplate_lines: String::new(),
             weighting: Weighting::None,
             common: Common::Check,
@@ -671,7 +678,11 @@ impl Method for MinHash {
 
     fn common_limit(&self, documents: u64) -> Option<u64> {
         (self.common == Common::Check)
-            .then(|| self.boilerplate.max_df().resolve(documents, 1, MAX_DF_FLOOR))
+            .then(|| {
+                self.boilerplate
+                    .max_df()
+                    .resolve(documents, 1, MAX_DF_FLOOR)
+            })
             .flatten()
     }
 
@@ -861,7 +872,9 @@ impl Registered for MinHash {
             builder = builder.weighting(weighting);
         }
         let common = params.get("common_shingles")?.unwrap_or_default();
-        let rare = params.get("rare_threshold")?.unwrap_or(DEFAULT_RARE_THRESHOLD);
+        let rare = params
+            .get("rare_threshold")?
+            .unwrap_or(DEFAULT_RARE_THRESHOLD);
         builder = builder.common_shingles(common, rare);
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
