@@ -138,6 +138,8 @@ pub struct PageStats {
     pub measure: Option<String>,
     /// The LSH bands and rows, for methods that use LSH.
     pub lsh: Option<LshParams>,
+    /// What boilerplate handling found (the stats file's `boilerplate` section).
+    pub boilerplate: Option<neardup_pipeline::stats::BoilerplateReport>,
 }
 
 impl PageStats {
@@ -166,6 +168,7 @@ impl PageStats {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             lsh,
+            boilerplate: stats.boilerplate.clone(),
         }
     }
 }
@@ -262,6 +265,61 @@ fn push_facts(page: &mut String, stats: &PageStats) {
         );
     }
     page.push_str("</ul>\n");
+    if let Some(found) = &stats.boilerplate {
+        push_boilerplate(page, found);
+    }
+}
+
+/// The boilerplate lines found and the shingles discounted.
+fn push_boilerplate(page: &mut String, found: &neardup_pipeline::stats::BoilerplateReport) {
+    page.push_str("<h3>Boilerplate</h3>\n<ul class=\"facts\">");
+    let limit = |value: Option<u64>| value.map_or("off".to_owned(), |n| format!("{n} documents"));
+    push_fact(
+        page,
+        "Boilerplate lines",
+        &format!(
+            "{} distinct, removed {} times from {} documents (a line in at least {} is \
+             boilerplate)",
+            thousands(found.distinct_lines),
+            thousands(found.removed_lines),
+            thousands(found.documents),
+            limit(found.boilerplate_df)
+        ),
+    );
+    push_fact(
+        page,
+        "Common shingles",
+        &format!(
+            "{} discounted (a shingle in more than {} is common)",
+            thousands(found.discounted_shingles),
+            limit(found.max_df)
+        ),
+    );
+    if let Some(table) = &found.table {
+        let bytes = found.table_bytes.unwrap_or(0) as f64 / 1048576.0;
+        push_fact(
+            page,
+            "Corpus statistics",
+            &format!(
+                "{} distinct documents counted, {table} table of {bytes:.1} MiB",
+                thousands(found.counted_documents)
+            ),
+        );
+    }
+    page.push_str("</ul>\n");
+    if found.top_lines.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<table class=\"boilerplate\"><thead><tr><th>documents</th><th>most frequent \
+         boilerplate lines</th></tr></thead><tbody>",
+    );
+    for line in &found.top_lines {
+        let _ = write!(page, "<tr><td>{}</td><td>", thousands(line.documents));
+        push_escaped(page, &line.text);
+        page.push_str("</td></tr>");
+    }
+    page.push_str("</tbody></table>\n");
 }
 
 fn push_fact(page: &mut String, name: &str, value: &str) {
@@ -512,6 +570,30 @@ mod tests {
         let empty = page_stats(json!({}));
         assert_eq!((empty.method, empty.threshold), (None, None));
         assert!(RunStats::from_json(json!([1, 2])).is_err());
+    }
+
+    #[test]
+    fn boilerplate_lines_are_shown_escaped() {
+        let stats = page_stats(json!({
+            "method": {"name": "minhash", "threshold": 0.4, "params": {}},
+            "boilerplate": {"table": "exact", "table_bytes": 1048576, "counted_documents": 90,
+                            "max_df": 50, "boilerplate_df": 20, "documents": 80,
+                            "removed_lines": 160, "distinct_lines": 2,
+                            "discounted_shingles": 1234,
+                            "top_lines": [{"text": "<b>Copyright</b> 2024", "documents": 80}]},
+        }));
+        let mut page = String::new();
+        push_facts(&mut page, &stats);
+        assert!(page.contains("&lt;b&gt;Copyright&lt;/b&gt; 2024"), "{page}");
+        assert!(
+            page.contains("removed 160 times from 80 documents"),
+            "{page}"
+        );
+        assert!(page.contains("1,234 discounted"), "{page}");
+        assert!(!page.contains("<b>Copyright"), "{page}");
+        let mut without = String::new();
+        push_facts(&mut without, &self::stats());
+        assert!(!without.contains("Boilerplate"));
     }
 
     #[test]
