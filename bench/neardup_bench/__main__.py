@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,flood,hamming,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,flood,hamming,boilerplate,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import flood, hamming, quality, selftest, speed
+from . import boilerplate, flood, hamming, quality, selftest, speed
 from .common import ROOT
 
 
@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
         ("quality", quality, "neardup's methods vs the peers on synth and labelled corpora (P, R, F1, ARI)"),
         ("flood", flood, "template floods: time and memory under a memory cap and a timeout"),
         ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
+        ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
         ("selftest", selftest, "the driver end to end on a few hundred lines, and the tokeniser cross-check"),
     ):
         p = sub.add_parser(name, help=help_, description=mod.__doc__,
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         return hamming.main(args)
     if args.cmd == "flood":
         return flood.main(args)
+    if args.cmd == "boilerplate":
+        return boilerplate.main(args)
     return selftest.main(args)
 
 

@@ -86,32 +86,7 @@ def main(args, argv: list[str]) -> int:
     for name in names:
         c = os.path.join(cdir_root, name)
         os.makedirs(c, exist_ok=True)
-        if name == "zh-titles":
-            corpora.distinct_sources(n, c, os.path.join(data, "thucnews-titles", "titles.jsonl"), args.zh_titles_limit)
-            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 101, "--id-field", "id")
-        elif name == "zh-news":
-            corpora.sohu_dc_articles(os.path.join(data, "sohu-news-pairs", "dc-test.jsonl"), os.path.join(c, "source.jsonl"))
-            corpora.distinct_sources(n, c, os.path.join(c, "source.jsonl"), 1000000)
-            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 102, "--id-field", "id")
-        elif name == "en-news":
-            corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), args.en_limit)
-            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 103, "--id-field", "id")
-        elif name == "zh-wrapped":
-            corpora.distinct_sources(n, c, os.path.join(data, "thucnews-titles", "titles.jsonl"), 5000)
-            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 104, "--id-field", "id",
-                          "--wrappers", "40", "--rewrap", "0.2", "--templates", "500")
-        elif name == "en-wrapped":
-            corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), 2000)
-            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 105, "--id-field", "id",
-                          "--wrappers", "40", "--rewrap", "0.2", "--templates", "300")
-        elif name == "sohu-dd":
-            corpora.sohu_dd_corpus(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "corpus.jsonl"))
-            shutil.copy(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "truth.jsonl"))
-        elif name == "clough":
-            corpora.clough(os.path.join(data, "clough-stevenson-plagiarism", "docs.jsonl"),
-                           os.path.join(c, "corpus.jsonl"), os.path.join(c, "truth.jsonl"))
-        else:
-            raise SystemExit(f"unknown corpus {name}")
+        build_corpus(n, name, c, data, args.zh_titles_limit, args.en_limit)
 
     # ------------------------------------------------------------ runs
     tools = args.tools.split()
@@ -235,3 +210,33 @@ def run_tool(n: str, out: str, name: str, tool: str, d: str, rep: int, td_ok: bo
     else:
         raise SystemExit(f"unknown tool {tool}")
     return measure(cmd, m)["returncode"] == 0
+
+
+def build_corpus(n: str, name: str, c: str, data: str, zh_titles_limit: int, en_limit: int) -> None:
+    """Builds corpus `name` in folder `c`: corpus.jsonl and truth.jsonl."""
+    if name == "zh-titles":
+        corpora.distinct_sources(n, c, os.path.join(data, "thucnews-titles", "titles.jsonl"), zh_titles_limit)
+        corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 101, "--id-field", "id")
+    elif name == "zh-news":
+        corpora.sohu_dc_articles(os.path.join(data, "sohu-news-pairs", "dc-test.jsonl"), os.path.join(c, "source.jsonl"))
+        corpora.distinct_sources(n, c, os.path.join(c, "source.jsonl"), 1000000)
+        corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 102, "--id-field", "id")
+    elif name == "en-news":
+        corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), en_limit)
+        corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 103, "--id-field", "id")
+    elif name == "zh-wrapped":
+        corpora.distinct_sources(n, c, os.path.join(data, "thucnews-titles", "titles.jsonl"), 5000)
+        corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 104, "--id-field", "id",
+                      "--wrappers", "40", "--rewrap", "0.2", "--templates", "500")
+    elif name == "en-wrapped":
+        corpora.distinct_sources(n, c, os.path.join(data, "reuters21578", "bodies.jsonl"), 2000)
+        corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 105, "--id-field", "id",
+                      "--wrappers", "40", "--rewrap", "0.2", "--templates", "300")
+    elif name == "sohu-dd":
+        corpora.sohu_dd_corpus(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "corpus.jsonl"))
+        shutil.copy(os.path.join(data, "sohu-news-pairs", "dd-test.jsonl"), os.path.join(c, "truth.jsonl"))
+    elif name == "clough":
+        corpora.clough(os.path.join(data, "clough-stevenson-plagiarism", "docs.jsonl"),
+                       os.path.join(c, "corpus.jsonl"), os.path.join(c, "truth.jsonl"))
+    else:
+        raise SystemExit(f"unknown corpus {name}")
