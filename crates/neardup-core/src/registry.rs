@@ -370,8 +370,9 @@ pub const BOILERPLATE_PARAMS: &[ParamSpec] = &[
         name: "max_df",
         kind: ParamKind::Text,
         default: Some(crate::boilerplate::DEFAULT_MAX_DF),
-        help: "Shingles found in more documents than this leave the similarity (a template's \
-               fixed wording): a count such as 50, a fraction such as 0.01 or 1%, or off.",
+        help: "Shingles found in more documents than this are common (a template's fixed \
+               wording; see --common-shingles): a count such as 50, a fraction such as 0.01 \
+               or 1% (at least 50 documents), or off.",
         group: Some("Boilerplate"),
     },
     ParamSpec {
@@ -379,7 +380,7 @@ pub const BOILERPLATE_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Text,
         default: Some(crate::boilerplate::DEFAULT_BOILERPLATE_DF),
         help: "Lines (or sentences) found in at least this many documents are boilerplate and \
-               leave the similarity: a count, a fraction, or off.",
+               leave the similarity: a count, a fraction (at least 20 documents), or off.",
         group: Some("Boilerplate"),
     },
     ParamSpec {

@@ -410,8 +410,12 @@ where
     let started = Instant::now();
     progress.stage("sketch", texts.len() as u64);
     type Noted = (usize, Option<Box<DocumentNotes>>);
+    let first_lines = FirstLines::default();
     let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
-        .map(|text| sketch_one(method, text.as_ref(), progress))
+        .enumerate()
+        .map(|(document, text)| {
+            sketch_one(method, document as u32, text.as_ref(), &first_lines, progress)
+        })
         .unzip();
     let mut lengths = Vec::with_capacity(noted.len());
     let mut notes = Vec::with_capacity(noted.len());
@@ -419,7 +423,7 @@ where
         lengths.push(length);
         notes.push(note);
     }
-    let noted = boilerplate_stats(notes);
+    let noted = boilerplate_stats(notes, first_lines);
     let mut outcome = dedup_sketched(method, sketches, lengths, started, options, progress);
     let found = &mut outcome.stats.boilerplate;
     found.discounted_features += noted.discounted_features;
@@ -429,29 +433,73 @@ where
     Ok(outcome)
 }
 
-/// What sketching removed from one document, when it removed anything.
+/// What sketching removed from one document, when it removed anything: the keys of its
+/// boilerplate lines (their texts are kept once, in [`FirstLines`]).
 struct DocumentNotes {
-    lines: Vec<(u64, Box<str>)>,
+    lines: Box<[u64]>,
     discounted: u64,
+}
+
+/// Per boilerplate line key, the first document (input order) it was removed from and its
+/// text there: filled by the parallel sketch stage (the smallest document index wins, so
+/// the result does not depend on the order the documents were sketched in), in shards
+/// behind locks.
+struct FirstLines {
+    shards: Vec<std::sync::Mutex<std::collections::HashMap<u64, (u32, Box<str>)>>>,
+}
+
+impl Default for FirstLines {
+    fn default() -> FirstLines {
+        FirstLines {
+            shards: (0..64).map(|_| Default::default()).collect(),
+        }
+    }
+}
+
+impl FirstLines {
+    fn offer(&self, key: u64, document: u32, text: &str) {
+        let shard = &self.shards[(key % 64) as usize];
+        let mut map = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match map.get_mut(&key) {
+            Some(first) if first.0 <= document => {}
+            Some(first) => *first = (document, text.into()),
+            None => {
+                map.insert(key, (document, text.into()));
+            }
+        }
+    }
+
+    fn into_map(self) -> std::collections::HashMap<u64, (u32, Box<str>)> {
+        (self.shards.into_iter())
+            .flat_map(|shard| {
+                shard
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+            })
+            .collect()
+    }
 }
 
 fn sketch_one<M: Method>(
     method: &M,
+    document: u32,
     text: &str,
+    first_lines: &FirstLines,
     progress: &dyn Progress,
 ) -> (M::Sketch, (usize, Option<Box<DocumentNotes>>)) {
     let mut notes = SketchNotes::default();
     let sketch = method.sketch_noted(text, &mut notes);
     progress.advance(1);
     let noted = (!notes.removed_lines.is_empty() || notes.discounted_features > 0).then(|| {
-        let mut lines: Vec<(u64, Box<str>)> = Vec::new();
+        let mut lines: Vec<u64> = Vec::with_capacity(notes.removed_lines.len());
         for line in &notes.removed_lines {
-            if !lines.iter().any(|(key, _)| *key == line.key) {
-                lines.push((line.key, line.text.into()));
+            if !lines.contains(&line.key) {
+                lines.push(line.key);
+                first_lines.offer(line.key, document, line.text);
             }
         }
         Box::new(DocumentNotes {
-            lines,
+            lines: lines.into_boxed_slice(),
             discounted: notes.discounted_features,
         })
     });
@@ -460,29 +508,34 @@ fn sketch_one<M: Method>(
 
 /// Sums the documents' notes: per distinct line, its first text and the documents it was
 /// removed from, most documents first.
-fn boilerplate_stats(notes: Vec<Option<Box<DocumentNotes>>>) -> BoilerplateStats {
+fn boilerplate_stats(
+    notes: Vec<Option<Box<DocumentNotes>>>,
+    first_lines: FirstLines,
+) -> BoilerplateStats {
     let mut stats = BoilerplateStats::default();
-    let mut by_key: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
-    for (document, note) in notes.into_iter().enumerate() {
-        let Some(note) = note else { continue };
+    let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for note in notes.into_iter().flatten() {
         stats.discounted_features += note.discounted;
         if note.lines.is_empty() {
             continue;
         }
         stats.documents += 1;
         stats.removed_lines += note.lines.len() as u64;
-        for (key, text) in note.lines {
-            let index = *by_key.entry(key).or_insert_with(|| {
-                stats.lines.push(BoilerplateLine {
-                    text: text.into(),
-                    documents: 0,
-                    first: document as u32,
-                });
-                stats.lines.len() - 1
-            });
-            stats.lines[index].documents += 1;
+        for &key in note.lines.iter() {
+            *counts.entry(key).or_insert(0) += 1;
         }
     }
+    let mut first = first_lines.into_map();
+    stats.lines = (counts.into_iter())
+        .filter_map(|(key, documents)| {
+            let (document, text) = first.remove(&key)?;
+            Some(BoilerplateLine {
+                text: text.into(),
+                documents,
+                first: document,
+            })
+        })
+        .collect();
     stats
         .lines
         .sort_by(|a, b| b.documents.cmp(&a.documents).then(a.first.cmp(&b.first)));
