@@ -414,7 +414,13 @@ where
     let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
         .enumerate()
         .map(|(document, text)| {
-            sketch_one(method, document as u32, text.as_ref(), &first_lines, progress)
+            sketch_one(
+                method,
+                document as u32,
+                text.as_ref(),
+                &first_lines,
+                progress,
+            )
         })
         .unzip();
     let mut lengths = Vec::with_capacity(noted.len());
@@ -445,7 +451,7 @@ struct DocumentNotes {
 /// the result does not depend on the order the documents were sketched in), in shards
 /// behind locks.
 struct FirstLines {
-    shards: Vec<std::sync::Mutex<std::collections::HashMap<u64, (u32, Box<str>)>>>,
+    shards: Vec<std::sync::Mutex<std::collections::HashMap<u64, ((u32, u32), Box<str>)>>>,
 }
 
 impl Default for FirstLines {
@@ -457,19 +463,22 @@ impl Default for FirstLines {
 }
 
 impl FirstLines {
-    fn offer(&self, key: u64, document: u32, text: &str) {
+    /// `at` is (document, position of the line among the document's removed lines).
+    fn offer(&self, key: u64, at: (u32, u32), text: &str) {
         let shard = &self.shards[(key % 64) as usize];
-        let mut map = shard.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = shard
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match map.get_mut(&key) {
-            Some(first) if first.0 <= document => {}
-            Some(first) => *first = (document, text.into()),
+            Some(first) if first.0 <= at => {}
+            Some(first) => *first = (at, text.into()),
             None => {
-                map.insert(key, (document, text.into()));
+                map.insert(key, (at, text.into()));
             }
         }
     }
 
-    fn into_map(self) -> std::collections::HashMap<u64, (u32, Box<str>)> {
+    fn into_map(self) -> std::collections::HashMap<u64, ((u32, u32), Box<str>)> {
         (self.shards.into_iter())
             .flat_map(|shard| {
                 shard
@@ -494,8 +503,8 @@ fn sketch_one<M: Method>(
         let mut lines: Vec<u64> = Vec::with_capacity(notes.removed_lines.len());
         for line in &notes.removed_lines {
             if !lines.contains(&line.key) {
+                first_lines.offer(line.key, (document, lines.len() as u32), line.text);
                 lines.push(line.key);
-                first_lines.offer(line.key, document, line.text);
             }
         }
         Box::new(DocumentNotes {
@@ -526,19 +535,21 @@ fn boilerplate_stats(
         }
     }
     let mut first = first_lines.into_map();
-    stats.lines = (counts.into_iter())
+    let mut lines: Vec<(u64, (u32, u32), Box<str>)> = (counts.into_iter())
         .filter_map(|(key, documents)| {
-            let (document, text) = first.remove(&key)?;
-            Some(BoilerplateLine {
-                text: text.into(),
-                documents,
-                first: document,
-            })
+            let (at, text) = first.remove(&key)?;
+            Some((documents, at, text))
         })
         .collect();
-    stats
-        .lines
-        .sort_by(|a, b| b.documents.cmp(&a.documents).then(a.first.cmp(&b.first)));
+    // Most documents first, then by first occurrence: (document, position) is unique.
+    lines.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    stats.lines = (lines.into_iter())
+        .map(|(documents, at, text)| BoilerplateLine {
+            text: text.into(),
+            documents,
+            first: at.0,
+        })
+        .collect();
     stats
 }
 
