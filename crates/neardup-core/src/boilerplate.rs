@@ -236,6 +236,20 @@ impl KeyFolder {
     }
 }
 
+/// A line with neighbours of its own in each document is boilerplate when it is in this many
+/// times the `boilerplate_df` documents (see [`Boilerplate::is_boilerplate_line`]).
+pub const ALONE_FACTOR: u64 = 5;
+
+/// The neighbour of a document's first line.
+const START: u64 = 0x7374_6172_7400_0001;
+/// The neighbour of a document's last line.
+const END: u64 = 0x656e_6400_0000_0001;
+
+/// The key of two adjacent lines (or a line and the start or end of its document).
+fn pair_key(first: u64, second: u64) -> u64 {
+    crate::hash::mix64(first.rotate_left(17) ^ second ^ 0x7061_6972) | LINE_BIT
+}
+
 /// Whether a `.` after these two characters ends an initial or an abbreviation such as
 /// "U.S." or "J." rather than a sentence: an uppercase letter after a space, a `.` or the
 /// start.
@@ -303,6 +317,7 @@ pub struct Boilerplate {
     listed: Arc<foldhash::HashSet<u64>>,
     stats: Option<Arc<CorpusStats>>,
     found_lines: Option<Arc<foldhash::HashSet<u64>>>,
+    found_alone: Option<Arc<foldhash::HashSet<u64>>>,
     max_df_count: Option<u64>,
     line_df_count: Option<u64>,
 }
@@ -381,7 +396,15 @@ impl Boilerplate {
             return;
         }
         let text = normalizer.strip_html_if_enabled(text);
-        keys.extend(keyed_lines(&text).filter_map(|(_, key)| key));
+        let mut previous = START;
+        for key in keyed_lines(&text).filter_map(|(_, key)| key) {
+            keys.push(key);
+            keys.push(pair_key(previous, key));
+            previous = key;
+        }
+        if previous != START {
+            keys.push(pair_key(previous, END));
+        }
     }
 
     /// Takes the corpus frequencies: resolves fractions against the documents counted (at
@@ -393,34 +416,65 @@ impl Boilerplate {
     pub fn learn(&mut self, stats: &Arc<CorpusStats>, keep_counts: bool) {
         self.max_df_count = self.max_df.resolve(stats.documents(), 1, MAX_DF_FLOOR);
         self.line_df_count = (self.line_df).resolve(stats.documents(), 2, BOILERPLATE_DF_FLOOR);
-        let found = match (keep_counts, self.line_df_count) {
-            (false, Some(limit)) => stats.frequent_features(
+        let frequent = |limit: u64| {
+            stats.frequent_features(
                 |key| key & LINE_BIT != 0,
                 u32::try_from(limit).unwrap_or(u32::MAX),
-            ),
-            (false, None) => Some(Vec::new()),
+            )
+        };
+        let found = match (keep_counts, self.line_df_count) {
+            (false, Some(limit)) => frequent(limit).zip(frequent(limit * ALONE_FACTOR)),
+            (false, None) => Some((Vec::new(), Vec::new())),
             (true, _) => None,
         };
         match found {
-            Some(keys) => {
+            Some((keys, alone)) => {
                 self.found_lines = Some(Arc::new(keys.into_iter().collect()));
+                self.found_alone = Some(Arc::new(alone.into_iter().collect()));
                 self.stats = None;
             }
             None => self.stats = Some(Arc::clone(stats)),
         }
     }
 
-    /// Whether a normalised line (by its key) is boilerplate.
-    pub fn is_boilerplate_line(&self, key: u64) -> bool {
-        self.listed.contains(&key)
-            || self
-                .found_lines
-                .as_ref()
-                .is_some_and(|found| found.contains(&key))
+    /// Whether a line or a pair of adjacent lines (by its key) is frequent.
+    fn is_frequent(&self, key: u64) -> bool {
+        self.found_lines
+            .as_ref()
+            .is_some_and(|found| found.contains(&key))
             || match (&self.stats, self.line_df_count) {
                 (Some(stats), Some(limit)) => u64::from(stats.document_frequency(key)) >= limit,
                 _ => false,
             }
+    }
+
+    /// Whether a line is frequent on its own: in [`ALONE_FACTOR`] times the documents of
+    /// the limit.
+    fn is_frequent_alone(&self, key: u64) -> bool {
+        self.found_alone
+            .as_ref()
+            .is_some_and(|found| found.contains(&key))
+            || match (&self.stats, self.line_df_count) {
+                (Some(stats), Some(limit)) => {
+                    u64::from(stats.document_frequency(key)) >= limit * ALONE_FACTOR
+                }
+                _ => false,
+            }
+    }
+
+    /// Whether the line `key`, between the lines `previous` and `next` (the keys of its
+    /// neighbours, or the start or end of the document), is boilerplate: listed; frequent
+    /// together with a neighbour; or, wherever it stands, [`ALONE_FACTOR`] times as frequent.
+    /// A wrapper's lines recur side by side, a header's first line after the start of the
+    /// document and a footer's last line before its end; a sentence that merely recurs in
+    /// some documents (a stock phrase, a quotation, a sentence of a corpus built from a pool
+    /// of sentences) has other neighbours each time and stays, unless it is in very many.
+    pub fn is_boilerplate_line(&self, previous: u64, key: u64, next: u64) -> bool {
+        self.listed.contains(&key)
+            || (self.is_frequent(key)
+                && (self.is_frequent(pair_key(previous, key))
+                    || self.is_frequent(pair_key(key, next))
+                    || self.is_frequent_alone(key)))
     }
 
     /// Whether a shingle (by its hash) is common: in more than `max_df` documents.
@@ -473,11 +527,13 @@ impl Boilerplate {
         let before = removed.len();
         let mut kept: Option<String> = None;
         let mut start = 0usize;
-        for (line, key) in keyed_lines(text) {
-            let Some(key) = key else {
-                continue;
-            };
-            if !self.is_boilerplate_line(key) {
+        let keyed: Vec<(&'t str, u64)> = (keyed_lines(text))
+            .filter_map(|(line, key)| Some((line, key?)))
+            .collect();
+        for (index, &(line, key)) in keyed.iter().enumerate() {
+            let previous = index.checked_sub(1).map_or(START, |i| keyed[i].1);
+            let next = keyed.get(index + 1).map_or(END, |n| n.1);
+            if !self.is_boilerplate_line(previous, key, next) {
                 continue;
             }
             removed.push(RemovedLine { key, text: line });
@@ -615,6 +671,30 @@ mod tests {
         let kept = boilerplate.strip(&normalizer, other, &mut removed);
         assert_eq!(kept, "markets rose today copyright 2025 example news");
         assert!(removed.is_empty());
+    }
+
+    #[test]
+    fn a_frequent_sentence_among_other_sentences_is_not_boilerplate() {
+        // "The sky is blue." is in every document, each time between other sentences; the
+        // footer is in every document, always at the end.
+        let texts: Vec<String> = (0..30)
+            .map(|i| {
+                format!(
+                    "Opening {i} of the story here. The sky is blue. Closing {i} words of it.\n\
+                     Subscribe to our newsletter today."
+                )
+            })
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let boilerplate = learned(&texts, DfLimit::Count(20), DfLimit::Off);
+        let mut removed = Vec::new();
+        let kept = boilerplate.strip(&Normalizer::default(), texts[3], &mut removed);
+        assert_eq!(
+            kept,
+            "opening 3 of the story here the sky is blue closing 3 words of it"
+        );
+        assert_eq!(removed.len(), 1);
+        assert_eq!(removed[0].text, "Subscribe to our newsletter today.");
     }
 
     #[test]
