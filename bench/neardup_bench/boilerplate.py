@@ -102,7 +102,7 @@ def quality_part(n: str, args, data: str, out: str) -> dict:
 
 
 def cost_part(n: str, args, data: str, out: str) -> dict:
-    corpus, _ = corpora.zh_synth(n, data, os.path.join(out, "corpora"), args.zh_mb, 20240601)
+    corpus, truth = corpora.zh_synth(n, data, os.path.join(out, "corpora"), args.zh_mb, 20240601)
     configs = {"off": CONFIGS["off"], "default": [], "default, --corpus-memory 1M": ["--corpus-memory", "1M"]}
     runs: dict = {k: [] for k in configs}
     wd = os.path.join(out, "runs", "cost")
@@ -110,13 +110,15 @@ def cost_part(n: str, args, data: str, out: str) -> dict:
     for rep in range(args.reps):
         for config, extra in configs.items():
             stats = os.path.join(wd, "stats.json")
+            clusters = os.path.join(wd, "clusters.jsonl")
             cmd = [n, "dedup", corpus, "-o", os.path.join(wd, "kept.jsonl"), "--stats", stats, "--quiet",
-                   "--id-field", "id", *extra]
+                   "--id-field", "id", "--clusters", clusters, *extra]
             rec = measure(cmd, None)
             with open(stats) as fh:
                 s = json.load(fh)
             runs[config].append({"wall": rec["wall_seconds"], "rss": rec["peak_rss_bytes"],
-                                 "seconds": s["seconds"], "boilerplate": s.get("boilerplate")})
+                                 "seconds": s["seconds"], "boilerplate": s.get("boilerplate"),
+                                 "quality": score(n, truth, clusters, "zh") if rep == 0 else None})
             log(f"cost rep{rep + 1} {config}: {rec['wall_seconds']:.2f} s, {rec['peak_rss_bytes'] / 2**20:.0f} MiB")
     return {"corpus": common.rel(corpus), "size": os.path.getsize(corpus), "runs": runs}
 
@@ -145,14 +147,16 @@ def report(results: dict, cost: dict | None, args, out: str) -> str:
         md.append("")
     if cost:
         md += [f"Cost on `{cost['corpus']}` ({cost['size'] / 1e6:.1f} MB), medians of {args.reps} interleaved runs:", "",
-               "| configuration | wall s | corpus pass s | sketch s | candidates s | total (stats) s | peak RSS MiB | table |",
-               "|---|---|---|---|---|---|---|---|"]
+               "| configuration | wall s | corpus pass s | sketch s | candidates s | total (stats) s | peak RSS MiB | table | P / R / F1 (synth truth) |",
+               "|---|---|---|---|---|---|---|---|---|"]
         for config, runs in cost["runs"].items():
             sec = lambda k: median([r["seconds"].get(k, 0.0) for r in runs])  # noqa: E731
             b = runs[-1]["boilerplate"] or {}
             table = f"{b.get('table')} {b.get('table_bytes', 0) / 2**20:.1f} MiB" if b.get("table") else "none"
+            q = runs[0]["quality"]
             md.append(f"| {config} | {median([r['wall'] for r in runs]):.2f} | {sec('corpus'):.2f} | {sec('sketch'):.2f} | "
-                      f"{sec('candidates'):.2f} | {sec('total'):.2f} | {median([r['rss'] for r in runs]) / 2**20:.0f} | {table} |")
+                      f"{sec('candidates'):.2f} | {sec('total'):.2f} | {median([r['rss'] for r in runs]) / 2**20:.0f} | {table} | "
+                      f"{q['precision']:.3f} / {q['recall']:.3f} / {q['f1']:.3f} |")
         md.append("")
     return "\n".join(md)
 
