@@ -15,7 +15,8 @@ each at the default threshold (0.4) and at thresholds 0.2-0.8 (step 0.05), score
 gives the default threshold's row and the best F1 over the sweep.
 
 Cost: on the 100 MB Chinese corpus of `bench/run speed`, `off` and `default` (and `default`
-with --corpus-memory 1M, which forces the count-min table) are run REPS times, interleaved,
+with --corpus-memory 16M and 1M, which force the count-min table: wide enough, and too small
+for the corpus) are run REPS times, interleaved,
 each under measure.py (wall time, peak RSS); the stage times come from neardup's stats file.
 Medians are reported.
 """
@@ -103,7 +104,8 @@ def quality_part(n: str, args, data: str, out: str) -> dict:
 
 def cost_part(n: str, args, data: str, out: str) -> dict:
     corpus, truth = corpora.zh_synth(n, data, os.path.join(out, "corpora"), args.zh_mb, 20240601)
-    configs = {"off": CONFIGS["off"], "default": [], "default, --corpus-memory 1M": ["--corpus-memory", "1M"]}
+    configs = {"off": CONFIGS["off"], "default": [], "default, --corpus-memory 16M": ["--corpus-memory", "16M"],
+               "default, --corpus-memory 1M": ["--corpus-memory", "1M"]}
     runs: dict = {k: [] for k in configs}
     wd = os.path.join(out, "runs", "cost")
     os.makedirs(wd, exist_ok=True)
@@ -153,6 +155,8 @@ def report(results: dict, cost: dict | None, args, out: str) -> str:
             sec = lambda k: median([r["seconds"].get(k, 0.0) for r in runs])  # noqa: E731
             b = runs[-1]["boilerplate"] or {}
             table = f"{b.get('table')} {b.get('table_bytes', 0) / 2**20:.1f} MiB" if b.get("table") else "none"
+            if b.get("table_saturated"):
+                table += " (saturated: no line removed)"
             q = runs[0]["quality"]
             md.append(f"| {config} | {median([r['wall'] for r in runs]):.2f} | {sec('corpus'):.2f} | {sec('sketch'):.2f} | "
                       f"{sec('candidates'):.2f} | {sec('total'):.2f} | {median([r['rss'] for r in runs]) / 2**20:.0f} | {table} | "

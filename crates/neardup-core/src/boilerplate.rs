@@ -318,6 +318,7 @@ pub struct Boilerplate {
     stats: Option<Arc<CorpusStats>>,
     found_lines: Option<Arc<foldhash::HashSet<u64>>>,
     found_alone: Option<Arc<foldhash::HashSet<u64>>>,
+    saturated: bool,
     max_df_count: Option<u64>,
     line_df_count: Option<u64>,
 }
@@ -378,6 +379,9 @@ impl Boilerplate {
         if let Some(count) = self.line_df_count {
             limits.push(("boilerplate_df", count));
         }
+        if self.saturated {
+            limits.push(("table_saturated", 1));
+        }
         limits
     }
 
@@ -416,6 +420,16 @@ impl Boilerplate {
     pub fn learn(&mut self, stats: &Arc<CorpusStats>, keep_counts: bool) {
         self.max_df_count = self.max_df.resolve(stats.documents(), 1, MAX_DF_FLOOR);
         self.line_df_count = (self.line_df).resolve(stats.documents(), 2, BOILERPLATE_DF_FLOOR);
+        // A count-min table too small for its corpus over-counts everything: every line
+        // would look frequent. Past a mean cell of a quarter of the limit, frequencies are
+        // not told apart and no line is removed by frequency (raise `--corpus-memory`).
+        self.saturated = match (stats.mean_cell(), self.line_df_count) {
+            (Some(mean), Some(limit)) => mean > limit as f64 / 4.0,
+            _ => false,
+        };
+        if self.saturated {
+            self.line_df_count = None;
+        }
         let frequent = |limit: u64| {
             stats.frequent_features(
                 |key| key & LINE_BIT != 0,

@@ -230,6 +230,21 @@ impl CorpusStats {
         Some(found)
     }
 
+    /// For a count-min table, the mean value of a cell: the expected over-count of an
+    /// estimate from one row. `None` for an exact table.
+    pub fn mean_cell(&self) -> Option<f64> {
+        match &self.table {
+            Table::Exact(_) => None,
+            Table::CountMin { mask, counters } => {
+                let width = (*mask + 1) as usize;
+                let total: u64 = (counters[..width].iter())
+                    .map(|c| u64::from(c.load(Ordering::Relaxed)))
+                    .sum();
+                Some(total as f64 / width as f64)
+            }
+        }
+    }
+
     /// True for an exact table.
     pub fn is_exact(&self) -> bool {
         matches!(self.table, Table::Exact(_))

@@ -155,8 +155,9 @@ fn count_min_lines_and_any_thread_count_give_the_same_result() {
     let texts = corpus();
     let method = method(true);
     let reference = run(&method, &texts, EngineOptions::default());
+    // 1,024 cells a row: count-min, still wide enough for this corpus.
     let tiny = EngineOptions {
-        corpus_memory: 4096,
+        corpus_memory: 8 << 10,
         ..EngineOptions::default()
     };
     let sketched = run(&method, &texts, tiny);
@@ -177,6 +178,30 @@ fn count_min_lines_and_any_thread_count_give_the_same_result() {
         );
         assert_eq!(outcome.stats.boilerplate, reference.stats.boilerplate);
     }
+}
+
+#[test]
+fn a_count_min_table_too_small_to_tell_removes_no_line() {
+    let mut texts = corpus();
+    // Five hundred more documents of ten lines of their own: about 10,000 line and pair
+    // keys over the 1,024 cells of the smallest table.
+    texts.extend((0..500).map(|d| {
+        (0..10)
+            .map(|l| format!("Document {d} has its own line number {l} here."))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }));
+    let tiny = EngineOptions {
+        corpus_memory: 1,
+        ..EngineOptions::default()
+    };
+    let method = method(true);
+    let outcome = run(&method, &texts, tiny);
+    let found = &outcome.stats.boilerplate;
+    assert_eq!(found.table.map(|t| t.0), Some("count-min"));
+    assert!(found.limits.contains(&("table_saturated", 1)), "{found:?}");
+    assert!(found.lines.is_empty(), "{found:?}");
+    assert_eq!(outcome.stats.exact_only_documents, 0);
 }
 
 #[test]

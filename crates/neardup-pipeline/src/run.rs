@@ -270,6 +270,7 @@ fn boilerplate_report<M: Registered>(
         counted_documents: found.counted_documents,
         max_df: limit("max_df"),
         boilerplate_df: limit("boilerplate_df"),
+        table_saturated: limit("table_saturated").is_some(),
         documents: found.documents,
         removed_lines: found.removed_lines,
         distinct_lines: found.lines.len() as u64,

@@ -93,6 +93,9 @@ pub struct BoilerplateReport {
     pub max_df: Option<u64>,
     /// Lines in at least this many documents were boilerplate (`boilerplate_df` resolved).
     pub boilerplate_df: Option<u64>,
+    /// True when the count-min table was too small for the corpus to tell frequent lines
+    /// from the rest: no line was removed by frequency (raise `--corpus-memory`).
+    pub table_saturated: bool,
     /// Documents with boilerplate lines removed.
     pub documents: u64,
     /// Boilerplate line occurrences removed.
