@@ -133,7 +133,8 @@ def report(results: dict, cost: dict | None, args, out: str) -> str:
     m = common.machine()
     md = [f"- Date: {m['date']}; machine: {m['cpu']}, {m['nproc']} cores; {m['rustc']}; "
           f"neardup {common.git_describe()}",
-          f"- Command: `bench/run boilerplate --reps {args.reps}` (report: `{common.rel(out)}/report.md`)", ""]
+          f"- Command: `bench/run boilerplate{' --no-quality' if args.no_quality else ''}"
+          f"{' --no-cost' if args.no_cost else ''} --reps {args.reps}` (report: `{common.rel(out)}/report.md`)", ""]
     if results:
         configs = args.configs.split()
         md += ["Pairwise precision / recall / F1 at the default threshold 0.4, and the best F1 over thresholds "
