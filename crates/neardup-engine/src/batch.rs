@@ -446,12 +446,15 @@ struct DocumentNotes {
     discounted: u64,
 }
 
+/// Line key -> ((document, position), text) of its first occurrence.
+type FirstLineMap = std::collections::HashMap<u64, ((u32, u32), Box<str>)>;
+
 /// Per boilerplate line key, the first document (input order) it was removed from and its
 /// text there: filled by the parallel sketch stage (the smallest document index wins, so
 /// the result does not depend on the order the documents were sketched in), in shards
 /// behind locks.
 struct FirstLines {
-    shards: Vec<std::sync::Mutex<std::collections::HashMap<u64, ((u32, u32), Box<str>)>>>,
+    shards: Vec<std::sync::Mutex<FirstLineMap>>,
 }
 
 impl Default for FirstLines {
@@ -478,7 +481,7 @@ impl FirstLines {
         }
     }
 
-    fn into_map(self) -> std::collections::HashMap<u64, ((u32, u32), Box<str>)> {
+    fn into_map(self) -> FirstLineMap {
         (self.shards.into_iter())
             .flat_map(|shard| {
                 shard
