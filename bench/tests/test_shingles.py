@@ -113,6 +113,8 @@ class AgainstBinary(unittest.TestCase):
                         "--pairs", pairs, "--id-field", "id", "--quiet", "--chinese-variant", "keep",
                         "--bands", "128", "--rows", "1", "--permutations", "128", "--threshold", "0.3",
                         "--cluster", "connected", "--candidate-budget", "1000000", "--bucket-cap", "1000000",
+                        # The whole texts' shingles, as Python sees them: no boilerplate handling.
+                        "--max-df", "off", "--boilerplate-df", "off",
                         *args], check=True)
         out = {}
         for r in read_jsonl(pairs):
