@@ -451,26 +451,18 @@ impl Boilerplate {
         }
     }
 
-    /// Whether a line or a pair of adjacent lines (by its key) is frequent.
-    fn is_frequent(&self, key: u64) -> bool {
-        self.found_lines
-            .as_ref()
-            .is_some_and(|found| found.contains(&key))
-            || match (&self.stats, self.line_df_count) {
-                (Some(stats), Some(limit)) => u64::from(stats.document_frequency(key)) >= limit,
-                _ => false,
-            }
-    }
-
-    /// Whether a line is frequent on its own: in [`ALONE_FACTOR`] times the documents of
-    /// the limit.
-    fn is_frequent_alone(&self, key: u64) -> bool {
-        self.found_alone
-            .as_ref()
-            .is_some_and(|found| found.contains(&key))
+    /// Whether a line or a pair of adjacent lines (by its key) is in `factor` times the
+    /// documents of the limit (`found` holds the keys that are, when the counts were not kept).
+    fn is_frequent(
+        &self,
+        key: u64,
+        factor: u64,
+        found: &Option<Arc<foldhash::HashSet<u64>>>,
+    ) -> bool {
+        found.as_ref().is_some_and(|found| found.contains(&key))
             || match (&self.stats, self.line_df_count) {
                 (Some(stats), Some(limit)) => {
-                    u64::from(stats.document_frequency(key)) >= limit * ALONE_FACTOR
+                    u64::from(stats.document_frequency(key)) >= limit * factor
                 }
                 _ => false,
             }
@@ -484,11 +476,12 @@ impl Boilerplate {
     /// some documents (a stock phrase, a quotation, a sentence of a corpus built from a pool
     /// of sentences) has other neighbours each time and stays, unless it is in very many.
     pub fn is_boilerplate_line(&self, previous: u64, key: u64, next: u64) -> bool {
+        let frequent = |key| self.is_frequent(key, 1, &self.found_lines);
         self.listed.contains(&key)
-            || (self.is_frequent(key)
-                && (self.is_frequent(pair_key(previous, key))
-                    || self.is_frequent(pair_key(key, next))
-                    || self.is_frequent_alone(key)))
+            || (frequent(key)
+                && (frequent(pair_key(previous, key))
+                    || frequent(pair_key(key, next))
+                    || self.is_frequent(key, ALONE_FACTOR, &self.found_alone)))
     }
 
     /// Whether a shingle (by its hash) is common: in more than `max_df` documents.

@@ -3,12 +3,12 @@
 //!
 //! A method that learns from its corpus (TF-IDF weights, common shingles, boilerplate lines;
 //! see [`Method::learns_from_corpus`](crate::Method::learns_from_corpus)) gets the counts of
-//! its features as a [`CorpusStats`]. Which table counts them is decided before counting, from
-//! an upper bound on the number of distinct features (the corpus' bytes: every feature starts
-//! at a character), so the choice is the same on every run and thread count:
+//! its features as a [`CorpusStats`]. Counting starts exact; the table turns count-min once it
+//! would outgrow the memory given ([`CorpusStats::fit_within`]), with the same cells whenever
+//! the switch happens, so the result is the same on every run and thread count:
 //!
 //! - **exact** ([`CorpusStats::exact`]): a hash map, about [`EXACT_BYTES_PER_FEATURE`] bytes per
-//!   distinct feature; used when the bound fits the memory given;
+//!   distinct feature, in shards by the top bits of the feature;
 //! - **count-min** ([`CorpusStats::count_min`]): [`COUNT_MIN_DEPTH`] rows of 32-bit counters
 //!   filling the memory given. An estimate is never below the true count, and exceeds it by
 //!   at most `e x total / width` with probability `1 - e^-depth` (Cormode and Muthukrishnan,
@@ -156,17 +156,6 @@ impl CorpusStats {
                 mask: width as u64 - 1,
                 counters,
             },
-        }
-    }
-
-    /// The table for a corpus of at most `max_features` distinct features within `memory`
-    /// bytes: exact when `max_features x EXACT_BYTES_PER_FEATURE` fits, else count-min.
-    pub fn for_corpus(max_features: u64, memory: usize) -> CorpusStats {
-        let exact_bytes = max_features.saturating_mul(EXACT_BYTES_PER_FEATURE as u64);
-        if exact_bytes <= memory as u64 {
-            CorpusStats::exact()
-        } else {
-            CorpusStats::count_min(memory)
         }
     }
 
@@ -470,16 +459,14 @@ mod tests {
     }
 
     #[test]
-    fn the_table_kind_follows_the_bound() {
-        assert!(CorpusStats::for_corpus(1000, 1 << 20).is_exact());
-        assert_eq!(
-            CorpusStats::for_corpus(1 << 30, 1 << 20).kind(),
-            "count-min"
-        );
-        assert_eq!(
-            CorpusStats::for_corpus(1 << 30, 1 << 20).memory_bytes(),
-            1 << 20
-        );
+    fn the_table_kind_follows_the_memory() {
+        let mut stats = CorpusStats::exact();
+        stats.add_document(&[mix64(1)]);
+        stats.fit_within(1 << 20);
+        assert_eq!(stats.kind(), "exact");
+        stats.fit_within(0);
+        assert_eq!(stats.kind(), "count-min");
+        assert_eq!(CorpusStats::count_min(1 << 20).memory_bytes(), 1 << 20);
     }
 
     #[test]

@@ -70,21 +70,8 @@ pub fn cosine<T: Ord>(a: &[T], b: &[T]) -> f64 {
 /// assert_eq!(j, 3.0 / 5.0);
 /// ```
 pub fn weighted_jaccard<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: &[f32]) -> f64 {
-    let total = |weights: &[f32]| weights.iter().map(|&w| f64::from(w)).sum::<f64>();
-    let (total_a, total_b) = (total(a_weights), total(b_weights));
-    let (mut i, mut j, mut shared) = (0, 0, 0.0f64);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += f64::from(a_weights[i].min(b_weights[j]));
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = total_a + total_b - shared;
+    let shared = weighted_intersection(a, a_weights, b, b_weights);
+    let union = total(a_weights) + total(b_weights) - shared;
     if union <= 0.0 {
         0.0
     } else {
@@ -94,11 +81,19 @@ pub fn weighted_jaccard<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: 
 
 /// Weighted containment: the weight of the shared elements over the smaller total weight.
 pub fn weighted_containment<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: &[f32]) -> f64 {
-    let total = |weights: &[f32]| weights.iter().map(|&w| f64::from(w)).sum::<f64>();
     let smaller = total(a_weights).min(total(b_weights));
     if smaller <= 0.0 {
         return 0.0;
     }
+    weighted_intersection(a, a_weights, b, b_weights) / smaller
+}
+
+fn total(weights: &[f32]) -> f64 {
+    weights.iter().map(|&w| f64::from(w)).sum()
+}
+
+/// The summed smaller weight of the elements two sorted weighted sets share.
+fn weighted_intersection<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weights: &[f32]) -> f64 {
     let (mut i, mut j, mut shared) = (0, 0, 0.0f64);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -111,7 +106,7 @@ pub fn weighted_containment<T: Ord>(a: &[T], a_weights: &[f32], b: &[T], b_weigh
             }
         }
     }
-    shared / smaller
+    shared
 }
 
 /// Hamming distance of two 64-bit fingerprints.
