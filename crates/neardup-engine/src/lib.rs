@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod batch;
+pub mod online;
 
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, EngineOptions,
