@@ -95,7 +95,7 @@ impl DedupArgs {
 }
 
 /// A size in bytes: a number with an optional K, M or G suffix (powers of 1024).
-fn parse_size(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let (digits, unit) = match text.char_indices().last() {
         Some((at, c)) if c.is_ascii_alphabetic() => (&text[..at], c.to_ascii_uppercase()),

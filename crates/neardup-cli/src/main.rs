@@ -10,6 +10,7 @@ mod eval;
 mod fingerprint;
 mod progress;
 mod report;
+mod serve;
 mod signals;
 mod synth;
 mod threads;
@@ -47,12 +48,22 @@ enum Command {
     Fingerprint(Box<fingerprint::FingerprintArgs>),
     /// Write every pair of a fingerprint file within a Hamming distance: {"a", "b", "distance"}.
     Hamming(fingerprint::HammingArgs),
+    /// Serve durable check-and-insert over HTTP: collections of stored texts, each new text
+    /// checked against them within milliseconds (see docs/service.md).
+    Serve(serve::ServeArgs),
+    /// Talk to `neardup serve`: create collections, insert, check, bulk-load a JSONL file,
+    /// load-test.
+    Client(serve::ClientArgs),
 }
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
-    signals::remove_temporaries_on_signal();
+    // The service drains its queues on SIGTERM itself; every other command removes its
+    // temporary outputs and exits.
+    if !matches!(cli.command, Command::Serve(_)) {
+        signals::remove_temporaries_on_signal();
+    }
     let result = match &cli.command {
         Command::Dedup(args) => {
             // `get_matches` ran the subcommand's parser, so its matches are there.
@@ -65,6 +76,8 @@ fn main() -> ExitCode {
         Command::Tune(args) => tune::tune(args),
         Command::Fingerprint(args) => fingerprint::fingerprint(args),
         Command::Hamming(args) => fingerprint::hamming(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::Client(args) => serve::client(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -119,6 +119,12 @@ pub trait Method: Send + Sync + Clone {
         None
     }
 
+    /// The largest radius [`Method::hamming_key`] can return (an online index is built for
+    /// it). 0 by default.
+    fn max_radius(&self) -> u32 {
+        0
+    }
+
     /// The Hamming distance of two sketches' fingerprints, for methods that have one
     /// (written to the pairs file as `distance`); `None` by default.
     fn distance(&self, _a: &Self::Sketch, _b: &Self::Sketch) -> Option<u32> {

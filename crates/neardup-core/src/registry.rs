@@ -116,7 +116,7 @@ impl MethodSpec {
 }
 
 /// A method the registry can build from [`Params`].
-pub trait Registered: Method + Sized {
+pub trait Registered: Method + Sized + 'static {
     /// The name given to `--method`; equal to [`Method::name`].
     const NAME: &'static str;
     /// One line of help.

@@ -1,267 +1,327 @@
-//! The online engine: check one text against the stored ones, and check-and-insert (draft for
-//! issue 10, on branch `service-design`; not wired to a store or a server yet).
+//! The online engine: the in-memory index of one partition of a stored collection, and the
+//! rule that turns its candidates into verified matches.
 //!
-//! [`OnlineDedup`] keeps every stored document's sketch and the index its method's [`Join`]
-//! asks for (exact identities always; LSH keys for [`Join::SymmetricKeys`]; a Hamming index
-//! for [`Join::Hamming`]). Calls are sequential by design: the service's one writer per
-//! collection applies a group of requests in queue order, each seeing the ones before it, so
-//! of two identical texts the first is stored and the second is answered as its duplicate.
+//! The service (crate `neardup-service`) keeps a collection as a sequence of partitions, each
+//! a slice of its documents in arrival order with its own [`PartitionIndex`]; a partition is
+//! dropped whole when its documents leave the retention window. Documents are known here by a
+//! sequence number (`seq`), dense and increasing within a collection; the service maps ids to
+//! them and keeps the sketches on disk, so this module does no I/O: [`PartitionIndex`] gives
+//! candidate sequence numbers and [`verify`] decides, given a stored sketch, whether a
+//! candidate is a match.
+//!
+//! Which index a partition holds follows the method's [`Join`]: exact identities always (a
+//! copy is found whatever the method); band keys for [`Join::SymmetricKeys`] (MinHash-LSH);
+//! a [`HammingIndex`] for [`Join::Hamming`] (SimHash). Other joins have no online form yet and
+//! are refused by [`PartitionIndex::new`].
 
 use std::collections::HashMap;
 
 use neardup_core::{Error, Join, Method, Result, Sketch};
 use neardup_index::{HammingIndex, MemoryIndex, OnlineIndex};
 
+/// What a partition stores of one document: enough to index it without its sketch, so that a
+/// restart can rebuild the index from these alone.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexEntry {
+    /// [`Sketch::identity`]: exact copies share it.
+    pub identity: u128,
+    /// The document is matched as an exact copy only ([`Sketch::exact_only`]).
+    pub exact_only: bool,
+    /// The fingerprint and its search radius, for [`Join::Hamming`].
+    pub hamming: Option<(u64, u32)>,
+    /// The band keys, for [`Join::SymmetricKeys`].
+    pub keys: Vec<u64>,
+}
+
+impl IndexEntry {
+    /// The entry of `sketch` under `method`.
+    pub fn of<M: Method>(method: &M, sketch: &M::Sketch) -> IndexEntry {
+        let mut entry = IndexEntry {
+            identity: sketch.identity(),
+            exact_only: sketch.exact_only() || sketch.is_empty(),
+            hamming: None,
+            keys: Vec::new(),
+        };
+        if !entry.exact_only {
+            match method.join() {
+                Join::Hamming => entry.hamming = method.hamming_key(sketch),
+                Join::SymmetricKeys => {
+                    method.keys(sketch, &mut entry.keys);
+                    entry.keys.sort_unstable();
+                    entry.keys.dedup();
+                }
+                _ => {}
+            }
+        }
+        entry
+    }
+}
+
+/// The index of one partition: exact identities, and band keys or fingerprints.
+#[derive(Debug)]
+pub struct PartitionIndex {
+    identities: HashMap<u128, u64, foldhash::fast::FixedState>,
+    keys: Option<MemoryIndex>,
+    hamming: Option<HammingIndex>,
+    max_distance: u32,
+}
+
+impl PartitionIndex {
+    /// An empty partition for `method`, whose Hamming radii go up to `max_distance`, sized for
+    /// about `expected` documents (the number of Hamming blocks depends on it).
+    ///
+    /// # Errors
+    /// A method whose join has no online form (parameter `method`), or a `max_distance` the
+    /// Hamming index refuses (parameter `max_distance`).
+    pub fn new<M: Method>(method: &M, max_distance: u32, expected: usize) -> Result<Self> {
+        let (keys, hamming) = match method.join() {
+            Join::Identity => (None, None),
+            Join::SymmetricKeys => (Some(MemoryIndex::new()), None),
+            Join::Hamming => {
+                let blocks = HammingIndex::blocks_for(max_distance, expected);
+                let index = HammingIndex::build(&[], max_distance, Some(blocks))
+                    .map_err(|e| Error::invalid("max_distance", e.to_string()))?;
+                (None, Some(index))
+            }
+            other => {
+                return Err(Error::invalid(
+                    "method",
+                    format!(
+                        "{} ({other:?} join) has no online index yet; use simhash, minhash or exact",
+                        method.name()
+                    ),
+                ))
+            }
+        };
+        Ok(PartitionIndex {
+            identities: HashMap::default(),
+            keys,
+            hamming,
+            max_distance,
+        })
+    }
+
+    /// Indexes document `seq`. A repeated `seq` is ignored by the near-duplicate indexes; an
+    /// identity keeps its latest document.
+    pub fn insert(&mut self, seq: u64, entry: &IndexEntry) {
+        self.identities.insert(entry.identity, seq);
+        if entry.exact_only {
+            return;
+        }
+        if let (Some(index), Some((fingerprint, _))) = (self.hamming.as_mut(), entry.hamming) {
+            let _ = index.insert(seq, fingerprint);
+        }
+        if let Some(index) = self.keys.as_mut() {
+            if !entry.keys.is_empty() {
+                let _ = index.insert(seq, &entry.keys);
+            }
+        }
+    }
+
+    /// Takes document `seq` out of the near-duplicate indexes (its identity stays until the
+    /// partition is dropped: callers check liveness).
+    pub fn remove(&mut self, seq: u64) {
+        if let Some(index) = self.hamming.as_mut() {
+            index.remove(seq);
+        }
+        if let Some(index) = self.keys.as_mut() {
+            index.remove(seq);
+        }
+    }
+
+    /// Puts in `out` (cleared first) the documents that may match `entry`, ascending, without
+    /// repeats, each with its Hamming distance when the method has fingerprints. Removed
+    /// documents may appear through their identity.
+    pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) {
+        out.clear();
+        if let Some(&seq) = self.identities.get(&entry.identity) {
+            out.push((seq, entry.hamming.map(|_| 0)));
+        }
+        if !entry.exact_only {
+            if let (Some(index), Some((fingerprint, radius))) = (&self.hamming, entry.hamming) {
+                let radius = radius.min(self.max_distance);
+                if let Ok(near) = index.query(fingerprint, radius) {
+                    out.extend(near.into_iter().map(|(seq, d)| (seq, Some(d))));
+                }
+            }
+            if let Some(index) = &self.keys {
+                let mut near = Vec::new();
+                index.probe(&entry.keys, &mut near);
+                out.extend(near.into_iter().map(|seq| (seq, None)));
+            }
+        }
+        out.sort_unstable();
+        out.dedup_by_key(|c| c.0);
+    }
+
+    /// Documents in the near-duplicate index (identities not counted).
+    pub fn len(&self) -> usize {
+        match (&self.hamming, &self.keys) {
+            (Some(index), _) => index.len(),
+            (_, Some(index)) => index.len(),
+            _ => self.identities.len(),
+        }
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.identities.is_empty()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        let identities = self.identities.capacity() * (16 + 8 + 1) * 8 / 7;
+        let hamming = self.hamming.as_ref().map_or(0, HammingIndex::memory_bytes);
+        // MemoryIndex does not report its size: a bucket entry and a key per band.
+        let keys = self.keys.as_ref().map_or(0, |k| k.len() * 64);
+        identities + hamming + keys
+    }
+}
+
 /// A stored document that a text matches.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Match {
-    /// Its id.
-    pub id: u64,
-    /// The verified similarity.
+    /// Its sequence number.
+    pub seq: u64,
+    /// The verified similarity (1 for an exact copy).
     pub similarity: f64,
     /// The Hamming distance, for methods with fingerprints.
     pub distance: Option<u32>,
 }
 
-/// The answer to a check-and-insert.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Inserted {
-    /// Stored: no stored document matched.
-    Stored,
-    /// Not stored: a duplicate of the best match.
-    Duplicate(Match),
-}
-
-/// Check and check-and-insert against the stored documents of one collection.
-pub struct OnlineDedup<M: Method> {
-    method: M,
-    sketches: HashMap<u64, M::Sketch>,
-    identities: HashMap<u128, Vec<u64>>,
-    keys: MemoryIndex,
-    hamming: Option<HammingIndex>,
-}
-
-impl<M: Method> OnlineDedup<M> {
-    /// An empty collection of `method`; `max_distance` is the largest Hamming radius the
-    /// method uses (for [`Join::Hamming`]).
-    ///
-    /// # Errors
-    /// A method whose join has no online form yet (`Probe`, `SharedKeys`, `Prefix`).
-    pub fn new(method: M, max_distance: u32) -> Result<OnlineDedup<M>> {
-        let hamming = match method.join() {
-            Join::Hamming => Some(
-                HammingIndex::build(&[], max_distance, None)
-                    .map_err(|e| Error::invalid("max_distance", e.to_string()))?,
-            ),
-            Join::Identity | Join::SymmetricKeys => None,
-            other => {
-                return Err(Error::invalid(
-                    "method",
-                    format!("{other:?} has no online index yet"),
-                ))
-            }
-        };
-        Ok(OnlineDedup {
-            method,
-            sketches: HashMap::new(),
-            identities: HashMap::new(),
-            keys: MemoryIndex::new(),
-            hamming,
-        })
-    }
-
-    /// Stored documents.
-    pub fn len(&self) -> usize {
-        self.sketches.len()
-    }
-
-    /// True when nothing is stored.
-    pub fn is_empty(&self) -> bool {
-        self.sketches.is_empty()
-    }
-
-    /// The stored documents `text` matches, best first (similarity, then distance, then id).
-    pub fn check(&self, text: &str) -> Vec<Match> {
-        self.matches(&self.method.sketch(text))
-    }
-
-    fn matches(&self, sketch: &M::Sketch) -> Vec<Match> {
-        if sketch.is_empty() {
-            return Vec::new();
-        }
-        let mut found: Vec<Match> = Vec::new();
-        let distance = |a: &M::Sketch, b: &M::Sketch| self.method.distance(a, b);
-        for &id in self
-            .identities
-            .get(&sketch.identity())
-            .into_iter()
-            .flatten()
-        {
-            let stored = &self.sketches[&id];
-            found.push(Match {
-                id,
-                similarity: 1.0,
-                distance: distance(sketch, stored),
-            });
-        }
-        if !sketch.exact_only() {
-            let mut candidates: Vec<u64> = Vec::new();
-            match (self.method.join(), &self.hamming) {
-                (Join::SymmetricKeys, _) => {
-                    let mut keys = Vec::new();
-                    self.method.keys(sketch, &mut keys);
-                    self.keys.probe(&keys, &mut candidates);
-                }
-                (Join::Hamming, Some(index)) => {
-                    if let Some((fingerprint, radius)) = self.method.hamming_key(sketch) {
-                        let radius = radius.min(index.max_distance());
-                        if let Ok(near) = index.query(fingerprint, radius) {
-                            candidates.extend(near.into_iter().map(|(id, _)| id));
-                        }
-                    }
-                }
-                _ => {}
-            }
-            for id in candidates {
-                if found.iter().any(|m| m.id == id) {
-                    continue;
-                }
-                let stored = &self.sketches[&id];
-                if stored.exact_only() {
-                    continue;
-                }
-                if let Some(similarity) = self.method.verify(sketch, stored) {
-                    found.push(Match {
-                        id,
-                        similarity,
-                        distance: distance(sketch, stored),
-                    });
-                }
-            }
-        }
-        found.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(a.distance.cmp(&b.distance))
-                .then(a.id.cmp(&b.id))
+/// Whether candidate `seq` (with `stored`, its sketch, and `stored_entry`) matches the text
+/// whose sketch is `sketch` and entry `entry`: an exact copy always does (similarity 1), an
+/// exact-only document on either side matches nothing else, and otherwise the method's
+/// verification decides, within the fingerprint radius when there is one.
+pub fn verify<M: Method>(
+    method: &M,
+    sketch: &M::Sketch,
+    entry: &IndexEntry,
+    seq: u64,
+    stored: &M::Sketch,
+    stored_entry: &IndexEntry,
+) -> Option<Match> {
+    let distance = method.distance(sketch, stored);
+    if entry.identity == stored_entry.identity {
+        return Some(Match {
+            seq,
+            similarity: 1.0,
+            distance,
         });
-        found
     }
+    if entry.exact_only || stored_entry.exact_only {
+        return None;
+    }
+    if let (Some((_, a)), Some((_, b)), Some(d)) = (entry.hamming, stored_entry.hamming, distance)
+    {
+        // A pair takes the smaller of its two documents' radii, as in the batch engine.
+        if d > a.min(b) {
+            return None;
+        }
+    }
+    method.verify(sketch, stored).map(|similarity| Match {
+        seq,
+        similarity,
+        distance,
+    })
+}
 
-    /// Stores `text` under `id` unless it matches a stored document.
-    ///
-    /// # Errors
-    /// `id` already stored (parameter `id`); nothing changes.
-    pub fn insert(&mut self, id: u64, text: &str) -> Result<Inserted> {
-        if self.sketches.contains_key(&id) {
-            return Err(Error::invalid("id", format!("{id} is already stored")));
-        }
-        let sketch = self.method.sketch(text);
-        if let Some(best) = self.matches(&sketch).first() {
-            return Ok(Inserted::Duplicate(*best));
-        }
-        if !sketch.exact_only() && !sketch.is_empty() {
-            match (self.method.join(), self.hamming.as_mut()) {
-                (Join::SymmetricKeys, _) => {
-                    let mut keys = Vec::new();
-                    self.method.keys(&sketch, &mut keys);
-                    // The id is new (checked above), so this cannot fail.
-                    let _ = self.keys.insert(id, &keys);
-                }
-                (Join::Hamming, Some(index)) => {
-                    if let Some((fingerprint, _)) = self.method.hamming_key(&sketch) {
-                        let _ = index.insert(id, fingerprint);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if !sketch.is_empty() {
-            self.identities
-                .entry(sketch.identity())
-                .or_default()
-                .push(id);
-        }
-        self.sketches.insert(id, sketch);
-        Ok(Inserted::Stored)
-    }
-
-    /// Removes `id` (retention, or a `DELETE`); false when it was not stored.
-    pub fn remove(&mut self, id: u64) -> bool {
-        let Some(sketch) = self.sketches.remove(&id) else {
-            return false;
-        };
-        if let Some(ids) = self.identities.get_mut(&sketch.identity()) {
-            ids.retain(|&other| other != id);
-            if ids.is_empty() {
-                self.identities.remove(&sketch.identity());
-            }
-        }
-        self.keys.remove(id);
-        if let Some(index) = self.hamming.as_mut() {
-            index.remove(id);
-        }
-        true
-    }
+/// Sorts matches best first: similarity, then distance, then the older document.
+pub fn rank(matches: &mut [Match]) {
+    matches.sort_by(|a, b| {
+        b.similarity
+            .total_cmp(&a.similarity)
+            .then(a.distance.cmp(&b.distance))
+            .then(a.seq.cmp(&b.seq))
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use neardup_core::methods::exact::Exact;
-    use neardup_core::methods::minhash::MinHashBuilder;
+    use neardup_core::methods::minhash::MinHash;
     use neardup_core::methods::simhash::SimHash;
     use neardup_core::registry::{Params, Registered};
 
     const NEWS: &str =
         "国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施，\
-                        会议决定加大对基础设施建设的投入。";
+         会议决定加大对基础设施建设的投入，并要求各地加快推进重点项目的审批和开工。";
     const REPOST: &str =
         "國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!\
-                          會議決定加大對基礎設施建設的投入。";
-    const OTHER: &str = "今天上海天气晴朗，适合出门散步，傍晚可能有小雨，请带好雨具出行。";
+         會議決定加大對基礎設施建設的投入,並要求各地加快推進重點項目的審批和開工。";
+    const OTHER: &str = "今天上海天气晴朗，适合出门散步，傍晚可能有小雨，请带好雨具出行。\
+                         明天气温回升，最高气温二十五度，空气质量良好，适合户外运动。";
 
-    fn exercise<M: Method>(method: M, max_distance: u32) {
-        let mut online = OnlineDedup::new(method, max_distance).unwrap();
-        assert_eq!(online.insert(1, NEWS).unwrap(), Inserted::Stored);
-        match online.insert(2, REPOST).unwrap() {
-            Inserted::Duplicate(found) => assert_eq!(found.id, 1),
-            Inserted::Stored => panic!("the repost was stored"),
+    /// A sequential online dedup over one partition, for the tests.
+    fn run<M: Method>(method: M, max_distance: u32, texts: &[&str]) -> Vec<Option<u64>> {
+        let mut index = PartitionIndex::new(&method, max_distance, 1000).unwrap();
+        let mut stored: Vec<(M::Sketch, IndexEntry)> = Vec::new();
+        let mut answers = Vec::new();
+        let mut candidates = Vec::new();
+        for text in texts {
+            let sketch = method.sketch(text);
+            let entry = IndexEntry::of(&method, &sketch);
+            index.candidates(&entry, &mut candidates);
+            let mut found: Vec<Match> = candidates
+                .iter()
+                .filter_map(|&(seq, _)| {
+                    let (s, e) = &stored[seq as usize];
+                    verify(&method, &sketch, &entry, seq, s, e)
+                })
+                .collect();
+            rank(&mut found);
+            let seq = stored.len() as u64;
+            index.insert(seq, &entry);
+            stored.push((sketch, entry));
+            answers.push(found.first().map(|m| m.seq));
         }
-        assert_eq!(online.insert(3, OTHER).unwrap(), Inserted::Stored);
-        assert!(
-            online.insert(3, NEWS).is_err(),
-            "an id is never overwritten"
-        );
-        assert_eq!(online.len(), 2);
-        let found = online.check(REPOST);
-        assert_eq!(found.first().map(|m| m.id), Some(1));
-        assert!(online
-            .check("完全无关的另一句话，讲的是足球比赛的结果和球员的表现。")
-            .is_empty());
-        assert!(online.remove(1));
-        assert!(!online.remove(1));
-        assert!(
-            online.check(REPOST).is_empty(),
-            "a removed document matches nothing"
-        );
-        assert_eq!(online.insert(4, REPOST).unwrap(), Inserted::Stored);
+        answers
     }
 
     #[test]
-    fn every_method_checks_and_inserts() {
-        exercise(MinHashBuilder::new().build().unwrap(), 0);
-        exercise(Exact::default(), 0);
-        exercise(SimHash::from_params(&Params::new()).unwrap(), 24);
+    fn every_online_method_finds_the_repost_and_keeps_the_other() {
+        let texts = [NEWS, REPOST, OTHER, NEWS];
+        let minhash = MinHash::from_params(&Params::new().set("max_df", "off")).unwrap();
+        assert_eq!(
+            run(minhash, 0, &texts),
+            vec![None, Some(0), None, Some(0)]
+        );
+        let simhash = SimHash::from_params(&Params::new()).unwrap();
+        assert_eq!(
+            run(simhash, 24, &texts),
+            vec![None, Some(0), None, Some(0)]
+        );
+        // Exact: the repost folds to the same text (an exact copy after normalisation); the
+        // identity keeps its latest document.
+        assert_eq!(
+            run(Exact::default(), 0, &texts),
+            vec![None, Some(0), None, Some(1)]
+        );
+        let edited = NEWS.replace("投入", "资金");
+        assert_eq!(
+            run(Exact::default(), 0, &[NEWS, &edited]),
+            vec![None, None]
+        );
     }
 
     #[test]
-    fn of_identical_texts_in_sequence_exactly_one_is_stored() {
-        let mut online = OnlineDedup::new(MinHashBuilder::new().build().unwrap(), 0).unwrap();
-        let answers: Vec<Inserted> = (0..10).map(|id| online.insert(id, NEWS).unwrap()).collect();
-        assert_eq!(answers[0], Inserted::Stored);
-        assert!(answers[1..]
-            .iter()
-            .all(|a| matches!(a, Inserted::Duplicate(m) if m.id == 0)));
+    fn a_removed_document_is_no_longer_a_near_candidate() {
+        let method = SimHash::from_params(&Params::new()).unwrap();
+        let mut index = PartitionIndex::new(&method, 24, 10).unwrap();
+        let entry = IndexEntry::of(&method, &method.sketch(NEWS));
+        let edited = NEWS.replace("投入", "资金");
+        let repost = IndexEntry::of(&method, &method.sketch(&edited));
+        assert_ne!(repost.identity, entry.identity);
+        index.insert(7, &entry);
+        let mut out = Vec::new();
+        index.candidates(&repost, &mut out);
+        assert_eq!(out.iter().map(|c| c.0).collect::<Vec<_>>(), vec![7]);
+        index.remove(7);
+        index.candidates(&repost, &mut out);
+        assert!(out.is_empty());
+        // The identity stays (the caller checks liveness).
+        index.candidates(&entry, &mut out);
+        assert_eq!(out, vec![(7, Some(0))]);
     }
 }

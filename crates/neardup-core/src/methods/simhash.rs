@@ -494,6 +494,10 @@ impl Method for SimHash {
             .then(|| (sketch.fingerprint, self.rule.limit(sketch.length as usize)))
     }
 
+    fn max_radius(&self) -> u32 {
+        self.rule.max()
+    }
+
     fn distance(&self, a: &SimHashSketch, b: &SimHashSketch) -> Option<u32> {
         Some((a.fingerprint ^ b.fingerprint).count_ones())
     }

@@ -1,0 +1,518 @@
+//! A small HTTP/1.1 client of the service: single calls, the JSONL bulk loader, and the load
+//! generator behind `neardup client bench`.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use http_body_util::{BodyExt, Full};
+pub use hyper::Method;
+use hyper::Request;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+
+/// A client error: the connection, or an answer that is not what the route promises.
+#[derive(Debug)]
+pub struct ClientError(pub String);
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A connection pool to one service.
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    token: Option<String>,
+    http: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Client {
+    /// A client of the service at `url` (`http://127.0.0.1:8080`), sending `token` when given.
+    ///
+    /// # Errors
+    /// A URL that is not `http://host:port`.
+    pub fn new(url: &str, token: Option<String>) -> Result<Client, ClientError> {
+        let base = url.trim_end_matches('/').to_owned();
+        if !base.starts_with("http://") {
+            return Err(ClientError(format!(
+                "--url {url:?}: expected http://host:port (the service speaks plain HTTP; put \
+                 TLS in a proxy in front of it)"
+            )));
+        }
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        Ok(Client { base, token, http })
+    }
+
+    /// Sends a request with a raw body; the status and the body.
+    ///
+    /// # Errors
+    /// The connection fails.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<(u16, Bytes), ClientError> {
+        let url = format!("{}{path}", self.base);
+        let mut request = Request::builder().method(method.clone()).uri(&url);
+        if body.is_some() {
+            request = request.header("content-type", "application/json");
+        }
+        if let Some(token) = &self.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| ClientError(format!("{method} {url}: {e}")))?;
+        let response = self
+            .http
+            .request(request)
+            .await
+            .map_err(|e| ClientError(format!("{method} {url}: {e:?}")))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| ClientError(format!("{method} {url}: reading the answer: {e}")))?
+            .to_bytes();
+        Ok((status, bytes))
+    }
+
+    /// Sends JSON and reads JSON.
+    ///
+    /// # Errors
+    /// The connection fails or the answer is not JSON.
+    pub async fn json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), ClientError> {
+        let bytes = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+        let (status, answer) = self.send(method.clone(), path, bytes).await?;
+        let value = serde_json::from_slice(&answer).map_err(|e| {
+            ClientError(format!(
+                "{method} {path}: status {status}, the answer is not JSON ({e}): {}",
+                String::from_utf8_lossy(&answer[..answer.len().min(200)])
+            ))
+        })?;
+        Ok((status, value))
+    }
+}
+
+/// Percent-encodes a path segment (collection names and ids).
+pub fn segment(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// What the bulk loader reads from each JSONL line.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The collection.
+    pub collection: String,
+    /// The JSONL file (`-`: standard input).
+    pub input: PathBuf,
+    /// The id field.
+    pub id_field: String,
+    /// The text field.
+    pub text_field: String,
+    /// The time field, when documents carry their own time.
+    pub time_field: Option<String>,
+    /// Documents per request.
+    pub batch: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Where to write every answer, in input order (JSONL).
+    pub answers: Option<PathBuf>,
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadSummary {
+    /// Documents sent.
+    pub sent: u64,
+    /// Stored.
+    pub stored: u64,
+    /// Answered as duplicates.
+    pub duplicates: u64,
+    /// Refused, by error code.
+    pub refused: std::collections::BTreeMap<String, u64>,
+    /// The first few refusals (id and message).
+    pub examples: Vec<String>,
+    /// Seconds taken.
+    pub seconds: f64,
+}
+
+impl LoadSummary {
+    /// The JSON form.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "sent": self.sent,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "refused": self.refused,
+            "refused_examples": self.examples,
+            "seconds": self.seconds,
+            "documents_per_second": self.sent as f64 / self.seconds.max(1e-9),
+        })
+    }
+}
+
+/// Streams a JSONL file into a collection through the batch route, `concurrency` requests in
+/// flight, answers kept in input order.
+///
+/// # Errors
+/// An unreadable file or a line without the id or text (named by file, line and field), a
+/// failed connection, or a request the service refused as a whole; the summary of what was
+/// sent before is in the message.
+pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary, ClientError> {
+    let start = Instant::now();
+    let name = options.input.display().to_string();
+    let reader: Box<dyn BufRead> = if options.input == Path::new("-") {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        Box::new(BufReader::new(File::open(&options.input).map_err(|e| {
+            ClientError(format!("{name}: cannot open: {e}"))
+        })?))
+    };
+    let mut answers = match &options.answers {
+        Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| {
+            ClientError(format!("{}: cannot create: {e}", path.display()))
+        })?)),
+        None => None,
+    };
+    let path = format!("/v1/collections/{}/documents/batch", segment(&options.collection));
+    let mut summary = LoadSummary::default();
+    let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Value, ClientError>>> =
+        VecDeque::new();
+    let mut batch: Vec<Value> = Vec::new();
+    let mut lines = reader.lines();
+    let mut line_number = 0u64;
+    let mut finish = |summary: &mut LoadSummary, answer: Value| -> Result<(), ClientError> {
+        for result in answer["results"].as_array().into_iter().flatten() {
+            summary.sent += 1;
+            if let Some(error) = result.get("error") {
+                let code = error["code"].as_str().unwrap_or("error").to_owned();
+                *summary.refused.entry(code).or_default() += 1;
+                if summary.examples.len() < 5 {
+                    summary.examples.push(format!(
+                        "{}: {}",
+                        result["id"].as_str().unwrap_or_default(),
+                        error["message"].as_str().unwrap_or_default()
+                    ));
+                }
+            } else if result["stored"].as_bool() == Some(true) {
+                summary.stored += 1;
+            } else {
+                summary.duplicates += 1;
+            }
+            if let Some(out) = answers.as_mut() {
+                serde_json::to_writer(&mut *out, result)
+                    .and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
+                    .map_err(|e| ClientError(format!("writing the answers: {e}")))?;
+            }
+        }
+        Ok(())
+    };
+    loop {
+        let line = lines.next();
+        let end = line.is_none();
+        if let Some(line) = line {
+            line_number += 1;
+            let line = line.map_err(|e| ClientError(format!("{name}:{line_number}: {e}")))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let record: Value = serde_json::from_str(&line).map_err(|e| {
+                ClientError(format!("{name}:{line_number}: not a JSON object: {e}"))
+            })?;
+            let field = |f: &str| -> Result<&Value, ClientError> {
+                record.get(f).ok_or_else(|| {
+                    ClientError(format!("{name}:{line_number}: no field {f:?}"))
+                })
+            };
+            let id = match field(&options.id_field)? {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                other => {
+                    return Err(ClientError(format!(
+                        "{name}:{line_number}: field {:?} is {other}, not a string or a number",
+                        options.id_field
+                    )))
+                }
+            };
+            let text = field(&options.text_field)?.as_str().ok_or_else(|| {
+                ClientError(format!(
+                    "{name}:{line_number}: field {:?} is not a string",
+                    options.text_field
+                ))
+            })?;
+            let mut document = json!({"id": id, "text": text});
+            if let Some(time_field) = &options.time_field {
+                if let Some(time) = record.get(time_field) {
+                    document["time"] = time.clone();
+                }
+            }
+            batch.push(document);
+        }
+        if batch.len() >= options.batch || (end && !batch.is_empty()) {
+            let body = json!({"documents": std::mem::take(&mut batch)});
+            let client = client.clone();
+            let path = path.clone();
+            in_flight.push_back(tokio::spawn(async move {
+                let (status, answer) = client.json(Method::POST, &path, Some(&body)).await?;
+                if status != 200 {
+                    return Err(ClientError(format!("the service refused a batch: {answer}")));
+                }
+                Ok(answer)
+            }));
+        }
+        while in_flight.len() >= options.concurrency.max(1) || (end && !in_flight.is_empty()) {
+            let Some(handle) = in_flight.pop_front() else {
+                break;
+            };
+            let answer = handle
+                .await
+                .map_err(|e| ClientError(format!("a request task failed: {e}")))?
+                .map_err(|e| {
+                    ClientError(format!(
+                        "{e} (after {} documents were answered: {} stored, {} duplicates)",
+                        summary.sent, summary.stored, summary.duplicates
+                    ))
+                })?;
+            finish(&mut summary, answer)?;
+        }
+        if end {
+            break;
+        }
+    }
+    if let Some(mut out) = answers {
+        out.flush()
+            .map_err(|e| ClientError(format!("writing the answers: {e}")))?;
+    }
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// What `neardup client bench` does.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The collection.
+    pub collection: String,
+    /// `insert` (one document per request), `batch` (many per request) or `check`.
+    pub mode: String,
+    /// Requests to send.
+    pub requests: u64,
+    /// Documents per request in `batch` mode.
+    pub batch: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Texts to compose documents from (one per line of a JSONL file, field `text_field`).
+    pub corpus: PathBuf,
+    /// The corpus field.
+    pub text_field: String,
+    /// Corpus texts per document.
+    pub parts: usize,
+    /// Fraction of documents sent as a lightly edited copy of an earlier one.
+    pub duplicate_rate: f64,
+    /// Seed of the document stream; the `n`th document of a seed is always the same.
+    pub seed: u64,
+    /// The first document number (ids are `<id_prefix><n>`).
+    pub start: u64,
+    /// Id prefix.
+    pub id_prefix: String,
+}
+
+/// The `n`th document of a bench stream: `parts` corpus texts picked by a hash of `(seed, n)`,
+/// or, at `duplicate_rate`, an edited repeat of an earlier document (punctuation changed,
+/// a suffix added) so that the service has true duplicates to find.
+pub fn bench_text(corpus: &[String], options: &BenchOptions, n: u64) -> String {
+    let hash = |a: u64, b: u64| xxhash_rust::xxh3::xxh3_64_with_seed(&a.to_le_bytes(), b);
+    let base = options.seed;
+    let pick = hash(n, base ^ 0x5eed);
+    let duplicate = n > 0 && (pick % 1_000_000) as f64 / 1e6 < options.duplicate_rate;
+    let source = if duplicate { hash(n, base ^ 0xd0) % n } else { n };
+    let mut text = String::new();
+    for part in 0..options.parts as u64 {
+        let at = hash(source * 64 + part, base) % corpus.len().max(1) as u64;
+        if !text.is_empty() {
+            text.push('，');
+        }
+        text.push_str(corpus.get(at as usize).map_or("", String::as_str));
+    }
+    text.push('。');
+    if duplicate {
+        text = text.replace('，', ",");
+        text.push_str("（转载）");
+    }
+    text
+}
+
+/// Reads the bench corpus.
+///
+/// # Errors
+/// An unreadable file or a line without the field.
+pub fn read_corpus(path: &Path, field: &str) -> Result<Vec<String>, ClientError> {
+    let name = path.display();
+    let file = File::open(path).map_err(|e| ClientError(format!("{name}: cannot open: {e}")))?;
+    let mut texts = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| ClientError(format!("{name}:{}: {e}", i + 1)))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(&line)
+            .map_err(|e| ClientError(format!("{name}:{}: {e}", i + 1)))?;
+        let text = value[field]
+            .as_str()
+            .ok_or_else(|| ClientError(format!("{name}:{}: no text field {field:?}", i + 1)))?;
+        texts.push(text.to_owned());
+    }
+    if texts.is_empty() {
+        return Err(ClientError(format!("{name}: no texts")));
+    }
+    Ok(texts)
+}
+
+/// Sends `requests` requests, `concurrency` at a time, and measures throughput and latency.
+///
+/// # Errors
+/// A failed connection.
+pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, ClientError> {
+    let corpus = Arc::new(read_corpus(&options.corpus, &options.text_field)?);
+    let options = Arc::new(options.clone());
+    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let start = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..options.concurrency.max(1) {
+        let client = client.clone();
+        let corpus = Arc::clone(&corpus);
+        let options = Arc::clone(&options);
+        let next = Arc::clone(&next);
+        workers.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut statuses: std::collections::BTreeMap<u16, u64> = Default::default();
+            let mut stored = 0u64;
+            let mut duplicates = 0u64;
+            let name = segment(&options.collection);
+            loop {
+                let r = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if r >= options.requests {
+                    break;
+                }
+                let per = if options.mode == "batch" { options.batch as u64 } else { 1 };
+                let first = options.start + r * per;
+                let (path, body) = match options.mode.as_str() {
+                    "insert" => (
+                        format!("/v1/collections/{name}/documents"),
+                        json!({"id": format!("{}{first}", options.id_prefix),
+                               "text": bench_text(&corpus, &options, first)}),
+                    ),
+                    "batch" => (
+                        format!("/v1/collections/{name}/documents/batch"),
+                        json!({"documents": (first..first + per).map(|n| json!({
+                            "id": format!("{}{n}", options.id_prefix),
+                            "text": bench_text(&corpus, &options, n)})).collect::<Vec<_>>()}),
+                    ),
+                    _ => (
+                        format!("/v1/collections/{name}/check"),
+                        json!({"text": bench_text(&corpus, &options, first)}),
+                    ),
+                };
+                let bytes = serde_json::to_vec(&body).unwrap_or_default();
+                let sent = Instant::now();
+                let (status, answer) = client.send(Method::POST, &path, Some(bytes)).await?;
+                latencies.push(sent.elapsed().as_secs_f64());
+                *statuses.entry(status).or_default() += 1;
+                if status == 200 && options.mode != "check" {
+                    let answer: Value = serde_json::from_slice(&answer).unwrap_or_default();
+                    let results: Vec<Value> = match answer.get("results") {
+                        Some(Value::Array(items)) => items.clone(),
+                        _ => vec![answer],
+                    };
+                    for result in results {
+                        match result["stored"].as_bool() {
+                            Some(true) => stored += 1,
+                            Some(false) => duplicates += 1,
+                            None => *statuses.entry(0).or_default() += 1,
+                        }
+                    }
+                }
+            }
+            Ok::<_, ClientError>((latencies, statuses, stored, duplicates))
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut statuses: std::collections::BTreeMap<u16, u64> = Default::default();
+    let (mut stored, mut duplicates) = (0, 0);
+    for worker in workers {
+        let (l, s, st, du) = worker
+            .await
+            .map_err(|e| ClientError(format!("a worker failed: {e}")))??;
+        latencies.extend(l);
+        for (k, v) in s {
+            *statuses.entry(k).or_default() += v;
+        }
+        stored += st;
+        duplicates += du;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    let q = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return 0.0;
+        }
+        let at = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
+        latencies[at] * 1000.0
+    };
+    let per = if options.mode == "batch" { options.batch as u64 } else { 1 };
+    let requests = latencies.len() as u64;
+    Ok(json!({
+        "mode": options.mode,
+        "requests": requests,
+        "documents": requests * per,
+        "concurrency": options.concurrency,
+        "batch": per,
+        "seconds": seconds,
+        "requests_per_second": requests as f64 / seconds,
+        "documents_per_second": (requests * per) as f64 / seconds,
+        "latency_ms": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999), "max": q(1.0)},
+        "statuses": statuses.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        "stored": stored,
+        "duplicates": duplicates,
+    }))
+}
+
+/// A tokio runtime for the CLI's client commands.
+///
+/// # Errors
+/// The runtime cannot start.
+pub fn runtime() -> Result<tokio::runtime::Runtime, ClientError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ClientError(format!("cannot start the async runtime: {e}")))
+}

@@ -1,0 +1,585 @@
+//! The durable store of one collection: a sequence of append-only segment files.
+//!
+//! A collection's documents are appended, in the order the writer accepted them, to the
+//! newest segment file (`seg-<first seq>.log` in the collection's `segments/` folder); the
+//! writer starts a new segment when the newest one is full or old (see
+//! [`crate::collection`]), and the oldest segments are deleted whole when their documents
+//! leave the retention window. Deleting a document appends a tombstone.
+//!
+//! # Layout
+//!
+//! A segment starts with a 16-byte header: the magic `NDSEG\x01\0\0` and the sequence number
+//! of its first document (little-endian `u64`). Records follow, each `[u32 body length][u64
+//! xxh3 of the body][body]`, little-endian. Bodies are described by [`Record`].
+//!
+//! # Durability
+//!
+//! [`Segment::append`] writes a group of records after the durable end and syncs the file
+//! (`fdatasync`) before returning: the writer acknowledges a group only after that. A crash
+//! can leave a partly written group after the durable end of the newest segment; opening
+//! truncates the newest segment at the first record that is incomplete or fails its checksum
+//! (that write was never acknowledged). A bad record anywhere else is corruption and an error
+//! naming the file and offset: nothing is dropped silently.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use neardup_engine::online::IndexEntry;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Magic bytes at the start of a segment.
+const MAGIC: &[u8; 8] = b"NDSEG\x01\0\0";
+/// Header bytes.
+pub const HEADER: u64 = 16;
+/// Bytes before a record's body: length and checksum.
+const FRAME: usize = 12;
+/// The largest body accepted when reading (a text of at most 1 GiB and its sketch).
+const MAX_BODY: u32 = 1 << 31;
+
+const KIND_INSERT: u8 = 1;
+const KIND_DELETE: u8 = 2;
+
+/// A store error, with the file it concerns.
+#[derive(Debug)]
+pub struct StoreError {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// What happened.
+    pub message: String,
+    /// The disk is full (the answer is 507 rather than 500).
+    pub disk_full: bool,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl StoreError {
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, what: &str, error: &io::Error) -> StoreError {
+        StoreError {
+            path: path.to_owned(),
+            message: format!("{what}: {error}"),
+            disk_full: error.raw_os_error() == Some(28),
+        }
+    }
+
+    fn corrupt(path: &Path, offset: u64, message: impl std::fmt::Display) -> StoreError {
+        StoreError {
+            path: path.to_owned(),
+            message: format!("corrupt record at byte {offset}: {message}"),
+            disk_full: false,
+        }
+    }
+}
+
+/// A stored document, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insert {
+    /// The collection's sequence number of the document.
+    pub seq: u64,
+    /// The retention time: milliseconds since the Unix epoch.
+    pub time_ms: i64,
+    /// When it was inserted, milliseconds since the Unix epoch.
+    pub inserted_ms: i64,
+    /// The caller's id.
+    pub id: String,
+    /// What the index needs.
+    pub entry: IndexEntry,
+    /// The method's sketch ([`neardup_core::Sketch::encode`]).
+    pub sketch: Vec<u8>,
+    /// The text, when the collection keeps texts.
+    pub text: Option<String>,
+}
+
+/// One record of a segment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// A stored document.
+    Insert(Insert),
+    /// Document `seq` was deleted.
+    Delete(u64),
+}
+
+impl Record {
+    /// Appends the framed record to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; FRAME]);
+        match self {
+            Record::Insert(doc) => {
+                out.push(KIND_INSERT);
+                out.extend_from_slice(&doc.seq.to_le_bytes());
+                out.extend_from_slice(&doc.time_ms.to_le_bytes());
+                out.extend_from_slice(&doc.inserted_ms.to_le_bytes());
+                put_bytes(out, doc.id.as_bytes());
+                let entry = &doc.entry;
+                out.extend_from_slice(&entry.identity.to_le_bytes());
+                out.push(u8::from(entry.exact_only));
+                match entry.hamming {
+                    Some((fingerprint, radius)) => {
+                        out.push(1);
+                        out.extend_from_slice(&fingerprint.to_le_bytes());
+                        out.extend_from_slice(&radius.to_le_bytes());
+                    }
+                    None => out.push(0),
+                }
+                out.extend_from_slice(&(entry.keys.len() as u32).to_le_bytes());
+                for key in &entry.keys {
+                    out.extend_from_slice(&key.to_le_bytes());
+                }
+                put_bytes(out, &doc.sketch);
+                match &doc.text {
+                    Some(text) => {
+                        out.push(1);
+                        put_bytes(out, text.as_bytes());
+                    }
+                    None => out.push(0),
+                }
+            }
+            Record::Delete(seq) => {
+                out.push(KIND_DELETE);
+                out.extend_from_slice(&seq.to_le_bytes());
+            }
+        }
+        let body_len = (out.len() - start - FRAME) as u32;
+        let hash = xxh3_64(&out[start + FRAME..]);
+        out[start..start + 4].copy_from_slice(&body_len.to_le_bytes());
+        out[start + 4..start + FRAME].copy_from_slice(&hash.to_le_bytes());
+    }
+
+    /// Decodes a body (checksum already checked).
+    pub fn decode(body: &[u8]) -> Result<Record, String> {
+        let mut r = Reader { bytes: body, at: 0 };
+        match r.u8()? {
+            KIND_INSERT => {
+                let seq = r.u64()?;
+                let time_ms = r.u64()? as i64;
+                let inserted_ms = r.u64()? as i64;
+                let id = String::from_utf8(r.bytes()?.to_vec())
+                    .map_err(|_| "the id is not UTF-8".to_owned())?;
+                let identity = u128::from_le_bytes(r.take(16)?.try_into().unwrap_or_default());
+                let exact_only = r.u8()? == 1;
+                let hamming = match r.u8()? {
+                    0 => None,
+                    _ => Some((r.u64()?, r.u32()?)),
+                };
+                let count = r.u32()? as usize;
+                if count > body.len() / 8 {
+                    return Err(format!("{count} keys in a {}-byte record", body.len()));
+                }
+                let keys = (0..count).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+                let sketch = r.bytes()?.to_vec();
+                let text = match r.u8()? {
+                    0 => None,
+                    _ => Some(
+                        String::from_utf8(r.bytes()?.to_vec())
+                            .map_err(|_| "the text is not UTF-8".to_owned())?,
+                    ),
+                };
+                if r.at != body.len() {
+                    return Err(format!("{} bytes after the record", body.len() - r.at));
+                }
+                Ok(Record::Insert(Insert {
+                    seq,
+                    time_ms,
+                    inserted_ms,
+                    id,
+                    entry: IndexEntry {
+                        identity,
+                        exact_only,
+                        hamming,
+                        keys,
+                    },
+                    sketch,
+                    text,
+                }))
+            }
+            KIND_DELETE => {
+                let seq = r.u64()?;
+                Ok(Record::Delete(seq))
+            }
+            other => Err(format!("unknown record kind {other}")),
+        }
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self.at.checked_add(n).filter(|&end| end <= self.bytes.len());
+        let end = end.ok_or_else(|| format!("truncated at byte {} of the body", self.at))?;
+        let slice = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or_default()))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default()))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+/// One segment file, shared by the writer (appends) and the readers (verification reads).
+#[derive(Debug)]
+pub struct Segment {
+    path: PathBuf,
+    file: File,
+    first_seq: u64,
+    /// The durable end: records before it are synced and acknowledged.
+    end: AtomicU64,
+}
+
+impl Segment {
+    /// The file name of the segment starting at `first_seq`.
+    pub fn file_name(first_seq: u64) -> String {
+        format!("seg-{first_seq:020}.log")
+    }
+
+    /// Creates an empty segment in `dir` (the folder is synced).
+    ///
+    /// # Errors
+    /// The file exists or cannot be written.
+    pub fn create(dir: &Path, first_seq: u64) -> Result<Segment, StoreError> {
+        let path = dir.join(Self::file_name(first_seq));
+        let io = |what: &str, e: &io::Error| StoreError::io(&path, what, e);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| io("cannot create", &e))?;
+        let mut header = MAGIC.to_vec();
+        header.extend_from_slice(&first_seq.to_le_bytes());
+        file.write_all(&header).map_err(|e| io("cannot write", &e))?;
+        file.sync_all().map_err(|e| io("cannot sync", &e))?;
+        sync_dir(dir)?;
+        Ok(Segment {
+            path,
+            file,
+            first_seq,
+            end: AtomicU64::new(HEADER),
+        })
+    }
+
+    /// Opens a segment and reads every record, calling `visit(offset, record)`. When `newest`,
+    /// a torn or corrupt tail is cut off (returned: the bytes removed); otherwise it is an
+    /// error.
+    ///
+    /// # Errors
+    /// An unreadable file, a bad header, or a bad record in a segment that is not the newest.
+    pub fn open(
+        path: &Path,
+        newest: bool,
+        mut visit: impl FnMut(u64, u32, Record) -> Result<(), StoreError>,
+    ) -> Result<(Segment, u64), StoreError> {
+        let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| io("cannot open", &e))?;
+        let len = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
+        let mut reader = io::BufReader::with_capacity(1 << 20, &file);
+        let mut header = [0u8; HEADER as usize];
+        reader
+            .read_exact(&mut header)
+            .map_err(|e| io("cannot read the segment header", &e))?;
+        if &header[..8] != MAGIC {
+            return Err(StoreError::corrupt(path, 0, "not a neardup segment"));
+        }
+        let first_seq = u64::from_le_bytes(header[8..].try_into().unwrap_or_default());
+        let mut at = HEADER;
+        let mut body = Vec::new();
+        let mut bad: Option<String> = None;
+        while at < len {
+            let mut frame = [0u8; FRAME];
+            if len - at < FRAME as u64 {
+                bad = Some("a record frame cut short".into());
+                break;
+            }
+            reader
+                .read_exact(&mut frame)
+                .map_err(|e| io("cannot read", &e))?;
+            let body_len = u32::from_le_bytes(frame[..4].try_into().unwrap_or_default());
+            let hash = u64::from_le_bytes(frame[4..].try_into().unwrap_or_default());
+            if body_len > MAX_BODY || u64::from(body_len) > len - at - FRAME as u64 {
+                bad = Some(format!("a {body_len}-byte record cut short"));
+                break;
+            }
+            body.resize(body_len as usize, 0);
+            reader
+                .read_exact(&mut body)
+                .map_err(|e| io("cannot read", &e))?;
+            if xxh3_64(&body) != hash {
+                bad = Some("checksum mismatch".into());
+                break;
+            }
+            let record = Record::decode(&body).map_err(|m| StoreError::corrupt(path, at, m))?;
+            visit(at, FRAME as u32 + body_len, record)?;
+            at += FRAME as u64 + u64::from(body_len);
+        }
+        drop(reader);
+        let mut cut = 0;
+        if let Some(message) = bad {
+            if !newest {
+                return Err(StoreError::corrupt(path, at, message));
+            }
+            cut = len - at;
+            file.set_len(at)
+                .map_err(|e| io("cannot cut off a torn write", &e))?;
+            file.sync_all().map_err(|e| io("cannot sync", &e))?;
+        }
+        Ok((
+            Segment {
+                path: path.to_owned(),
+                file,
+                first_seq,
+                end: AtomicU64::new(at),
+            },
+            cut,
+        ))
+    }
+
+    /// The sequence number of the segment's first document.
+    pub fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The durable size in bytes.
+    pub fn len(&self) -> u64 {
+        self.end.load(Ordering::Acquire)
+    }
+
+    /// True when the segment holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == HEADER
+    }
+
+    /// Writes `bytes` (whole framed records) at the durable end and syncs; returns the offset
+    /// they start at. On failure the file is cut back to the durable end, so nothing half
+    /// written stays. Only the collection's writer calls this.
+    ///
+    /// # Errors
+    /// A failed write or sync (a full disk is flagged).
+    pub fn append(&self, bytes: &[u8]) -> Result<u64, StoreError> {
+        let start = self.len();
+        let result = self
+            .file
+            .write_all_at(bytes, start)
+            .and_then(|()| self.file.sync_data());
+        if let Err(error) = result {
+            let _ = self.file.set_len(start);
+            return Err(StoreError::io(&self.path, "cannot append", &error));
+        }
+        self.end.store(start + bytes.len() as u64, Ordering::Release);
+        Ok(start)
+    }
+
+    /// Reads the record of `len` bytes at `offset` (as given when it was appended or read).
+    ///
+    /// # Errors
+    /// An unreadable or corrupt record.
+    pub fn read(&self, offset: u64, len: u32) -> Result<Record, StoreError> {
+        let mut bytes = vec![0u8; len as usize];
+        self.file
+            .read_exact_at(&mut bytes, offset)
+            .map_err(|e| StoreError::io(&self.path, "cannot read", &e))?;
+        if bytes.len() < FRAME {
+            return Err(StoreError::corrupt(&self.path, offset, "short record"));
+        }
+        let hash = u64::from_le_bytes(bytes[4..FRAME].try_into().unwrap_or_default());
+        if xxh3_64(&bytes[FRAME..]) != hash {
+            return Err(StoreError::corrupt(&self.path, offset, "checksum mismatch"));
+        }
+        Record::decode(&bytes[FRAME..]).map_err(|m| StoreError::corrupt(&self.path, offset, m))
+    }
+}
+
+/// Syncs a folder, so that a file created, renamed or removed in it stays so after a crash.
+///
+/// # Errors
+/// The folder cannot be opened or synced.
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(dir, "cannot sync the folder", &e))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, synced, then renamed over
+/// it, and the folder synced.
+///
+/// # Errors
+/// Any I/O failure; the temporary file is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = path.with_extension("tmp");
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(error) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(path, "cannot write", &error));
+    }
+    sync_dir(dir)
+}
+
+/// The segment files of `dir`, oldest first (by first sequence number).
+///
+/// # Errors
+/// The folder cannot be read, or holds a file that is not a segment.
+pub fn list_segments(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let mut found = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| StoreError::io(dir, "cannot list", &e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, "cannot list", &e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let seq = name
+            .strip_prefix("seg-")
+            .and_then(|rest| rest.strip_suffix(".log"))
+            .and_then(|digits| digits.parse::<u64>().ok());
+        match seq {
+            Some(seq) => found.push((seq, entry.path())),
+            None if name.ends_with(".tmp") => {}
+            None => {
+                return Err(StoreError {
+                    path: entry.path(),
+                    message: "not a segment file (seg-<number>.log); move it out of the folder"
+                        .into(),
+                    disk_full: false,
+                })
+            }
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().map(|(_, path)| path).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn insert(seq: u64, id: &str) -> Record {
+        Record::Insert(Insert {
+            seq,
+            time_ms: 1_700_000_000_000 + seq as i64,
+            inserted_ms: 1_700_000_000_000,
+            id: id.into(),
+            entry: IndexEntry {
+                identity: u128::from(seq) << 64 | 7,
+                exact_only: seq % 2 == 0,
+                hamming: (seq % 3 == 0).then_some((seq * 31, 11)),
+                keys: vec![seq, seq + 1],
+            },
+            sketch: vec![1, 2, 3, seq as u8],
+            text: (seq % 2 == 1).then(|| format!("文本 {seq}")),
+        })
+    }
+
+    fn collect(path: &Path, newest: bool) -> Result<(Vec<Record>, u64), StoreError> {
+        let mut records = Vec::new();
+        let (_, cut) = Segment::open(path, newest, |_, _, record| {
+            records.push(record);
+            Ok(())
+        })?;
+        Ok((records, cut))
+    }
+
+    #[test]
+    fn records_round_trip_through_a_segment_and_reads_by_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let segment = Segment::create(dir.path(), 5).unwrap();
+        let records: Vec<Record> = (5..9)
+            .map(|seq| insert(seq, &format!("id-{seq}")))
+            .chain([Record::Delete(6)])
+            .collect();
+        let mut offsets = Vec::new();
+        for record in &records {
+            let mut bytes = Vec::new();
+            record.encode(&mut bytes);
+            offsets.push((segment.append(&bytes).unwrap(), bytes.len() as u32));
+        }
+        for (record, &(offset, len)) in records.iter().zip(&offsets) {
+            assert_eq!(&segment.read(offset, len).unwrap(), record);
+        }
+        let path = segment.path().to_owned();
+        drop(segment);
+        assert_eq!(collect(&path, false).unwrap(), (records, 0));
+        assert_eq!(list_segments(dir.path()).unwrap(), vec![path]);
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_from_the_newest_segment_and_refused_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let segment = Segment::create(dir.path(), 0).unwrap();
+        let mut bytes = Vec::new();
+        insert(0, "a").encode(&mut bytes);
+        segment.append(&bytes).unwrap();
+        let good = segment.len();
+        let path = segment.path().to_owned();
+        drop(segment);
+        for torn in [3usize, 11, 20, bytes.len() - 1] {
+            let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+            let mut second = Vec::new();
+            insert(1, "b").encode(&mut second);
+            file.write_all(&second[..torn]).unwrap();
+            drop(file);
+            let error = collect(&path, false).unwrap_err();
+            assert!(error.message.contains("corrupt record"), "{error}");
+            let (records, cut) = collect(&path, true).unwrap();
+            assert_eq!(records, vec![insert(0, "a")]);
+            assert_eq!(cut, torn as u64);
+            assert_eq!(fs::metadata(&path).unwrap().len(), good);
+        }
+        // A flipped byte in a whole record is caught by the checksum.
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        let mut second = Vec::new();
+        insert(1, "b").encode(&mut second);
+        let last = second.len() - 1;
+        second[last] ^= 1;
+        file.write_all(&second).unwrap();
+        drop(file);
+        assert_eq!(collect(&path, true).unwrap().0, vec![insert(0, "a")]);
+    }
+
+    #[test]
+    fn stray_files_in_the_segment_folder_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let error = list_segments(dir.path()).unwrap_err();
+        assert!(error.to_string().contains("notes.txt"), "{error}");
+    }
+}
