@@ -226,7 +226,12 @@ pub fn client(args: &ClientArgs) -> Result<()> {
             ClientCommand::List => client.json(Method::GET, "/v1/collections", None).await?,
             ClientCommand::Show { name } => client.json(Method::GET, &c(name), None).await?,
             ClientCommand::Drop { name } => client.json(Method::DELETE, &c(name), None).await?,
-            ClientCommand::Insert { name, id, time, text } => {
+            ClientCommand::Insert {
+                name,
+                id,
+                time,
+                text,
+            } => {
                 let mut body = json!({"id": id, "text": read_text(text)?});
                 if let Some(time) = time {
                     body["time"] = match time.parse::<f64>() {

@@ -57,41 +57,136 @@ impl IndexEntry {
     }
 }
 
+/// Fingerprints per level before it is frozen (see [`Tiered`]).
+const LEVEL_BASE: usize = 8192;
+/// A level is merged into the one before it while that one is at most this many times its
+/// size.
+const LEVEL_FANOUT: usize = 4;
+
+/// A Hamming index that takes inserts one at a time at a bounded cost per query: levels of
+/// [`HammingIndex`], the newest small. Inserts go to the newest level; when it holds
+/// [`LEVEL_BASE`] fingerprints it is frozen and merged with the levels before it while they
+/// are at most [`LEVEL_FANOUT`] times its size (so sizes fall geometrically, a query probes
+/// O(log n) levels, and each fingerprint is rebuilt O(log n) times). A single growing
+/// `HammingIndex` would instead scan a buffer of up to an eighth of its size on every query.
+#[derive(Debug, Clone)]
+pub struct Tiered {
+    max_distance: u32,
+    /// Oldest and largest first; the last takes inserts.
+    levels: Vec<HammingIndex>,
+}
+
+impl Tiered {
+    /// An empty index answering up to `max_distance`.
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn new(max_distance: u32) -> Result<Tiered> {
+        Ok(Tiered {
+            max_distance,
+            levels: vec![Self::level(&[], max_distance)?],
+        })
+    }
+
+    fn level(entries: &[(u64, u64)], max_distance: u32) -> Result<HammingIndex> {
+        let blocks = HammingIndex::blocks_for(max_distance, entries.len().max(LEVEL_BASE));
+        HammingIndex::build(entries, max_distance, Some(blocks))
+            .map_err(|e| Error::invalid("max_distance", e.to_string()))
+    }
+
+    /// Stores `fingerprint` under `id` (a repeated id is ignored).
+    pub fn insert(&mut self, id: u64, fingerprint: u64) {
+        let Some(newest) = self.levels.last_mut() else {
+            return;
+        };
+        if newest.insert(id, fingerprint).is_err() || newest.len() < LEVEL_BASE {
+            return;
+        }
+        // Freeze the newest level, merge while the one before is not much larger.
+        while self.levels.len() >= 2 {
+            let n = self.levels.len();
+            if self.levels[n - 2].len() > LEVEL_FANOUT * self.levels[n - 1].len() {
+                break;
+            }
+            let (Some(last), Some(before)) = (self.levels.pop(), self.levels.pop()) else {
+                break;
+            };
+            let mut entries = before.entries();
+            entries.extend(last.entries());
+            drop((before, last));
+            match Self::level(&entries, self.max_distance) {
+                Ok(merged) => self.levels.push(merged),
+                Err(_) => return,
+            }
+        }
+        if let Ok(fresh) = Self::level(&[], self.max_distance) {
+            self.levels.push(fresh);
+        }
+    }
+
+    /// Removes `id`; false when absent.
+    pub fn remove(&mut self, id: u64) -> bool {
+        self.levels.iter_mut().rev().any(|level| level.remove(id))
+    }
+
+    /// Every `(id, distance)` within `k` (at most the index's maximum), in no set order.
+    pub fn query(&self, fingerprint: u64, k: u32, out: &mut Vec<(u64, u32)>) {
+        let k = k.min(self.max_distance);
+        for level in &self.levels {
+            if let Ok(found) = level.query(fingerprint, k) {
+                out.extend(found);
+            }
+        }
+    }
+
+    /// Stored fingerprints.
+    pub fn len(&self) -> usize {
+        self.levels.iter().map(HammingIndex::len).sum()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.levels.iter().map(HammingIndex::memory_bytes).sum()
+    }
+
+    /// The number of levels.
+    pub fn levels(&self) -> usize {
+        self.levels.len()
+    }
+}
+
 /// The index of one partition: exact identities, and band keys or fingerprints.
 #[derive(Debug)]
 pub struct PartitionIndex {
     identities: HashMap<u128, u64, foldhash::fast::FixedState>,
     keys: Option<MemoryIndex>,
-    hamming: Option<HammingIndex>,
+    hamming: Option<Tiered>,
     max_distance: u32,
 }
 
 impl PartitionIndex {
-    /// An empty partition for `method`, whose Hamming radii go up to `max_distance`, sized for
-    /// about `expected` documents (the number of Hamming blocks depends on it).
+    /// An empty partition for `method`, whose Hamming radii go up to `max_distance`.
     ///
     /// # Errors
     /// A method whose join has no online form (parameter `method`), or a `max_distance` the
     /// Hamming index refuses (parameter `max_distance`).
-    pub fn new<M: Method>(method: &M, max_distance: u32, expected: usize) -> Result<Self> {
+    pub fn new<M: Method>(method: &M, max_distance: u32) -> Result<Self> {
         let (keys, hamming) = match method.join() {
             Join::Identity => (None, None),
             Join::SymmetricKeys => (Some(MemoryIndex::new()), None),
-            Join::Hamming => {
-                let blocks = HammingIndex::blocks_for(max_distance, expected);
-                let index = HammingIndex::build(&[], max_distance, Some(blocks))
-                    .map_err(|e| Error::invalid("max_distance", e.to_string()))?;
-                (None, Some(index))
-            }
-            other => {
-                return Err(Error::invalid(
-                    "method",
-                    format!(
-                        "{} ({other:?} join) has no online index yet; use simhash, minhash or exact",
-                        method.name()
-                    ),
-                ))
-            }
+            Join::Hamming => (None, Some(Tiered::new(max_distance)?)),
+            other => return Err(Error::invalid(
+                "method",
+                format!(
+                    "{} ({other:?} join) has no online index yet; use simhash, minhash or exact",
+                    method.name()
+                ),
+            )),
         };
         Ok(PartitionIndex {
             identities: HashMap::default(),
@@ -109,7 +204,7 @@ impl PartitionIndex {
             return;
         }
         if let (Some(index), Some((fingerprint, _))) = (self.hamming.as_mut(), entry.hamming) {
-            let _ = index.insert(seq, fingerprint);
+            index.insert(seq, fingerprint);
         }
         if let Some(index) = self.keys.as_mut() {
             if !entry.keys.is_empty() {
@@ -139,10 +234,9 @@ impl PartitionIndex {
         }
         if !entry.exact_only {
             if let (Some(index), Some((fingerprint, radius))) = (&self.hamming, entry.hamming) {
-                let radius = radius.min(self.max_distance);
-                if let Ok(near) = index.query(fingerprint, radius) {
-                    out.extend(near.into_iter().map(|(seq, d)| (seq, Some(d))));
-                }
+                let mut near = Vec::new();
+                index.query(fingerprint, radius.min(self.max_distance), &mut near);
+                out.extend(near.into_iter().map(|(seq, d)| (seq, Some(d))));
             }
             if let Some(index) = &self.keys {
                 let mut near = Vec::new();
@@ -171,7 +265,7 @@ impl PartitionIndex {
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         let identities = self.identities.capacity() * (16 + 8 + 1) * 8 / 7;
-        let hamming = self.hamming.as_ref().map_or(0, HammingIndex::memory_bytes);
+        let hamming = self.hamming.as_ref().map_or(0, Tiered::memory_bytes);
         // MemoryIndex does not report its size: a bucket entry and a key per band.
         let keys = self.keys.as_ref().map_or(0, |k| k.len() * 64);
         identities + hamming + keys
@@ -212,8 +306,7 @@ pub fn verify<M: Method>(
     if entry.exact_only || stored_entry.exact_only {
         return None;
     }
-    if let (Some((_, a)), Some((_, b)), Some(d)) = (entry.hamming, stored_entry.hamming, distance)
-    {
+    if let (Some((_, a)), Some((_, b)), Some(d)) = (entry.hamming, stored_entry.hamming, distance) {
         // A pair takes the smaller of its two documents' radii, as in the batch engine.
         if d > a.min(b) {
             return None;
@@ -255,7 +348,7 @@ mod tests {
 
     /// A sequential online dedup over one partition, for the tests.
     fn run<M: Method>(method: M, max_distance: u32, texts: &[&str]) -> Vec<Option<u64>> {
-        let mut index = PartitionIndex::new(&method, max_distance, 1000).unwrap();
+        let mut index = PartitionIndex::new(&method, max_distance).unwrap();
         let mut stored: Vec<(M::Sketch, IndexEntry)> = Vec::new();
         let mut answers = Vec::new();
         let mut candidates = Vec::new();
@@ -283,15 +376,9 @@ mod tests {
     fn every_online_method_finds_the_repost_and_keeps_the_other() {
         let texts = [NEWS, REPOST, OTHER, NEWS];
         let minhash = MinHash::from_params(&Params::new().set("max_df", "off")).unwrap();
-        assert_eq!(
-            run(minhash, 0, &texts),
-            vec![None, Some(0), None, Some(0)]
-        );
+        assert_eq!(run(minhash, 0, &texts), vec![None, Some(0), None, Some(0)]);
         let simhash = SimHash::from_params(&Params::new()).unwrap();
-        assert_eq!(
-            run(simhash, 24, &texts),
-            vec![None, Some(0), None, Some(0)]
-        );
+        assert_eq!(run(simhash, 24, &texts), vec![None, Some(0), None, Some(0)]);
         // Exact: the repost folds to the same text (an exact copy after normalisation); the
         // identity keeps its latest document.
         assert_eq!(
@@ -299,16 +386,60 @@ mod tests {
             vec![None, Some(0), None, Some(1)]
         );
         let edited = NEWS.replace("投入", "资金");
-        assert_eq!(
-            run(Exact::default(), 0, &[NEWS, &edited]),
-            vec![None, None]
-        );
+        assert_eq!(run(Exact::default(), 0, &[NEWS, &edited]), vec![None, None]);
+    }
+
+    /// The tiered index answers as brute force does, through inserts, merges and removals.
+    #[test]
+    fn tiered_levels_answer_as_brute_force() {
+        let mut index = Tiered::new(12).unwrap();
+        let mut live: Vec<(u64, u64)> = Vec::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let centres: Vec<u64> = (0..50).map(|_| next()).collect();
+        for id in 0..60_000u64 {
+            // Clustered fingerprints: a centre with a few bits flipped.
+            let mut fingerprint = centres[(next() % 50) as usize];
+            for _ in 0..next() % 10 {
+                fingerprint ^= 1 << (next() % 64);
+            }
+            index.insert(id, fingerprint);
+            live.push((id, fingerprint));
+            if id % 7 == 3 {
+                let victim = live.swap_remove((next() % live.len() as u64) as usize);
+                assert!(index.remove(victim.0));
+                assert!(!index.remove(victim.0));
+            }
+            if id % 5000 == 4999 {
+                for _ in 0..20 {
+                    let probe = centres[(next() % 50) as usize] ^ (1 << (next() % 64));
+                    let k = (next() % 13) as u32;
+                    let mut got = Vec::new();
+                    index.query(probe, k, &mut got);
+                    got.sort_unstable();
+                    let mut want: Vec<(u64, u32)> = live
+                        .iter()
+                        .map(|&(i, f)| (i, (f ^ probe).count_ones()))
+                        .filter(|&(_, d)| d <= k)
+                        .collect();
+                    want.sort_unstable();
+                    assert_eq!(got, want, "k {k} after {id} inserts");
+                }
+            }
+        }
+        assert_eq!(index.len(), live.len());
+        assert!(index.levels() < 12, "{} levels", index.levels());
     }
 
     #[test]
     fn a_removed_document_is_no_longer_a_near_candidate() {
         let method = SimHash::from_params(&Params::new()).unwrap();
-        let mut index = PartitionIndex::new(&method, 24, 10).unwrap();
+        let mut index = PartitionIndex::new(&method, 24).unwrap();
         let entry = IndexEntry::of(&method, &method.sketch(NEWS));
         let edited = NEWS.replace("投入", "资金");
         let repost = IndexEntry::of(&method, &method.sketch(&edited));

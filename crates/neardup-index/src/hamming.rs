@@ -523,6 +523,15 @@ impl HammingIndex {
         Ok(pairs)
     }
 
+    /// Every live `(id, fingerprint)`, in slot order (merged ones by id, then the buffer in
+    /// insertion order).
+    pub fn entries(&self) -> Vec<(u64, u64)> {
+        (0..self.ids.len())
+            .filter(|&slot| self.is_live(slot))
+            .map(|slot| (self.ids[slot], self.fingerprints[slot]))
+            .collect()
+    }
+
     /// The index as bytes: magic `NDHX`, version, max distance, blocks, count, then `(id,
     /// fingerprint)` little-endian in slot order (live slots only), then an xxh3 checksum of
     /// all that. Tables are rebuilt on load (a sort, faster than reading them).

@@ -194,9 +194,10 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
     let reader: Box<dyn BufRead> = if options.input == Path::new("-") {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
-        Box::new(BufReader::new(File::open(&options.input).map_err(|e| {
-            ClientError(format!("{name}: cannot open: {e}"))
-        })?))
+        Box::new(BufReader::new(
+            File::open(&options.input)
+                .map_err(|e| ClientError(format!("{name}: cannot open: {e}")))?,
+        ))
     };
     let mut answers = match &options.answers {
         Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| {
@@ -204,7 +205,10 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
         })?)),
         None => None,
     };
-    let path = format!("/v1/collections/{}/documents/batch", segment(&options.collection));
+    let path = format!(
+        "/v1/collections/{}/documents/batch",
+        segment(&options.collection)
+    );
     let mut summary = LoadSummary::default();
     let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Value, ClientError>>> =
         VecDeque::new();
@@ -250,9 +254,9 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
                 ClientError(format!("{name}:{line_number}: not a JSON object: {e}"))
             })?;
             let field = |f: &str| -> Result<&Value, ClientError> {
-                record.get(f).ok_or_else(|| {
-                    ClientError(format!("{name}:{line_number}: no field {f:?}"))
-                })
+                record
+                    .get(f)
+                    .ok_or_else(|| ClientError(format!("{name}:{line_number}: no field {f:?}")))
             };
             let id = match field(&options.id_field)? {
                 Value::String(s) => s.clone(),
@@ -285,7 +289,9 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
             in_flight.push_back(tokio::spawn(async move {
                 let (status, answer) = client.json(Method::POST, &path, Some(&body)).await?;
                 if status != 200 {
-                    return Err(ClientError(format!("the service refused a batch: {answer}")));
+                    return Err(ClientError(format!(
+                        "the service refused a batch: {answer}"
+                    )));
                 }
                 Ok(answer)
             }));
@@ -354,7 +360,11 @@ pub fn bench_text(corpus: &[String], options: &BenchOptions, n: u64) -> String {
     let base = options.seed;
     let pick = hash(n, base ^ 0x5eed);
     let duplicate = n > 0 && (pick % 1_000_000) as f64 / 1e6 < options.duplicate_rate;
-    let source = if duplicate { hash(n, base ^ 0xd0) % n } else { n };
+    let source = if duplicate {
+        hash(n, base ^ 0xd0) % n
+    } else {
+        n
+    };
     let mut text = String::new();
     for part in 0..options.parts as u64 {
         let at = hash(source * 64 + part, base) % corpus.len().max(1) as u64;
@@ -423,7 +433,11 @@ pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, Cli
                 if r >= options.requests {
                     break;
                 }
-                let per = if options.mode == "batch" { options.batch as u64 } else { 1 };
+                let per = if options.mode == "batch" {
+                    options.batch as u64
+                } else {
+                    1
+                };
                 let first = options.start + r * per;
                 let (path, body) = match options.mode.as_str() {
                     "insert" => (
@@ -488,7 +502,11 @@ pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, Cli
         let at = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
         latencies[at] * 1000.0
     };
-    let per = if options.mode == "batch" { options.batch as u64 } else { 1 };
+    let per = if options.mode == "batch" {
+        options.batch as u64
+    } else {
+        1
+    };
     let requests = latencies.len() as u64;
     Ok(json!({
         "mode": options.mode,

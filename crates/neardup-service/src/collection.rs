@@ -161,7 +161,10 @@ pub trait AnyCollection: Send + Sync {
     ///
     /// # Errors
     /// The collection is closed.
-    fn delete(&self, id: &str) -> Result<oneshot::Receiver<Result<bool, ServiceError>>, ServiceError>;
+    fn delete(
+        &self,
+        id: &str,
+    ) -> Result<oneshot::Receiver<Result<bool, ServiceError>>, ServiceError>;
     /// Counts and sizes, as JSON.
     fn stats(&self) -> Value;
     /// The counters.
@@ -220,7 +223,10 @@ impl State {
 
     fn doc(&self, seq: u64) -> Option<(&Partition, &Doc)> {
         let partition = self.partition_of(seq)?;
-        Some((partition, &partition.docs[(seq - partition.first_seq()) as usize]))
+        Some((
+            partition,
+            &partition.docs[(seq - partition.first_seq()) as usize],
+        ))
     }
 }
 
@@ -275,7 +281,6 @@ impl<M: Registered + 'static> Collection<M> {
         std::fs::create_dir_all(&segments_dir)
             .map_err(|e| StoreError::io(&segments_dir, "cannot create", &e))?;
         let max_radius = method.max_radius();
-        let expected = settings.partition_documents as usize;
         let counters = Counters::default();
         let mut state = State {
             partitions: VecDeque::new(),
@@ -286,7 +291,7 @@ impl<M: Registered + 'static> Collection<M> {
         let count = paths.len();
         for (i, path) in paths.iter().enumerate() {
             let mut docs = Vec::new();
-            let mut index = PartitionIndex::new(&method, max_radius, expected)?;
+            let mut index = PartitionIndex::new(&method, max_radius)?;
             let mut max_time = i64::MIN;
             let mut created_ms = i64::MAX;
             let mut deletes = Vec::new();
@@ -359,7 +364,7 @@ impl<M: Registered + 'static> Collection<M> {
             state.partitions.push_back(Partition {
                 segment: Arc::new(segment),
                 docs: Vec::new(),
-                index: PartitionIndex::new(&method, max_radius, expected)?,
+                index: PartitionIndex::new(&method, max_radius)?,
                 max_time: i64::MIN,
                 created_ms: now_ms(),
             });
@@ -385,7 +390,9 @@ impl<M: Registered + 'static> Collection<M> {
         let handle = std::thread::Builder::new()
             .name(format!("writer-{name}"))
             .spawn(move || writer.run(receiver))
-            .map_err(|e| ServiceError::new(500, "internal", format!("cannot start a writer: {e}")))?;
+            .map_err(|e| {
+                ServiceError::new(500, "internal", format!("cannot start a writer: {e}"))
+            })?;
         *lock(&collection.writer) = Some(handle);
         Ok(collection)
     }
@@ -537,7 +544,10 @@ impl<M: Registered + 'static> Collection<M> {
     /// Checks and stores one group of jobs; the answers per job, in order.
     fn apply_group(
         &self,
-        group: &[(Vec<Prepared<M>>, oneshot::Sender<Vec<Result<Inserted, ServiceError>>>)],
+        group: &[(
+            Vec<Prepared<M>>,
+            oneshot::Sender<Vec<Result<Inserted, ServiceError>>>,
+        )],
     ) -> Vec<Vec<Result<Inserted, ServiceError>>> {
         let now = now_ms();
         let mut answers: Vec<Vec<Result<Inserted, ServiceError>>> = Vec::new();
@@ -548,7 +558,7 @@ impl<M: Registered + 'static> Collection<M> {
                 .collect();
         }
         // The documents of this group accepted so far: an index over them, found by position.
-        let mut local = match PartitionIndex::new(&self.method, self.max_radius, MAX_GROUP) {
+        let mut local = match PartitionIndex::new(&self.method, self.max_radius) {
             Ok(index) => index,
             Err(e) => {
                 let error = ServiceError::from(e);
@@ -567,10 +577,25 @@ impl<M: Registered + 'static> Collection<M> {
             let state = self.read();
             let next_seq = state.next_seq;
             let mut candidates = Vec::new();
+            // The checks against the stored documents read a state that does not change
+            // during the group: in parallel. The checks within the group follow, in order.
+            let all: Vec<&Prepared<M>> = group.iter().flat_map(|(docs, _)| docs).collect();
+            let mut against_stored = {
+                use rayon::prelude::*;
+                let found: Vec<Result<Option<Match>, StoreError>> = all
+                    .par_iter()
+                    .map(|d| {
+                        self.find(&state, &d.sketch, &d.entry, now)
+                            .map(|found| found.into_iter().next())
+                    })
+                    .collect();
+                found.into_iter()
+            };
             for (documents, _) in group {
                 let mut job_answers = Vec::with_capacity(documents.len());
                 let mut job_slots = Vec::with_capacity(documents.len());
                 for document in documents {
+                    let stored = against_stored.next().unwrap_or(Ok(None));
                     job_slots.push(None);
                     if state.ids.contains_key(document.id.as_str())
                         || local_ids.contains(document.id.as_str())
@@ -616,9 +641,8 @@ impl<M: Registered + 'static> Collection<M> {
                         continue;
                     }
                     // Against the stored documents, then against this group's.
-                    let stored = match self.find(&state, &document.sketch, &document.entry, now)
-                    {
-                        Ok(found) => found.into_iter().next(),
+                    let stored = match stored {
+                        Ok(found) => found,
                         Err(error) => {
                             job_answers.push(Err(error.into()));
                             continue;
@@ -746,8 +770,8 @@ impl<M: Registered + 'static> Collection<M> {
         })?;
         let mut offset = 0usize;
         for (document, time_ms) in accepted {
-            let len = u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap_or_default())
-                + 12;
+            let len =
+                u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap_or_default()) + 12;
             let seq = *next_seq;
             partition.index.insert(seq, &document.entry);
             partition.max_time = partition.max_time.max(*time_ms);
@@ -787,11 +811,7 @@ impl<M: Registered + 'static> Collection<M> {
             return Ok(());
         }
         let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
-        let index = PartitionIndex::new(
-            &self.method,
-            self.max_radius,
-            self.settings.partition_documents as usize,
-        )?;
+        let index = PartitionIndex::new(&self.method, self.max_radius)?;
         self.write().partitions.push_back(Partition {
             segment: Arc::new(segment),
             docs: Vec::new(),
@@ -879,11 +899,7 @@ impl<M: Registered + 'static> Collection<M> {
     fn maybe_roll_now(&self, now: i64) -> Result<(), ServiceError> {
         let next_seq = self.read().next_seq;
         let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
-        let index = PartitionIndex::new(
-            &self.method,
-            self.max_radius,
-            self.settings.partition_documents as usize,
-        )?;
+        let index = PartitionIndex::new(&self.method, self.max_radius)?;
         self.write().partitions.push_back(Partition {
             segment: Arc::new(segment),
             docs: Vec::new(),

@@ -79,7 +79,11 @@ impl ServiceError {
 impl fmt::Display for ServiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.field {
-            Some(field) => write!(f, "{} ({}, field {field}): {}", self.status, self.code, self.message),
+            Some(field) => write!(
+                f,
+                "{} ({}, field {field}): {}",
+                self.status, self.code, self.message
+            ),
             None => write!(f, "{} ({}): {}", self.status, self.code, self.message),
         }
     }

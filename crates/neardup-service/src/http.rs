@@ -238,11 +238,19 @@ async fn observe(State(state): State<Shared>, request: Request, next: Next) -> R
     let seconds = start.elapsed().as_secs_f64();
     let status = response.status().as_u16();
     {
-        let mut requests = state.metrics.requests.lock().unwrap_or_else(|e| e.into_inner());
+        let mut requests = state
+            .metrics
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         *requests.entry((route.clone(), method, status)).or_default() += 1;
     }
     let histogram = {
-        let mut latency = state.metrics.latency.lock().unwrap_or_else(|e| e.into_inner());
+        let mut latency = state
+            .metrics
+            .latency
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         Arc::clone(latency.entry(route).or_default())
     };
     histogram.observe(seconds);
@@ -273,10 +281,7 @@ fn object(value: &Value) -> Result<&Map<String, Value>, ServiceError> {
         .ok_or_else(|| ServiceError::bad_request("the body must be a JSON object"))
 }
 
-fn refuse_unknown(
-    object: &Map<String, Value>,
-    known: &[&str],
-) -> Result<(), ServiceError> {
+fn refuse_unknown(object: &Map<String, Value>, known: &[&str]) -> Result<(), ServiceError> {
     match object.keys().find(|k| !known.contains(&k.as_str())) {
         Some(key) => Err(ServiceError::bad_request(format!(
             "unknown field (expected: {})",
@@ -329,17 +334,18 @@ fn kind(value: &Value) -> &'static str {
 }
 
 fn document(value: &Value, config: &HttpConfig) -> Result<NewDocument, ServiceError> {
-    let object = value
-        .as_object()
-        .ok_or_else(|| ServiceError::bad_request(format!("expected an object, got {}", kind(value))))?;
+    let object = value.as_object().ok_or_else(|| {
+        ServiceError::bad_request(format!("expected an object, got {}", kind(value)))
+    })?;
     refuse_unknown(object, &["id", "text", "time"])?;
     let id = match object.get("id") {
         Some(Value::String(id)) => id.clone(),
         Some(other) => {
-            return Err(
-                ServiceError::bad_request(format!("expected a string, got {}", kind(other)))
-                    .field("id"),
-            )
+            return Err(ServiceError::bad_request(format!(
+                "expected a string, got {}",
+                kind(other)
+            ))
+            .field("id"))
         }
         None => return Err(ServiceError::bad_request("missing").field("id")),
     };
@@ -378,7 +384,10 @@ fn limit(object: &Map<String, Value>, config: &HttpConfig) -> Result<usize, Serv
             .ok_or_else(|| {
                 ServiceError::invalid(
                     "limit",
-                    format!("{value}: expected a whole number from 1 to {}", config.max_matches),
+                    format!(
+                        "{value}: expected a whole number from 1 to {}",
+                        config.max_matches
+                    ),
                 )
             }),
     }
@@ -392,10 +401,11 @@ fn batch<'a>(
     let items = match object.get(name) {
         Some(Value::Array(items)) => items,
         Some(other) => {
-            return Err(
-                ServiceError::bad_request(format!("expected an array, got {}", kind(other)))
-                    .field(name),
-            )
+            return Err(ServiceError::bad_request(format!(
+                "expected an array, got {}",
+                kind(other)
+            ))
+            .field(name))
         }
         None => return Err(ServiceError::bad_request("missing").field(name)),
     };
@@ -431,11 +441,7 @@ async fn healthz(State(state): State<Shared>) -> Answer {
 }
 
 async fn openapi() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        OPENAPI,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
 async fn list_collections(State(state): State<Shared>) -> Answer {
@@ -531,7 +537,9 @@ async fn insert_batch(
     let documents = items
         .iter()
         .enumerate()
-        .map(|(i, item)| document(item, &state.config).map_err(|e| e.within(&format!("documents[{i}]"))))
+        .map(|(i, item)| {
+            document(item, &state.config).map_err(|e| e.within(&format!("documents[{i}]")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let ids: Vec<String> = documents.iter().map(|d| d.id.clone()).collect();
     let answers = submit(&state, &name, documents).await?;
@@ -567,7 +575,10 @@ async fn check_one(
     let limit = limit(object, &state.config)?;
     let collection = state.service.collection(&name)?;
     let mut found = blocking(move || collection.check(&[text], limit)).await?;
-    ok(StatusCode::OK, matches_json(&found.pop().unwrap_or_default()))
+    ok(
+        StatusCode::OK,
+        matches_json(&found.pop().unwrap_or_default()),
+    )
 }
 
 async fn check_batch(
@@ -603,10 +614,7 @@ async fn get_document(
     document_answer(&state, &name, id).await
 }
 
-async fn get_batch_named_document(
-    State(state): State<Shared>,
-    Path(name): Path<String>,
-) -> Answer {
+async fn get_batch_named_document(State(state): State<Shared>, Path(name): Path<String>) -> Answer {
     document_answer(&state, &name, "batch".into()).await
 }
 
@@ -658,17 +666,27 @@ async fn delete_answer(state: &Shared, name: &str, id: String) -> Answer {
 
 async fn metrics(State(state): State<Shared>) -> Response {
     let mut out = String::new();
-    let _ = writeln!(out, "# HELP neardup_uptime_seconds Seconds since the service started.");
+    let _ = writeln!(
+        out,
+        "# HELP neardup_uptime_seconds Seconds since the service started."
+    );
     let _ = writeln!(out, "# TYPE neardup_uptime_seconds gauge");
     let _ = writeln!(
         out,
         "neardup_uptime_seconds {:.3}",
         state.started.elapsed().as_secs_f64()
     );
-    let _ = writeln!(out, "# HELP neardup_http_requests_total HTTP requests by route, method and status.");
+    let _ = writeln!(
+        out,
+        "# HELP neardup_http_requests_total HTTP requests by route, method and status."
+    );
     let _ = writeln!(out, "# TYPE neardup_http_requests_total counter");
     {
-        let requests = state.metrics.requests.lock().unwrap_or_else(|e| e.into_inner());
+        let requests = state
+            .metrics
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         for ((route, method, status), count) in requests.iter() {
             let _ = writeln!(
                 out,
@@ -677,10 +695,20 @@ async fn metrics(State(state): State<Shared>) -> Response {
             );
         }
     }
-    let _ = writeln!(out, "# HELP neardup_http_request_duration_seconds Request latency by route.");
-    let _ = writeln!(out, "# TYPE neardup_http_request_duration_seconds histogram");
+    let _ = writeln!(
+        out,
+        "# HELP neardup_http_request_duration_seconds Request latency by route."
+    );
+    let _ = writeln!(
+        out,
+        "# TYPE neardup_http_request_duration_seconds histogram"
+    );
     {
-        let latency = state.metrics.latency.lock().unwrap_or_else(|e| e.into_inner());
+        let latency = state
+            .metrics
+            .latency
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         for (route, histogram) in latency.iter() {
             let route = escape(route);
             for (bucket, le) in histogram.buckets.iter().zip(BUCKETS) {
@@ -710,12 +738,28 @@ async fn metrics(State(state): State<Shared>) -> Response {
         ("documents", "gauge", "Live stored documents."),
         ("partitions", "gauge", "Partitions (segment files) held."),
         ("disk_bytes", "gauge", "Bytes of the segment files."),
-        ("memory_bytes", "gauge", "Approximate bytes of the in-memory indexes and ids."),
+        (
+            "memory_bytes",
+            "gauge",
+            "Approximate bytes of the in-memory indexes and ids.",
+        ),
         ("stored", "counter", "Documents stored since start."),
-        ("duplicates", "counter", "Inserts answered as duplicates since start."),
-        ("refused", "counter", "Inserts refused (existing id, bad time, store error)."),
+        (
+            "duplicates",
+            "counter",
+            "Inserts answered as duplicates since start.",
+        ),
+        (
+            "refused",
+            "counter",
+            "Inserts refused (existing id, bad time, store error).",
+        ),
         ("checks", "counter", "Texts checked since start."),
-        ("groups", "counter", "Groups written, one sync each, since start."),
+        (
+            "groups",
+            "counter",
+            "Groups written, one sync each, since start.",
+        ),
         ("expired", "counter", "Documents expired since start."),
     ];
     let service = Arc::clone(&state.service);
@@ -748,11 +792,7 @@ async fn metrics(State(state): State<Shared>) -> Response {
             );
         }
     }
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        out,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 
 fn escape(label: &str) -> String {

@@ -58,7 +58,11 @@ impl Settings {
         let object = match body {
             Value::Object(object) => object,
             Value::Null => &empty,
-            _ => return Err(ServiceError::bad_request("the settings must be a JSON object")),
+            _ => {
+                return Err(ServiceError::bad_request(
+                    "the settings must be a JSON object",
+                ))
+            }
         };
         let mut settings = Settings {
             method: DEFAULT_METHOD.into(),
@@ -181,7 +185,9 @@ impl Settings {
 
     /// The retention window in milliseconds.
     pub fn window_ms(&self) -> Option<i64> {
-        self.retention.as_deref().and_then(|r| parse_duration(r).ok())
+        self.retention
+            .as_deref()
+            .and_then(|r| parse_duration(r).ok())
     }
 }
 
@@ -240,8 +246,9 @@ pub fn parse_time(value: &Value) -> Result<i64, String> {
             .filter(|s| s.is_finite() && s.abs() < 1e13)
             .map(|s| (s * 1000.0).round() as i64)
             .ok_or_else(|| format!("{n}: expected seconds since the Unix epoch")),
-        Value::String(s) => parse_rfc3339(s)
-            .ok_or_else(|| format!("{s:?}: expected an RFC 3339 time such as 2026-11-23T08:00:00Z")),
+        Value::String(s) => parse_rfc3339(s).ok_or_else(|| {
+            format!("{s:?}: expected an RFC 3339 time such as 2026-11-23T08:00:00Z")
+        }),
         other => Err(format!(
             "{other}: expected seconds since the Unix epoch or an RFC 3339 time"
         )),
@@ -393,9 +400,10 @@ mod tests {
         let settings = Settings::from_json(&json!({})).unwrap();
         assert_eq!(settings.method, "simhash");
         assert_eq!(settings.retention, None);
-        let minhash =
-            Settings::from_json(&json!({"method": "minhash", "threshold": 0.8, "retention": "48h"}))
-                .unwrap();
+        let minhash = Settings::from_json(
+            &json!({"method": "minhash", "threshold": 0.8, "retention": "48h"}),
+        )
+        .unwrap();
         assert_eq!(minhash.params["threshold"], "0.8");
         assert_eq!(minhash.window_ms(), Some(48 * 3_600_000));
         for (body, field) in [

@@ -223,7 +223,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self.at.checked_add(n).filter(|&end| end <= self.bytes.len());
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len());
         let end = end.ok_or_else(|| format!("truncated at byte {} of the body", self.at))?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
@@ -233,10 +236,14 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or_default()))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or_default(),
+        ))
     }
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default()))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or_default(),
+        ))
     }
     fn bytes(&mut self) -> Result<&'a [u8], String> {
         let n = self.u32()? as usize;
@@ -275,7 +282,8 @@ impl Segment {
             .map_err(|e| io("cannot create", &e))?;
         let mut header = MAGIC.to_vec();
         header.extend_from_slice(&first_seq.to_le_bytes());
-        file.write_all(&header).map_err(|e| io("cannot write", &e))?;
+        file.write_all(&header)
+            .map_err(|e| io("cannot write", &e))?;
         file.sync_all().map_err(|e| io("cannot sync", &e))?;
         sync_dir(dir)?;
         Ok(Segment {
@@ -401,7 +409,8 @@ impl Segment {
             let _ = self.file.set_len(start);
             return Err(StoreError::io(&self.path, "cannot append", &error));
         }
-        self.end.store(start + bytes.len() as u64, Ordering::Release);
+        self.end
+            .store(start + bytes.len() as u64, Ordering::Release);
         Ok(start)
     }
 
