@@ -180,13 +180,15 @@ impl PartitionIndex {
             Join::Identity => (None, None),
             Join::SymmetricKeys => (Some(MemoryIndex::new()), None),
             Join::Hamming => (None, Some(Tiered::new(max_distance)?)),
-            other => return Err(Error::invalid(
-                "method",
-                format!(
+            other => {
+                return Err(Error::invalid(
+                    "method",
+                    format!(
                     "{} ({other:?} join) has no online index yet; use simhash, minhash or exact",
                     method.name()
                 ),
-            )),
+                ))
+            }
         };
         Ok(PartitionIndex {
             identities: HashMap::default(),

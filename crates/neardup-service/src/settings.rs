@@ -161,7 +161,13 @@ impl Settings {
                 }
             }
         }
-        self.method_params().map(|_| ())
+        struct Builds;
+        impl registry::MethodVisitor for Builds {
+            type Output = ();
+            fn visit<M: registry::Registered>(self, _: M) {}
+        }
+        registry::with_method(&self.method, &self.method_params()?, Builds)?;
+        Ok(())
     }
 
     /// The method's parameters with the service's defaults (corpus-learned limits off).
@@ -408,7 +414,9 @@ mod tests {
         assert_eq!(minhash.window_ms(), Some(48 * 3_600_000));
         for (body, field) in [
             (json!({"method": "nope"}), "method"),
-            (json!({"threshold": 2}), "threshold"),
+            (json!({"verify_threshold": 2}), "verify_threshold"),
+            (json!({"threshold": 0.5}), "threshold"),
+            (json!({"method": "minhash", "threshold": 2}), "threshold"),
             (json!({"no_such": 1}), "no_such"),
             (json!({"method": "minhash", "max_df": "1%"}), "max_df"),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),
