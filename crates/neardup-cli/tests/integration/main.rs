@@ -6,6 +6,7 @@ mod eval;
 mod input;
 mod report;
 mod safety;
+mod serve;
 mod simhash;
 mod synth;
 mod tune;

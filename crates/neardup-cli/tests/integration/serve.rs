@@ -1,0 +1,249 @@
+//! `neardup serve` as a process: killed with SIGKILL under load, every acknowledged insert is
+//! there after the restart; SIGTERM drains and exits cleanly; `neardup client` talks to it.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use neardup_service::client::{self, Client, Method};
+use serde_json::{json, Value};
+
+/// Starts `neardup serve` on a free loopback port; the child and its URL.
+fn start(dir: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+fn text(n: u64) -> String {
+    let mut state = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..60)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if i % 12 == 11 {
+                '，'
+            } else {
+                char::from_u32(0x4e00 + (state % 0x5000) as u32).unwrap_or('中')
+            }
+        })
+        .collect()
+}
+
+fn call(url: &str, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let runtime = client::runtime().unwrap();
+    runtime.block_on(async {
+        let client = Client::new(url, None).unwrap();
+        client.json(method, path, body.as_ref()).await.unwrap()
+    })
+}
+
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.wait().unwrap()
+}
+
+#[test]
+fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let acknowledged: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    for round in 0..3u64 {
+        let (mut child, url) = start(dir.path());
+        if round == 0 {
+            let (status, _) = call(&url, Method::PUT, "/v1/collections/c", Some(json!({})));
+            assert_eq!(status, 201);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let loaders: Vec<_> = (0..6u64)
+            .map(|thread| {
+                let url = url.clone();
+                let stop = Arc::clone(&stop);
+                let acknowledged = Arc::clone(&acknowledged);
+                std::thread::spawn(move || {
+                    let runtime = client::runtime().unwrap();
+                    runtime.block_on(async {
+                        let client = Client::new(&url, None).unwrap();
+                        let mut n = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            n += 1;
+                            let key = round * 1_000_000 + thread * 100_000 + n;
+                            // One in four repeats an earlier text: duplicates too.
+                            let source = if n % 4 == 0 { key - 3 } else { key };
+                            let documents: Vec<Value> = if n % 5 == 0 {
+                                (0..40)
+                                    .map(|i| json!({"id": format!("k{key}-{i}"), "text": text(source * 100 + i)}))
+                                    .collect()
+                            } else {
+                                vec![json!({"id": format!("k{key}"), "text": text(source * 100)})]
+                            };
+                            let answer = client
+                                .json(
+                                    Method::POST,
+                                    "/v1/collections/c/documents/batch",
+                                    Some(&json!({"documents": documents})),
+                                )
+                                .await;
+                            let Ok((200, answer)) = answer else {
+                                break;
+                            };
+                            let mut seen = acknowledged.lock().unwrap();
+                            for result in answer["results"].as_array().unwrap() {
+                                let id = result["id"].as_str().unwrap().to_owned();
+                                match result["stored"].as_bool() {
+                                    Some(true) => seen.push((id, None)),
+                                    Some(false) => seen.push((
+                                        id,
+                                        Some(result["duplicate_of"].as_str().unwrap().to_owned()),
+                                    )),
+                                    None => panic!("{result}"),
+                                }
+                            }
+                        }
+                    });
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(400 + 300 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for loader in loaders {
+            loader.join().unwrap();
+        }
+        // After the restart every acknowledged insert is there, and so is every document an
+        // answer named as the original.
+        let (mut child, url) = start(dir.path());
+        let seen = acknowledged.lock().unwrap().clone();
+        assert!(seen.len() > 50, "round {round}: only {} answers", seen.len());
+        let runtime = client::runtime().unwrap();
+        runtime.block_on(async {
+            let client = Client::new(&url, None).unwrap();
+            let mut stored = 0;
+            for (id, duplicate_of) in &seen {
+                let wanted = duplicate_of.as_ref().unwrap_or(id);
+                let (status, got) = client
+                    .json(Method::GET, &format!("/v1/collections/c/documents/{wanted}"), None)
+                    .await
+                    .unwrap();
+                assert_eq!(status, 200, "round {round}: {wanted} was acknowledged: {got}");
+                stored += usize::from(duplicate_of.is_none());
+            }
+            let (_, shown) = client.json(Method::GET, "/v1/collections/c", None).await.unwrap();
+            let documents = shown["stats"]["documents"].as_u64().unwrap() as usize;
+            assert!(documents >= stored, "round {round}: {documents} < {stored}");
+        });
+        let status = terminate(&mut child);
+        assert!(status.success(), "SIGTERM: {status}");
+    }
+}
+
+#[test]
+fn the_client_creates_inserts_checks_and_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = start(dir.path());
+    let neardup = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["client", "--url", &url])
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        (output.status.success(), stdout, stderr)
+    };
+    let (ok, _, stderr) = neardup(&["create", "news", "--settings", r#"{"retention": "48h"}"#]);
+    assert!(ok, "{stderr}");
+    let jsonl = dir.path().join("in.jsonl");
+    let mut lines = String::new();
+    for i in 0..250u64 {
+        let body = if i % 5 == 4 { text(i - 1) } else { text(i) };
+        lines.push_str(&json!({"doc": format!("n{i}"), "body": body}).to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&jsonl, lines).unwrap();
+    let answers = dir.path().join("answers.jsonl");
+    let (ok, stdout, stderr) = neardup(&[
+        "load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body",
+        "--batch", "30", "--concurrency", "3", "--answers", answers.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["sent"], 250);
+    assert_eq!(summary["duplicates"], 50, "{summary}");
+    assert_eq!(summary["stored"], 200);
+    let answered: Vec<Value> = std::fs::read_to_string(&answers)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<String> = (0..250).map(|i| format!("n{i}")).collect();
+    let got: Vec<&str> = answered.iter().map(|a| a["id"].as_str().unwrap()).collect();
+    assert_eq!(got, ids, "answers in input order");
+    assert_eq!(answered[4]["duplicate_of"], "n3");
+    // Loading again: every id is refused by name, and counted.
+    let (ok, stdout, _) = neardup(&["load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body"]);
+    assert!(ok);
+    let again: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(again["refused"]["id_exists"], 200, "{again}");
+    // A line without the text field is an error naming the file, line and field.
+    std::fs::write(&jsonl, "{\"doc\": \"x\", \"body\": \"y\"}\n{\"doc\": \"z\"}\n").unwrap();
+    let (ok, _, stderr) = neardup(&["load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body"]);
+    assert!(!ok);
+    assert!(stderr.contains("in.jsonl:2: no field \"body\""), "{stderr}");
+    let (ok, stdout, _) = neardup(&["check", "news", &text(3)]);
+    assert!(ok);
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["matches"][0]["id"], "n3");
+    let (ok, stdout, _) = neardup(&["insert", "news", "--id", "fresh", &text(9999)]);
+    assert!(ok);
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["stored"], true);
+    let (ok, _, stderr) = neardup(&["insert", "news", "--id", "fresh", "again"]);
+    assert!(!ok);
+    assert!(stderr.contains("409"), "{stderr}");
+    let (ok, stdout, _) = neardup(&["get", "news", "fresh"]);
+    assert!(ok && stdout.contains("\"expires\""), "{stdout}");
+    assert!(terminate(&mut child).success());
+}
+
+#[test]
+fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--listen", "0.0.0.0:0", "--data-dir"])
+        .arg(dir.path())
+        .env_remove("NEARDUP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("--listen") && stderr.contains("token"), "{stderr}");
+    // Two services never share a data folder.
+    let (mut child, _) = start(dir.path());
+    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("another neardup service"));
+    assert!(terminate(&mut child).success());
+}
