@@ -152,8 +152,9 @@ enum ClientCommand {
     /// latency percentiles as JSON.
     Bench {
         name: String,
-        /// insert (one document per request), batch, or check.
-        #[arg(long, default_value = "insert", value_parser = ["insert", "batch", "check"])]
+        /// insert (one document per request), batch, check, or dump (print the documents
+        /// as JSONL instead of sending them: requests x batch of them).
+        #[arg(long, default_value = "insert", value_parser = ["insert", "batch", "check", "dump"])]
         mode: String,
         /// Requests to send.
         #[arg(long, default_value_t = 10_000)]
@@ -306,7 +307,11 @@ pub fn client(args: &ClientArgs) -> Result<()> {
                     start: *start,
                     id_prefix: id_prefix.clone(),
                 };
-                (200, client::bench(&client, &options).await?)
+                let answer = client::bench(&client, &options).await?;
+                if options.mode == "dump" {
+                    return Ok(());
+                }
+                (200, answer)
             }
         };
         show(status, &answer)

@@ -413,6 +413,17 @@ pub fn read_corpus(path: &Path, field: &str) -> Result<Vec<String>, ClientError>
 /// A failed connection.
 pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, ClientError> {
     let corpus = Arc::new(read_corpus(&options.corpus, &options.text_field)?);
+    if options.mode == "dump" {
+        // The documents the other modes would send, as JSONL on standard output (for peers).
+        let per = options.batch.max(1) as u64;
+        let mut out = BufWriter::new(std::io::stdout().lock());
+        for n in options.start..options.start + options.requests * per {
+            let line = json!({"id": format!("{}{n}", options.id_prefix), "text": bench_text(&corpus, options, n)});
+            writeln!(out, "{line}").map_err(|e| ClientError(format!("writing: {e}")))?;
+        }
+        out.flush().map_err(|e| ClientError(format!("writing: {e}")))?;
+        return Ok(json!({"mode": "dump", "documents": options.requests * per}));
+    }
     let options = Arc::new(options.clone());
     let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let start = Instant::now();

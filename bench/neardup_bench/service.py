@@ -1,0 +1,209 @@
+"""The online service: durable check-and-insert over HTTP at 10M+ stored documents.
+
+For each configuration (a collection's settings and a number of documents): start
+`neardup serve` on a fresh data folder, load the documents through the batch route with
+`neardup client bench --mode batch` (the load's own rate is reported), then measure at that
+size, each three times (median reported): single-document check-and-insert (64 connections),
+batched inserts (1,000 per request, 4 in flight), and check-only requests (16 connections);
+then resident memory, disk bytes per stored document, and the restart time (SIGTERM, start
+again, time until it serves). Documents are composed by the load generator from THUCNews
+titles (`--parts` titles each, 10% of them edited copies of earlier ones).
+
+The peer: datasketch MinHashLSH doing the same check-then-insert in memory in one Python
+process (no HTTP, no durability: its best case), on documents dumped by the same generator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .common import ROOT
+
+TITLES = "../shared/data/thucnews-titles/titles.jsonl"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bin", default=os.path.join(ROOT, "target/release/neardup"))
+    p.add_argument("--out", default=os.path.join(ROOT, "bench/out/service"))
+    p.add_argument("--data", default=None, help="where the data folders go (default: --out)")
+    p.add_argument("--config", action="append", default=None,
+                   help="NAME:DOCUMENTS:PARTS:SETTINGS_JSON (repeatable); default: the simhash "
+                        "defaults at 10M with 8-title documents, and max_distance 3 at 10M")
+    p.add_argument("--single", type=int, default=30000, help="single inserts per repeat")
+    p.add_argument("--batches", type=int, default=100, help="batches of 1,000 per repeat")
+    p.add_argument("--checks", type=int, default=30000, help="checks per repeat")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--peer-docs", type=int, default=200000,
+                   help="documents for the datasketch peer (0: skip)")
+    p.add_argument("--port", type=int, default=18181)
+
+
+def rss(pid: int) -> dict:
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS", "VmHWM")):
+                key, value = line.split(":")
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def du(path: Path) -> int:
+    return int(subprocess.check_output(["du", "-sb", str(path)]).split()[0])
+
+
+class Server:
+    def __init__(self, binary: str, data: Path, port: int):
+        self.binary, self.data, self.port = binary, data, port
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc = None
+
+    def start(self) -> float:
+        t = time.monotonic()
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--data-dir", str(self.data), "--listen", f"127.0.0.1:{self.port}"],
+            stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        if "serving" not in line:
+            raise SystemExit(f"neardup serve did not start: {line}{self.proc.stderr.read()}")
+        return time.monotonic() - t
+
+    def stop(self) -> float:
+        t = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait()
+        if code != 0:
+            raise SystemExit(f"neardup serve exited with {code} on SIGTERM")
+        return time.monotonic() - t
+
+
+def client(args, *rest: str) -> dict:
+    cmd = [args.bin, "client", "--url", f"http://127.0.0.1:{args.port}", *rest]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def bench(args, name: str, mode: str, requests: int, parts: int, seed: int, start: int,
+          prefix: str, batch: int = 1000, concurrency: int = 64) -> dict:
+    return client(args, "bench", name, "--mode", mode, "--requests", str(requests), "--batch",
+                  str(batch), "--concurrency", str(concurrency), "--corpus", TITLES,
+                  "--parts", str(parts), "--seed", str(seed), "--start", str(start),
+                  "--id-prefix", prefix)
+
+
+def summary(runs: list[dict], rate: str) -> dict:
+    med = lambda key: statistics.median(r["latency_ms"][key] for r in runs)
+    return {
+        "rate_median": statistics.median(r[rate] for r in runs),
+        "rates": [round(r[rate]) for r in runs],
+        "p50_ms": med("p50"), "p99_ms": med("p99"), "max_ms": med("max"),
+        "statuses": [r["statuses"] for r in runs],
+        "stored": sum(r.get("stored", 0) for r in runs),
+        "duplicates": sum(r.get("duplicates", 0) for r in runs),
+    }
+
+
+def run_config(args, name: str, documents: int, parts: int, settings: str, data_root: Path) -> dict:
+    data = data_root / f"data-{name}"
+    shutil.rmtree(data, ignore_errors=True)
+    server = Server(args.bin, data, args.port)
+    server.start()
+    result = {"name": name, "documents": documents, "parts": parts, "settings": json.loads(settings)}
+    try:
+        client(args, "create", name, "--settings", settings)
+        print(f"[service] {name}: loading {documents:,} documents", file=sys.stderr, flush=True)
+        load = bench(args, name, "batch", documents // 1000, parts, 1, 0, "L", concurrency=4)
+        result["load"] = {"documents_per_second": load["documents_per_second"], "seconds": load["seconds"],
+                          "stored": load["stored"], "duplicates": load["duplicates"], "statuses": load["statuses"]}
+        print(f"[service] {name}: loaded at {load['documents_per_second']:.0f}/s", file=sys.stderr, flush=True)
+        singles, batches, checks = [], [], []
+        for r in range(args.repeats):
+            base = 10 ** 12 * (r + 1)
+            singles.append(bench(args, name, "insert", args.single, parts, 1, base, "S", concurrency=64))
+            batches.append(bench(args, name, "batch", args.batches, parts, 1, base + 10 ** 9, "B", concurrency=4))
+            checks.append(bench(args, name, "check", args.checks, parts, 7 + r, 0, "C", concurrency=16))
+            print(f"[service] {name}: repeat {r + 1}: single {singles[-1]['requests_per_second']:.0f}/s, "
+                  f"batched {batches[-1]['documents_per_second']:.0f}/s, check p99 "
+                  f"{checks[-1]['latency_ms']['p99']:.2f} ms", file=sys.stderr, flush=True)
+        result["single"] = summary(singles, "requests_per_second")
+        result["batch"] = summary(batches, "documents_per_second")
+        result["check"] = summary(checks, "requests_per_second")
+        shown = client(args, "show", name)
+        result["stats"] = shown["stats"]
+        result["memory"] = rss(server.proc.pid)
+    finally:
+        result["stop_seconds"] = server.stop()
+    result["disk_bytes"] = du(data)
+    stored = result["stats"]["documents"]
+    result["disk_bytes_per_document"] = result["disk_bytes"] / max(stored, 1)
+    result["rss_bytes_per_document"] = result["memory"]["VmRSS"] / max(stored, 1)
+    restarts = []
+    for _ in range(2):
+        restarts.append(server.start())
+        if _ == 0:
+            result["after_restart"] = client(args, "show", name)["stats"]["documents"]
+            result["memory_after_restart"] = rss(server.proc.pid)
+        server.stop()
+    result["restart_seconds"] = restarts
+    shutil.rmtree(data, ignore_errors=True)
+    return result
+
+
+def run_peer(args, documents: int, parts: int) -> dict:
+    """datasketch MinHashLSH: check then insert, in memory, one process."""
+    from datasketch import MinHash, MinHashLSH
+
+    dump = subprocess.run([args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
+                           "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1",
+                           "--id-prefix", "P"], check=True, capture_output=True, text=True).stdout
+    docs = [json.loads(line) for line in dump.splitlines()]
+    lsh = MinHashLSH(threshold=0.5, num_perm=128)
+    latencies, stored = [], 0
+    start = time.monotonic()
+    for doc in docs:
+        t = time.perf_counter()
+        text = doc["text"]
+        m = MinHash(num_perm=128)
+        m.update_batch([text[i:i + 3].encode() for i in range(max(1, len(text) - 2))])
+        if not lsh.query(m):
+            lsh.insert(doc["id"], m)
+            stored += 1
+        latencies.append(time.perf_counter() - t)
+    seconds = time.monotonic() - start
+    latencies.sort()
+    q = lambda p: latencies[min(len(latencies) - 1, int(len(latencies) * p))] * 1000
+    return {"peer": "datasketch 2.0.0 MinHashLSH (in memory, 128 permutations, threshold 0.5)",
+            "documents": documents, "documents_per_second": documents / seconds,
+            "p50_ms": q(0.5), "p99_ms": q(0.99), "stored": stored,
+            "memory": rss(os.getpid())}
+
+
+def main(args) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data_root = Path(args.data) if args.data else out
+    configs = args.config or [
+        'default:10000000:8:{}',
+        'k3:10000000:8:{"max_distance": 3}',
+    ]
+    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
+               "configs": []}
+    for config in configs:
+        name, documents, parts, settings = config.split(":", 3)
+        results["configs"].append(run_config(args, name, int(documents), int(parts), settings, data_root))
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+    if args.peer_docs:
+        results["peer"] = run_peer(args, args.peer_docs, 8)
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+    return 0
