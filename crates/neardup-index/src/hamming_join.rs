@@ -605,7 +605,7 @@ mod tests {
             // Ranks are a permutation of the positions, entries in any order.
             let count = fps.len() as u64;
             let rank = |i: u64| ((i * 7 + shuffle) % count.max(1)) as u32;
-            let permutation_ok = count == 0 || (count % 7 != 0);
+            let permutation_ok = count == 0 || !count.is_multiple_of(7);
             prop_assume!(permutation_ok);
             let entries: Vec<(u32, u64, u32)> = (fps.iter().enumerate())
                 .map(|(i, &fp)| (rank(i as u64), fp, radii[i]))

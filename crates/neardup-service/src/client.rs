@@ -421,7 +421,8 @@ pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, Cli
             let line = json!({"id": format!("{}{n}", options.id_prefix), "text": bench_text(&corpus, options, n)});
             writeln!(out, "{line}").map_err(|e| ClientError(format!("writing: {e}")))?;
         }
-        out.flush().map_err(|e| ClientError(format!("writing: {e}")))?;
+        out.flush()
+            .map_err(|e| ClientError(format!("writing: {e}")))?;
         return Ok(json!({"mode": "dump", "documents": options.requests * per}));
     }
     let options = Arc::new(options.clone());

@@ -212,6 +212,8 @@ struct State {
     partitions: VecDeque<Partition>,
     ids: HashMap<Box<str>, u64, foldhash::fast::FixedState>,
     next_seq: u64,
+    /// Bytes of the ids held by `ids` (for the memory estimate without a scan).
+    id_bytes: usize,
 }
 
 impl State {
@@ -229,6 +231,9 @@ impl State {
         ))
     }
 }
+
+/// Where a job's answers go, in order.
+type Reply = oneshot::Sender<Vec<Result<Inserted, ServiceError>>>;
 
 struct Prepared<M: Method> {
     id: String,
@@ -286,6 +291,7 @@ impl<M: Registered + 'static> Collection<M> {
             partitions: VecDeque::new(),
             ids: HashMap::default(),
             next_seq: 0,
+            id_bytes: 0,
         };
         let paths = store::list_segments(&segments_dir)?;
         let count = paths.len();
@@ -340,7 +346,9 @@ impl<M: Registered + 'static> Collection<M> {
                 }
             }
             for (seq, doc) in (segment.first_seq()..).zip(&docs) {
-                state.ids.insert(doc.id.clone(), seq);
+                if state.ids.insert(doc.id.clone(), seq).is_none() {
+                    state.id_bytes += doc.id.len();
+                }
             }
             state.next_seq = segment.first_seq() + docs.len() as u64;
             state.partitions.push_back(Partition {
@@ -544,10 +552,7 @@ impl<M: Registered + 'static> Collection<M> {
     /// Checks and stores one group of jobs; the answers per job, in order.
     fn apply_group(
         &self,
-        group: &[(
-            Vec<Prepared<M>>,
-            oneshot::Sender<Vec<Result<Inserted, ServiceError>>>,
-        )],
+        group: &[(Vec<Prepared<M>>, Reply)],
     ) -> Vec<Vec<Result<Inserted, ServiceError>>> {
         let now = now_ms();
         let mut answers: Vec<Vec<Result<Inserted, ServiceError>>> = Vec::new();
@@ -764,6 +769,7 @@ impl<M: Registered + 'static> Collection<M> {
             partitions,
             ids,
             next_seq,
+            id_bytes,
         } = &mut *state;
         let partition = partitions.back_mut().ok_or_else(|| {
             ServiceError::new(500, "internal", "a collection without a partition")
@@ -782,7 +788,12 @@ impl<M: Registered + 'static> Collection<M> {
                 len,
                 live: true,
             });
-            ids.insert(document.id.clone().into_boxed_str(), seq);
+            if ids
+                .insert(document.id.clone().into_boxed_str(), seq)
+                .is_none()
+            {
+                *id_bytes += document.id.len();
+            }
             *next_seq += 1;
             offset += len as usize;
         }
@@ -879,6 +890,7 @@ impl<M: Registered + 'static> Collection<M> {
                         expired += 1;
                         if state.ids.get(&doc.id).copied() == Some(seq) {
                             state.ids.remove(&doc.id);
+                            state.id_bytes -= doc.id.len();
                         }
                     }
                 }
@@ -914,7 +926,10 @@ impl<M: Registered + 'static> Collection<M> {
 /// Marks `seq` deleted: out of the id map and the near-duplicate index.
 fn kill(state: &mut State, seq: u64) {
     let State {
-        partitions, ids, ..
+        partitions,
+        ids,
+        id_bytes,
+        ..
     } = state;
     let at = partitions.partition_point(|p| p.first_seq() <= seq);
     let Some(partition) = at.checked_sub(1).and_then(|at| partitions.get_mut(at)) else {
@@ -931,6 +946,7 @@ fn kill(state: &mut State, seq: u64) {
         partition.index.remove(seq);
         if ids.get(&doc.id).copied() == Some(seq) {
             ids.remove(&doc.id);
+            *id_bytes -= doc.id.len();
         }
     }
 }
@@ -1070,17 +1086,14 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
 
     fn stats(&self) -> Value {
         let state = self.read();
+        // Kept without a scan of the documents: /metrics and GET must not hold the lock long.
         let memory: usize = state
             .partitions
             .iter()
-            .map(|p| {
-                p.index.memory_bytes()
-                    + p.docs.capacity() * std::mem::size_of::<Doc>()
-                    + p.docs.iter().map(|d| d.id.len()).sum::<usize>()
-            })
+            .map(|p| p.index.memory_bytes() + p.docs.capacity() * std::mem::size_of::<Doc>())
             .sum::<usize>()
             + state.ids.capacity() * (std::mem::size_of::<(Box<str>, u64)>() + 1) * 8 / 7
-            + state.ids.keys().map(|k| k.len()).sum::<usize>();
+            + 2 * state.id_bytes;
         let disk: u64 = state.partitions.iter().map(|p| p.segment.len()).sum();
         let c = &self.counters;
         json!({

@@ -509,8 +509,8 @@ mod tests {
             id: id.into(),
             entry: IndexEntry {
                 identity: u128::from(seq) << 64 | 7,
-                exact_only: seq % 2 == 0,
-                hamming: (seq % 3 == 0).then_some((seq * 31, 11)),
+                exact_only: seq.is_multiple_of(2),
+                hamming: seq.is_multiple_of(3).then_some((seq * 31, 11)),
                 keys: vec![seq, seq + 1],
             },
             sketch: vec![1, 2, 3, seq as u8],

@@ -471,7 +471,9 @@ fn malformed_requests_get_json_errors_naming_the_field() {
         let server = Server::start(dir.path(), config).await;
         server.create("c", json!({})).await;
         let docs = "/v1/collections/c/documents";
-        let cases: Vec<(Method, &str, Vec<u8>, u16, &str, Option<&str>)> = vec![
+        // (method, path, body, status, code, field)
+        type Case<'a> = (Method, &'a str, Vec<u8>, u16, &'a str, Option<&'a str>);
+        let cases: Vec<Case> = vec![
             (Method::POST, docs, b"{bad".to_vec(), 400, "bad_request", None),
             (Method::POST, docs, b"[1]".to_vec(), 400, "bad_request", None),
             (Method::POST, docs, br#"{"id": 5, "text": "x"}"#.to_vec(), 400, "bad_request", Some("id")),

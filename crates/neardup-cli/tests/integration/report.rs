@@ -126,7 +126,11 @@ fn write_large_run(dir: &Path) -> (String, String) {
             20_000 => 5_000,
             _ => sizes[cluster_index as usize % sizes.len()].min(100_000 - id),
         };
-        let words = if cluster_index % 50 == 0 { 1_500 } else { 30 };
+        let words = if cluster_index.is_multiple_of(50) {
+            1_500
+        } else {
+            30
+        };
         let base = synthetic_text(cluster_index, words);
         let representative = id;
         for member in 0..size {

@@ -66,7 +66,9 @@ fn terminate(child: &mut Child) -> std::process::ExitStatus {
 #[test]
 fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
     let dir = tempfile::tempdir().unwrap();
-    let acknowledged: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    // Every answered id, with the id it duplicates when it was not stored.
+    type Answers = Arc<Mutex<Vec<(String, Option<String>)>>>;
+    let acknowledged: Answers = Arc::default();
     for round in 0..3u64 {
         let (mut child, url) = start(dir.path());
         if round == 0 {
@@ -88,8 +90,8 @@ fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
                             n += 1;
                             let key = round * 1_000_000 + thread * 100_000 + n;
                             // One in four repeats an earlier text: duplicates too.
-                            let source = if n % 4 == 0 { key - 3 } else { key };
-                            let documents: Vec<Value> = if n % 5 == 0 {
+                            let source = if n.is_multiple_of(4) { key - 3 } else { key };
+                            let documents: Vec<Value> = if n.is_multiple_of(5) {
                                 (0..40)
                                     .map(|i| json!({"id": format!("k{key}-{i}"), "text": text(source * 100 + i)}))
                                     .collect()
@@ -134,7 +136,11 @@ fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
         // answer named as the original.
         let (mut child, url) = start(dir.path());
         let seen = acknowledged.lock().unwrap().clone();
-        assert!(seen.len() > 50, "round {round}: only {} answers", seen.len());
+        assert!(
+            seen.len() > 50,
+            "round {round}: only {} answers",
+            seen.len()
+        );
         let runtime = client::runtime().unwrap();
         runtime.block_on(async {
             let client = Client::new(&url, None).unwrap();
@@ -142,13 +148,23 @@ fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
             for (id, duplicate_of) in &seen {
                 let wanted = duplicate_of.as_ref().unwrap_or(id);
                 let (status, got) = client
-                    .json(Method::GET, &format!("/v1/collections/c/documents/{wanted}"), None)
+                    .json(
+                        Method::GET,
+                        &format!("/v1/collections/c/documents/{wanted}"),
+                        None,
+                    )
                     .await
                     .unwrap();
-                assert_eq!(status, 200, "round {round}: {wanted} was acknowledged: {got}");
+                assert_eq!(
+                    status, 200,
+                    "round {round}: {wanted} was acknowledged: {got}"
+                );
                 stored += usize::from(duplicate_of.is_none());
             }
-            let (_, shown) = client.json(Method::GET, "/v1/collections/c", None).await.unwrap();
+            let (_, shown) = client
+                .json(Method::GET, "/v1/collections/c", None)
+                .await
+                .unwrap();
             let documents = shown["stats"]["documents"].as_u64().unwrap() as usize;
             assert!(documents >= stored, "round {round}: {documents} < {stored}");
         });
@@ -183,8 +199,19 @@ fn the_client_creates_inserts_checks_and_loads() {
     std::fs::write(&jsonl, lines).unwrap();
     let answers = dir.path().join("answers.jsonl");
     let (ok, stdout, stderr) = neardup(&[
-        "load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body",
-        "--batch", "30", "--concurrency", "3", "--answers", answers.to_str().unwrap(),
+        "load",
+        "news",
+        jsonl.to_str().unwrap(),
+        "--id-field",
+        "doc",
+        "--text-field",
+        "body",
+        "--batch",
+        "30",
+        "--concurrency",
+        "3",
+        "--answers",
+        answers.to_str().unwrap(),
     ]);
     assert!(ok, "{stderr}");
     let summary: Value = serde_json::from_str(&stdout).unwrap();
@@ -201,21 +228,47 @@ fn the_client_creates_inserts_checks_and_loads() {
     assert_eq!(got, ids, "answers in input order");
     assert_eq!(answered[4]["duplicate_of"], "n3");
     // Loading again: every id is refused by name, and counted.
-    let (ok, stdout, _) = neardup(&["load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body"]);
+    let (ok, stdout, _) = neardup(&[
+        "load",
+        "news",
+        jsonl.to_str().unwrap(),
+        "--id-field",
+        "doc",
+        "--text-field",
+        "body",
+    ]);
     assert!(ok);
     let again: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(again["refused"]["id_exists"], 200, "{again}");
     // A line without the text field is an error naming the file, line and field.
-    std::fs::write(&jsonl, "{\"doc\": \"x\", \"body\": \"y\"}\n{\"doc\": \"z\"}\n").unwrap();
-    let (ok, _, stderr) = neardup(&["load", "news", jsonl.to_str().unwrap(), "--id-field", "doc", "--text-field", "body"]);
+    std::fs::write(
+        &jsonl,
+        "{\"doc\": \"x\", \"body\": \"y\"}\n{\"doc\": \"z\"}\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = neardup(&[
+        "load",
+        "news",
+        jsonl.to_str().unwrap(),
+        "--id-field",
+        "doc",
+        "--text-field",
+        "body",
+    ]);
     assert!(!ok);
     assert!(stderr.contains("in.jsonl:2: no field \"body\""), "{stderr}");
     let (ok, stdout, _) = neardup(&["check", "news", &text(3)]);
     assert!(ok);
-    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["matches"][0]["id"], "n3");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["matches"][0]["id"],
+        "n3"
+    );
     let (ok, stdout, _) = neardup(&["insert", "news", "--id", "fresh", &text(9999)]);
     assert!(ok);
-    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["stored"], true);
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["stored"],
+        true
+    );
     let (ok, _, stderr) = neardup(&["insert", "news", "--id", "fresh", "again"]);
     assert!(!ok);
     assert!(stderr.contains("409"), "{stderr}");
@@ -235,7 +288,10 @@ fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(stderr.contains("--listen") && stderr.contains("token"), "{stderr}");
+    assert!(
+        stderr.contains("--listen") && stderr.contains("token"),
+        "{stderr}"
+    );
     // Two services never share a data folder.
     let (mut child, _) = start(dir.path());
     let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
