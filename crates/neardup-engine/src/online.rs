@@ -149,6 +149,30 @@ impl Tiered {
         }
     }
 
+    /// An index of `entries` (distinct ids) in one level, as a sealed partition wants:
+    /// a query then probes one level instead of a dozen.
+    ///
+    /// # Errors
+    /// A repeated id, or a `max_distance` the Hamming index refuses.
+    pub fn from_entries(max_distance: u32, entries: &[(u64, u64)]) -> Result<Tiered> {
+        Ok(Tiered {
+            max_distance,
+            levels: vec![
+                Self::level(entries, max_distance)?,
+                Self::level(&[], max_distance)?,
+            ],
+        })
+    }
+
+    /// The same fingerprints in one level (see [`Tiered::from_entries`]).
+    ///
+    /// # Errors
+    /// As [`Tiered::from_entries`].
+    pub fn compacted(&self) -> Result<Tiered> {
+        let entries: Vec<(u64, u64)> = self.levels.iter().flat_map(HammingIndex::entries).collect();
+        Self::from_entries(self.max_distance, &entries)
+    }
+
     /// Removes `id`; false when absent.
     pub fn remove(&mut self, id: u64) -> bool {
         self.levels.iter_mut().rev().any(|level| level.remove(id))
@@ -238,6 +262,45 @@ impl PartitionIndex {
                 let _ = index.insert(seq, &entry.keys);
             }
         }
+    }
+
+    /// Indexes document `seq` but leaves its fingerprint out: the caller collects the
+    /// fingerprints of a whole partition and gives them to [`PartitionIndex::set_fingerprints`]
+    /// (a restart builds each partition's Hamming index in one go).
+    pub fn insert_deferred(&mut self, seq: u64, entry: &IndexEntry) {
+        self.identities.insert(entry.identity, seq);
+        if entry.exact_only {
+            return;
+        }
+        if let Some(index) = self.keys.as_mut() {
+            if !entry.keys.is_empty() {
+                let _ = index.insert(seq, &entry.keys);
+            }
+        }
+    }
+
+    /// Replaces the Hamming index by one level of `entries` (no effect without one).
+    ///
+    /// # Errors
+    /// A repeated id.
+    pub fn set_fingerprints(&mut self, entries: &[(u64, u64)]) -> Result<()> {
+        if self.hamming.is_some() {
+            self.hamming = Some(Tiered::from_entries(self.max_distance, entries)?);
+        }
+        Ok(())
+    }
+
+    /// The Hamming index in one level, for a partition that takes no more inserts (`None`
+    /// without one). Built from `&self`, so that readers go on meanwhile; install it with
+    /// [`PartitionIndex::install_compacted`].
+    pub fn compacted(&self) -> Option<Result<Tiered>> {
+        self.hamming.as_ref().map(Tiered::compacted)
+    }
+
+    /// Installs what [`PartitionIndex::compacted`] built (no removal may have happened in
+    /// between: the service's one writer does both).
+    pub fn install_compacted(&mut self, hamming: Tiered) {
+        self.hamming = Some(hamming);
     }
 
     /// Takes document `seq` out of the near-duplicate indexes (its identity stays until the
@@ -461,6 +524,16 @@ mod tests {
         }
         assert_eq!(index.len(), live.len());
         assert!(index.levels() < 12, "{} levels", index.levels());
+        let compacted = index.compacted().unwrap();
+        assert_eq!(compacted.levels(), 2);
+        for &(_, fingerprint) in live.iter().step_by(997) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            index.query(fingerprint, 9, &mut a);
+            compacted.query(fingerprint, 9, &mut b);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b);
+        }
     }
 
     #[test]

@@ -301,6 +301,7 @@ impl<M: Registered + 'static> Collection<M> {
             let mut max_time = i64::MIN;
             let mut created_ms = i64::MAX;
             let mut deletes = Vec::new();
+            let mut fingerprints = Vec::new();
             let mut first: Option<u64> = None;
             let (segment, cut) = Segment::open(path, i + 1 == count, |offset, len, record| {
                 match record {
@@ -316,7 +317,12 @@ impl<M: Registered + 'static> Collection<M> {
                                 disk_full: false,
                             });
                         }
-                        index.insert(doc.seq, &doc.entry);
+                        index.insert_deferred(doc.seq, &doc.entry);
+                        if let (Some((fingerprint, _)), false) =
+                            (doc.entry.hamming, doc.entry.exact_only)
+                        {
+                            fingerprints.push((doc.seq, fingerprint));
+                        }
                         max_time = max_time.max(doc.time_ms);
                         created_ms = created_ms.min(doc.inserted_ms);
                         docs.push(Doc {
@@ -332,6 +338,8 @@ impl<M: Registered + 'static> Collection<M> {
                 Ok(())
             })?;
             counters.recovered_bytes.fetch_add(cut, Ordering::Relaxed);
+            index.set_fingerprints(&fingerprints)?;
+            drop(fingerprints);
             if let Some(first) = first {
                 if first != segment.first_seq() {
                     return Err(StoreError {
@@ -830,7 +838,28 @@ impl<M: Registered + 'static> Collection<M> {
             max_time: i64::MIN,
             created_ms: now,
         });
+        self.compact_sealed();
         Ok(())
+    }
+
+    /// Rebuilds the index of the partition before the newest (just sealed) in one level:
+    /// built under the read lock (checks go on), installed under the write lock. Only the
+    /// writer calls this, so nothing changes the partition in between.
+    fn compact_sealed(&self) {
+        let built = {
+            let state = self.read();
+            let n = state.partitions.len();
+            if n < 2 {
+                return;
+            }
+            match state.partitions[n - 2].index.compacted() {
+                Some(Ok(built)) => built,
+                _ => return,
+            }
+        };
+        let mut state = self.write();
+        let n = state.partitions.len();
+        state.partitions[n - 2].index.install_compacted(built);
     }
 
     fn apply_delete(&self, id: &str) -> Result<bool, ServiceError> {
@@ -919,6 +948,7 @@ impl<M: Registered + 'static> Collection<M> {
             max_time: i64::MIN,
             created_ms: now,
         });
+        self.compact_sealed();
         Ok(())
     }
 }

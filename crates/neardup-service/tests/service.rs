@@ -687,3 +687,61 @@ fn shutdown_answers_every_queued_insert_and_keeps_what_it_acknowledged() {
         server.stop().await;
     });
 }
+
+#[test]
+fn sealed_partitions_answer_after_compaction_deletion_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = |i: u64| random_text(1000 + i, 60);
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        server
+            .create("p", json!({"partition_documents": 1000}))
+            .await;
+        for batch in 0..5u64 {
+            let documents: Vec<Value> = (batch * 500..batch * 500 + 500)
+                .map(|i| json!({"id": format!("d{i}"), "text": text(i)}))
+                .collect();
+            let (status, answer) = server
+                .call(
+                    Method::POST,
+                    "/v1/collections/p/documents/batch",
+                    Some(json!({"documents": documents})),
+                )
+                .await;
+            assert_eq!(status, 200);
+            assert!(answer["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["stored"] == true));
+        }
+        let (_, shown) = server.call(Method::GET, "/v1/collections/p", None).await;
+        assert_eq!(shown["stats"]["partitions"], 3, "{shown}");
+        // Near copies of documents in every partition, the sealed ones compacted.
+        for i in [10u64, 990, 1500, 2499] {
+            let matches = server.check("p", &text(i).replace('，', ",")).await;
+            assert_eq!(matches.len(), 1, "d{i}: {matches:?}");
+            assert_eq!(matches[0]["id"], format!("d{i}"));
+        }
+        let (status, _) = server
+            .call(Method::DELETE, "/v1/collections/p/documents/d10", None)
+            .await;
+        assert_eq!(status, 200);
+        assert!(server.check("p", &text(10)).await.is_empty());
+        server.stop().await;
+    });
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        assert!(
+            server.check("p", &text(10)).await.is_empty(),
+            "deleted stays deleted"
+        );
+        for i in [11u64, 1500, 2499] {
+            let matches = server.check("p", &text(i).replace('，', ",")).await;
+            assert_eq!(matches.len(), 1, "after restart, d{i}: {matches:?}");
+        }
+        let (_, shown) = server.call(Method::GET, "/v1/collections/p", None).await;
+        assert_eq!(shown["stats"]["documents"], 2499);
+        server.stop().await;
+    });
+}
