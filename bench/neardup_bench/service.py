@@ -41,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--single", type=int, default=30000, help="single inserts per repeat")
     p.add_argument("--batches", type=int, default=100, help="batches of 1,000 per repeat")
     p.add_argument("--checks", type=int, default=30000, help="checks per repeat")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3,
+                   help="measurement repeats after the load (0: load, memory, disk and restart only)")
     p.add_argument("--peer-docs", type=int, default=200000,
                    help="documents for the datasketch peer (0: skip)")
     p.add_argument("--port", type=int, default=18181)
@@ -134,9 +135,10 @@ def run_config(args, name: str, documents: int, parts: int, settings: str, data_
             print(f"[service] {name}: repeat {r + 1}: single {singles[-1]['requests_per_second']:.0f}/s, "
                   f"batched {batches[-1]['documents_per_second']:.0f}/s, check p99 "
                   f"{checks[-1]['latency_ms']['p99']:.2f} ms", file=sys.stderr, flush=True)
-        result["single"] = summary(singles, "requests_per_second")
-        result["batch"] = summary(batches, "documents_per_second")
-        result["check"] = summary(checks, "requests_per_second")
+        if args.repeats:
+            result["single"] = summary(singles, "requests_per_second")
+            result["batch"] = summary(batches, "documents_per_second")
+            result["check"] = summary(checks, "requests_per_second")
         shown = client(args, "show", name)
         result["stats"] = shown["stats"]
         result["memory"] = rss(server.proc.pid)
