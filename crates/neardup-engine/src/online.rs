@@ -250,17 +250,11 @@ impl PartitionIndex {
     /// Indexes document `seq`. A repeated `seq` is ignored by the near-duplicate indexes; an
     /// identity keeps its latest document.
     pub fn insert(&mut self, seq: u64, entry: &IndexEntry) {
-        self.identities.insert(entry.identity, seq);
-        if entry.exact_only {
-            return;
-        }
-        if let (Some(index), Some((fingerprint, _))) = (self.hamming.as_mut(), entry.hamming) {
+        self.insert_deferred(seq, entry);
+        if let (Some(index), Some((fingerprint, _)), false) =
+            (self.hamming.as_mut(), entry.hamming, entry.exact_only)
+        {
             index.insert(seq, fingerprint);
-        }
-        if let Some(index) = self.keys.as_mut() {
-            if !entry.keys.is_empty() {
-                let _ = index.insert(seq, &entry.keys);
-            }
         }
     }
 

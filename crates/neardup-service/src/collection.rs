@@ -385,7 +385,6 @@ impl<M: Registered + 'static> Collection<M> {
                 created_ms: now_ms(),
             });
         }
-        let counted = state.ids.len() as u64;
         let collection = Arc::new(Collection {
             name: name.to_owned(),
             dir: dir.to_owned(),
@@ -399,7 +398,6 @@ impl<M: Registered + 'static> Collection<M> {
             failed: Mutex::new(None),
             counters,
         });
-        let _ = counted;
         let (sender, receiver) = mpsc::sync_channel(QUEUE);
         *lock(&collection.queue) = Some(sender);
         let writer = Arc::clone(&collection);
@@ -581,7 +579,8 @@ impl<M: Registered + 'static> Collection<M> {
                     .collect();
             }
         };
-        let mut accepted: Vec<(&Prepared<M>, i64)> = Vec::new();
+        // Accepted documents: the document, its retention time, its record's length.
+        let mut accepted: Vec<(&Prepared<M>, i64, u32)> = Vec::new();
         let mut local_ids: hashbrown::HashSet<&str> = hashbrown::HashSet::new();
         let mut bytes = Vec::new();
         // Answer slots: (job, position) -> accepted index, filled after the sync.
@@ -670,7 +669,7 @@ impl<M: Registered + 'static> Collection<M> {
                         let mut found: Vec<Match> = candidates
                             .iter()
                             .filter_map(|&(at, _)| {
-                                let (other, _) = accepted[at as usize];
+                                let (other, _, _) = accepted[at as usize];
                                 verify(
                                     &self.method,
                                     &document.sketch,
@@ -699,6 +698,7 @@ impl<M: Registered + 'static> Collection<M> {
                             local.insert(at as u64, &document.entry);
                             local_ids.insert(document.id.as_str());
                             let seq = next_seq + at as u64;
+                            let before = bytes.len();
                             Record::Insert(Insert {
                                 seq,
                                 time_ms,
@@ -713,7 +713,8 @@ impl<M: Registered + 'static> Collection<M> {
                                 text: document.text.clone(),
                             })
                             .encode(&mut bytes);
-                            accepted.push((document, time_ms));
+                            let len = (bytes.len() - before) as u32;
+                            accepted.push((document, time_ms, len));
                             *job_slots.last_mut().unwrap_or(&mut None) = Some(at);
                             job_answers.push(Ok(Inserted {
                                 id: document.id.clone(),
@@ -755,23 +756,13 @@ impl<M: Registered + 'static> Collection<M> {
     fn commit(
         &self,
         bytes: &[u8],
-        accepted: &[(&Prepared<M>, i64)],
+        accepted: &[(&Prepared<M>, i64, u32)],
         now: i64,
     ) -> Result<(), ServiceError> {
         // Start a new partition first when the newest is full or old.
         self.maybe_roll(now, accepted.len())?;
-        let segment = self.newest_segment()?;
-        let start = match segment.append(bytes) {
-            Ok(start) => start,
-            Err(error) => {
-                if !error.disk_full {
-                    *lock(&self.failed) = Some(error.to_string());
-                }
-                return Err(error.into());
-            }
-        };
+        let start = self.append(bytes)?;
         self.counters.groups.fetch_add(1, Ordering::Relaxed);
-        // Record lengths, from the frames just written.
         let mut state = self.write();
         let State {
             partitions,
@@ -782,17 +773,15 @@ impl<M: Registered + 'static> Collection<M> {
         let partition = partitions.back_mut().ok_or_else(|| {
             ServiceError::new(500, "internal", "a collection without a partition")
         })?;
-        let mut offset = 0usize;
-        for (document, time_ms) in accepted {
-            let len =
-                u32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap_or_default()) + 12;
+        let mut offset = 0u64;
+        for &(document, time_ms, len) in accepted {
             let seq = *next_seq;
             partition.index.insert(seq, &document.entry);
-            partition.max_time = partition.max_time.max(*time_ms);
+            partition.max_time = partition.max_time.max(time_ms);
             partition.docs.push(Doc {
                 id: document.id.clone().into_boxed_str(),
-                time_ms: *time_ms,
-                offset: start + offset as u64,
+                time_ms,
+                offset: start + offset,
                 len,
                 live: true,
             });
@@ -803,42 +792,25 @@ impl<M: Registered + 'static> Collection<M> {
                 *id_bytes += document.id.len();
             }
             *next_seq += 1;
-            offset += len as usize;
+            offset += u64::from(len);
         }
-        drop(state);
-        let _ = now;
         Ok(())
     }
 
     /// Starts a new partition when the newest one cannot take `incoming` more documents or
     /// is older than an eighth of the window.
     fn maybe_roll(&self, now: i64, incoming: usize) -> Result<(), ServiceError> {
-        let (full, next_seq) = {
-            let state = self.read();
-            let newest = state.partitions.back();
-            let full = newest.is_some_and(|p| {
-                let docs = p.docs.len();
-                docs > 0
-                    && (docs + incoming > self.settings.partition_documents as usize
-                        || self
-                            .window_ms
-                            .is_some_and(|w| now - p.created_ms >= (w / 8).max(1000)))
-            });
-            (full, state.next_seq)
-        };
-        if !full {
-            return Ok(());
-        }
-        let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
-        let index = PartitionIndex::new(&self.method, self.max_radius)?;
-        self.write().partitions.push_back(Partition {
-            segment: Arc::new(segment),
-            docs: Vec::new(),
-            index,
-            max_time: i64::MIN,
-            created_ms: now,
+        let full = self.read().partitions.back().is_some_and(|p| {
+            let docs = p.docs.len();
+            docs > 0
+                && (docs + incoming > self.settings.partition_documents as usize
+                    || self
+                        .window_ms
+                        .is_some_and(|w| now - p.created_ms >= (w / 8).max(1000)))
         });
-        self.compact_sealed();
+        if full {
+            self.roll(now)?;
+        }
         Ok(())
     }
 
@@ -862,6 +834,17 @@ impl<M: Registered + 'static> Collection<M> {
         state.partitions[n - 2].index.install_compacted(built);
     }
 
+    /// Appends framed records to the newest segment, durably; a failed sync (not a full disk)
+    /// stops the collection's writes until a restart.
+    fn append(&self, bytes: &[u8]) -> Result<u64, ServiceError> {
+        self.newest_segment()?.append(bytes).map_err(|error| {
+            if !error.disk_full {
+                *lock(&self.failed) = Some(error.to_string());
+            }
+            error.into()
+        })
+    }
+
     fn apply_delete(&self, id: &str) -> Result<bool, ServiceError> {
         self.check_failed()?;
         let seq = match self.read().ids.get(id) {
@@ -870,13 +853,7 @@ impl<M: Registered + 'static> Collection<M> {
         };
         let mut bytes = Vec::new();
         Record::Delete(seq).encode(&mut bytes);
-        let segment = self.newest_segment()?;
-        if let Err(error) = segment.append(&bytes) {
-            if !error.disk_full {
-                *lock(&self.failed) = Some(error.to_string());
-            }
-            return Err(error.into());
-        }
+        self.append(&bytes)?;
         kill(&mut self.write(), seq);
         self.counters.deleted.fetch_add(1, Ordering::Relaxed);
         Ok(true)
@@ -896,7 +873,7 @@ impl<M: Registered + 'static> Collection<M> {
                 .back()
                 .is_some_and(|p| !p.docs.is_empty() && p.max_time <= now - window)
         };
-        if newest_expired && self.maybe_roll_now(now).is_err() {
+        if newest_expired && self.roll(now).is_err() {
             return;
         }
         loop {
@@ -937,7 +914,8 @@ impl<M: Registered + 'static> Collection<M> {
         }
     }
 
-    fn maybe_roll_now(&self, now: i64) -> Result<(), ServiceError> {
+    /// Starts a new partition (segment file and index) and compacts the one it seals.
+    fn roll(&self, now: i64) -> Result<(), ServiceError> {
         let next_seq = self.read().next_seq;
         let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
         let index = PartitionIndex::new(&self.method, self.max_radius)?;

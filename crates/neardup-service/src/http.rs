@@ -297,7 +297,16 @@ fn text_field(
     name: &str,
     config: &HttpConfig,
 ) -> Result<String, ServiceError> {
-    match object.get(name) {
+    text_value(object.get(name), name, config)
+}
+
+/// A text under the length limit; errors name `name`.
+fn text_value(
+    value: Option<&Value>,
+    name: &str,
+    config: &HttpConfig,
+) -> Result<String, ServiceError> {
+    match value {
         Some(Value::String(text)) => {
             if text.len() > config.max_text_bytes {
                 return Err(ServiceError::new(
@@ -592,13 +601,11 @@ async fn check_batch(
     let items = batch(object, "texts", &state.config)?;
     let mut texts = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let mut wrapper = Map::new();
-        wrapper.insert("text".into(), item.clone());
-        texts.push(text_field(&wrapper, "text", &state.config).map_err(|e| {
-            let mut e = e;
-            e.field = Some(format!("texts[{i}]"));
-            e
-        })?);
+        texts.push(text_value(
+            Some(item),
+            &format!("texts[{i}]"),
+            &state.config,
+        )?);
     }
     let limit = limit(object, &state.config)?;
     let collection = state.service.collection(&name)?;
