@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
+use neardup_pipeline::output::AtomicOutput;
+use neardup_pipeline::paths::check_distinct;
 use neardup_service::client::{self, BenchOptions, Client, LoadOptions};
 use neardup_service::http::{self, HttpConfig};
 use serde_json::{json, Value};
@@ -274,9 +276,23 @@ pub fn client(args: &ClientArgs) -> Result<()> {
                     time_field: time_field.clone(),
                     batch: (*batch).max(1),
                     concurrency: (*concurrency).max(1),
-                    answers: answers.clone(),
                 };
-                let summary = client::load(&client, &options).await?;
+                // The answers file is an output like dedup's: never the input, written to a
+                // temporary file and renamed only when the whole load succeeded.
+                let mut out = match answers {
+                    Some(path) => {
+                        let path = path.to_string_lossy();
+                        let input = input.to_string_lossy();
+                        check_distinct(&[&input], &[("--answers", &path)])?;
+                        Some(AtomicOutput::create(&path)?)
+                    }
+                    None => None,
+                };
+                let writer = out.as_mut().map(|o| o.writer());
+                let summary = client::load(&client, &options, writer).await?;
+                if let Some(out) = out {
+                    out.commit()?;
+                }
                 (200, summary.to_json())
             }
             ClientCommand::Bench {

@@ -145,8 +145,6 @@ pub struct LoadOptions {
     pub batch: usize,
     /// Requests in flight.
     pub concurrency: usize,
-    /// Where to write every answer, in input order (JSONL).
-    pub answers: Option<PathBuf>,
 }
 
 /// What a load did.
@@ -182,13 +180,18 @@ impl LoadSummary {
 }
 
 /// Streams a JSONL file into a collection through the batch route, `concurrency` requests in
-/// flight, answers kept in input order.
+/// flight; every answer is written to `answers`, in input order, when given (the caller makes
+/// it an atomic output and commits it on success).
 ///
 /// # Errors
 /// An unreadable file or a line without the id or text (named by file, line and field), a
 /// failed connection, or a request the service refused as a whole; the summary of what was
 /// sent before is in the message.
-pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary, ClientError> {
+pub async fn load(
+    client: &Client,
+    options: &LoadOptions,
+    mut answers: Option<&mut dyn Write>,
+) -> Result<LoadSummary, ClientError> {
     let start = Instant::now();
     let name = options.input.display().to_string();
     let reader: Box<dyn BufRead> = if options.input == Path::new("-") {
@@ -199,12 +202,6 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
                 .map_err(|e| ClientError(format!("{name}: cannot open: {e}")))?,
         ))
     };
-    let mut answers = match &options.answers {
-        Some(path) => Some(BufWriter::new(File::create(path).map_err(|e| {
-            ClientError(format!("{}: cannot create: {e}", path.display()))
-        })?)),
-        None => None,
-    };
     let path = format!(
         "/v1/collections/{}/documents/batch",
         segment(&options.collection)
@@ -213,6 +210,8 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
     let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Value, ClientError>>> =
         VecDeque::new();
     let mut batch: Vec<Value> = Vec::new();
+    // The input line of each document of the batch, to name it when the batch is refused.
+    let mut batch_lines: Vec<u64> = Vec::new();
     let mut lines = reader.lines();
     let mut line_number = 0u64;
     let mut finish = |summary: &mut LoadSummary, answer: Value| -> Result<(), ClientError> {
@@ -281,17 +280,33 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
                 }
             }
             batch.push(document);
+            batch_lines.push(line_number);
         }
         if batch.len() >= options.batch || (end && !batch.is_empty()) {
             let body = json!({"documents": std::mem::take(&mut batch)});
+            let lines = std::mem::take(&mut batch_lines);
             let client = client.clone();
             let path = path.clone();
+            let name = name.clone();
             in_flight.push_back(tokio::spawn(async move {
                 let (status, answer) = client.json(Method::POST, &path, Some(&body)).await?;
                 if status != 200 {
-                    return Err(ClientError(format!(
-                        "the service refused a batch: {answer}"
-                    )));
+                    // A field such as `documents[3].text` names the document: give its line.
+                    let error = &answer["error"];
+                    let field = error["field"].as_str().unwrap_or_default();
+                    let at = field
+                        .strip_prefix("documents[")
+                        .and_then(|rest| rest.split(']').next())
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .and_then(|i| lines.get(i));
+                    let message = error["message"].as_str().unwrap_or_default();
+                    return Err(ClientError(match at {
+                        Some(line) => format!(
+                            "{name}:{line}: the service refused the batch holding this line \
+                             ({status}, field {field}): {message}"
+                        ),
+                        None => format!("the service refused a batch ({status}): {answer}"),
+                    }));
                 }
                 Ok(answer)
             }));
@@ -314,10 +329,6 @@ pub async fn load(client: &Client, options: &LoadOptions) -> Result<LoadSummary,
         if end {
             break;
         }
-    }
-    if let Some(mut out) = answers {
-        out.flush()
-            .map_err(|e| ClientError(format!("writing the answers: {e}")))?;
     }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)

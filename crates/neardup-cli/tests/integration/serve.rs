@@ -240,6 +240,50 @@ fn the_client_creates_inserts_checks_and_loads() {
     assert!(ok);
     let again: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(again["refused"]["id_exists"], 200, "{again}");
+    // The answers file is an output: never the input (nor a link to it), which survives.
+    let before = std::fs::read(&jsonl).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&jsonl, &link).unwrap();
+    for answers in [&jsonl, &link] {
+        let (ok, _, stderr) = neardup(&[
+            "load",
+            "news",
+            jsonl.to_str().unwrap(),
+            "--answers",
+            answers.to_str().unwrap(),
+            "--id-field",
+            "doc",
+            "--text-field",
+            "body",
+        ]);
+        assert!(!ok);
+        assert!(stderr.contains("--answers is the input"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&jsonl).unwrap(), before);
+    // A document the service refuses in a batch is named by its line.
+    let huge = dir.path().join("huge.jsonl");
+    let long = "长".repeat(400_000);
+    std::fs::write(
+        &huge,
+        format!(
+            "{{\"doc\": \"h1\", \"body\": \"短\"}}\n{{\"doc\": \"h2\", \"body\": \"{long}\"}}\n"
+        ),
+    )
+    .unwrap();
+    let (ok, _, stderr) = neardup(&[
+        "load",
+        "news",
+        huge.to_str().unwrap(),
+        "--id-field",
+        "doc",
+        "--text-field",
+        "body",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("huge.jsonl:2: the service refused the batch"),
+        "{stderr}"
+    );
     // A line without the text field is an error naming the file, line and field.
     std::fs::write(
         &jsonl,
