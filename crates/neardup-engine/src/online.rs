@@ -332,6 +332,11 @@ impl PartitionIndex {
         out.dedup_by_key(|c| c.0);
     }
 
+    /// The document of this partition with identity `identity` (the latest), if any.
+    pub fn identity(&self, identity: u128) -> Option<u64> {
+        self.identities.get(&identity).copied()
+    }
+
     /// Documents in the near-duplicate index (identities not counted).
     pub fn len(&self) -> usize {
         match (&self.hamming, &self.keys) {

@@ -42,6 +42,9 @@ const MAX_GROUP: usize = 4096;
 const QUEUE: usize = 1024;
 /// How far in the future a document's own time may be.
 const MAX_FUTURE_MS: i64 = 3_600_000;
+/// Candidates verified per checked text at most, nearest first (see `find`): above the
+/// largest `limit` a check may ask for (100), so a check's answer is cut only in a flood.
+pub const MAX_VERIFIED: usize = 128;
 /// How often the writer looks for expired partitions.
 const MAINTENANCE: Duration = Duration::from_secs(1);
 
@@ -130,6 +133,8 @@ pub struct Counters {
     pub partitions_dropped: AtomicU64,
     /// Bytes cut from a torn write at opening.
     pub recovered_bytes: AtomicU64,
+    /// Candidates left unverified by the per-text cap (template floods).
+    pub candidates_capped: AtomicU64,
 }
 
 /// The collection operations the HTTP layer uses, whatever the method.
@@ -451,36 +456,52 @@ impl<M: Registered + 'static> Collection<M> {
         entry: &IndexEntry,
         now: i64,
     ) -> Result<Vec<Match>, StoreError> {
-        let mut found = Vec::new();
+        // Live, unexpired candidates of every partition: (exact copy first, distance, seq).
+        let mut all: Vec<(bool, Option<u32>, u64, usize)> = Vec::new();
         let mut candidates = Vec::new();
-        for partition in &state.partitions {
+        for (at, partition) in state.partitions.iter().enumerate() {
             if self.expired(partition.max_time, now) {
                 continue;
             }
+            let copy = partition.index.identity(entry.identity);
             partition.index.candidates(entry, &mut candidates);
-            for &(seq, _) in &candidates {
+            for &(seq, distance) in &candidates {
                 let doc = &partition.docs[(seq - partition.first_seq()) as usize];
-                if !doc.live || self.expired(doc.time_ms, now) {
-                    continue;
+                if doc.live && !self.expired(doc.time_ms, now) {
+                    all.push((copy != Some(seq), distance, seq, at));
                 }
-                let Record::Insert(stored) = partition.segment.read(doc.offset, doc.len)? else {
-                    continue;
-                };
-                let stored_sketch = M::Sketch::decode(&stored.sketch).map_err(|e| StoreError {
-                    path: partition.segment.path().to_owned(),
-                    message: format!("record at byte {}: {e}", doc.offset),
-                    disk_full: false,
-                })?;
-                if let Some(m) = verify(
-                    &self.method,
-                    sketch,
-                    entry,
-                    seq,
-                    &stored_sketch,
-                    &stored.entry,
-                ) {
-                    found.push(m);
-                }
+            }
+        }
+        // A template flood puts every stored notice within reach of every new one: verify
+        // only the nearest (exact copies first, then by distance), and count the rest.
+        if all.len() > MAX_VERIFIED {
+            all.sort_unstable();
+            self.counters
+                .candidates_capped
+                .fetch_add((all.len() - MAX_VERIFIED) as u64, Ordering::Relaxed);
+            all.truncate(MAX_VERIFIED);
+        }
+        let mut found = Vec::new();
+        for &(_, _, seq, at) in &all {
+            let partition = &state.partitions[at];
+            let doc = &partition.docs[(seq - partition.first_seq()) as usize];
+            let Record::Insert(stored) = partition.segment.read(doc.offset, doc.len)? else {
+                continue;
+            };
+            let stored_sketch = M::Sketch::decode(&stored.sketch).map_err(|e| StoreError {
+                path: partition.segment.path().to_owned(),
+                message: format!("record at byte {}: {e}", doc.offset),
+                disk_full: false,
+            })?;
+            if let Some(m) = verify(
+                &self.method,
+                sketch,
+                entry,
+                seq,
+                &stored_sketch,
+                &stored.entry,
+            ) {
+                found.push(m);
             }
         }
         rank(&mut found);
@@ -1119,6 +1140,7 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
             "expired": c.expired.load(Ordering::Relaxed),
             "partitions_dropped": c.partitions_dropped.load(Ordering::Relaxed),
             "recovered_bytes": c.recovered_bytes.load(Ordering::Relaxed),
+            "candidates_capped": c.candidates_capped.load(Ordering::Relaxed),
             "failed": lock(&self.failed).clone(),
         })
     }

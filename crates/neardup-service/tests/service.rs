@@ -745,3 +745,52 @@ fn sealed_partitions_answer_after_compaction_deletion_and_restart() {
         server.stop().await;
     });
 }
+
+#[test]
+fn a_template_flood_verifies_a_bounded_number_and_still_finds_exact_copies() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        server.create("t", json!({})).await;
+        // Notices of one template whose bodies differ: every stored one is a candidate of the
+        // next (close fingerprints), none a duplicate (different bodies).
+        let notice = |i: u64| {
+            format!(
+                "【系统通知】您好，{}。本消息由系统自动发送，请勿回复。如有疑问请联系客服热线。",
+                random_text(50_000 + i, 30).replace('，', "")
+            )
+        };
+        // In batches of 50: each later batch is checked against the stored ones.
+        let mut stored = 0;
+        for batch in 0..24u64 {
+            let documents: Vec<Value> = (batch * 50..batch * 50 + 50)
+                .map(|i| json!({"id": format!("n{i}"), "text": notice(i)}))
+                .collect();
+            let (status, answer) = server
+                .call(
+                    Method::POST,
+                    "/v1/collections/t/documents/batch",
+                    Some(json!({"documents": documents})),
+                )
+                .await;
+            assert_eq!(status, 200);
+            stored += answer["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["stored"] == true)
+                .count();
+        }
+        assert!(stored > 1000, "{stored} stored");
+        let (_, shown) = server.call(Method::GET, "/v1/collections/t", None).await;
+        assert!(
+            shown["stats"]["candidates_capped"].as_u64().unwrap() > 0,
+            "the flood was capped: {shown}"
+        );
+        // Exact copies come first, whatever the flood.
+        let (_, copy) = server.insert("t", "again", &notice(5)).await;
+        assert_eq!(copy["duplicate_of"], "n5", "{copy}");
+        assert_eq!(copy["similarity"], 1.0);
+        server.stop().await;
+    });
+}
