@@ -287,11 +287,18 @@ fn documents_expire_at_once_and_their_partitions_are_dropped() {
             again["stored"], true,
             "an expired document no longer blocks"
         );
-        // The maintenance drops the expired partition with its file.
-        tokio::time::sleep(Duration::from_millis(2500)).await;
-        let (_, shown) = server
-            .call(Method::GET, "/v1/collections/short", None)
-            .await;
+        // The maintenance (every second) drops the expired partition with its file.
+        let mut shown = Value::Null;
+        for _ in 0..120 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            shown = server
+                .call(Method::GET, "/v1/collections/short", None)
+                .await
+                .1;
+            if shown["stats"]["partitions_dropped"].as_u64().unwrap() >= 1 {
+                break;
+            }
+        }
         assert!(
             shown["stats"]["partitions_dropped"].as_u64().unwrap() >= 1,
             "{shown}"
@@ -641,9 +648,13 @@ fn shutdown_answers_every_queued_insert_and_keeps_what_it_acknowledged() {
     let acknowledged = rt().block_on(async {
         let server = Arc::new(Server::start(dir.path(), HttpConfig::default()).await);
         server.create("c", json!({})).await;
+        // The stop is sent once the first insert is acknowledged, so that it
+        // lands while the rest are queued or in flight, however slow the machine.
+        let (first, first_acknowledged) = tokio::sync::mpsc::channel::<()>(400);
         let mut tasks = Vec::new();
         for i in 0..400 {
             let server = Arc::clone(&server);
+            let first = first.clone();
             tasks.push(tokio::spawn(async move {
                 let text = format!("第{i}号文件：{}", OTHER.repeat(1 + i % 4));
                 let id = format!("d{i}");
@@ -656,12 +667,20 @@ fn shutdown_answers_every_queued_insert_and_keeps_what_it_acknowledged() {
                     )
                     .await
                 {
-                    Ok((200, answer)) if answer["stored"] == true => Some(id),
+                    Ok((200, answer)) if answer["stored"] == true => {
+                        let _ = first.try_send(());
+                        Some(id)
+                    }
                     _ => None,
                 }
             }));
         }
-        tokio::time::sleep(Duration::from_millis(30)).await;
+        drop(first);
+        let mut first_acknowledged = first_acknowledged;
+        tokio::time::timeout(Duration::from_secs(60), first_acknowledged.recv())
+            .await
+            .expect("no insert was acknowledged within 60 s")
+            .expect("every insert failed before the stop");
         let mut acknowledged = Vec::new();
         let stopping = Arc::clone(&server);
         let stopper = tokio::spawn(async move { stopping.stop().await });

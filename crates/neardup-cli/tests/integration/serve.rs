@@ -125,7 +125,15 @@ fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
                 })
             })
             .collect();
-        std::thread::sleep(Duration::from_millis(400 + 300 * round));
+        // Kill once the loaders have real work acknowledged (however slow the machine is),
+        // then a little later in each round so the kill lands at a different moment.
+        let waited = std::time::Instant::now();
+        while acknowledged.lock().unwrap().len() <= 50
+            && waited.elapsed() < Duration::from_secs(120)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100 + 150 * round));
         child.kill().unwrap();
         child.wait().unwrap();
         stop.store(true, Ordering::Relaxed);
