@@ -1,0 +1,331 @@
+//! Pass-Join: the exact self-join of sequences under an edit-distance bound (Li, Deng, Wang,
+//! Feng, "Pass-Join: a partition-based method for similarity joins", PVLDB 2011).
+//!
+//! A sequence within `tau` edits of another contains one of that other's `tau + 1` segments
+//! unchanged (pigeonhole: each edit touches at most one segment). Sequences are visited by
+//! length; each is probed against the segments of the shorter-or-equal ones already indexed,
+//! looking up only the substrings at the positions where a matching segment can be
+//! (multi-match-aware selection: segment `i` of a sequence of length `l` can be found in a
+//! sequence `Δ` longer only between `p_i - i` and `p_i + i`, and between
+//! `p_i + Δ - (tau - i)` and `p_i + Δ + (tau - i)`), then indexed itself. Every candidate is
+//! verified with a banded edit distance that stops once the bound is out of reach, so the
+//! result has no false positive; the pigeonhole makes it have no false negative (property
+//! tests compare it with all pairs).
+//!
+//! Sequences too short to be cut into `tau + 1` non-empty segments are compared with every
+//! sequence of a length within reach directly: their pairs are then a real part of the
+//! answer (any two sequences of at most `tau` items are within `tau` edits).
+//!
+//! With a normalised bound (similarity `1 - d / max(len)` at least `t`), a pair of lengths
+//! `l <= |s|` is within `floor((1 - t) |s|)` edits, and `|s| <= l / t`; so a sequence of
+//! length `l` is cut for `tau_l = floor((1 - t) l / t)` edits, the most any longer partner
+//! allows, and probed against lengths from `ceil(t |s|)`.
+
+use std::collections::HashMap;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The edit-distance bound of a join.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EditBound {
+    /// At most this many edits (insertions, deletions, substitutions).
+    Absolute(u32),
+    /// Edit similarity `1 - d / max(|a|, |b|)` at least this (two empty sequences: 1).
+    Normalized(f64),
+}
+
+impl EditBound {
+    /// The most edits a pair whose longer side has `longer` items may have.
+    pub fn max_edits(self, longer: usize) -> u32 {
+        match self {
+            EditBound::Absolute(tau) => tau,
+            EditBound::Normalized(t) => ((1.0 - t) * longer as f64 + 1e-9).floor().max(0.0) as u32,
+        }
+    }
+
+    /// The shortest partner length of a sequence of `len` items.
+    fn shortest_partner(self, len: usize) -> usize {
+        match self {
+            EditBound::Absolute(tau) => len.saturating_sub(tau as usize),
+            EditBound::Normalized(t) => ((t * len as f64) - 1e-9).ceil().max(0.0) as usize,
+        }
+    }
+
+    /// The edits a sequence of `len` items is cut for: the most any longer partner allows.
+    fn cut_for(self, len: usize) -> u32 {
+        match self {
+            EditBound::Absolute(tau) => tau,
+            EditBound::Normalized(t) if t > 0.0 => {
+                ((1.0 - t) * len as f64 / t + 1e-9).floor().max(0.0) as u32
+            }
+            EditBound::Normalized(_) => u32::MAX,
+        }
+    }
+
+    /// True when a pair at distance `d` with longer side `longer` is in the answer.
+    pub fn accepts(self, d: u32, longer: usize) -> bool {
+        d <= self.max_edits(longer)
+    }
+}
+
+/// The edit distance of `a` and `b` when at most `bound`, else `None`; a band of `2 bound + 1`
+/// diagonals, stopping as soon as a whole row exceeds the bound.
+pub fn edit_distance_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
+    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let bound_us = bound as usize;
+    if b.len() - a.len() > bound_us {
+        return None;
+    }
+    if a.is_empty() {
+        return Some(b.len() as u32);
+    }
+    let big = bound + 1;
+    // row[j] for j in 0..=b.len(): distance of a[..i] and b[..j], capped at bound + 1.
+    let mut previous: Vec<u32> = (0..=b.len()).map(|j| (j as u32).min(big)).collect();
+    let mut current = vec![big; b.len() + 1];
+    for i in 1..=a.len() {
+        let lo = i.saturating_sub(bound_us).max(1);
+        let hi = (i + bound_us).min(b.len());
+        current[lo - 1] = if lo == 1 { (i as u32).min(big) } else { big };
+        let mut row_min = current[lo - 1];
+        for j in lo..=hi {
+            let substitution = previous[j - 1] + u32::from(a[i - 1] != b[j - 1]);
+            let deletion = previous[j] + 1;
+            let insertion = current[j - 1] + 1;
+            let value = substitution.min(deletion).min(insertion).min(big);
+            current[j] = value;
+            row_min = row_min.min(value);
+        }
+        if hi < b.len() {
+            current[hi + 1] = big;
+        }
+        if row_min > bound {
+            return None;
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    let d = previous[b.len()];
+    (d <= bound).then_some(d)
+}
+
+/// Start and length of segment `i` of `k` in a sequence of `len` items: the first
+/// `k - len % k` segments have `len / k` items, the rest one more.
+fn segment(len: usize, k: usize, i: usize) -> (usize, usize) {
+    let base = len / k;
+    let longer = len % k;
+    let shorter = k - longer;
+    if i < shorter {
+        (i * base, base)
+    } else {
+        (shorter * base + (i - shorter) * (base + 1), base + 1)
+    }
+}
+
+/// Every pair `(a, b, distance)` with `a < b` (positions in `sequences`) within `bound`,
+/// sorted.
+pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32)> {
+    let mut order: Vec<u32> = (0..sequences.len() as u32).collect();
+    order.sort_by_key(|&i| (sequences[i as usize].len(), i));
+    let max_len = order.last().map_or(0, |&i| sequences[i as usize].len());
+    // Per length: (segment index, segment hash) -> sequences; and the sequences too short to
+    // be cut.
+    let mut segments: Vec<HashMap<(u32, u64), Vec<u32>>> = vec![HashMap::new(); max_len + 1];
+    let mut short: Vec<Vec<u32>> = vec![Vec::new(); max_len + 1];
+    let mut seen = vec![u32::MAX; sequences.len()];
+    let mut pairs = Vec::new();
+    let mut candidates = Vec::new();
+    for (stamp, &s_id) in order.iter().enumerate() {
+        let s = &sequences[s_id as usize];
+        let bound_s = bound.max_edits(s.len());
+        candidates.clear();
+        for l in bound.shortest_partner(s.len())..=s.len() {
+            candidates.extend(short[l].iter().copied());
+            let index = &segments[l];
+            if index.is_empty() {
+                continue;
+            }
+            let tau = bound.cut_for(l) as usize;
+            let k = tau + 1;
+            let delta = s.len() - l;
+            for i in 0..k {
+                let (p, len) = segment(l, k, i);
+                let low = p.saturating_sub(i).max((p + delta).saturating_sub(tau - i));
+                let high = (p + i).min(p + delta + (tau - i)).min(s.len() - len);
+                for start in low..=high {
+                    let key = (i as u32, hash(&s[start..start + len]));
+                    if let Some(ids) = index.get(&key) {
+                        candidates.extend(ids.iter().copied());
+                    }
+                }
+            }
+        }
+        for &r_id in &candidates {
+            if seen[r_id as usize] == stamp as u32 {
+                continue;
+            }
+            seen[r_id as usize] = stamp as u32;
+            let r = &sequences[r_id as usize];
+            if let Some(d) = edit_distance_within(r, s, bound_s) {
+                pairs.push((r_id.min(s_id), r_id.max(s_id), d));
+            }
+        }
+        // Index s for the longer sequences to come.
+        let tau = bound.cut_for(s.len());
+        if tau as usize >= s.len() {
+            short[s.len()].push(s_id);
+        } else {
+            let k = tau as usize + 1;
+            for i in 0..k {
+                let (p, len) = segment(s.len(), k, i);
+                let key = (i as u32, hash(&s[p..p + len]));
+                segments[s.len()].entry(key).or_default().push(s_id);
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// A 64-bit hash of a segment (collisions only cost a verification).
+fn hash(items: &[u32]) -> u64 {
+    let mut bytes = [0u8; 64];
+    if items.len() <= 16 {
+        for (chunk, item) in bytes.chunks_exact_mut(4).zip(items) {
+            chunk.copy_from_slice(&item.to_le_bytes());
+        }
+        return xxh3_64(&bytes[..4 * items.len()]);
+    }
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for item in items {
+        hasher.update(&item.to_le_bytes());
+    }
+    hasher.digest()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn levenshtein(a: &[u32], b: &[u32]) -> u32 {
+        let mut row: Vec<u32> = (0..=b.len() as u32).collect();
+        for i in 1..=a.len() {
+            let mut diagonal = row[0];
+            row[0] = i as u32;
+            for j in 1..=b.len() {
+                let above = row[j];
+                row[j] = (diagonal + u32::from(a[i - 1] != b[j - 1]))
+                    .min(above + 1)
+                    .min(row[j - 1] + 1);
+                diagonal = above;
+            }
+        }
+        row[b.len()]
+    }
+
+    fn brute_force(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32)> {
+        let mut pairs = Vec::new();
+        for a in 0..sequences.len() {
+            for b in a + 1..sequences.len() {
+                let d = levenshtein(&sequences[a], &sequences[b]);
+                let longer = sequences[a].len().max(sequences[b].len());
+                if bound.accepts(d, longer) {
+                    pairs.push((a as u32, b as u32, d));
+                }
+            }
+        }
+        pairs
+    }
+
+    /// Sequences over a small alphabet, many of them edits of a few seeds.
+    fn corpus() -> impl Strategy<Value = Vec<Vec<u32>>> {
+        let seeds = prop::collection::vec(prop::collection::vec(0u32..4, 0..14), 1..5);
+        (
+            seeds,
+            prop::collection::vec(
+                (
+                    0usize..5,
+                    prop::collection::vec((0usize..14, 0u32..5, 0u8..3), 0..4),
+                ),
+                0..40,
+            ),
+        )
+            .prop_map(|(seeds, edits)| {
+                edits
+                    .into_iter()
+                    .map(|(seed, ops)| {
+                        let mut s = seeds[seed % seeds.len()].clone();
+                        for (at, c, op) in ops {
+                            let at = at.min(s.len());
+                            match op {
+                                0 if at < s.len() => s[at] = c,
+                                1 => s.insert(at, c),
+                                _ if at < s.len() => {
+                                    s.remove(at);
+                                }
+                                _ => s.push(c),
+                            }
+                        }
+                        s
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn banded_distance_agrees_with_the_full_table(
+            a in prop::collection::vec(0u32..3, 0..20),
+            b in prop::collection::vec(0u32..3, 0..20),
+            bound in 0u32..6,
+        ) {
+            let d = levenshtein(&a, &b);
+            prop_assert_eq!(edit_distance_within(&a, &b, bound), (d <= bound).then_some(d));
+        }
+
+        #[test]
+        fn absolute_join_equals_all_pairs(sequences in corpus(), tau in 0u32..6) {
+            let bound = EditBound::Absolute(tau);
+            prop_assert_eq!(pass_join(&sequences, bound), brute_force(&sequences, bound));
+        }
+
+        #[test]
+        fn normalised_join_equals_all_pairs(
+            sequences in corpus(),
+            t in prop::sample::select(vec![0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]),
+        ) {
+            let bound = EditBound::Normalized(t);
+            prop_assert_eq!(pass_join(&sequences, bound), brute_force(&sequences, bound));
+        }
+    }
+
+    #[test]
+    fn adversarial_corpora_equal_all_pairs() {
+        let identical = vec![vec![1, 2, 3, 4, 5, 6]; 30];
+        let tiny: Vec<Vec<u32>> = (0..20).map(|i| vec![i % 3; (i % 3) as usize]).collect();
+        let mut common: Vec<Vec<u32>> = (0..60u32)
+            .map(|i| vec![7, 7, 7, i / 7, i % 7, i % 5, 9])
+            .collect();
+        common.push(Vec::new());
+        for corpus in [identical, tiny, common] {
+            for tau in 0..=5 {
+                let bound = EditBound::Absolute(tau);
+                assert_eq!(
+                    pass_join(&corpus, bound),
+                    brute_force(&corpus, bound),
+                    "tau {tau}"
+                );
+            }
+            for t in [0.5, 0.8, 0.9] {
+                let bound = EditBound::Normalized(t);
+                assert_eq!(
+                    pass_join(&corpus, bound),
+                    brute_force(&corpus, bound),
+                    "t {t}"
+                );
+            }
+        }
+    }
+}
