@@ -1,9 +1,10 @@
-//! Times `pass_join` on a file of texts, one per line (characters as items):
-//! `cargo run --release -p neardup-index --example pass_join_scale -- FILE (abs TAU | norm T)`.
+//! Times `pass_join` and `set_join` on a file of texts, one per line (characters as items,
+//! character bigrams as set tokens):
+//! `cargo run --release -p neardup-index --example pass_join_scale -- FILE (abs TAU | norm T | jaccard T)`.
 
 use std::time::Instant;
 
-use neardup_index::{pass_join, EditBound};
+use neardup_index::{pass_join, set_join, EditBound, SetMeasure};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -16,6 +17,26 @@ fn main() {
         .lines()
         .map(|line| line.chars().map(u32::from).collect())
         .collect();
+    if kind == "jaccard" {
+        let t: f64 = value.parse().unwrap_or(0.8);
+        let sets: Vec<Vec<u64>> = sequences
+            .iter()
+            .map(|s| {
+                s.windows(2)
+                    .map(|w| u64::from(w[0]) << 32 | u64::from(w[1]))
+                    .collect()
+            })
+            .collect();
+        let start = Instant::now();
+        let pairs = set_join(&sets, SetMeasure::Jaccard, t);
+        println!(
+            "{} texts, Jaccard {t} on character bigrams: {} pairs in {:.2} s",
+            sets.len(),
+            pairs.len(),
+            start.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let bound = match kind.as_str() {
         "abs" => EditBound::Absolute(value.parse().unwrap_or(1)),
         _ => EditBound::Normalized(value.parse().unwrap_or(0.9)),

@@ -57,12 +57,14 @@ mod hamming_join;
 mod key_table;
 mod online;
 mod pass_join;
+mod set_join;
 
 pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
 pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, EditBound};
+pub use set_join::{intersect_at_least, set_join, SetMeasure};
 
 pub use key_table::{
     BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,

@@ -1,0 +1,279 @@
+//! PPJoin: the exact self-join of token sets at a Jaccard, cosine or overlap-coefficient
+//! threshold (Xiao, Wang, Lin, Yu, "Efficient similarity joins for near duplicate
+//! detection", WWW 2008).
+//!
+//! Tokens are ranked by document frequency, rarest first, and every set sorted by rank; sets
+//! are visited by size. Two sets reaching the threshold share a token within their prefixes
+//! (prefix filter), so each set probes the index of the prefixes of the sets before it and
+//! then indexes its own (shorter) indexing prefix. A partner too small for the threshold is
+//! skipped (size filter); a match at positions `i` and `j` whose best possible overlap,
+//! `count + 1 + min(|x| - i - 1, |y| - j - 1)`, is below the required one ends that partner
+//! (positional filter). Candidates are verified by a merge that stops once the overlap can no
+//! longer be reached. Empty sets join nothing.
+
+use std::collections::HashMap;
+
+/// The measure of a set join.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SetMeasure {
+    /// `|x ∩ y| / |x ∪ y|`.
+    Jaccard,
+    /// `|x ∩ y| / sqrt(|x| |y|)`.
+    Cosine,
+    /// `|x ∩ y| / min(|x|, |y|)` (the smaller set contained in the larger).
+    Overlap,
+}
+
+const EPSILON: f64 = 1e-9;
+
+impl SetMeasure {
+    /// The similarity of sets of sizes `x` and `y` sharing `common` tokens.
+    pub fn similarity(self, common: usize, x: usize, y: usize) -> f64 {
+        if x == 0 || y == 0 {
+            return 0.0;
+        }
+        let common = common as f64;
+        match self {
+            SetMeasure::Jaccard => common / ((x + y) as f64 - common),
+            SetMeasure::Cosine => common / ((x as f64) * (y as f64)).sqrt(),
+            SetMeasure::Overlap => common / x.min(y) as f64,
+        }
+    }
+
+    /// The fewest common tokens for sizes `x` and `y` to reach `t`.
+    fn required(self, t: f64, x: usize, y: usize) -> usize {
+        let need = match self {
+            SetMeasure::Jaccard => t / (1.0 + t) * (x + y) as f64,
+            SetMeasure::Cosine => t * ((x as f64) * (y as f64)).sqrt(),
+            SetMeasure::Overlap => t * x.min(y) as f64,
+        };
+        ((need - EPSILON).ceil().max(1.0)) as usize
+    }
+
+    /// The smallest partner size of a set of `size` (partners visited before it are smaller
+    /// or equal).
+    fn smallest_partner(self, t: f64, size: usize) -> usize {
+        let s = size as f64;
+        let min = match self {
+            SetMeasure::Jaccard => t * s,
+            SetMeasure::Cosine => t * t * s,
+            SetMeasure::Overlap => 1.0,
+        };
+        ((min - EPSILON).ceil().max(1.0)) as usize
+    }
+
+    /// How many leading tokens of a set of `size` to probe with.
+    fn probe_prefix(self, t: f64, size: usize) -> usize {
+        match self {
+            // A smaller partner may need only a few common tokens: probe with them all.
+            SetMeasure::Overlap => size,
+            _ => {
+                let overlap = self.required(t, size, self.smallest_partner(t, size));
+                (size + 1).saturating_sub(overlap).clamp(1, size)
+            }
+        }
+    }
+
+    /// How many leading tokens of a set of `size` to index (its partners come later and are
+    /// at least as large).
+    fn index_prefix(self, t: f64, size: usize) -> usize {
+        let overlap = self.required(t, size, size);
+        (size + 1).saturating_sub(overlap).clamp(1, size)
+    }
+}
+
+/// Every pair `(a, b, similarity)` with `a < b` (positions in `sets`) whose similarity is at
+/// least `threshold` (in `(0, 1]`), sorted. Tokens may come in any order and repeat.
+pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(u32, u32, f64)> {
+    let t = threshold;
+    // Rank tokens rarest first (document frequency, then the token: deterministic).
+    let mut frequency: HashMap<u64, u32> = HashMap::new();
+    let mut deduped: Vec<Vec<u64>> = Vec::with_capacity(sets.len());
+    for set in sets {
+        let mut set = set.clone();
+        set.sort_unstable();
+        set.dedup();
+        for &token in &set {
+            *frequency.entry(token).or_default() += 1;
+        }
+        deduped.push(set);
+    }
+    let mut order: Vec<(u32, u64)> = frequency.iter().map(|(&t, &f)| (f, t)).collect();
+    order.sort_unstable();
+    let rank: HashMap<u64, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(r, &(_, token))| (token, r as u32))
+        .collect();
+    let ranked: Vec<Vec<u32>> = deduped
+        .iter()
+        .map(|set| {
+            let mut r: Vec<u32> = set.iter().map(|t| rank[t]).collect();
+            r.sort_unstable();
+            r
+        })
+        .collect();
+    let mut visit: Vec<u32> = (0..sets.len() as u32)
+        .filter(|&i| !ranked[i as usize].is_empty())
+        .collect();
+    visit.sort_by_key(|&i| (ranked[i as usize].len(), i));
+
+    // token -> (set, position) of the indexed prefixes.
+    let mut index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    // Per probe: common prefix tokens so far, or u32::MAX once pruned.
+    let mut overlap: HashMap<u32, u32> = HashMap::new();
+    let mut pairs = Vec::new();
+    for &x_id in &visit {
+        let x = &ranked[x_id as usize];
+        let smallest = measure.smallest_partner(t, x.len());
+        overlap.clear();
+        for (i, token) in x.iter().take(measure.probe_prefix(t, x.len())).enumerate() {
+            let Some(postings) = index.get(token) else {
+                continue;
+            };
+            for &(y_id, j) in postings {
+                let y = &ranked[y_id as usize];
+                if y.len() < smallest {
+                    continue;
+                }
+                let count = overlap.entry(y_id).or_insert(0);
+                if *count == u32::MAX {
+                    continue;
+                }
+                let alpha = measure.required(t, x.len(), y.len());
+                let best = *count as usize + 1 + (x.len() - i - 1).min(y.len() - j as usize - 1);
+                if best >= alpha {
+                    *count += 1;
+                } else {
+                    *count = u32::MAX;
+                }
+            }
+        }
+        for (&y_id, &count) in &overlap {
+            if count == u32::MAX || count == 0 {
+                continue;
+            }
+            let y = &ranked[y_id as usize];
+            let alpha = measure.required(t, x.len(), y.len());
+            if let Some(common) = intersect_at_least(x, y, alpha) {
+                let similarity = measure.similarity(common, x.len(), y.len());
+                if similarity >= t - EPSILON {
+                    pairs.push((x_id.min(y_id), x_id.max(y_id), similarity));
+                }
+            }
+        }
+        for (j, &token) in x.iter().take(measure.index_prefix(t, x.len())).enumerate() {
+            index.entry(token).or_default().push((x_id, j as u32));
+        }
+    }
+    pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    pairs
+}
+
+/// `|x ∩ y|` of two sorted sets when at least `alpha`, else `None`, stopping as soon as the
+/// rest cannot reach it.
+pub fn intersect_at_least(x: &[u32], y: &[u32], alpha: usize) -> Option<usize> {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        if common + (x.len() - i).min(y.len() - j) < alpha {
+            return None;
+        }
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    (common >= alpha).then_some(common)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn brute_force(sets: &[Vec<u64>], measure: SetMeasure, t: f64) -> Vec<(u32, u32, f64)> {
+        let sets: Vec<BTreeSet<u64>> = sets.iter().map(|s| s.iter().copied().collect()).collect();
+        let mut pairs = Vec::new();
+        for a in 0..sets.len() {
+            for b in a + 1..sets.len() {
+                let common = sets[a].intersection(&sets[b]).count();
+                let s = measure.similarity(common, sets[a].len(), sets[b].len());
+                if s >= t - EPSILON && common > 0 {
+                    pairs.push((a as u32, b as u32, s));
+                }
+            }
+        }
+        pairs
+    }
+
+    fn corpus() -> impl Strategy<Value = Vec<Vec<u64>>> {
+        let seeds = prop::collection::vec(prop::collection::vec(0u64..30, 0..16), 1..5);
+        (
+            seeds,
+            prop::collection::vec(
+                (
+                    0usize..5,
+                    prop::collection::vec((0u64..30, any::<bool>()), 0..5),
+                ),
+                0..40,
+            ),
+        )
+            .prop_map(|(seeds, edits)| {
+                edits
+                    .into_iter()
+                    .map(|(seed, ops)| {
+                        let mut s = seeds[seed % seeds.len()].clone();
+                        for (token, add) in ops {
+                            if add {
+                                s.push(token);
+                            } else {
+                                s.retain(|&t| t != token);
+                            }
+                        }
+                        s
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn set_join_equals_all_pairs(
+            sets in corpus(),
+            measure in prop::sample::select(vec![SetMeasure::Jaccard, SetMeasure::Cosine, SetMeasure::Overlap]),
+            t in prop::sample::select(vec![0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0]),
+        ) {
+            prop_assert_eq!(set_join(&sets, measure, t), brute_force(&sets, measure, t));
+        }
+    }
+
+    #[test]
+    fn adversarial_corpora_equal_all_pairs() {
+        let identical = vec![vec![1, 2, 3, 4, 5]; 25];
+        let common: Vec<Vec<u64>> = (0..80u64)
+            .map(|i| vec![0, i % 9 + 1, i % 7 + 20, i % 5 + 40])
+            .collect();
+        let tiny: Vec<Vec<u64>> = (0..30u64)
+            .map(|i| (0..i % 3).map(|k| k + i % 2).collect())
+            .collect();
+        for sets in [identical, common, tiny] {
+            for measure in [SetMeasure::Jaccard, SetMeasure::Cosine, SetMeasure::Overlap] {
+                for t in [0.5, 0.8, 0.95] {
+                    assert_eq!(
+                        set_join(&sets, measure, t),
+                        brute_force(&sets, measure, t),
+                        "{measure:?} {t}"
+                    );
+                }
+            }
+        }
+    }
+}
