@@ -166,7 +166,7 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
             index.entry(token).or_default().push((x_id, j as u32));
         }
     }
-    pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    pairs.sort_by_key(|p| (p.0, p.1));
     pairs
 }
 
