@@ -4,7 +4,9 @@
 
 use std::time::Instant;
 
-use neardup_index::{pass_join, set_join, EditBound, SetMeasure};
+use neardup_index::{
+    edit_distance_within, ngram_dedup, pass_join, set_join, EditBound, SetMeasure,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -17,6 +19,28 @@ fn main() {
         .lines()
         .map(|line| line.chars().map(u32::from).collect())
         .collect();
+    if kind == "ngram" {
+        // The seed's all-4-gram index, buckets capped at 1,000, verified at edit similarity T.
+        let t: f64 = value.parse().unwrap_or(0.9);
+        let bound = EditBound::Normalized(t);
+        let start = Instant::now();
+        let result = ngram_dedup(&sequences, 4, 1000, |a, b| {
+            let (x, y) = (&sequences[a as usize], &sequences[b as usize]);
+            let longer = x.len().max(y.len());
+            let d = edit_distance_within(x, y, bound.max_edits(longer))?;
+            Some(1.0 - f64::from(d) / longer.max(1) as f64)
+        });
+        println!(
+            "{} texts, all-4-gram index at edit similarity {t}: {} pairs, {} capped buckets ({} texts left out), {} comparisons in {:.2} s",
+            sequences.len(),
+            result.pairs.len(),
+            result.capped_buckets,
+            result.capped_texts,
+            result.comparisons,
+            start.elapsed().as_secs_f64()
+        );
+        return;
+    }
     if kind == "jaccard" {
         let t: f64 = value.parse().unwrap_or(0.8);
         let sets: Vec<Vec<u64>> = sequences
