@@ -58,7 +58,7 @@ pub fn ngram_dedup(
     let mut buckets: Vec<(u64, Vec<u32>)> =
         buckets.into_iter().filter(|(_, b)| b.len() > 1).collect();
     buckets.sort_unstable_by_key(|(k, _)| *k);
-    let per_bucket: Vec<(Vec<(u32, u32, f64)>, u64, u64, u64)> = buckets
+    let per_bucket: Vec<NgramResult> = buckets
         .par_iter()
         .map(|(_, members)| {
             let (kept, left_out) = if members.len() > cap {
@@ -83,15 +83,20 @@ pub fn ngram_dedup(
                     None => representatives.push(text),
                 }
             }
-            (pairs, u64::from(left_out > 0), left_out, comparisons)
+            NgramResult {
+                pairs,
+                capped_buckets: u64::from(left_out > 0),
+                capped_texts: left_out,
+                comparisons,
+            }
         })
         .collect();
     let mut result = NgramResult::default();
-    for (pairs, capped, left_out, comparisons) in per_bucket {
-        result.pairs.extend(pairs);
-        result.capped_buckets += capped;
-        result.capped_texts += left_out;
-        result.comparisons += comparisons;
+    for bucket in per_bucket {
+        result.pairs.extend(bucket.pairs);
+        result.capped_buckets += bucket.capped_buckets;
+        result.capped_texts += bucket.capped_texts;
+        result.comparisons += bucket.comparisons;
     }
     result.pairs.sort_by_key(|p| (p.0, p.1));
     result.pairs.dedup_by_key(|p| (p.0, p.1));
