@@ -12,6 +12,9 @@
 //! result has no false positive; the pigeonhole makes it have no false negative (property
 //! tests compare it with all pairs).
 //!
+//! The segment index is built whole first; the probes then run in parallel, each sequence
+//! against the ones before it in (length, position) order, so each pair is found once.
+//!
 //! Sequences too short to be cut into `tau + 1` non-empty segments are compared with every
 //! sequence of a length within reach directly: their pairs are then a real part of the
 //! answer (any two sequences of at most `tau` items are within `tau` edits).
@@ -22,6 +25,8 @@
 //! allows, and probed against lengths from `ceil(t |s|)`.
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -127,19 +132,36 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
     let mut order: Vec<u32> = (0..sequences.len() as u32).collect();
     order.sort_by_key(|&i| (sequences[i as usize].len(), i));
     let max_len = order.last().map_or(0, |&i| sequences[i as usize].len());
-    // Per length: (segment index, segment hash) -> sequences; and the sequences too short to
-    // be cut.
+    // Every sequence's place in the visiting order: a sequence pairs with those before it.
+    let mut place = vec![0u32; sequences.len()];
+    for (at, &id) in order.iter().enumerate() {
+        place[id as usize] = at as u32;
+    }
+    // Per length: (segment index, segment hash) -> sequences in visiting order; and the
+    // sequences too short to be cut. Built whole first, so that probes run in parallel.
     let mut segments: Vec<HashMap<(u32, u64), Vec<u32>>> = vec![HashMap::new(); max_len + 1];
     let mut short: Vec<Vec<u32>> = vec![Vec::new(); max_len + 1];
-    let mut seen = vec![u32::MAX; sequences.len()];
-    let mut pairs = Vec::new();
-    let mut candidates = Vec::new();
-    for (stamp, &s_id) in order.iter().enumerate() {
+    for &id in &order {
+        let s = &sequences[id as usize];
+        let tau = bound.cut_for(s.len());
+        if tau as usize >= s.len() {
+            short[s.len()].push(id);
+        } else {
+            let k = tau as usize + 1;
+            for i in 0..k {
+                let (p, len) = segment(s.len(), k, i);
+                let key = (i as u32, hash(&s[p..p + len]));
+                segments[s.len()].entry(key).or_default().push(id);
+            }
+        }
+    }
+    let probe = |s_id: u32, candidates: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>| {
         let s = &sequences[s_id as usize];
+        let before = |r: u32| place[r as usize] < place[s_id as usize];
         let bound_s = bound.max_edits(s.len());
         candidates.clear();
         for l in bound.shortest_partner(s.len())..=s.len() {
-            candidates.extend(short[l].iter().copied());
+            candidates.extend(short[l].iter().copied().filter(|&r| before(r)));
             let index = &segments[l];
             if index.is_empty() {
                 continue;
@@ -154,34 +176,31 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
                 for start in low..=high {
                     let key = (i as u32, hash(&s[start..start + len]));
                     if let Some(ids) = index.get(&key) {
-                        candidates.extend(ids.iter().copied());
+                        candidates.extend(ids.iter().copied().filter(|&r| before(r)));
                     }
                 }
             }
         }
-        for &r_id in &candidates {
-            if seen[r_id as usize] == stamp as u32 {
-                continue;
-            }
-            seen[r_id as usize] = stamp as u32;
+        candidates.sort_unstable();
+        candidates.dedup();
+        for &r_id in candidates.iter() {
             let r = &sequences[r_id as usize];
             if let Some(d) = edit_distance_within(r, s, bound_s) {
-                pairs.push((r_id.min(s_id), r_id.max(s_id), d));
+                out.push((r_id.min(s_id), r_id.max(s_id), d));
             }
         }
-        // Index s for the longer sequences to come.
-        let tau = bound.cut_for(s.len());
-        if tau as usize >= s.len() {
-            short[s.len()].push(s_id);
-        } else {
-            let k = tau as usize + 1;
-            for i in 0..k {
-                let (p, len) = segment(s.len(), k, i);
-                let key = (i as u32, hash(&s[p..p + len]));
-                segments[s.len()].entry(key).or_default().push(s_id);
+    };
+    let mut pairs: Vec<(u32, u32, u32)> = order
+        .par_chunks(1024)
+        .map_init(Vec::new, |candidates, chunk| {
+            let mut out = Vec::new();
+            for &s_id in chunk {
+                probe(s_id, candidates, &mut out);
             }
-        }
-    }
+            out
+        })
+        .flatten()
+        .collect();
     pairs.sort_unstable();
     pairs
 }
