@@ -9,9 +9,12 @@
 //! skipped (size filter); a match at positions `i` and `j` whose best possible overlap,
 //! `count + 1 + min(|x| - i - 1, |y| - j - 1)`, is below the required one ends that partner
 //! (positional filter). Candidates are verified by a merge that stops once the overlap can no
-//! longer be reached. Empty sets join nothing.
+//! longer be reached. Empty sets join nothing. The indexing prefixes are indexed whole first;
+//! every set then probes, in parallel, the sets before it in (size, position) order.
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 
 /// The measure of a set join.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,12 +121,20 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
         .collect();
     visit.sort_by_key(|&i| (ranked[i as usize].len(), i));
 
-    // token -> (set, position) of the indexed prefixes.
+    let mut place = vec![0u32; sets.len()];
+    for (at, &id) in visit.iter().enumerate() {
+        place[id as usize] = at as u32;
+    }
+    // token -> (set, position) of every indexing prefix, in visiting order. Built whole, so
+    // that each set then probes the ones before it, in parallel.
     let mut index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    // Per probe: common prefix tokens so far, or u32::MAX once pruned.
-    let mut overlap: HashMap<u32, u32> = HashMap::new();
-    let mut pairs = Vec::new();
     for &x_id in &visit {
+        let x = &ranked[x_id as usize];
+        for (j, &token) in x.iter().take(measure.index_prefix(t, x.len())).enumerate() {
+            index.entry(token).or_default().push((x_id, j as u32));
+        }
+    }
+    let probe = |x_id: u32, overlap: &mut HashMap<u32, u32>, pairs: &mut Vec<(u32, u32, f64)>| {
         let x = &ranked[x_id as usize];
         let smallest = measure.smallest_partner(t, x.len());
         overlap.clear();
@@ -132,6 +143,10 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 continue;
             };
             for &(y_id, j) in postings {
+                if place[y_id as usize] >= place[x_id as usize] {
+                    // Postings are in visiting order: the rest come after x too.
+                    break;
+                }
                 let y = &ranked[y_id as usize];
                 if y.len() < smallest {
                     continue;
@@ -149,7 +164,7 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 }
             }
         }
-        for (&y_id, &count) in &overlap {
+        for (&y_id, &count) in overlap.iter() {
             if count == u32::MAX || count == 0 {
                 continue;
             }
@@ -162,10 +177,18 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 }
             }
         }
-        for (j, &token) in x.iter().take(measure.index_prefix(t, x.len())).enumerate() {
-            index.entry(token).or_default().push((x_id, j as u32));
-        }
-    }
+    };
+    let mut pairs: Vec<(u32, u32, f64)> = visit
+        .par_chunks(1024)
+        .map_init(HashMap::new, |overlap, chunk| {
+            let mut out = Vec::new();
+            for &x_id in chunk {
+                probe(x_id, overlap, &mut out);
+            }
+            out
+        })
+        .flatten()
+        .collect();
     pairs.sort_by_key(|p| (p.0, p.1));
     pairs
 }
