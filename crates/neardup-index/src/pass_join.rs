@@ -73,10 +73,69 @@ impl EditBound {
     }
 }
 
-/// The edit distance of `a` and `b` when at most `bound`, else `None`; a band of `2 bound + 1`
-/// diagonals, stopping as soon as a whole row exceeds the bound.
+/// The edit distance of `a` and `b` when at most `bound`, else `None`: bit-parallel (Myers
+/// 1999, in Hyyrö's formulation) when the shorter has at most 64 items and the bound is 8 or
+/// more, else a band of `2 bound + 1` diagonals; both stop as soon as the bound is out of
+/// reach.
 pub fn edit_distance_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
     let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if b.len() - a.len() > bound as usize {
+        return None;
+    }
+    // The band costs 2 bound + 1 cells per row; the bit vector one word per item of `b`
+    // plus its masks: the band wins for small bounds (measured on short Chinese texts).
+    if !a.is_empty() && a.len() <= 64 && bound >= 8 {
+        return myers_within(a, b, bound);
+    }
+    banded_within(a, b, bound)
+}
+
+/// Myers' bit-vector edit distance of `pattern` (1 to 64 items) and `text`, when at most
+/// `bound`. After `j` items of the text the last row holds `D[m][j]`, and
+/// `D[m][n] >= D[m][j] - (n - j)`: once that exceeds the bound, stop.
+fn myers_within(pattern: &[u32], text: &[u32], bound: u32) -> Option<u32> {
+    let m = pattern.len();
+    // The match mask of each distinct pattern item, sorted for binary search.
+    let mut masks: Vec<(u32, u64)> = Vec::with_capacity(m);
+    for (i, &c) in pattern.iter().enumerate() {
+        match masks.iter_mut().find(|(item, _)| *item == c) {
+            Some((_, mask)) => *mask |= 1 << i,
+            None => masks.push((c, 1 << i)),
+        }
+    }
+    masks.sort_unstable_by_key(|&(c, _)| c);
+    let last = 1u64 << (m - 1);
+    let mut positive = if m == 64 { u64::MAX } else { (1u64 << m) - 1 };
+    let mut negative = 0u64;
+    let mut score = m as u32;
+    let n = text.len();
+    for (j, c) in text.iter().enumerate() {
+        let eq = masks
+            .binary_search_by_key(c, |&(item, _)| item)
+            .map_or(0, |at| masks[at].1);
+        let xv = eq | negative;
+        let xh = (((eq & positive).wrapping_add(positive)) ^ positive) | eq;
+        let mut ph = negative | !(xh | positive);
+        let mut mh = positive & xh;
+        if ph & last != 0 {
+            score += 1;
+        } else if mh & last != 0 {
+            score -= 1;
+        }
+        ph = (ph << 1) | 1;
+        mh <<= 1;
+        positive = mh | !(xv | ph);
+        negative = ph & xv;
+        let remaining = (n - j - 1) as u32;
+        if score > bound + remaining {
+            return None;
+        }
+    }
+    (score <= bound).then_some(score)
+}
+
+/// The banded dynamic programme of [`edit_distance_within`] for longer sequences.
+fn banded_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
     let bound_us = bound as usize;
     if b.len() - a.len() > bound_us {
         return None;
@@ -295,13 +354,22 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
         #[test]
-        fn banded_distance_agrees_with_the_full_table(
-            a in prop::collection::vec(0u32..3, 0..20),
-            b in prop::collection::vec(0u32..3, 0..20),
-            bound in 0u32..6,
+        fn bounded_distance_agrees_with_the_full_table(
+            a in prop::collection::vec(0u32..3, 0..90),
+            b in prop::collection::vec(0u32..3, 0..90),
+            bound in 0u32..12,
         ) {
             let d = levenshtein(&a, &b);
-            prop_assert_eq!(edit_distance_within(&a, &b, bound), (d <= bound).then_some(d));
+            let want = (d <= bound).then_some(d);
+            prop_assert_eq!(edit_distance_within(&a, &b, bound), want);
+            // Both kernels, whatever the lengths.
+            let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
+            if long.len() - short.len() <= bound as usize {
+                prop_assert_eq!(banded_within(short, long, bound), want);
+                if !short.is_empty() && short.len() <= 64 {
+                    prop_assert_eq!(myers_within(short, long, bound), want);
+                }
+            }
         }
 
         #[test]
