@@ -39,8 +39,10 @@ pub struct DedupArgs {
     /// size. K, M, G suffixes (powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     corpus_memory: usize,
-    /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified) or
-    /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances).
+    /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
+    /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances), `join`
+    /// (exact similarity join for short texts: every pair at the threshold) or `ngram` (the
+    /// seed's all-m-gram index for short texts, the join's reference).
     #[arg(long, default_value = "minhash", value_parser = method_names())]
     method: String,
     /// Clustering: `representative` (every removed document is similar to the kept one) or
@@ -62,6 +64,15 @@ pub struct DedupArgs {
     #[arg(long, value_name = "N", default_value_t = EngineOptions::default().candidate_budget,
           value_parser = at_least_one)]
     candidate_budget: usize,
+    /// Check the inputs against this indexed corpus (files read like the inputs): an input
+    /// similar to one of its documents is removed as its duplicate; the corpus itself is
+    /// neither deduplicated nor written. Without --id-field its documents are named
+    /// `FILE:LINE` in the clusters and pairs files.
+    #[arg(long, value_name = "FILE", num_args = 1.., action = clap::ArgAction::Append)]
+    against: Vec<String>,
+    /// With --against: also deduplicate the inputs among themselves.
+    #[arg(long, requires = "against")]
+    within: bool,
     #[command(flatten)]
     run: RunArgs,
     #[command(flatten)]
@@ -89,7 +100,10 @@ impl DedupArgs {
                 bucket_cap: self.bucket_cap,
                 candidate_budget: self.candidate_budget,
                 corpus_memory: self.corpus_memory,
+                reference: 0,
+                within: self.against.is_empty() || self.within,
             },
+            against: self.against.clone(),
         }
     }
 }

@@ -62,4 +62,4 @@ mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};
-pub use method::{CorpusStats, Join, Method, Sketch, SketchNotes};
+pub use method::{CorpusStats, EditLimit, Join, JoinMeasure, Method, Sketch, SketchNotes};

@@ -61,19 +61,56 @@ pub enum Join {
         /// Fewest shared keys of a candidate pair, at least 1.
         min: u32,
     },
-    /// An exact set-similarity join (PPJoin family) over [`Method::join_tokens`]: the
-    /// generator sees every document's tokens first to fix a corpus-wide token order, then
-    /// indexes prefixes; every pair of Jaccard at least `threshold` on those tokens is a
-    /// candidate. No bucket cap applies: a cap would lose pairs.
+    /// An exact set-similarity join (PPJoin) over [`Method::join_tokens`]: the generator
+    /// sees every document's tokens first to fix a corpus-wide token order, then indexes
+    /// prefixes; every pair reaching `threshold` under `measure` on those tokens is a
+    /// candidate, and no other. No bucket cap applies: a cap would lose pairs.
     Prefix {
-        /// Jaccard threshold on the join tokens, in `(0, 1]`.
+        /// The set measure.
+        measure: JoinMeasure,
+        /// Threshold on the join tokens, in `(0, 1]`.
         threshold: f64,
+    },
+    /// An exact edit-distance join (Pass-Join) over [`Method::join_sequence`]: every pair
+    /// within `limit` is a candidate, and no other. No bucket cap applies.
+    Edit {
+        /// The edit-distance bound.
+        limit: EditLimit,
+    },
+    /// The seed's all-m-gram index: every `m`-gram of [`Method::join_sequence`] is a key
+    /// (a sequence shorter than `m` is keyed whole); each bucket is walked in rank order
+    /// against its representatives so far with [`Method::verify`], and the pairs found are
+    /// the candidates. The bucket cap applies (the documents it leaves out are counted).
+    NgramBuckets {
+        /// Items (characters) per key, at least 1.
+        m: u32,
     },
     /// Documents whose 64-bit fingerprints ([`Method::hamming_key`]) are within Hamming
     /// distance of each other: at most the smaller of the two documents' radii (SimHash with
     /// length-aware distances). The generator is exact: multi-index hashing over block
     /// tables, no false negatives and no pair beyond the radius.
     Hamming,
+}
+
+/// The set measure of [`Join::Prefix`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinMeasure {
+    /// `|x ∩ y| / |x ∪ y|`.
+    Jaccard,
+    /// `|x ∩ y| / sqrt(|x| |y|)`.
+    Cosine,
+    /// `|x ∩ y| / min(|x|, |y|)`: the smaller set contained in the larger (the overlap
+    /// coefficient).
+    Containment,
+}
+
+/// The bound of [`Join::Edit`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EditLimit {
+    /// At most this many edits (insertions, deletions, substitutions).
+    Absolute(u32),
+    /// Edit similarity `1 - distance / longer length` at least this, in `(0, 1]`.
+    Normalized(f64),
 }
 
 /// A near-duplicate method: sketch, candidates, verification.
@@ -111,6 +148,12 @@ pub trait Method: Send + Sync + Clone {
     /// repeats; by default its keys.
     fn join_tokens(&self, sketch: &Self::Sketch, tokens: &mut Vec<u64>) {
         self.keys(sketch, tokens);
+    }
+
+    /// The sequence of a sketch for [`Join::Edit`] and [`Join::NgramBuckets`] (characters
+    /// of the normalised text); empty by default.
+    fn join_sequence<'s>(&self, _sketch: &'s Self::Sketch) -> &'s [u32] {
+        &[]
     }
 
     /// The fingerprint and the Hamming radius of a sketch under [`Join::Hamming`]; `None`

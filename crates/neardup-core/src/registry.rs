@@ -44,6 +44,7 @@ use std::str::FromStr;
 
 use crate::methods::exact::Exact;
 use crate::methods::minhash::MinHash;
+use crate::methods::short::{NgramIndex, SimilarityJoin};
 use crate::methods::simhash::SimHash;
 use crate::normalize::NormalizeOptions;
 use crate::{Error, Method, Result};
@@ -257,6 +258,7 @@ macro_rules! param_value_by_choice {
 }
 param_value_by_choice!(
     crate::measure::SetMeasure,
+    crate::methods::short::ShortMeasure,
     crate::methods::minhash::Weighting,
     crate::methods::minhash::Common,
     crate::minhash::SketchScheme,
@@ -344,8 +346,8 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Count,
         default: None,
         help: "Tokens per shingle; for `auto`, characters per shingle on CJK text [default: \
-               minhash 3 for `auto`, 5 otherwise; simhash 2 for `auto` and `char`, 1 \
-               otherwise].",
+               minhash 3 for `auto`, 5 otherwise; simhash, join and ngram 2 for `auto` \
+               and `char`, 1 otherwise].",
         group: Some("Shingles"),
     },
     ParamSpec {
@@ -498,7 +500,7 @@ macro_rules! registry {
     };
 }
 
-registry!(Exact, MinHash, SimHash);
+registry!(Exact, MinHash, SimHash, SimilarityJoin, NgramIndex);
 
 /// The spec of the method called `name`.
 pub fn method(name: &str) -> Option<MethodSpec> {

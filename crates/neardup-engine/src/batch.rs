@@ -18,10 +18,10 @@ use std::time::Instant;
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
 use neardup_core::hash::hash128_u64s;
 use neardup_core::{CorpusStats, SketchNotes};
-use neardup_core::{Join, Method, Sketch};
+use neardup_core::{EditLimit, Join, JoinMeasure, Method, Sketch};
 use neardup_index::{
-    BucketStats, CandidateGenerator, CandidateLimits, HammingJoin, KeyTable, PrefixJoin,
-    ProbeTable, SharedKeyTable,
+    BucketStats, CandidateGenerator, CandidateLimits, EditBound, EditJoin, HammingJoin, KeyTable,
+    NgramBuckets, PrefixJoin, ProbeTable, SetMeasure, SharedKeyTable,
 };
 use rayon::prelude::*;
 
@@ -45,6 +45,15 @@ pub struct EngineOptions {
     /// counts are exact when they surely fit, else a count-min sketch of this size (see
     /// [`neardup_core::corpus`]).
     pub corpus_memory: usize,
+    /// The first `reference` documents are an indexed corpus that the others are checked
+    /// against (`dedup --against`): they rank before every other document whatever `keep`
+    /// says, are never compared with each other and so never removed by each other; a
+    /// document after them is a duplicate of one of them, or (with `within`) of a kept one
+    /// among its own. 0 (the default): every document is new.
+    pub reference: u32,
+    /// With a reference corpus, whether the new documents are also deduplicated among
+    /// themselves. Ignored without one.
+    pub within: bool,
 }
 
 impl Default for EngineOptions {
@@ -55,6 +64,8 @@ impl Default for EngineOptions {
             bucket_cap: neardup_index::DEFAULT_BUCKET_CAP,
             candidate_budget: neardup_index::DEFAULT_CANDIDATE_BUDGET,
             corpus_memory: neardup_core::corpus::DEFAULT_CORPUS_MEMORY,
+            reference: 0,
+            within: true,
         }
     }
 }
@@ -125,6 +136,11 @@ pub struct EngineStats {
     pub largest_bucket: u64,
     /// Buckets over the cap, paired with their anchors only.
     pub capped_buckets: u64,
+    /// Documents left out of capped buckets, summed over those buckets (`ngram`, whose
+    /// greedy pass sees a bucket's first `bucket_cap` members only; 0 for other methods).
+    pub capped_out: u64,
+    /// Similarity computations made while finding candidates (`ngram`'s greedy pass).
+    pub candidate_comparisons: u64,
     /// Documents with more candidate partners than the partner limit, compared with their
     /// best-ranked ones only (0 unless a flood hit the candidate budget: then, and only then,
     /// the result may differ from comparing every candidate).
@@ -575,7 +591,7 @@ fn dedup_sketched<M: Method>(
     let distances = (sketches.first()).is_some_and(|s| method.distance(s, s).is_some());
 
     let started = Instant::now();
-    let rank = cluster::ranks(&lengths, options.keep);
+    let rank = reference_first(cluster::ranks(&lengths, options.keep), options.reference);
     let (leaders, groups) = exact_groups(&sketches, &rank);
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
         let marked = mark_common(method, &mut sketches, &leaders, limit);
@@ -583,11 +599,18 @@ fn dedup_sketched<M: Method>(
         stats.boilerplate.limits.push(("max_df", limit));
     }
     progress.stage("candidates", leaders.len() as u64);
-    let (candidates, bucket_stats) =
+    let (mut candidates, bucket_stats) =
         candidate_pairs(method, &sketches, &leaders, &rank, options.limits());
+    if options.reference > 0 {
+        // Pairs inside the reference corpus, and among the new documents unless asked.
+        let new = |d: u32| d >= options.reference;
+        candidates.retain(|&(a, b)| new(b) && (options.within || !new(a)));
+    }
     stats.candidate_pairs = candidates.len() as u64;
     stats.largest_bucket = bucket_stats.largest_bucket;
     stats.capped_buckets = bucket_stats.capped_buckets;
+    stats.capped_out = bucket_stats.left_out;
+    stats.candidate_comparisons = bucket_stats.comparisons;
     stats.budget_hits = bucket_stats.budget_hits;
     stats.partner_limit = Some(bucket_stats.partner_limit).filter(|&l| l != u64::MAX);
     stats
@@ -611,7 +634,8 @@ fn dedup_sketched<M: Method>(
             method.similarity(&sketches[a as usize], &sketches[b as usize])
         }),
     };
-    stats.exact_copies = follow_leaders(&mut assignment, &groups);
+    let independent = (options.reference > 0 && !options.within).then_some(options.reference);
+    stats.exact_copies = follow_leaders(&mut assignment, &groups, independent);
     progress.advance(documents);
     stats
         .seconds
@@ -829,7 +853,7 @@ fn candidate_pairs<M: Method>(
         Join::SharedKeys { min } => {
             SharedKeyTable::new(entries(M::keys), min).candidate_pairs(limits)
         }
-        Join::Prefix { threshold } => {
+        Join::Prefix { measure, threshold } => {
             let sets = leaders
                 .par_iter()
                 .map(|&document| {
@@ -838,7 +862,35 @@ fn candidate_pairs<M: Method>(
                     (rank[document as usize], tokens)
                 })
                 .collect();
-            PrefixJoin::new(sets, threshold).candidate_pairs(limits)
+            let measure = match measure {
+                JoinMeasure::Jaccard => SetMeasure::Jaccard,
+                JoinMeasure::Cosine => SetMeasure::Cosine,
+                JoinMeasure::Containment => SetMeasure::Overlap,
+            };
+            PrefixJoin::new(sets, measure, threshold).candidate_pairs(limits)
+        }
+        Join::Edit { limit } => {
+            let bound = match limit {
+                EditLimit::Absolute(edits) => EditBound::Absolute(edits),
+                EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
+            };
+            EditJoin::new(sequences(method, sketches, leaders, rank), bound).candidate_pairs(limits)
+        }
+        Join::NgramBuckets { m } => {
+            let mut by_rank = vec![0u32; rank.len()];
+            for (document, &r) in rank.iter().enumerate() {
+                by_rank[r as usize] = document as u32;
+            }
+            let similar = |x: u32, y: u32| {
+                let (a, b) = (by_rank[x as usize], by_rank[y as usize]);
+                method.verify(&sketches[a as usize], &sketches[b as usize])
+            };
+            NgramBuckets::new(
+                sequences(method, sketches, leaders, rank),
+                m as usize,
+                similar,
+            )
+            .candidate_pairs(limits)
         }
         Join::Hamming => {
             let fingerprints = leaders
@@ -866,6 +918,22 @@ fn candidate_pairs<M: Method>(
     (pairs, stats)
 }
 
+/// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.
+fn sequences<M: Method>(
+    method: &M,
+    sketches: &[M::Sketch],
+    leaders: &[u32],
+    rank: &[u32],
+) -> Vec<(u32, Vec<u32>)> {
+    leaders
+        .par_iter()
+        .map(|&document| {
+            let sequence = method.join_sequence(&sketches[document as usize]);
+            (rank[document as usize], sequence.to_vec())
+        })
+        .collect()
+}
+
 fn verify<M: Method>(
     method: &M,
     sketches: &[M::Sketch],
@@ -891,12 +959,41 @@ fn verify<M: Method>(
         .collect()
 }
 
+/// `rank` with the first `reference` documents moved before all others, each side in its
+/// own order.
+fn reference_first(rank: Vec<u32>, reference: u32) -> Vec<u32> {
+    if reference == 0 {
+        return rank;
+    }
+    let mut order: Vec<u32> = (0..rank.len() as u32).collect();
+    order.sort_unstable_by_key(|&d| (d >= reference, rank[d as usize]));
+    let mut reranked = vec![0u32; rank.len()];
+    for (position, &document) in order.iter().enumerate() {
+        reranked[document as usize] = position as u32;
+    }
+    reranked
+}
+
 /// Members of exact groups follow their leader: a duplicate of the leader when the leader is
 /// kept, else a duplicate of the leader's kept document. Returns the number of members.
-fn follow_leaders(assignment: &mut Assignment, groups: &[Vec<u32>]) -> u64 {
+///
+/// With `independent = Some(reference)` (new documents checked against a reference corpus
+/// only), a group led by a new document (so holding no reference document: those rank
+/// first) follows its leader only when the leader is a duplicate of a reference document;
+/// otherwise its members are kept, as they would be one by one.
+fn follow_leaders(
+    assignment: &mut Assignment,
+    groups: &[Vec<u32>],
+    independent: Option<u32>,
+) -> u64 {
     let mut members = 0;
     for group in groups {
         let leader = group[0] as usize;
+        if independent.is_some_and(|reference| group[0] >= reference)
+            && assignment.duplicate_of[leader].is_none()
+        {
+            continue;
+        }
         let (target, similarity) = match assignment.duplicate_of[leader] {
             None => (group[0], 1.0),
             Some(kept) => (kept, assignment.similarity[leader].unwrap_or(1.0)),

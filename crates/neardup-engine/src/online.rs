@@ -11,8 +11,12 @@
 //!
 //! Which index a partition holds follows the method's [`Join`]: exact identities always (a
 //! copy is found whatever the method); band keys for [`Join::SymmetricKeys`] (MinHash-LSH);
-//! a [`HammingIndex`] for [`Join::Hamming`] (SimHash). Other joins have no online form yet and
-//! are refused by [`PartitionIndex::new`].
+//! a [`HammingIndex`] for [`Join::Hamming`] (SimHash); for the exact joins of `join`
+//! ([`Join::Prefix`], [`Join::Edit`]) the method's stored keys (its token-set prefix in hash
+//! order, or its Pass-Join segments), looked up with its probe keys: every stored document
+//! within the threshold shares a key with the text, so the online join misses nothing
+//! either. The n-gram reference index has no online form and is refused by
+//! [`PartitionIndex::new`].
 
 use std::collections::HashMap;
 
@@ -29,8 +33,12 @@ pub struct IndexEntry {
     pub exact_only: bool,
     /// The fingerprint and its search radius, for [`Join::Hamming`].
     pub hamming: Option<(u64, u32)>,
-    /// The band keys, for [`Join::SymmetricKeys`].
+    /// The band keys, for [`Join::SymmetricKeys`]; the stored keys ([`Method::keys`]) for
+    /// the exact joins ([`Join::Prefix`], [`Join::Edit`]).
     pub keys: Vec<u64>,
+    /// For the exact joins, the keys the document looks up ([`Method::probe_keys`]); empty
+    /// for other joins. Computed, never stored: only a text being checked needs them.
+    pub probe_keys: Vec<u64>,
 }
 
 impl IndexEntry {
@@ -41,6 +49,7 @@ impl IndexEntry {
             exact_only: sketch.exact_only() || sketch.is_empty(),
             hamming: None,
             keys: Vec::new(),
+            probe_keys: Vec::new(),
         };
         if !entry.exact_only {
             match method.join() {
@@ -49,6 +58,14 @@ impl IndexEntry {
                     method.keys(sketch, &mut entry.keys);
                     entry.keys.sort_unstable();
                     entry.keys.dedup();
+                }
+                Join::Prefix { .. } | Join::Edit { .. } => {
+                    method.keys(sketch, &mut entry.keys);
+                    entry.keys.sort_unstable();
+                    entry.keys.dedup();
+                    method.probe_keys(sketch, &mut entry.probe_keys);
+                    entry.probe_keys.sort_unstable();
+                    entry.probe_keys.dedup();
                 }
                 _ => {}
             }
@@ -216,6 +233,8 @@ pub struct PartitionIndex {
     keys: Option<MemoryIndex>,
     hamming: Option<Tiered>,
     max_distance: u32,
+    /// The keys looked up differ from the keys stored (the exact joins).
+    probe_side: bool,
 }
 
 impl PartitionIndex {
@@ -227,13 +246,15 @@ impl PartitionIndex {
     pub fn new<M: Method>(method: &M, max_distance: u32) -> Result<Self> {
         let (keys, hamming) = match method.join() {
             Join::Identity => (None, None),
-            Join::SymmetricKeys => (Some(MemoryIndex::new()), None),
+            Join::SymmetricKeys | Join::Prefix { .. } | Join::Edit { .. } => {
+                (Some(MemoryIndex::new()), None)
+            }
             Join::Hamming => (None, Some(Tiered::new(max_distance)?)),
             other => {
                 return Err(Error::invalid(
                     "method",
                     format!(
-                    "{} ({other:?} join) has no online index yet; use simhash, minhash or exact",
+                    "{} ({other:?} join) has no online index; use join, simhash, minhash or exact",
                     method.name()
                 ),
                 ))
@@ -244,6 +265,7 @@ impl PartitionIndex {
             keys,
             hamming,
             max_distance,
+            probe_side: matches!(method.join(), Join::Prefix { .. } | Join::Edit { .. }),
         })
     }
 
@@ -324,7 +346,12 @@ impl PartitionIndex {
             }
             if let Some(index) = &self.keys {
                 let mut near = Vec::new();
-                index.probe(&entry.keys, &mut near);
+                let probes = if self.probe_side {
+                    &entry.probe_keys
+                } else {
+                    &entry.keys
+                };
+                index.probe(probes, &mut near);
                 out.extend(near.into_iter().map(|seq| (seq, None)));
             }
         }

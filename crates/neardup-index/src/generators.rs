@@ -5,10 +5,10 @@
 //! All of them number documents by rank (lower is better, as the engine numbers them by the
 //! keep policy) and return the pairs `(a, b)`, `a < b`, sorted, without repeats.
 
-use hashbrown::HashMap;
 use rayon::prelude::*;
 
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
+use crate::{ngram_dedup, pass_join, set_join, EditBound, SetMeasure};
 
 /// The seam between a method's candidate shape and the engine: fed by the engine with every
 /// document's keys (or tokens), asked once for the candidate pairs.
@@ -183,99 +183,133 @@ impl CandidateGenerator for SharedKeyTable {
     }
 }
 
-/// An exact Jaccard self-join by prefix filtering (`neardup_core::Join::Prefix`; Bayardo,
-/// Ma, Srikant, "Scaling up all pairs similarity search", WWW 2007).
+/// An exact set-similarity self-join (`neardup_core::Join::Prefix`): PPJoin with size,
+/// prefix and positional filters and an early-exit verification ([`crate::set_join`]).
 ///
-/// It sees every token set first: tokens are ordered by document frequency, rarest first,
-/// and each set keeps its first `|x| - ceil(t |x|) + 1` tokens in that order (its prefix).
-/// Two sets of Jaccard at least `t` share a prefix token, so every such pair is a candidate;
-/// sets are processed by size and a candidate must pass the size filter `|y| >= t |x|`.
-/// Limits do not apply (a cap or a budget would lose pairs of the join); the largest prefix
-/// list is reported as `largest_bucket`.
-#[derive(Debug, Clone, Default)]
+/// It sees every token set first (the token order is corpus-wide, rarest first). Every pair
+/// reaching the threshold is a candidate and nothing below it is: the pairs come verified.
+/// Limits do not apply (a cap or a budget would lose pairs of the join).
+#[derive(Debug, Clone)]
 pub struct PrefixJoin {
     sets: Vec<(u32, Vec<u64>)>,
+    measure: SetMeasure,
     threshold: f64,
 }
 
 impl PrefixJoin {
-    /// A join of `(document, tokens)` (tokens in any order, repeats ignored) at Jaccard
-    /// `threshold`, in `(0, 1]`.
-    pub fn new(sets: Vec<(u32, Vec<u64>)>, threshold: f64) -> PrefixJoin {
-        PrefixJoin { sets, threshold }
+    /// A join of `(document, tokens)` (tokens in any order, repeats ignored) under `measure`
+    /// at `threshold`, in `(0, 1]`.
+    pub fn new(sets: Vec<(u32, Vec<u64>)>, measure: SetMeasure, threshold: f64) -> PrefixJoin {
+        PrefixJoin {
+            sets,
+            measure,
+            threshold,
+        }
     }
+}
 
-    /// Length of the prefix of a set of `size` tokens: `size - ceil(t size) + 1`, with a
-    /// tolerance so that ratios equal to `t` count as reaching it.
-    fn prefix_length(&self, size: usize) -> usize {
-        let overlap = (self.threshold * size as f64 - 1e-9).ceil().max(0.0) as usize;
-        (size - overlap.min(size) + 1).min(size)
+/// Maps pairs of positions to pairs of documents, `a < b`, sorted.
+fn by_document(documents: &[u32], pairs: impl Iterator<Item = (u32, u32)>) -> Vec<(u32, u32)> {
+    let mut pairs: Vec<(u32, u32)> = pairs
+        .map(|(x, y)| {
+            let (a, b) = (documents[x as usize], documents[y as usize]);
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// Statistics of an exact join: no cap, no budget.
+fn exact_stats(pairs: usize) -> BucketStats {
+    BucketStats {
+        raw_pairs: pairs as u64,
+        partner_limit: u64::MAX,
+        ..BucketStats::default()
     }
 }
 
 impl CandidateGenerator for PrefixJoin {
     fn candidate_pairs(self, _limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
-        let mut stats = BucketStats::default();
-        // Corpus-wide token order: document frequency, then the token.
-        let mut frequency: HashMap<u64, u32> = HashMap::new();
-        let mut sets: Vec<(u32, Vec<u64>)> = self
-            .sets
-            .iter()
-            .map(|(document, tokens)| {
-                let mut tokens = tokens.clone();
-                tokens.sort_unstable();
-                tokens.dedup();
-                (*document, tokens)
-            })
-            .collect();
-        for (_, tokens) in &sets {
-            for &token in tokens {
-                *frequency.entry(token).or_default() += 1;
-            }
+        let (documents, sets): (Vec<u32>, Vec<Vec<u64>>) = self.sets.into_iter().unzip();
+        let joined = set_join(&sets, self.measure, self.threshold);
+        let stats = exact_stats(joined.len());
+        let pairs = by_document(&documents, joined.into_iter().map(|(a, b, _)| (a, b)));
+        (pairs, stats)
+    }
+}
+
+/// An exact edit-distance self-join (`neardup_core::Join::Edit`): Pass-Join's partition
+/// filter and a verification that stops once the bound is out of reach
+/// ([`crate::pass_join`]). The pairs come verified; limits do not apply.
+#[derive(Debug, Clone)]
+pub struct EditJoin {
+    sequences: Vec<(u32, Vec<u32>)>,
+    bound: EditBound,
+}
+
+impl EditJoin {
+    /// A join of `(document, items)` (characters after normalisation) within `bound`.
+    pub fn new(sequences: Vec<(u32, Vec<u32>)>, bound: EditBound) -> EditJoin {
+        EditJoin { sequences, bound }
+    }
+}
+
+impl CandidateGenerator for EditJoin {
+    fn candidate_pairs(self, _limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        let (documents, sequences): (Vec<u32>, Vec<Vec<u32>>) = self.sequences.into_iter().unzip();
+        let joined = pass_join(&sequences, self.bound);
+        let stats = exact_stats(joined.len());
+        let pairs = by_document(&documents, joined.into_iter().map(|(a, b, _)| (a, b)));
+        (pairs, stats)
+    }
+}
+
+/// The seed's all-m-gram index with its greedy bucket pass (`neardup_core::Join::NgramBuckets`,
+/// [`crate::ngram_dedup`]): every `m`-gram of a document is a key, each bucket is walked in
+/// rank order against its representatives so far with the method's own measure (`similar`),
+/// and the pairs found are the candidates. Buckets over the bucket cap keep their first
+/// `bucket_cap` (best-ranked) documents; the others are counted in
+/// [`BucketStats::left_out`], never silently dropped. The candidate budget does not apply
+/// (a document is paired with one representative per bucket at most).
+pub struct NgramBuckets<F> {
+    sequences: Vec<(u32, Vec<u32>)>,
+    m: usize,
+    similar: F,
+}
+
+impl<F: Fn(u32, u32) -> Option<f64> + Sync> NgramBuckets<F> {
+    /// The index of `(document, items)` with `m`-gram keys; `similar(a, b)` (documents)
+    /// returns the similarity of a duplicate pair.
+    pub fn new(sequences: Vec<(u32, Vec<u32>)>, m: usize, similar: F) -> NgramBuckets<F> {
+        NgramBuckets {
+            sequences,
+            m,
+            similar,
         }
-        let mut order: Vec<(u32, u64)> = frequency.iter().map(|(&t, &f)| (f, t)).collect();
-        order.par_sort_unstable();
-        let rank: HashMap<u64, u32> = order
-            .iter()
-            .enumerate()
-            .map(|(r, &(_, token))| (token, r as u32))
-            .collect();
-        let mut ordered: Vec<(usize, u32, Vec<u32>)> = sets
-            .drain(..)
-            .filter(|(_, tokens)| !tokens.is_empty())
-            .map(|(document, tokens)| {
-                let mut ranks: Vec<u32> = tokens.iter().map(|t| rank[t]).collect();
-                ranks.sort_unstable();
-                (ranks.len(), document, ranks)
-            })
-            .collect();
-        ordered.sort_unstable();
-        // Inverted lists of prefix tokens: (size, document) of the sets seen so far.
-        let mut lists: HashMap<u32, Vec<(usize, u32)>> = HashMap::new();
-        let mut pairs = Vec::new();
-        let mut seen: Vec<u32> = Vec::new();
-        for (size, document, ranks) in &ordered {
-            let minimum = self.threshold * *size as f64 - 1e-9;
-            seen.clear();
-            for token in &ranks[..self.prefix_length(*size)] {
-                let list = lists.entry(*token).or_default();
-                for &(other_size, other) in list.iter() {
-                    if other_size as f64 >= minimum {
-                        seen.push(other);
-                    }
-                }
-                list.push((*size, *document));
-                stats.largest_bucket = stats.largest_bucket.max(list.len() as u64);
-            }
-            seen.sort_unstable();
-            seen.dedup();
-            pairs.extend(seen.iter().map(|&o| (o.min(*document), o.max(*document))));
-        }
-        stats.raw_pairs = pairs.len() as u64;
-        stats.shared_buckets = lists.values().filter(|l| l.len() > 1).count() as u64;
-        stats.partner_limit = u64::MAX;
-        pairs.par_sort_unstable();
-        pairs.dedup();
+    }
+}
+
+impl<F: Fn(u32, u32) -> Option<f64> + Sync> CandidateGenerator for NgramBuckets<F> {
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        let mut sequences = self.sequences;
+        // The greedy pass walks each bucket in rank order.
+        sequences.sort_unstable_by_key(|(document, _)| *document);
+        let (documents, sequences): (Vec<u32>, Vec<Vec<u32>>) = sequences.into_iter().unzip();
+        let similar = &self.similar;
+        let result = ngram_dedup(&sequences, self.m, limits.bucket_cap, |x, y| {
+            similar(documents[x as usize], documents[y as usize])
+        });
+        let stats = BucketStats {
+            raw_pairs: result.pairs.len() as u64,
+            capped_buckets: result.capped_buckets,
+            left_out: result.capped_texts,
+            comparisons: result.comparisons,
+            partner_limit: u64::MAX,
+            ..BucketStats::default()
+        };
+        let pairs = by_document(&documents, result.pairs.into_iter().map(|(a, b, _)| (a, b)));
         (pairs, stats)
     }
 }
@@ -348,7 +382,7 @@ mod tests {
         fn prefix_join_has_no_false_negatives(keys in key_sets(), threshold in 0.2f64..1.0) {
             let sets: Vec<BTreeSet<u64>> = keys.iter().map(|k| k.iter().copied().collect()).collect();
             let input = keys.iter().enumerate().map(|(d, k)| (d as u32, k.clone())).collect();
-            let (pairs, _) = PrefixJoin::new(input, threshold).candidate_pairs(CandidateLimits::default());
+            let (pairs, _) = PrefixJoin::new(input, SetMeasure::Jaccard, threshold).candidate_pairs(CandidateLimits::default());
             let found: BTreeSet<(u32, u32)> = pairs.iter().copied().collect();
             for a in 0..sets.len() {
                 for b in a + 1..sets.len() {
@@ -358,12 +392,10 @@ mod tests {
                     }
                 }
             }
-            // Every candidate shares a token and passes the size filter.
+            // Nothing below the threshold: the join verifies.
             for &(a, b) in &pairs {
-                let (x, y) = (&sets[a as usize], &sets[b as usize]);
-                prop_assert!(x.intersection(y).next().is_some());
-                let (small, large) = (x.len().min(y.len()), x.len().max(y.len()));
-                prop_assert!(small as f64 >= threshold * large as f64 - 1e-9);
+                let similarity = jaccard(&sets[a as usize], &sets[b as usize]);
+                prop_assert!(similarity >= threshold - 1e-9, "{a} {b} {similarity}");
             }
         }
     }

@@ -21,6 +21,11 @@ pub struct BucketStats {
     /// Most earlier partners a document could keep (`u64::MAX` when the budget did not cut
     /// in): the level found for [`CandidateLimits::candidate_budget`].
     pub partner_limit: u64,
+    /// Documents left out of capped buckets, summed over those buckets (the seed's n-gram
+    /// index, whose greedy pass sees the first `bucket_cap` members of a bucket only).
+    pub left_out: u64,
+    /// Similarity computations the generator made itself (the n-gram index's greedy pass).
+    pub comparisons: u64,
 }
 
 /// Default largest bucket paired in full (see [`CandidateLimits::bucket_cap`]).
@@ -492,6 +497,8 @@ mod tests {
             capped_buckets: 0,
             budget_hits: 0,
             partner_limit: u64::MAX,
+            left_out: 0,
+            comparisons: 0,
         };
         assert_eq!(stats, expected);
     }

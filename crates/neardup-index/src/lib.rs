@@ -11,8 +11,11 @@
 //! - [`ProbeTable`]: stored keys on one side, probe keys on the other (multi-index hashing,
 //!   Pass-Join).
 //! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index).
-//! - [`PrefixJoin`]: an exact Jaccard join that sees every token set first (prefix
-//!   filtering); no cap, since a cap would lose pairs.
+//! - [`PrefixJoin`]: the exact set-similarity join (PPJoin: Jaccard, cosine, overlap) that
+//!   sees every token set first; no cap, since a cap would lose pairs.
+//! - [`EditJoin`]: the exact edit-distance join (Pass-Join), absolute or normalised.
+//! - [`NgramBuckets`]: the seed's all-m-gram index with its greedy bucket pass, the
+//!   reference the exact joins are measured against; capped and counted.
 //! - [`HammingJoin`]: fingerprints within a Hamming radius of their own per document (the
 //!   smaller of the two radii per pair), exact under the bucket cap.
 //!
@@ -60,7 +63,9 @@ mod online;
 mod pass_join;
 mod set_join;
 
-pub use generators::{CandidateGenerator, PrefixJoin, ProbeTable, SharedKeyTable};
+pub use generators::{
+    CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, SharedKeyTable,
+};
 pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
 pub use ngram_index::{ngram_dedup, NgramResult};

@@ -15,8 +15,8 @@ use crate::input::{read_inputs, Corpus, InputOptions};
 use crate::output::{commit_all, write_json_lines, write_kept, AtomicOutput};
 use crate::paths::check_distinct;
 use crate::stats::{
-    cluster_size_histogram, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport, MethodStats,
-    RunStats,
+    cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
+    MethodStats, RunStats,
 };
 
 /// Everything one run needs.
@@ -43,6 +43,10 @@ pub struct RunConfig {
     pub params: Params,
     /// Clustering, keep policy and candidate limits.
     pub engine: EngineOptions,
+    /// Reference corpus files (`dedup --against`), read with the same options: the inputs
+    /// are checked against them and only the inputs are written. Empty: none.
+    /// `engine.within` says whether the inputs are also deduplicated among themselves.
+    pub against: Vec<String>,
 }
 
 impl RunConfig {
@@ -60,6 +64,7 @@ impl RunConfig {
             method: method.to_owned(),
             params,
             engine: EngineOptions::default(),
+            against: Vec::new(),
         }
     }
 }
@@ -146,7 +151,9 @@ struct Outputs {
 
 /// Refuses outputs that are inputs or each other, then creates them all.
 fn open_outputs(config: &RunConfig) -> Result<Outputs> {
-    let inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    let inputs: Vec<&str> = (config.inputs.iter().chain(&config.against))
+        .map(String::as_str)
+        .collect();
     let named = [
         ("`output`", Some(&config.output)),
         ("`clusters`", config.clusters.as_ref()),
@@ -175,25 +182,49 @@ fn run_with<M: Registered>(
 ) -> Result<RunReport> {
     let started = Instant::now();
     let mut outputs = open_outputs(config)?;
+    let mut reference = Corpus::default();
+    if !config.against.is_empty() {
+        reference = read_inputs(&config.against, &config.input)?;
+        refuse_all_skipped(&reference)?;
+        if config.input.id_field.is_none() {
+            // Ordinals would repeat the inputs' own: a reference document is named by its
+            // file and line instead.
+            for record in &mut reference.records {
+                let path = &reference.sources[record.source as usize].path;
+                record.id = Value::String(format!("{path}:{}", record.line));
+            }
+        }
+    }
     let mut corpus = read_inputs(&config.inputs, &config.input)?;
     refuse_all_skipped(&corpus)?;
     let read_seconds = started.elapsed().as_secs_f64();
+    let first = reference.records.len();
     // The texts move into the engine, which drops each once it is sketched.
-    let texts: Vec<String> = (corpus.records.iter_mut())
+    let texts: Vec<String> = (reference.records.iter_mut())
+        .chain(corpus.records.iter_mut())
         .map(|r| std::mem::take(&mut r.text))
         .collect();
-    let outcome = neardup_engine::dedup_owned(method, texts, config.engine, progress)?;
+    let engine = EngineOptions {
+        reference: first as u32,
+        ..config.engine
+    };
+    let outcome = neardup_engine::dedup_owned(method, texts, engine, progress)?;
+    let view = View {
+        reference: &reference,
+        corpus: &corpus,
+        within: config.engine.within,
+    };
 
     let writing = Instant::now();
-    let keep: Vec<bool> = (outcome.assignment.duplicate_of.iter())
+    let keep: Vec<bool> = (outcome.assignment.duplicate_of[first..].iter())
         .map(Option::is_none)
         .collect();
     write_kept(&corpus, &keep, &mut outputs.kept)?;
     if let Some(out) = outputs.clusters.as_mut() {
-        write_json_lines(out, cluster_rows(&corpus, &outcome))?;
+        write_json_lines(out, cluster_rows(view, &outcome))?;
     }
     if let Some(out) = outputs.pairs.as_mut() {
-        write_json_lines(out, pair_rows(&corpus, &outcome))?;
+        write_json_lines(out, pair_rows(view, &outcome))?;
     }
     if let Some(out) = outputs.boilerplate.as_mut() {
         write_boilerplate(out, &outcome.stats.boilerplate)?;
@@ -204,7 +235,7 @@ fn run_with<M: Registered>(
     }
     seconds.push(("write".into(), writing.elapsed().as_secs_f64()));
     seconds.push(("total".into(), started.elapsed().as_secs_f64()));
-    let stats = run_stats(method, config, &corpus, &outcome, seconds);
+    let stats = run_stats(method, config, view, &outcome, seconds);
     if let Some(out) = outputs.stats.as_mut() {
         write_stats(out, &stats)?;
     }
@@ -293,49 +324,78 @@ fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
     })
 }
 
-fn cluster_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
-    let assignment = &outcome.assignment;
-    corpus
-        .records
-        .iter()
-        .enumerate()
-        .map(move |(index, record)| {
-            let cluster = assignment.cluster_of(index as u32) as usize;
-            let duplicate_of =
-                assignment.duplicate_of[index].map(|d| corpus.records[d as usize].id.clone());
-            json!({
-                "id": record.id,
-                "cluster": corpus.records[cluster].id,
-                "duplicate_of": duplicate_of,
-                "similarity": assignment.similarity[index],
-            })
-        })
+/// The documents of a run: the reference corpus (`--against`; empty without one) first, then
+/// the inputs, numbered in that order as the engine numbers them.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    reference: &'a Corpus,
+    corpus: &'a Corpus,
+    within: bool,
 }
 
-fn pair_rows<'a>(corpus: &'a Corpus, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
-    outcome.all_pairs().map(move |pair| {
-        let mut row = json!({
-            "a": corpus.records[pair.a as usize].id,
-            "b": corpus.records[pair.b as usize].id,
-            "similarity": pair.similarity,
-        });
-        if let Some(distance) = pair.distance {
-            row["distance"] = json!(distance);
+impl View<'_> {
+    /// Where the inputs start.
+    fn first(&self) -> usize {
+        self.reference.records.len()
+    }
+    fn id(&self, document: usize) -> &Value {
+        match document.checked_sub(self.first()) {
+            Some(input) => &self.corpus.records[input].id,
+            None => &self.reference.records[document].id,
         }
-        row
+    }
+}
+
+/// One row per input document (not per reference document).
+fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
+    let assignment = &outcome.assignment;
+    let first = view.first();
+    (view.corpus.records.iter().enumerate()).map(move |(input, record)| {
+        let index = first + input;
+        let cluster = assignment.cluster_of(index as u32) as usize;
+        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize).clone());
+        json!({
+            "id": record.id,
+            "cluster": view.id(cluster),
+            "duplicate_of": duplicate_of,
+            "similarity": assignment.similarity[index],
+        })
     })
+}
+
+/// Every verified pair with an input document in it (with `--against`: an input and a
+/// reference document, or two inputs when they are deduplicated among themselves).
+fn pair_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
+    let first = view.first() as u32;
+    (outcome.all_pairs())
+        .filter(move |pair| first == 0 || (pair.b >= first && (view.within || pair.a < first)))
+        .map(move |pair| {
+            let mut row = json!({
+                "a": view.id(pair.a as usize),
+                "b": view.id(pair.b as usize),
+                "similarity": pair.similarity,
+            });
+            if let Some(distance) = pair.distance {
+                row["distance"] = json!(distance);
+            }
+            row
+        })
 }
 
 fn run_stats<M: Registered>(
     method: &M,
     config: &RunConfig,
-    corpus: &Corpus,
+    view: View<'_>,
     outcome: &Outcome,
     seconds: Vec<(String, f64)>,
 ) -> RunStats {
+    let corpus = view.corpus;
+    let first = view.first();
     let documents = corpus.records.len() as u64;
-    let kept = outcome.assignment.kept() as u64;
-    let histogram = cluster_size_histogram(&outcome.assignment);
+    let kept = (outcome.assignment.duplicate_of[first..].iter())
+        .filter(|d| d.is_none())
+        .count() as u64;
+    let histogram = cluster_size_histogram_from(&outcome.assignment, first);
     let clusters: u64 = (histogram.iter())
         .filter(|(size, _)| *size > 1)
         .map(|(_, count)| count)
@@ -366,7 +426,10 @@ fn run_stats<M: Registered>(
         candidate_pairs: engine.candidate_pairs,
         verified_pairs: engine.verified_pairs,
         largest_bucket: engine.largest_bucket,
+        reference_documents: first as u64,
         capped_buckets: engine.capped_buckets,
+        capped_out: engine.capped_out,
+        candidate_comparisons: engine.candidate_comparisons,
         budget_hits: engine.budget_hits,
         partner_limit: engine.partner_limit,
         bytes_in: corpus.bytes_read,

@@ -58,8 +58,16 @@ pub struct RunStats {
     pub verified_pairs: u64,
     /// Documents in the largest index bucket.
     pub largest_bucket: u64,
+    /// Documents of the reference corpus (`dedup --against`) the inputs were checked
+    /// against; 0 without one. They are not counted in `documents_in`.
+    pub reference_documents: u64,
     /// Buckets over the bucket cap.
     pub capped_buckets: u64,
+    /// Documents left out of capped buckets (`ngram` only: its greedy pass sees a bucket's
+    /// first `bucket_cap` members), summed over those buckets.
+    pub capped_out: u64,
+    /// Similarity computations made while finding candidates (`ngram`'s greedy pass).
+    pub candidate_comparisons: u64,
     /// Documents cut by the candidate budget.
     pub budget_hits: u64,
     /// The partner limit the budget set, `None` when it did not cut in.
@@ -139,7 +147,10 @@ impl Default for RunStats {
             candidate_pairs: 0,
             verified_pairs: 0,
             largest_bucket: 0,
+            reference_documents: 0,
             capped_buckets: 0,
+            capped_out: 0,
+            candidate_comparisons: 0,
             budget_hits: 0,
             partner_limit: None,
             bytes_in: 0,
@@ -233,9 +244,21 @@ mod ordered_map {
 
 /// Cluster size -> number of clusters of that size (singletons included), sorted by size.
 pub fn cluster_size_histogram(assignment: &Assignment) -> Vec<(usize, u64)> {
+    cluster_size_histogram_from(assignment, 0)
+}
+
+/// The histogram of the clusters holding a document from `first` on (`dedup --against`: the
+/// documents before `first` are the reference corpus): each counts its documents from
+/// `first` on, plus its representative when that is a reference document.
+pub fn cluster_size_histogram_from(assignment: &Assignment, first: usize) -> Vec<(usize, u64)> {
     let mut sizes: Vec<usize> = vec![0; assignment.duplicate_of.len()];
-    for document in 0..assignment.duplicate_of.len() as u32 {
+    for document in first as u32..assignment.duplicate_of.len() as u32 {
         sizes[assignment.cluster_of(document) as usize] += 1;
+    }
+    for size in &mut sizes[..first] {
+        if *size > 0 {
+            *size += 1;
+        }
     }
     let mut histogram: BTreeMap<usize, u64> = BTreeMap::new();
     for size in sizes.into_iter().filter(|&s| s > 0) {

@@ -754,15 +754,15 @@ impl Registered for MinHash {
             ParamSpec {
                 name: "threshold",
                 kind: ParamKind::Number,
-                default: Some("0.4"),
-                help: "Similarity threshold of the verification measure.",
+                default: None,
+                help: crate::methods::short::THRESHOLD_HELP,
                 group: None,
             },
             ParamSpec {
                 name: "measure",
-                kind: ParamKind::Choice(&["jaccard", "containment"]),
+                kind: ParamKind::Choice(crate::methods::short::MEASURES),
                 default: Some("jaccard"),
-                help: "Verification measure: `jaccard` or `containment` (|A∩B| / min(|A|,|B|)).",
+                help: crate::methods::short::MEASURE_HELP,
                 group: None,
             },
             ParamSpec {

@@ -3,4 +3,5 @@
 
 pub mod exact;
 pub mod minhash;
+pub mod short;
 pub mod simhash;

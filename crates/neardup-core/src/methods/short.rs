@@ -1,0 +1,858 @@
+//! `join` and `ngram`: the short-text methods (chat messages, titles, posts, ads).
+//!
+//! Both compare documents with a real measure on the normalised text: the edit similarity of
+//! its characters (`1 - distance / longer length`, or at most `max_edits` edits), or the
+//! Jaccard, cosine or containment of its shingle set (character bigrams on Chinese, 4-grams
+//! elsewhere, by default). They differ in how candidates are found:
+//!
+//! - `join` is an exact similarity self-join: every pair at or above the threshold is found
+//!   and none below is reported. Set measures run PPJoin (token order by rarity, size,
+//!   prefix and positional filters, a verification that stops once the threshold is out of
+//!   reach); edit distance runs Pass-Join (a string within `tau` edits contains one of the
+//!   other's `tau + 1` segments; a bit-parallel or banded verification with early exit).
+//! - `ngram` is seed 000's all-m-gram inverted index as written: every `bucket_ngram`-gram of
+//!   the characters is a key, each bucket is walked greedily against its representatives,
+//!   and the pairs are merged by id. Buckets over the bucket cap keep their first members and
+//!   count the rest. It stays as the reference the join is measured against: it misses
+//!   pairs whose only shared substrings are in capped buckets, and a document similar to two
+//!   representatives of a bucket is paired with the first only.
+//!
+//! Characters for the edit measure are those of the normalised text, with spaces kept only
+//! between two non-CJK characters (one space for a run), so that punctuation turned into
+//! spaces costs nothing on Chinese and words stay apart in English.
+
+use std::str::FromStr;
+
+use crate::hash::{hash128, hash128_u64s};
+use crate::measure::{containment, cosine, jaccard};
+use crate::method::{EditLimit, JoinMeasure, SketchDecoder, SketchEncoder};
+use crate::normalize::Normalizer;
+use crate::registry::{
+    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
+    NORMALIZE_PARAMS, SHINGLE_PARAMS,
+};
+use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
+use crate::{Error, Join, Method, Result, Sketch};
+
+/// The kind byte of an encoded [`ShortSketch`].
+const SKETCH_KIND: u8 = 5;
+
+/// The default threshold of `join` and `ngram`.
+pub const DEFAULT_THRESHOLD: f64 = 0.8;
+
+/// The default key length of `ngram`, in characters (seed 000's choice for Chinese).
+pub const DEFAULT_BUCKET_NGRAM: u32 = 4;
+
+/// The measure of a short-text method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShortMeasure {
+    /// Jaccard of the shingle sets.
+    #[default]
+    Jaccard,
+    /// Containment of the smaller shingle set in the larger (the overlap coefficient).
+    Containment,
+    /// Cosine of the shingle sets.
+    Cosine,
+    /// Edit similarity of the normalised characters.
+    Edit,
+}
+
+impl ShortMeasure {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShortMeasure::Jaccard => "jaccard",
+            ShortMeasure::Containment => "containment",
+            ShortMeasure::Cosine => "cosine",
+            ShortMeasure::Edit => "edit",
+        }
+    }
+
+    fn set_measure(self) -> Option<JoinMeasure> {
+        match self {
+            ShortMeasure::Jaccard => Some(JoinMeasure::Jaccard),
+            ShortMeasure::Containment => Some(JoinMeasure::Containment),
+            ShortMeasure::Cosine => Some(JoinMeasure::Cosine),
+            ShortMeasure::Edit => None,
+        }
+    }
+}
+
+impl FromStr for ShortMeasure {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ShortMeasure> {
+        match s {
+            "jaccard" => Ok(ShortMeasure::Jaccard),
+            "containment" | "overlap" => Ok(ShortMeasure::Containment),
+            "cosine" => Ok(ShortMeasure::Cosine),
+            "edit" => Ok(ShortMeasure::Edit),
+            _ => Err(Error::invalid(
+                "measure",
+                format!("{s:?} (expected jaccard, containment, cosine or edit)"),
+            )),
+        }
+    }
+}
+
+/// The sketch of `join` and `ngram`: what the measure and the candidate search read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortSketch {
+    identity: u128,
+    /// The characters (edit measure, and `ngram`'s keys).
+    chars: Box<[u32]>,
+    /// The sorted, distinct shingle hashes (set measures).
+    tokens: Box<[u64]>,
+}
+
+impl ShortSketch {
+    /// The characters the edit measure and the n-gram keys read.
+    pub fn chars(&self) -> &[u32] {
+        &self.chars
+    }
+    /// The sorted, distinct shingle hashes the set measures read.
+    pub fn tokens(&self) -> &[u64] {
+        &self.tokens
+    }
+}
+
+impl Sketch for ShortSketch {
+    fn is_empty(&self) -> bool {
+        self.chars.is_empty() && self.tokens.is_empty()
+    }
+    fn identity(&self) -> u128 {
+        self.identity
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut encoder = SketchEncoder::new(out, SKETCH_KIND);
+        encoder.u128(self.identity).u32s(&self.chars);
+        encoder.u32(self.tokens.len() as u32);
+        for &token in self.tokens.iter() {
+            encoder.u64(token);
+        }
+    }
+    fn decode(bytes: &[u8]) -> Result<ShortSketch> {
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "short-text")?;
+        let identity = decoder.u128()?;
+        let chars = decoder.u32s()?;
+        let count = decoder.u32()? as usize;
+        if count > bytes.len() / 8 {
+            return Err(Error::invalid(
+                "sketch",
+                format!("{count} tokens in {} bytes", bytes.len()),
+            ));
+        }
+        let tokens = (0..count)
+            .map(|_| decoder.u64())
+            .collect::<Result<Vec<u64>>>()?;
+        decoder.finish()?;
+        if tokens.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::invalid(
+                "sketch",
+                "tokens are not sorted and distinct",
+            ));
+        }
+        Ok(ShortSketch {
+            identity,
+            chars: chars.into_boxed_slice(),
+            tokens: tokens.into_boxed_slice(),
+        })
+    }
+}
+
+/// The characters of normalised text that the edit measure compares: spaces only between two
+/// non-CJK characters, one per run.
+pub fn edit_chars(normalized: &str) -> Vec<u32> {
+    let mut chars = Vec::with_capacity(normalized.len());
+    let mut pending_space = false;
+    let mut previous: Option<char> = None;
+    for c in normalized.chars() {
+        if c.is_whitespace() {
+            pending_space = previous.is_some();
+            continue;
+        }
+        if pending_space && previous.is_some_and(|p| !is_cjk(p)) && !is_cjk(c) {
+            chars.push(u32::from(' '));
+        }
+        pending_space = false;
+        chars.push(u32::from(c));
+        previous = Some(c);
+    }
+    chars
+}
+
+/// The `k` even segments of a sequence of `len` items, as `(start, length)`: the first ones
+/// shorter by one when `len` is not a multiple of `k` (Pass-Join's even partition).
+fn segments(len: usize, k: usize) -> impl Iterator<Item = (usize, usize)> {
+    let base = len / k;
+    let shorter = k - len % k;
+    (0..k).map(move |i| {
+        if i < shorter {
+            (i * base, base)
+        } else {
+            (shorter * base + (i - shorter) * (base + 1), base + 1)
+        }
+    })
+}
+
+/// The key of segment `i` (`u32::MAX`: the whole of a text too short to cut) of a text of
+/// `len` characters.
+fn segment_key(len: usize, i: u32, segment: &[u32]) -> u64 {
+    let mut bytes = Vec::with_capacity(8 + 4 * segment.len());
+    bytes.extend_from_slice(&(len as u32).to_le_bytes());
+    bytes.extend_from_slice(&i.to_le_bytes());
+    for c in segment {
+        bytes.extend_from_slice(&c.to_le_bytes());
+    }
+    crate::hash::hash64(&bytes)
+}
+
+/// The edit distance of `a` and `b` when at most `bound`, else `None` (rapidfuzz's
+/// bit-parallel Levenshtein with a score cutoff).
+fn edit_distance_within(a: &[u32], b: &[u32], bound: usize) -> Option<usize> {
+    let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(bound);
+    rapidfuzz::distance::levenshtein::distance_with_args(
+        a.iter().copied(),
+        b.iter().copied(),
+        &args,
+    )
+}
+
+/// The edit similarity of a pair at `distance` whose longer side has `longer` items.
+fn edit_similarity(distance: usize, longer: usize) -> f64 {
+    if longer == 0 {
+        1.0
+    } else {
+        1.0 - distance as f64 / longer as f64
+    }
+}
+
+/// What `join` and `ngram` share: normalisation, shingles, the measure and its threshold.
+#[derive(Debug, Clone)]
+pub struct ShortText {
+    normalizer: Normalizer,
+    shingler: Shingler,
+    measure: ShortMeasure,
+    threshold: f64,
+    max_edits: Option<u32>,
+    /// `ngram` reads the characters whatever the measure.
+    keep_chars: bool,
+}
+
+impl ShortText {
+    fn from_params(params: &Params, keep_chars: bool) -> Result<ShortText> {
+        let normalizer = Normalizer::new(normalize_options(params)?);
+        let max_edits: Option<u32> = params.get::<u64>("max_edits")?.map(|n| n as u32);
+        let measure = match (params.get::<ShortMeasure>("measure")?, max_edits) {
+            (Some(measure), Some(n)) if measure != ShortMeasure::Edit => {
+                return Err(Error::invalid(
+                    "max_edits",
+                    format!(
+                        "{n}: an edit-distance bound needs measure edit (measure is {})",
+                        measure.name()
+                    ),
+                ))
+            }
+            (Some(measure), _) => measure,
+            (None, Some(_)) => ShortMeasure::Edit,
+            (None, None) => ShortMeasure::default(),
+        };
+        if let Some(n) = max_edits {
+            if n > 64 {
+                return Err(Error::invalid(
+                    "max_edits",
+                    format!("{n} (expected 0 to 64; short texts are compared within a few edits)"),
+                ));
+            }
+            if params.raw("threshold").is_some() {
+                return Err(Error::invalid(
+                    "threshold",
+                    "given with max_edits: give one bound, --max-edits (absolute) or \
+                     --threshold (edit similarity)",
+                ));
+            }
+        }
+        let threshold = params.get::<f64>("threshold")?.unwrap_or(DEFAULT_THRESHOLD);
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Error::invalid(
+                "threshold",
+                format!("{threshold} (expected above 0 and at most 1)"),
+            ));
+        }
+        let tokenizer: Tokenizer = params.get("tokenizer")?.unwrap_or_default();
+        let mut shingles = ShinglerBuilder::new()
+            .tokenizer(tokenizer)
+            .remove_stopwords(params.flag("stopwords")?);
+        let ngram = params.get::<usize>("ngram")?.unwrap_or(match tokenizer {
+            Tokenizer::Auto | Tokenizer::Char => 2,
+            _ => 1,
+        });
+        shingles = shingles.ngram(ngram);
+        if let Some(latin) = params.get::<usize>("latin_ngram")? {
+            shingles = shingles.latin_ngram(latin);
+        }
+        Ok(ShortText {
+            normalizer,
+            shingler: shingles.build()?,
+            measure,
+            threshold,
+            max_edits,
+            keep_chars,
+        })
+    }
+
+    fn sketch(&self, text: &str) -> ShortSketch {
+        let normalized = self.normalizer.normalize(text);
+        let chars: Vec<u32> = if self.keep_chars || self.measure == ShortMeasure::Edit {
+            edit_chars(&normalized)
+        } else {
+            Vec::new()
+        };
+        let tokens: Vec<u64> = match self.measure {
+            ShortMeasure::Edit => Vec::new(),
+            _ => self.shingler.shingles(&normalized).hashes().to_vec(),
+        };
+        let identity = match self.measure {
+            ShortMeasure::Edit => {
+                let bytes: Vec<u8> = chars.iter().flat_map(|c| c.to_le_bytes()).collect();
+                hash128(&bytes)
+            }
+            _ => hash128_u64s(&tokens),
+        };
+        // A document with no token has nothing the measure can compare: empty, whatever the
+        // characters `ngram` keeps.
+        let empty = match self.measure {
+            ShortMeasure::Edit => chars.is_empty(),
+            _ => tokens.is_empty(),
+        };
+        ShortSketch {
+            identity,
+            chars: if empty { Box::default() } else { chars.into() },
+            tokens: tokens.into(),
+        }
+    }
+
+    /// The smallest overlap of a set of `size` tokens with any partner that reaches the
+    /// threshold (over every partner size).
+    fn least_overlap(&self, size: usize) -> usize {
+        let t = self.threshold;
+        let least = match self.measure {
+            ShortMeasure::Jaccard => t * size as f64,
+            ShortMeasure::Cosine => t * t * size as f64,
+            _ => 1.0,
+        };
+        ((least - 1e-9).ceil().max(1.0) as usize).min(size.max(1))
+    }
+
+    /// The edits a text of `len` characters is cut for: the most any partner allows.
+    fn cut_for(&self, len: usize) -> usize {
+        match self.max_edits {
+            Some(n) => n as usize,
+            None => ((1.0 - self.threshold) * len as f64 / self.threshold + 1e-9).floor() as usize,
+        }
+    }
+
+    /// The most edits of a pair whose longer side has `longer` characters.
+    fn pair_edits(&self, longer: usize) -> usize {
+        match self.max_edits {
+            Some(n) => n as usize,
+            None => ((1.0 - self.threshold) * longer as f64 + 1e-9).floor() as usize,
+        }
+    }
+
+    /// The lengths a partner of a text of `len` characters can have.
+    fn partner_lengths(&self, len: usize) -> std::ops::RangeInclusive<usize> {
+        match self.max_edits {
+            Some(n) => len.saturating_sub(n as usize)..=len + n as usize,
+            None => {
+                let t = self.threshold;
+                let shortest = (t * len as f64 - 1e-9).ceil().max(1.0) as usize;
+                let longest = (len as f64 / t + 1e-9).floor() as usize;
+                shortest..=longest
+            }
+        }
+    }
+
+    /// The online keys a document is stored under (the service): the prefix of its token
+    /// set in hash order (set measures), or its `tau + 1` segments (edit distance).
+    fn stored_keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
+        if self.measure != ShortMeasure::Edit {
+            let size = sketch.tokens.len();
+            let prefix = size + 1 - self.least_overlap(size).min(size.max(1));
+            keys.extend_from_slice(&sketch.tokens[..prefix.min(size)]);
+            return;
+        }
+        let chars = &sketch.chars;
+        let tau = self.cut_for(chars.len());
+        if chars.len() <= tau {
+            keys.push(segment_key(chars.len(), u32::MAX, &[]));
+            return;
+        }
+        for (i, (start, len)) in segments(chars.len(), tau + 1).enumerate() {
+            keys.push(segment_key(
+                chars.len(),
+                i as u32,
+                &chars[start..start + len],
+            ));
+        }
+    }
+
+    /// The online keys a text looks up: the same prefix (set measures), or for every partner
+    /// length and each of its segments, the substrings where that segment can be
+    /// (Pass-Join's partition filter, with the position window of the pair's edit bound).
+    fn lookup_keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
+        if self.measure != ShortMeasure::Edit {
+            self.stored_keys(sketch, keys);
+            return;
+        }
+        let chars = &sketch.chars;
+        let n = chars.len();
+        for length in self.partner_lengths(n) {
+            let tau = self.cut_for(length);
+            if length <= tau {
+                keys.push(segment_key(length, u32::MAX, &[]));
+                continue;
+            }
+            let window = self.pair_edits(n.max(length));
+            for (i, (position, len)) in segments(length, tau + 1).enumerate() {
+                if len > n {
+                    continue;
+                }
+                let from = position.saturating_sub(window);
+                let to = (position + window).min(n - len);
+                if from > to {
+                    continue;
+                }
+                for start in from..=to {
+                    keys.push(segment_key(length, i as u32, &chars[start..start + len]));
+                }
+            }
+        }
+    }
+
+    fn edit_limit(&self) -> EditLimit {
+        match self.max_edits {
+            Some(n) => EditLimit::Absolute(n),
+            None => EditLimit::Normalized(self.threshold),
+        }
+    }
+
+    fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+        match self.measure {
+            ShortMeasure::Jaccard => jaccard(&a.tokens, &b.tokens),
+            ShortMeasure::Containment => containment(&a.tokens, &b.tokens),
+            ShortMeasure::Cosine => cosine(&a.tokens, &b.tokens),
+            ShortMeasure::Edit => {
+                let longer = a.chars.len().max(b.chars.len());
+                let distance = edit_distance_within(&a.chars, &b.chars, longer).unwrap_or(longer);
+                edit_similarity(distance, longer)
+            }
+        }
+    }
+
+    fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        match self.measure {
+            ShortMeasure::Edit => {
+                let longer = a.chars.len().max(b.chars.len());
+                let bound = match self.max_edits {
+                    Some(n) => n as usize,
+                    None => ((1.0 - self.threshold) * longer as f64 + 1e-9).floor() as usize,
+                };
+                if a.chars.len().abs_diff(b.chars.len()) > bound {
+                    return None;
+                }
+                let distance = edit_distance_within(&a.chars, &b.chars, bound)?;
+                Some(edit_similarity(distance, longer))
+            }
+            _ => {
+                let similarity = self.similarity(a, b);
+                (similarity >= self.threshold - 1e-9).then_some(similarity)
+            }
+        }
+    }
+
+    fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
+        (self.measure == ShortMeasure::Edit).then(|| {
+            let longer = a.chars.len().max(b.chars.len());
+            edit_distance_within(&a.chars, &b.chars, longer).unwrap_or(longer) as u32
+        })
+    }
+
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        let mut settings = vec![("measure", Setting::Text(self.measure.name().to_owned()))];
+        match self.max_edits {
+            Some(n) => settings.push(("max_edits", Setting::Count(u64::from(n)))),
+            None => settings.push(("threshold", Setting::Number(self.threshold))),
+        }
+        if self.measure != ShortMeasure::Edit {
+            let shingler = &self.shingler;
+            settings.push((
+                "tokenizer",
+                Setting::Text(shingler.tokenizer().name().to_owned()),
+            ));
+            settings.push(("ngram", Setting::Count(shingler.ngram() as u64)));
+            if shingler.tokenizer() == Tokenizer::Auto {
+                settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
+            }
+            settings.push(("stopwords", Setting::Flag(shingler.removes_stopwords())));
+        }
+        settings.extend(normalize_settings(self.normalizer.options()));
+        settings
+    }
+}
+
+/// The parameters `join` and `ngram` share, besides normalisation and shingles.
+fn measure_params() -> Vec<ParamSpec> {
+    vec![
+        ParamSpec {
+            name: "threshold",
+            kind: ParamKind::Number,
+            default: None,
+            help: THRESHOLD_HELP,
+            group: None,
+        },
+        ParamSpec {
+            name: "measure",
+            kind: ParamKind::Choice(MEASURES),
+            default: Some("jaccard"),
+            help: MEASURE_HELP,
+            group: None,
+        },
+        ParamSpec {
+            name: "max_edits",
+            kind: ParamKind::Count,
+            default: None,
+            help: "join, ngram: at most this many edits (absolute edit distance, 0 to 64) \
+                   instead of an edit-similarity threshold; implies --measure edit.",
+            group: None,
+        },
+    ]
+}
+
+/// The `threshold` parameter's help, shared by every method that has it.
+pub const THRESHOLD_HELP: &str = "Similarity threshold of the verification measure [default: \
+                                  minhash 0.4; join and ngram 0.8].";
+
+/// The names `measure` accepts, shared by every method that has it (each method refuses the
+/// ones it cannot compute, by name).
+pub const MEASURES: &[&str] = &["jaccard", "containment", "cosine", "edit"];
+
+/// The `measure` parameter's help, shared by every method that has it.
+pub const MEASURE_HELP: &str = "Verification measure: `jaccard` or `containment` (minhash; \
+                                containment of the smaller set in the larger), or also \
+                                `cosine` of the shingle sets and `edit` (normalised edit \
+                                similarity of the characters) for join and ngram.";
+
+fn short_params(own: Vec<ParamSpec>) -> Vec<ParamSpec> {
+    let mut params = measure_params();
+    params.extend(own);
+    params.extend_from_slice(SHINGLE_PARAMS);
+    params.extend_from_slice(NORMALIZE_PARAMS);
+    params
+}
+
+/// `join`: the exact similarity self-join (PPJoin for set measures, Pass-Join for edit
+/// distance).
+#[derive(Debug, Clone)]
+pub struct SimilarityJoin {
+    short: ShortText,
+}
+
+impl SimilarityJoin {
+    /// The shared settings.
+    pub fn short(&self) -> &ShortText {
+        &self.short
+    }
+}
+
+impl Method for SimilarityJoin {
+    type Sketch = ShortSketch;
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+    fn sketch(&self, text: &str) -> ShortSketch {
+        self.short.sketch(text)
+    }
+    fn join(&self) -> Join {
+        match self.short.measure.set_measure() {
+            Some(measure) => Join::Prefix {
+                measure,
+                threshold: self.short.threshold,
+            },
+            None => Join::Edit {
+                limit: self.short.edit_limit(),
+            },
+        }
+    }
+    /// The keys an online index stores the document under: the prefix of its token set in
+    /// hash order, or its Pass-Join segments.
+    fn keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
+        self.short.stored_keys(sketch, keys);
+    }
+    /// The keys a text looks up in an online index (see [`ShortText`]).
+    fn probe_keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
+        self.short.lookup_keys(sketch, keys);
+    }
+    fn join_tokens(&self, sketch: &ShortSketch, tokens: &mut Vec<u64>) {
+        tokens.extend_from_slice(&sketch.tokens);
+    }
+    fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
+        &sketch.chars
+    }
+    fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+        self.short.similarity(a, b)
+    }
+    fn threshold(&self) -> f64 {
+        self.short.threshold
+    }
+    fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        self.short.verify(a, b)
+    }
+    fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
+        self.short.distance(a, b)
+    }
+}
+
+impl Registered for SimilarityJoin {
+    const NAME: &'static str = "join";
+    const ABOUT: &'static str =
+        "Exact similarity join for short texts (PPJoin, Pass-Join): every pair at the threshold";
+
+    fn params() -> Vec<ParamSpec> {
+        short_params(Vec::new())
+    }
+    fn from_params(params: &Params) -> Result<SimilarityJoin> {
+        Ok(SimilarityJoin {
+            short: ShortText::from_params(params, false)?,
+        })
+    }
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        self.short.settings()
+    }
+}
+
+/// `ngram`: seed 000's all-m-gram inverted index with its greedy bucket pass.
+#[derive(Debug, Clone)]
+pub struct NgramIndex {
+    short: ShortText,
+    m: u32,
+}
+
+impl Method for NgramIndex {
+    type Sketch = ShortSketch;
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+    fn sketch(&self, text: &str) -> ShortSketch {
+        self.short.sketch(text)
+    }
+    fn join(&self) -> Join {
+        Join::NgramBuckets { m: self.m }
+    }
+    fn keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
+        keys.extend_from_slice(&sketch.tokens);
+    }
+    fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
+        &sketch.chars
+    }
+    fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+        self.short.similarity(a, b)
+    }
+    fn threshold(&self) -> f64 {
+        self.short.threshold
+    }
+    fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        self.short.verify(a, b)
+    }
+    fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
+        self.short.distance(a, b)
+    }
+}
+
+impl Registered for NgramIndex {
+    const NAME: &'static str = "ngram";
+    const ABOUT: &'static str =
+        "Seed 000's all-m-gram index for short texts, greedy per bucket (the join's reference)";
+
+    fn params() -> Vec<ParamSpec> {
+        short_params(vec![ParamSpec {
+            name: "bucket_ngram",
+            kind: ParamKind::Count,
+            default: Some("4"),
+            help: "ngram: characters per bucket key (every such substring of a text is a key; \
+                   a shorter text is keyed whole).",
+            group: None,
+        }])
+    }
+    fn from_params(params: &Params) -> Result<NgramIndex> {
+        let m = params
+            .get::<u64>("bucket_ngram")?
+            .unwrap_or(u64::from(DEFAULT_BUCKET_NGRAM));
+        if !(1..=64).contains(&m) {
+            return Err(Error::invalid(
+                "bucket_ngram",
+                format!("{m} (expected 1 to 64)"),
+            ));
+        }
+        Ok(NgramIndex {
+            short: ShortText::from_params(params, true)?,
+            m: m as u32,
+        })
+    }
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        let mut settings = vec![("bucket_ngram", Setting::Count(u64::from(self.m)))];
+        settings.extend(self.short.settings());
+        settings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{with_method, MethodVisitor};
+
+    fn join(params: &[(&str, &str)]) -> SimilarityJoin {
+        let mut p = Params::new();
+        for (k, v) in params {
+            p.insert(*k, *v);
+        }
+        SimilarityJoin::from_params(&p).unwrap()
+    }
+
+    #[test]
+    fn edit_chars_drop_spaces_next_to_chinese_and_keep_one_between_words() {
+        let chars = |s: &str| -> String {
+            edit_chars(s)
+                .into_iter()
+                .map(|c| char::from_u32(c).unwrap())
+                .collect()
+        };
+        assert_eq!(chars("  今天 天气  好 "), "今天天气好");
+        assert_eq!(chars("the  quick fox "), "the quick fox");
+        assert_eq!(chars("iphone 15 发布"), "iphone 15发布");
+        assert_eq!(chars(""), "");
+    }
+
+    #[test]
+    fn the_edit_measure_is_normalised_or_absolute() {
+        let normalised = join(&[("measure", "edit"), ("threshold", "0.9")]);
+        let a = normalised.sketch("今天北京的天气非常好，适合出门");
+        let b = normalised.sketch("今天北京的天气非常好！适合出门。");
+        assert_eq!(normalised.verify(&a, &b), Some(1.0), "punctuation is free");
+        let c = normalised.sketch("今天北平的天气非常好，适合出门");
+        // 1 edit in 14 characters: 0.928...
+        let s = normalised.verify(&a, &c).unwrap();
+        assert!((s - (1.0 - 1.0 / 14.0)).abs() < 1e-9, "{s}");
+        assert_eq!(normalised.distance(&a, &c), Some(1));
+        let d = normalised.sketch("明天上海的天气非常差，不宜出门");
+        assert_eq!(normalised.verify(&a, &d), None);
+        let absolute = join(&[("max_edits", "1")]);
+        assert_eq!(absolute.short.measure, ShortMeasure::Edit);
+        let (a, c) = (
+            absolute.sketch("今天北京的天气"),
+            absolute.sketch("今天上海的天气"),
+        );
+        assert_eq!(absolute.verify(&a, &c), None, "2 edits");
+        let e = absolute.sketch("今天北京天气");
+        assert!(absolute.verify(&a, &e).is_some(), "1 edit");
+        assert!(matches!(
+            absolute.join(),
+            Join::Edit {
+                limit: EditLimit::Absolute(1)
+            }
+        ));
+    }
+
+    #[test]
+    fn set_measures_run_the_prefix_join() {
+        for (name, measure) in [
+            ("jaccard", JoinMeasure::Jaccard),
+            ("cosine", JoinMeasure::Cosine),
+            ("containment", JoinMeasure::Containment),
+            ("overlap", JoinMeasure::Containment),
+        ] {
+            let method = join(&[("measure", name), ("threshold", "0.7")]);
+            assert_eq!(
+                method.join(),
+                Join::Prefix {
+                    measure,
+                    threshold: 0.7
+                }
+            );
+        }
+        let method = join(&[]);
+        let a = method.sketch("Apple unveils the new iPhone");
+        let b = method.sketch("apple unveils the new iphone!!");
+        assert_eq!(a.identity(), b.identity());
+        assert_eq!(method.verify(&a, &b), Some(1.0));
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let error = |params: &[(&str, &str)]| {
+            let mut p = Params::new();
+            for (k, v) in params {
+                p.insert(*k, *v);
+            }
+            SimilarityJoin::from_params(&p).unwrap_err()
+        };
+        assert_eq!(
+            error(&[("measure", "cosine"), ("max_edits", "2")]).parameter(),
+            "max_edits"
+        );
+        assert_eq!(
+            error(&[("threshold", "0.9"), ("max_edits", "2")]).parameter(),
+            "threshold"
+        );
+        assert_eq!(error(&[("threshold", "0")]).parameter(), "threshold");
+        assert_eq!(error(&[("threshold", "1.5")]).parameter(), "threshold");
+        assert_eq!(error(&[("max_edits", "65")]).parameter(), "max_edits");
+        assert_eq!(error(&[("measure", "dice")]).parameter(), "measure");
+        let error = NgramIndex::from_params(&Params::new().set("bucket_ngram", "0")).unwrap_err();
+        assert_eq!(error.parameter(), "bucket_ngram");
+    }
+
+    #[test]
+    fn sketches_round_trip_and_refuse_garbage() {
+        for params in [vec![], vec![("measure", "edit")]] {
+            let method = join(&params);
+            let sketch = method.sketch("今天天气很好 the weather is fine");
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(ShortSketch::decode(&bytes).unwrap(), sketch);
+            assert!(ShortSketch::decode(&bytes[..bytes.len() - 1]).is_err());
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(ShortSketch::decode(&longer).is_err());
+        }
+    }
+
+    #[test]
+    fn empty_and_punctuation_only_texts_are_empty() {
+        for params in [vec![], vec![("measure", "edit")]] {
+            let method = join(&params);
+            assert!(method.sketch("").is_empty());
+            assert!(method.sketch("，。！ ...").is_empty());
+            assert!(!method.sketch("好").is_empty());
+        }
+        let ngram = NgramIndex::from_params(&Params::new()).unwrap();
+        assert!(ngram.sketch("！！").is_empty());
+        assert!(!ngram.sketch("好").chars().is_empty());
+    }
+
+    struct Name;
+    impl MethodVisitor for Name {
+        type Output = &'static str;
+        fn visit<M: Registered>(self, method: M) -> &'static str {
+            method.name()
+        }
+    }
+
+    #[test]
+    fn both_are_registered() {
+        assert_eq!(with_method("join", &Params::new(), Name).unwrap(), "join");
+        assert_eq!(with_method("ngram", &Params::new(), Name).unwrap(), "ngram");
+        assert!(with_method("join", &Params::new().set("bucket_ngram", "3"), Name).is_err());
+    }
+}
