@@ -148,6 +148,7 @@ pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
         print_summary(&report.stats);
     }
     print_skipped(&report.stats);
+    print_capped(&report.stats);
     Ok(())
 }
 
@@ -185,6 +186,17 @@ fn print_summary(stats: &RunStats) {
         stats.clusters,
         stats.seconds_of("total").unwrap_or(0.0),
     );
+}
+
+/// Reports documents a capped bucket left out of the `ngram` method's greedy pass, also under
+/// `--quiet`: pairs may be missing because of them.
+fn print_capped(stats: &RunStats) {
+    if stats.capped_out > 0 {
+        eprintln!(
+            "neardup: warning: {} buckets over --bucket-cap left out {} documents from their              greedy pass (pairs through them may be missed; `capped_out` in stats)",
+            stats.capped_buckets, stats.capped_out
+        );
+    }
 }
 
 /// Reports skipped records, also under `--quiet`: a skip is data the user gave and did not get

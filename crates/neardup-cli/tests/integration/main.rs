@@ -7,6 +7,7 @@ mod input;
 mod report;
 mod safety;
 mod serve;
+mod short;
 mod simhash;
 mod synth;
 mod tune;
