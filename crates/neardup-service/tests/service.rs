@@ -137,6 +137,12 @@ fn every_method_checks_and_inserts_through_the_routes() {
             ("sim", json!({}), true),
             ("min", json!({"method": "minhash"}), true),
             ("exact", json!({"method": "exact"}), true),
+            (
+                "edit",
+                json!({"method": "join", "measure": "edit", "threshold": 0.9}),
+                true,
+            ),
+            ("jaccard", json!({"method": "join", "threshold": 0.7}), true),
         ] {
             server.create(name, settings).await;
             let (status, first) = server.insert(name, "a", NEWS).await;
@@ -201,7 +207,7 @@ fn every_method_checks_and_inserts_through_the_routes() {
             .iter()
             .map(|c| c["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["exact", "min", "sim"]);
+        assert_eq!(names, ["edit", "exact", "jaccard", "min", "sim"]);
         let (_, shown) = server.call(Method::GET, "/v1/collections/sim", None).await;
         assert_eq!(shown["stats"]["documents"], 3, "a, c and d: {shown}");
         server.stop().await;
@@ -502,6 +508,8 @@ fn malformed_requests_get_json_errors_naming_the_field() {
             (Method::PUT, "/v1/collections/bad%20name", b"{}".to_vec(), 422, "invalid_value", Some("name")),
             (Method::PUT, "/v1/collections/d", br#"{"method": "minhash", "threshold": "high"}"#.to_vec(), 422, "invalid_value", Some("threshold")),
             (Method::PUT, "/v1/collections/d", br#"{"method": "nope"}"#.to_vec(), 422, "invalid_value", Some("method")),
+            (Method::PUT, "/v1/collections/d", br#"{"method": "ngram"}"#.to_vec(), 422, "invalid_value", Some("method")),
+            (Method::PUT, "/v1/collections/d", br#"{"method": "join", "max_edits": 2, "threshold": 0.9}"#.to_vec(), 422, "invalid_value", Some("threshold")),
             (Method::GET, "/v1/nothing", vec![], 404, "not_found", None),
             (Method::PATCH, "/v1/collections/c", vec![], 405, "method_not_allowed", None),
         ];
