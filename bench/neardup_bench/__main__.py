@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,flood,hamming,boilerplate,service,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,flood,hamming,boilerplate,service,short,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import boilerplate, flood, hamming, quality, selftest, service, speed
+from . import boilerplate, flood, hamming, quality, selftest, service, short, speed
 from .common import ROOT
 
 
@@ -21,6 +21,7 @@ def main(argv: list[str] | None = None) -> int:
         ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
         ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
         ("service", service, "neardup serve at 10M+ documents: single and batched inserts, checks, memory, disk, restart"),
+        ("short", short, "exact short-text joins at 1M documents vs the all-m-gram index, MinHash-LSH, datasketch"),
         ("selftest", selftest, "the driver end to end on a few hundred lines, and the tokeniser cross-check"),
     ):
         p = sub.add_parser(name, help=help_, description=mod.__doc__,
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return boilerplate.main(args)
     if args.cmd == "service":
         return service.main(args)
+    if args.cmd == "short":
+        return short.main(args)
     return selftest.main(args)
 
 
