@@ -9,7 +9,7 @@
 //! similar short texts share some substring, which is why this finds them; its cost is the
 //! square of the largest buckets, which is why the cap exists and why the joins replace it.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;

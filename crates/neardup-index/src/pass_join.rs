@@ -24,7 +24,7 @@
 //! length `l` is cut for `tau_l = floor((1 - t) l / t)` edits, the most any longer partner
 //! allows, and probed against lengths from `ceil(t |s|)`.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use rayon::prelude::*;
 
@@ -86,6 +86,16 @@ pub fn edit_distance_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
     // plus its masks: the band wins for small bounds (measured on short Chinese texts).
     if !a.is_empty() && a.len() <= 64 && bound >= 8 {
         return myers_within(a, b, bound);
+    }
+    if a.len() > 64 && bound >= 8 {
+        // Blocks of 64-bit vectors (Hyyrö) with the cutoff, from rapidfuzz.
+        let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(bound as usize);
+        return rapidfuzz::distance::levenshtein::distance_with_args(
+            a.iter().copied(),
+            b.iter().copied(),
+            &args,
+        )
+        .map(|d| d as u32);
     }
     banded_within(a, b, bound)
 }
@@ -214,6 +224,7 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
             }
         }
     }
+    let histograms: Vec<Histogram> = sequences.par_iter().map(|s| Histogram::of(s)).collect();
     let probe = |s_id: u32, candidates: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>| {
         let s = &sequences[s_id as usize];
         let before = |r: u32| place[r as usize] < place[s_id as usize];
@@ -242,8 +253,12 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
         }
         candidates.sort_unstable();
         candidates.dedup();
+        let histogram = &histograms[s_id as usize];
         for &r_id in candidates.iter() {
             let r = &sequences[r_id as usize];
+            if histogram.distance(&histograms[r_id as usize]) > bound_s {
+                continue;
+            }
             if let Some(d) = edit_distance_within(r, s, bound_s) {
                 out.push((r_id.min(s_id), r_id.max(s_id), d));
             }
@@ -262,6 +277,35 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
         .collect();
     pairs.sort_unstable();
     pairs
+}
+
+/// Item counts in 64 buckets (item modulo 64, each count capped at 255): a lower bound of the
+/// edit distance, 64 bytes a sequence, checked before every verification. Each insertion or
+/// deletion changes one bucket by one, each substitution at most two buckets by one each, in
+/// opposite directions; so the larger of the total surplus and the total deficit of one
+/// sequence's buckets over the other's never exceeds their edit distance (merging items into
+/// buckets, and capping counts, only lower it).
+struct Histogram([u8; 64]);
+
+impl Histogram {
+    fn of(items: &[u32]) -> Histogram {
+        let mut counts = [0u8; 64];
+        for &item in items {
+            let count = &mut counts[(item % 64) as usize];
+            *count = count.saturating_add(1);
+        }
+        Histogram(counts)
+    }
+
+    /// The frequency distance of the two sequences (a lower bound of their edit distance).
+    fn distance(&self, other: &Histogram) -> u32 {
+        let (mut surplus, mut deficit) = (0u32, 0u32);
+        for (&a, &b) in self.0.iter().zip(&other.0) {
+            surplus += u32::from(a.saturating_sub(b));
+            deficit += u32::from(b.saturating_sub(a));
+        }
+        surplus.max(deficit)
+    }
 }
 
 /// A 64-bit hash of a segment (collisions only cost a verification).
@@ -284,6 +328,16 @@ fn hash(items: &[u32]) -> u64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_frequency_distance_never_exceeds_the_edit_distance(
+            a in prop::collection::vec(0u32..200, 0..300),
+            b in prop::collection::vec(0u32..200, 0..300),
+        ) {
+            prop_assert!(Histogram::of(&a).distance(&Histogram::of(&b)) <= levenshtein(&a, &b));
+        }
+    }
 
     fn levenshtein(a: &[u32], b: &[u32]) -> u32 {
         let mut row: Vec<u32> = (0..=b.len() as u32).collect();

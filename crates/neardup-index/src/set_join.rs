@@ -12,7 +12,7 @@
 //! longer be reached. Empty sets join nothing. The indexing prefixes are indexed whole first;
 //! every set then probes, in parallel, the sets before it in (size, position) order.
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use rayon::prelude::*;
 
