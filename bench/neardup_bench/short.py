@@ -58,6 +58,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--data", help="shared data folder (default $NEARDUP_DATA or ../shared/data)")
     ap.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "short"),
                     help="output folder, emptied first (default bench/out/short)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite OUT/results.md from OUT/results.json, running nothing")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,7 +256,7 @@ def report(results_by_corpus: dict, corpora: dict, meta: dict) -> str:
     for lang, results in results_by_corpus.items():
         c = corpora[lang]
         lines += [f"### {lang}: {c['documents']:,} documents, {c['mean_chars']:.1f} characters on average", "",
-                  "| tool | measure | threshold | seconds | peak MB | pairs | recall vs join | precision vs join "
+                  "| tool | measure | threshold | seconds | peak MB | pairs (copies expanded) | recall vs join | precision vs join "
                   "| join faster by | P / R / F1 vs synth truth | notes |",
                   "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
         for r in results:
@@ -264,7 +266,10 @@ def report(results_by_corpus: dict, corpora: dict, meta: dict) -> str:
                              f"- | - | - | - | - | {'stopped at the timeout' if r['timed_out'] else 'failed'} |")
                 continue
             st = r.get("stats", {})
-            pairs = st.get("verified_pairs")
+            # Every verified pair, exact copies expanded (what --pairs lists), as scored.
+            pairs = r.get("vs_join", {}).get("pairs")
+            if pairs is None and r.get("pairs_file") and os.path.exists(r["pairs_file"]):
+                pairs = sum(1 for _ in open(r["pairs_file"], encoding="utf-8"))
             v = r.get("vs_join", {})
             ev = r.get("eval")
             prf = (f"{ev['precision']:.3f} / {ev['recall']:.3f} / {ev['f1']:.3f}"
@@ -292,6 +297,13 @@ def report(results_by_corpus: dict, corpora: dict, meta: dict) -> str:
 
 
 def main(args) -> int:
+    if args.report_only:
+        saved = json.load(open(os.path.join(os.path.abspath(args.out), "results.json")))
+        text = report(saved["results"], saved["corpora"], saved["meta"])
+        with open(os.path.join(os.path.abspath(args.out), "results.md"), "w") as fh:
+            fh.write(text + "\n")
+        print(text)
+        return 0
     t_all = time.time()
     data = find_data(args.data)
     out = os.path.abspath(args.out)
@@ -332,6 +344,8 @@ def main(args) -> int:
                                                      (("size", args.size), ("langs", f"'{args.langs}'"),
                                                       ("tools", f"'{args.tools}'"), ("timeout", args.timeout),
                                                       ("ngram_timeout", args.ngram_timeout)))}
+    with open(os.path.join(out, "results.json"), "w") as fh:
+        json.dump({"corpora": corpora, "results": results_by_corpus, "meta": meta}, fh, indent=2, default=str)
     text = report(results_by_corpus, corpora, meta)
     with open(os.path.join(out, "results.md"), "w") as fh:
         fh.write(text + "\n")
