@@ -141,6 +141,8 @@ pub struct EngineStats {
     pub capped_out: u64,
     /// Similarity computations made while finding candidates (`ngram`'s greedy pass).
     pub candidate_comparisons: u64,
+    /// The pair limit an exact join passed (0: none): [`dedup`] then fails.
+    pub pair_limit_passed: u64,
     /// Documents with more candidate partners than the partner limit, compared with their
     /// best-ranked ones only (0 unless a flood hit the candidate budget: then, and only then,
     /// the result may differ from comparing every candidate).
@@ -447,6 +449,18 @@ where
     }
     let noted = boilerplate_stats(notes, first_lines);
     let mut outcome = dedup_sketched(method, sketches, lengths, started, options, progress);
+    if outcome.stats.pair_limit_passed > 0 {
+        return Err(Error::invalid(
+            "candidate_budget",
+            format!(
+                "{}: the exact join found more than {} similar pairs (the candidate budget \
+                 per distinct text) and stopped: its answer grows with the square of the \
+                 corpus (texts from one template?); use --method minhash, which bounds the \
+                 work, or raise --candidate-budget",
+                options.candidate_budget, outcome.stats.pair_limit_passed
+            ),
+        ));
+    }
     let found = &mut outcome.stats.boilerplate;
     found.discounted_features += noted.discounted_features;
     found.documents = noted.documents;
@@ -611,6 +625,7 @@ fn dedup_sketched<M: Method>(
     stats.capped_buckets = bucket_stats.capped_buckets;
     stats.capped_out = bucket_stats.left_out;
     stats.candidate_comparisons = bucket_stats.comparisons;
+    stats.pair_limit_passed = bucket_stats.pair_limit_passed;
     stats.budget_hits = bucket_stats.budget_hits;
     stats.partner_limit = Some(bucket_stats.partner_limit).filter(|&l| l != u64::MAX);
     stats

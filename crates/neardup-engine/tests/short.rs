@@ -245,8 +245,12 @@ fn the_join_is_the_same_for_one_and_two_threads() {
                 .build()
                 .unwrap();
             pool.install(|| {
-                let outcome =
-                    dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
+                // Near-identical notices: a budget that holds their (quadratic) answer.
+                let roomy = EngineOptions {
+                    candidate_budget: 400,
+                    ..EngineOptions::default()
+                };
+                let outcome = dedup(&method, &texts, roomy, &NoProgress).unwrap();
                 (outcome.assignment, outcome.leader_pairs)
             })
         };
@@ -321,4 +325,30 @@ fn the_ngram_reference_counts_what_its_cap_leaves_out() {
     assert!(outcome.stats.capped_buckets >= 1);
     assert!(outcome.stats.capped_out >= 40, "{:?}", outcome.stats);
     assert!(outcome.stats.candidate_comparisons > 0);
+}
+
+#[test]
+fn a_template_flood_stops_the_join_with_an_error_not_a_quadratic_answer() {
+    let texts: Vec<String> = (0..3000u32)
+        .map(|i| {
+            format!(
+                "您的验证码是{:06}，请勿泄露给他人。",
+                i.wrapping_mul(7919) % 1_000_000
+            )
+        })
+        .collect();
+    for params in [vec![], vec![("measure", "edit".to_owned())]] {
+        let method = join(&params);
+        let error = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap_err();
+        assert_eq!(error.parameter(), "candidate_budget", "{params:?}");
+        assert!(error.to_string().contains("minhash"), "{error}");
+        // With a budget that holds the answer, the join is exact again.
+        let roomy = EngineOptions {
+            candidate_budget: 3000,
+            ..EngineOptions::default()
+        };
+        let outcome = dedup(&method, &texts[..200], roomy, &NoProgress).unwrap();
+        let expected = all_pairs(&method, &texts[..200]);
+        assert_eq!(outcome.all_pairs().count(), expected.len(), "{params:?}");
+    }
 }

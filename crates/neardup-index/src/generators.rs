@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
-use crate::{ngram_dedup, pass_join, set_join, EditBound, SetMeasure};
+use crate::{ngram_dedup, pass_join_within, set_join_within, EditBound, JoinBudget, SetMeasure};
 
 /// The seam between a method's candidate shape and the engine: fed by the engine with every
 /// document's keys (or tokens), asked once for the candidate pairs.
@@ -188,7 +188,9 @@ impl CandidateGenerator for SharedKeyTable {
 ///
 /// It sees every token set first (the token order is corpus-wide, rarest first). Every pair
 /// reaching the threshold is a candidate and nothing below it is: the pairs come verified.
-/// Limits do not apply (a cap or a budget would lose pairs of the join).
+/// The candidate budget bounds the answer: more than `documents x candidate_budget` pairs (a
+/// template flood, whose exact answer is quadratic) stops the join early and is reported in
+/// [`BucketStats::pair_limit_passed`], which the engine turns into an error.
 #[derive(Debug, Clone)]
 pub struct PrefixJoin {
     sets: Vec<(u32, Vec<u64>)>,
@@ -221,20 +223,28 @@ fn by_document(documents: &[u32], pairs: impl Iterator<Item = (u32, u32)>) -> Ve
     pairs
 }
 
-/// Statistics of an exact join: no cap, no budget.
-fn exact_stats(pairs: usize) -> BucketStats {
+/// Statistics of an exact join under `budget`; `over` when it passed its pair limit.
+fn join_stats(pairs: usize, cut: u64, over: bool, budget: JoinBudget) -> BucketStats {
     BucketStats {
         raw_pairs: pairs as u64,
+        budget_hits: cut,
         partner_limit: u64::MAX,
+        pair_limit_passed: if over { budget.pairs as u64 } else { 0 },
         ..BucketStats::default()
     }
 }
 
+/// The budget of an exact join of `documents` under `limits` (see [`JoinBudget`]).
+fn join_budget(documents: usize, limits: CandidateLimits) -> JoinBudget {
+    JoinBudget::for_corpus(documents, limits.candidate_budget)
+}
+
 impl CandidateGenerator for PrefixJoin {
-    fn candidate_pairs(self, _limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         let (documents, sets): (Vec<u32>, Vec<Vec<u64>>) = self.sets.into_iter().unzip();
-        let joined = set_join(&sets, self.measure, self.threshold);
-        let stats = exact_stats(joined.len());
+        let budget = join_budget(sets.len(), limits);
+        let (joined, cut, over) = set_join_within(&sets, self.measure, self.threshold, budget);
+        let stats = join_stats(joined.len(), cut, over, budget);
         let pairs = by_document(&documents, joined.into_iter().map(|(a, b, _)| (a, b)));
         (pairs, stats)
     }
@@ -242,7 +252,8 @@ impl CandidateGenerator for PrefixJoin {
 
 /// An exact edit-distance self-join (`neardup_core::Join::Edit`): Pass-Join's partition
 /// filter and a verification that stops once the bound is out of reach
-/// ([`crate::pass_join`]). The pairs come verified; limits do not apply.
+/// ([`crate::pass_join`]). The pairs come verified; the candidate budget applies as in
+/// [`PrefixJoin`].
 #[derive(Debug, Clone)]
 pub struct EditJoin {
     sequences: Vec<(u32, Vec<u32>)>,
@@ -257,10 +268,11 @@ impl EditJoin {
 }
 
 impl CandidateGenerator for EditJoin {
-    fn candidate_pairs(self, _limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         let (documents, sequences): (Vec<u32>, Vec<Vec<u32>>) = self.sequences.into_iter().unzip();
-        let joined = pass_join(&sequences, self.bound);
-        let stats = exact_stats(joined.len());
+        let budget = join_budget(sequences.len(), limits);
+        let (joined, cut, over) = pass_join_within(&sequences, self.bound, budget);
+        let stats = join_stats(joined.len(), cut, over, budget);
         let pairs = by_document(&documents, joined.into_iter().map(|(a, b, _)| (a, b)));
         (pairs, stats)
     }

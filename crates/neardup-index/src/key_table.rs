@@ -26,6 +26,9 @@ pub struct BucketStats {
     pub left_out: u64,
     /// Similarity computations the generator made itself (the n-gram index's greedy pass).
     pub comparisons: u64,
+    /// The pair limit an exact join passed and stopped at (0: none; see
+    /// [`crate::JoinBudget`]): its pairs are then incomplete.
+    pub pair_limit_passed: u64,
 }
 
 /// Default largest bucket paired in full (see [`CandidateLimits::bucket_cap`]).
@@ -499,6 +502,7 @@ mod tests {
             partner_limit: u64::MAX,
             left_out: 0,
             comparisons: 0,
+            pair_limit_passed: 0,
         };
         assert_eq!(stats, expected);
     }

@@ -70,8 +70,8 @@ pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
 pub use ngram_index::{ngram_dedup, NgramResult};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
-pub use pass_join::{edit_distance_within, pass_join, EditBound};
-pub use set_join::{intersect_at_least, set_join, SetMeasure};
+pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
+pub use set_join::{intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure};
 
 pub use key_table::{
     BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,

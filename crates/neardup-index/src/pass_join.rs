@@ -26,9 +26,13 @@
 
 use hashbrown::HashMap;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::set_join::JoinBudget;
 
 /// The edit-distance bound of a join.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -198,6 +202,16 @@ fn segment(len: usize, k: usize, i: usize) -> (usize, usize) {
 /// Every pair `(a, b, distance)` with `a < b` (positions in `sequences`) within `bound`,
 /// sorted.
 pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32)> {
+    pass_join_within(sequences, bound, JoinBudget::UNLIMITED).0
+}
+
+/// [`pass_join`] within `budget` (see [`JoinBudget`]): returns the pairs, the number of
+/// sequences a per-sequence limit cut short, and whether the pair limit was passed.
+pub fn pass_join_within(
+    sequences: &[Vec<u32>],
+    bound: EditBound,
+    budget: JoinBudget,
+) -> (Vec<(u32, u32, u32)>, u64, bool) {
     let mut order: Vec<u32> = (0..sequences.len() as u32).collect();
     order.sort_by_key(|&i| (sequences[i as usize].len(), i));
     let max_len = order.last().map_or(0, |&i| sequences[i as usize].len());
@@ -225,13 +239,22 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
         }
     }
     let histograms: Vec<Histogram> = sequences.par_iter().map(|s| Histogram::of(s)).collect();
+    let (total, over) = (AtomicUsize::new(0), AtomicBool::new(false));
     let probe = |s_id: u32, candidates: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>| {
         let s = &sequences[s_id as usize];
         let before = |r: u32| place[r as usize] < place[s_id as usize];
         let bound_s = bound.max_edits(s.len());
         candidates.clear();
-        for l in bound.shortest_partner(s.len())..=s.len() {
+        let mut cut = false;
+        if over.load(Ordering::Relaxed) {
+            return false;
+        }
+        'lengths: for l in bound.shortest_partner(s.len())..=s.len() {
             candidates.extend(short[l].iter().copied().filter(|&r| before(r)));
+            if candidates.len() > budget.postings {
+                cut = true;
+                break;
+            }
             let index = &segments[l];
             if index.is_empty() {
                 continue;
@@ -247,6 +270,10 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
                     let key = (i as u32, hash(&s[start..start + len]));
                     if let Some(ids) = index.get(&key) {
                         candidates.extend(ids.iter().copied().filter(|&r| before(r)));
+                        if candidates.len() > budget.postings {
+                            cut = true;
+                            break 'lengths;
+                        }
                     }
                 }
             }
@@ -254,29 +281,46 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
         candidates.sort_unstable();
         candidates.dedup();
         let histogram = &histograms[s_id as usize];
+        let mut found = 0;
         for &r_id in candidates.iter() {
+            if found == budget.partners {
+                cut = true;
+                break;
+            }
             let r = &sequences[r_id as usize];
             if histogram.distance(&histograms[r_id as usize]) > bound_s {
                 continue;
             }
             if let Some(d) = edit_distance_within(r, s, bound_s) {
                 out.push((r_id.min(s_id), r_id.max(s_id), d));
+                found += 1;
             }
         }
+        if total.fetch_add(found, Ordering::Relaxed) + found > budget.pairs {
+            over.store(true, Ordering::Relaxed);
+        }
+        cut
     };
-    let mut pairs: Vec<(u32, u32, u32)> = order
+    let (mut pairs, cut): (Vec<(u32, u32, u32)>, u64) = order
         .par_chunks(1024)
         .map_init(Vec::new, |candidates, chunk| {
             let mut out = Vec::new();
+            let mut cut = 0u64;
             for &s_id in chunk {
-                probe(s_id, candidates, &mut out);
+                cut += u64::from(probe(s_id, candidates, &mut out));
             }
-            out
+            (out, cut)
         })
-        .flatten()
-        .collect();
+        .reduce(
+            || (Vec::new(), 0),
+            |mut a, b| {
+                a.0.extend(b.0);
+                (a.0, a.1 + b.1)
+            },
+        );
     pairs.sort_unstable();
-    pairs
+    let over = over.load(Ordering::Relaxed);
+    (pairs, cut, over)
 }
 
 /// Item counts in 64 buckets (item modulo 64, each count capped at 255): a lower bound of the

@@ -14,6 +14,8 @@
 
 use hashbrown::HashMap;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use rayon::prelude::*;
 
 /// The measure of a set join.
@@ -88,6 +90,20 @@ impl SetMeasure {
 /// Every pair `(a, b, similarity)` with `a < b` (positions in `sets`) whose similarity is at
 /// least `threshold` (in `(0, 1]`), sorted. Tokens may come in any order and repeat.
 pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(u32, u32, f64)> {
+    set_join_within(sets, measure, threshold, JoinBudget::UNLIMITED).0
+}
+
+/// [`set_join`] within `budget`: each set keeps at most `budget.partners` partners (the
+/// first in visiting order) and reads at most `budget.postings` postings, and the join stops
+/// once it has found more than `budget.pairs` pairs. Returns the pairs, the number of sets a
+/// per-set limit cut short, and whether the pair limit was passed (the pairs are then
+/// incomplete; callers refuse them). With no limit reached the result is [`set_join`]'s.
+pub fn set_join_within(
+    sets: &[Vec<u64>],
+    measure: SetMeasure,
+    threshold: f64,
+    budget: JoinBudget,
+) -> (Vec<(u32, u32, f64)>, u64, bool) {
     let t = threshold;
     // Rank tokens rarest first (document frequency, then the token: deterministic).
     let mut frequency: HashMap<u64, u32> = HashMap::new();
@@ -134,11 +150,17 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
             index.entry(token).or_default().push((x_id, j as u32));
         }
     }
+    let (total, over) = (AtomicUsize::new(0), AtomicBool::new(false));
     let probe = |x_id: u32, overlap: &mut HashMap<u32, u32>, pairs: &mut Vec<(u32, u32, f64)>| {
         let x = &ranked[x_id as usize];
         let smallest = measure.smallest_partner(t, x.len());
         overlap.clear();
-        for (i, token) in x.iter().take(measure.probe_prefix(t, x.len())).enumerate() {
+        if over.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut read = 0usize;
+        let mut cut = false;
+        'tokens: for (i, token) in x.iter().take(measure.probe_prefix(t, x.len())).enumerate() {
             let Some(postings) = index.get(token) else {
                 continue;
             };
@@ -146,6 +168,11 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 if place[y_id as usize] >= place[x_id as usize] {
                     // Postings are in visiting order: the rest come after x too.
                     break;
+                }
+                read += 1;
+                if read > budget.postings {
+                    cut = true;
+                    break 'tokens;
                 }
                 let y = &ranked[y_id as usize];
                 if y.len() < smallest {
@@ -164,9 +191,17 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 }
             }
         }
-        for (&y_id, &count) in overlap.iter() {
-            if count == u32::MAX || count == 0 {
-                continue;
+        let mut candidates: Vec<u32> = (overlap.iter())
+            .filter(|&(_, &count)| count != u32::MAX && count != 0)
+            .map(|(&y_id, _)| y_id)
+            .collect();
+        // In visiting order, so that a partner limit keeps the same partners on any thread.
+        candidates.sort_unstable_by_key(|&y_id| place[y_id as usize]);
+        let mut found = 0;
+        for y_id in candidates {
+            if found == budget.partners {
+                cut = true;
+                break;
             }
             let y = &ranked[y_id as usize];
             let alpha = measure.required(t, x.len(), y.len());
@@ -174,23 +209,68 @@ pub fn set_join(sets: &[Vec<u64>], measure: SetMeasure, threshold: f64) -> Vec<(
                 let similarity = measure.similarity(common, x.len(), y.len());
                 if similarity >= t - EPSILON {
                     pairs.push((x_id.min(y_id), x_id.max(y_id), similarity));
+                    found += 1;
                 }
             }
         }
+        if total.fetch_add(found, Ordering::Relaxed) + found > budget.pairs {
+            over.store(true, Ordering::Relaxed);
+        }
+        cut
     };
-    let mut pairs: Vec<(u32, u32, f64)> = visit
+    let (mut pairs, cut): (Vec<(u32, u32, f64)>, u64) = visit
         .par_chunks(1024)
         .map_init(HashMap::new, |overlap, chunk| {
             let mut out = Vec::new();
+            let mut cut = 0u64;
             for &x_id in chunk {
-                probe(x_id, overlap, &mut out);
+                cut += u64::from(probe(x_id, overlap, &mut out));
             }
-            out
+            (out, cut)
         })
-        .flatten()
-        .collect();
+        .reduce(
+            || (Vec::new(), 0),
+            |mut a, b| {
+                a.0.extend(b.0);
+                (a.0, a.1 + b.1)
+            },
+        );
     pairs.sort_by_key(|p| (p.0, p.1));
-    pairs
+    let over = over.load(Ordering::Relaxed);
+    (pairs, cut, over)
+}
+
+/// What an exact join may cost: partners kept and postings read per document, and pairs in
+/// all. An exact join's answer is quadratic under a template flood (every text like every
+/// other): the pair limit stops it early instead of filling the memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinBudget {
+    /// Most partners a document keeps (the first found in visiting order).
+    pub partners: usize,
+    /// Most index postings a document reads.
+    pub postings: usize,
+    /// Most pairs in all; the join stops once it has found more.
+    pub pairs: usize,
+}
+
+impl JoinBudget {
+    /// No limit: the exact join.
+    pub const UNLIMITED: JoinBudget = JoinBudget {
+        partners: usize::MAX,
+        postings: usize::MAX,
+        pairs: usize::MAX,
+    };
+
+    /// The budget of the engine's candidate budget `n` (pairs per document on average) over
+    /// `documents`: every partner kept, `documents x n` pairs in all, and no per-document
+    /// postings limit (postings are bounded by the pairs they lead to in a flood).
+    pub fn for_corpus(documents: usize, n: usize) -> JoinBudget {
+        JoinBudget {
+            partners: usize::MAX,
+            postings: usize::MAX,
+            pairs: documents.max(1).saturating_mul(n.max(1)),
+        }
+    }
 }
 
 /// `|x ∩ y|` of two sorted sets when at least `alpha`, else `None`, stopping as soon as the
