@@ -193,7 +193,8 @@ fn print_summary(stats: &RunStats) {
 fn print_capped(stats: &RunStats) {
     if stats.capped_out > 0 {
         eprintln!(
-            "neardup: warning: {} buckets over --bucket-cap left out {} documents from their              greedy pass (pairs through them may be missed; `capped_out` in stats)",
+            "neardup: warning: {} buckets over --bucket-cap left out {} documents from their \
+             greedy pass (pairs through them may be missed; `capped_out` in stats)",
             stats.capped_buckets, stats.capped_out
         );
     }
