@@ -46,9 +46,37 @@ fn dedup_columns(
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Columns> {
     let mut params = Params::new();
+    let mut engine = EngineOptions::default();
+    let invalid =
+        |name: &str, error: String| PyValueError::new_err(format!("invalid `{name}`: {error}"));
     if let Some(options) = options {
         for (key, value) in options.iter() {
             let key: String = key.extract()?;
+            match key.as_str() {
+                "cluster" => {
+                    let text: String = value.extract()?;
+                    engine.cluster = text
+                        .parse()
+                        .map_err(|e: neardup_core::Error| invalid("cluster", e.to_string()))?;
+                    continue;
+                }
+                "keep" => {
+                    let text: String = value.extract()?;
+                    engine.keep = text
+                        .parse()
+                        .map_err(|e: neardup_core::Error| invalid("keep", e.to_string()))?;
+                    continue;
+                }
+                "bucket_cap" => {
+                    engine.bucket_cap = value.extract()?;
+                    continue;
+                }
+                "candidate_budget" => {
+                    engine.candidate_budget = value.extract()?;
+                    continue;
+                }
+                _ => {}
+            }
             let text = if let Ok(flag) = value.extract::<bool>() {
                 flag.to_string()
             } else {
@@ -58,9 +86,12 @@ fn dedup_columns(
         }
     }
     let method = method.to_owned();
+    engine
+        .validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let run = Run {
         texts,
-        options: EngineOptions::default(),
+        options: engine,
     };
     py.detach(move || registry::with_method(&method, &params, run))
         .and_then(|r| r)

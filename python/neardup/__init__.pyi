@@ -1,0 +1,12 @@
+from typing import Any, Iterable
+
+import pyarrow as pa
+
+def methods() -> list[str]: ...
+def dedup(
+    texts: Iterable[str] | pa.Array | pa.ChunkedArray | Any,
+    ids: Iterable[Any] | None = None,
+    method: str = "minhash",
+    threshold: float | None = None,
+    **options: Any,
+) -> pa.Table: ...

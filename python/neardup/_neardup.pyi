@@ -1,0 +1,6 @@
+from typing import Any
+
+def dedup_columns(
+    texts: list[str], method: str = "minhash", options: dict[str, Any] | None = None
+) -> tuple[list[int], list[int], list[float]]: ...
+def methods() -> list[str]: ...
