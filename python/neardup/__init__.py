@@ -1,40 +1,344 @@
-"""neardup from Python (issue 12 groundwork): `dedup` over a list, a pyarrow Array or a
-pandas Series, returning a pyarrow Table with id, cluster, duplicate_of, similarity, keep."""
+"""neardup: near-duplicate detection for Chinese and English text, from Python.
+
+The same engine as the ``neardup`` command line, over Arrow data: texts from a list, a pyarrow
+Array, ChunkedArray or Table column, a pandas or polars Series are read in place (pyarrow and
+polars strings without a copy) and the work runs in Rust with the GIL released.
+
+- :func:`dedup` deduplicates texts and returns a pyarrow Table with the command line's
+  clusters columns (``id``, ``cluster``, ``duplicate_of``, ``similarity``) and a ``keep`` mask.
+- :class:`MinHash` and :class:`SimHash` compute signatures and fingerprints as Arrow arrays.
+- :class:`Index` (and :class:`LshIndex`, :class:`HammingIndex`) is an online index with
+  insert, query, save and load.
+- :mod:`neardup.spark` runs the same deduplication on a Spark DataFrame.
+"""
 
 from __future__ import annotations
 
-from ._neardup import dedup_columns, methods
+import json
+from typing import Any, Iterable, Optional
 
-__all__ = ["dedup", "methods"]
+from . import _neardup
+from ._neardup import NeardupError, __version__
+
+__all__ = [
+    "NeardupError",
+    "__version__",
+    "dedup",
+    "methods",
+    "MinHash",
+    "SimHash",
+    "Index",
+    "LshIndex",
+    "HammingIndex",
+]
+
+_ENGINE_OPTIONS = ("cluster", "keep", "bucket_cap", "candidate_budget", "corpus_memory")
 
 
-def _texts(texts):
-    try:
-        import pyarrow as pa
-        if isinstance(texts, (pa.Array, pa.ChunkedArray)):
-            return texts.to_pylist()
-    except ImportError:  # pragma: no cover
-        pass
-    if hasattr(texts, "to_list"):  # pandas or polars Series
-        return texts.to_list()
-    return list(texts)
+def methods() -> dict:
+    """The methods and their parameters: ``{name: {"about": ..., "params": {name: (default,
+    help)}}}`` (the command line's ``--method`` values and options, in snake_case)."""
+    out = {}
+    for name, about, params in _neardup.methods():
+        out[name] = {"about": about, "params": {p: (d, h) for p, _k, d, h in params}}
+    return out
 
 
-def dedup(texts, ids=None, method="minhash", threshold=None, **options):
-    """Deduplicate `texts`; returns a pyarrow Table (id, cluster, duplicate_of, similarity, keep)."""
+def _chunks(values: Any, what: str) -> list:
+    """Arrow string chunks of ``values``, without copying Arrow or polars data."""
     import pyarrow as pa
 
-    texts = ["" if t is None else str(t) for t in _texts(texts)]
-    ids = list(range(1, len(texts) + 1)) if ids is None else _texts(ids)
-    if len(ids) != len(texts):
-        raise ValueError(f"ids: {len(ids)} ids for {len(texts)} texts")
+    if isinstance(values, pa.ChunkedArray):
+        chunks = list(values.chunks)
+    elif isinstance(values, pa.Array):
+        chunks = [values]
+    elif type(values).__module__.startswith("polars"):
+        return _chunks(values.to_arrow(), what)
+    elif type(values).__module__.startswith("pandas"):
+        chunks = [pa.Array.from_pandas(values)]
+    elif isinstance(values, (str, bytes)):
+        raise NeardupError(f"invalid `{what}`: a single string; expected a sequence of texts")
+    else:
+        try:
+            chunks = [pa.array(list(values), type=pa.string())]
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as error:
+            raise NeardupError(f"invalid `{what}`: {error} (expected a sequence of str)") from None
+    out = []
+    for chunk in chunks:
+        if pa.types.is_dictionary(chunk.type):
+            chunk = chunk.cast(chunk.type.value_type)
+        if pa.types.is_null(chunk.type) and len(chunk) == 0:
+            chunk = pa.array([], type=pa.string())
+        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)
+                or pa.types.is_string_view(chunk.type)):
+            raise NeardupError(
+                f"invalid `{what}`: an array of {chunk.type}: expected strings")
+        out.append(chunk)
+    return out
+
+
+def _ids(ids: Any, count: int, what: str = "ids"):
+    """The ids as one pyarrow Array (1-based record numbers when None)."""
+    import pyarrow as pa
+
+    if ids is None:
+        return pa.array(range(1, count + 1), type=pa.int64())
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    elif type(ids).__module__.startswith("polars"):
+        ids = ids.to_arrow()
+        if isinstance(ids, pa.ChunkedArray):
+            ids = ids.combine_chunks()
+    elif type(ids).__module__.startswith("pandas"):
+        ids = pa.Array.from_pandas(ids)
+    elif not isinstance(ids, pa.Array):
+        ids = pa.array(list(ids))
+    if len(ids) != count:
+        raise NeardupError(f"invalid `{what}`: {len(ids)} ids for {count} texts")
+    if ids.null_count:
+        at = ids.is_null().index(True).as_py()
+        raise NeardupError(f"invalid `{what}`: {what}[{at}] is null")
+    return ids
+
+
+def _size(value: Any, what: str) -> int:
+    """A size in bytes from an int or a string such as ``64M`` (powers of 1024)."""
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    units = {"K": 10, "M": 20, "G": 30}
+    try:
+        if text and text[-1].upper() in units:
+            return int(text[:-1]) << units[text[-1].upper()]
+        return int(text.rstrip("bB"))
+    except ValueError:
+        raise NeardupError(
+            f"invalid `{what}`: {value!r}: expected a size such as 64M, 512K or 2G") from None
+
+
+def _method_params(method: str, threshold: Optional[float], params: dict) -> dict:
+    """The method's parameters, files read as the command line reads them."""
+    params = dict(params)
     if threshold is not None:
-        options["threshold"] = threshold
-    cluster, duplicate_of, similarity = dedup_columns(texts, method, options)
-    return pa.table({
-        "id": ids,
-        "cluster": [ids[c] for c in cluster],
-        "duplicate_of": [None if d < 0 else ids[d] for d in duplicate_of],
-        "similarity": [None if s != s else s for s in similarity],
-        "keep": [d < 0 for d in duplicate_of],
-    })
+        params["threshold"] = threshold
+    for name, _about, specs in _neardup.methods():
+        if name != method:
+            continue
+        for param, kind, _default, _help in specs:
+            if kind == "File" and params.get(param) is not None:
+                path = str(params[param])
+                try:
+                    with open(path, encoding="utf-8") as file:
+                        params[param] = file.read()
+                except OSError as error:
+                    raise OSError(f"{path}: {error.strerror or error}") from None
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def dedup(
+    texts: Any,
+    ids: Any = None,
+    method: str = "minhash",
+    threshold: Optional[float] = None,
+    *,
+    cluster: str = "representative",
+    keep: str = "first",
+    bucket_cap: Optional[int] = None,
+    candidate_budget: Optional[int] = None,
+    corpus_memory: Any = None,
+    against: Any = None,
+    against_ids: Any = None,
+    within: bool = False,
+    threads: int = 0,
+    **params: Any,
+):
+    """Deduplicates ``texts`` and returns a pyarrow Table, one row per text, in order:
+
+    - ``id``: the text's id (``ids``, or its 1-based position),
+    - ``cluster``: the id of the kept text of its cluster (its own when kept),
+    - ``duplicate_of``: the id of the kept text it duplicates, or null when kept,
+    - ``similarity``: its verified similarity to that text, or null when kept,
+    - ``keep``: True for the texts to keep.
+
+    The options are the command line's (``neardup dedup --help``) in snake_case: the method's
+    parameters (``ngram=5``, ``max_df="off"``, files such as ``boilerplate_file`` by path),
+    ``cluster``, ``keep``, ``bucket_cap``, ``candidate_budget``, ``corpus_memory``
+    (``"64M"``), ``threads`` (0: one per core), and ``against`` (a reference corpus the texts
+    are checked against, with ``against_ids`` and ``within``). The run's statistics are in the
+    table's schema metadata under ``neardup.stats`` (JSON). Bad options raise
+    :class:`NeardupError` naming the option.
+    """
+    import pyarrow as pa
+
+    chunks = _chunks(texts, "texts")
+    count = sum(len(c) for c in chunks)
+    ids = _ids(ids, count)
+    reference = 0
+    if against is not None:
+        reference_chunks = _chunks(against, "against")
+        reference = sum(len(c) for c in reference_chunks)
+        reference_ids = _ids(against_ids, reference, "against_ids")
+        if against_ids is None:
+            reference_ids = pa.array([f"against:{i}" for i in range(1, reference + 1)])
+        chunks = reference_chunks + chunks
+        all_ids = pa.concat_arrays([reference_ids.cast(pa.string()), ids.cast(pa.string())]) \
+            if reference_ids.type != ids.type else pa.concat_arrays([reference_ids, ids])
+    else:
+        all_ids = ids
+    batch, stats = _neardup.dedup_arrow(
+        chunks,
+        method,
+        _method_params(method, threshold, params),
+        cluster=cluster,
+        keep=keep,
+        bucket_cap=bucket_cap,
+        candidate_budget=candidate_budget,
+        corpus_memory=None if corpus_memory is None else _size(corpus_memory, "corpus_memory"),
+        reference=reference,
+        within=within,
+        threads=threads,
+    )
+    if reference:
+        batch = batch.slice(reference)
+    duplicate_of = batch.column("duplicate_of")
+    table = pa.table(
+        {
+            "id": all_ids.slice(reference) if reference else all_ids,
+            "cluster": all_ids.take(batch.column("cluster")),
+            "duplicate_of": all_ids.take(duplicate_of),
+            "similarity": batch.column("similarity"),
+            "keep": duplicate_of.is_null(),
+        }
+    )
+    return table.replace_schema_metadata({"neardup.stats": stats})
+
+
+def stats(table) -> dict:
+    """The statistics of the run that made ``table`` (a :func:`dedup` result)."""
+    return json.loads(table.schema.metadata[b"neardup.stats"])
+
+
+class MinHash:
+    """MinHash signatures (the ``minhash`` method's parameters by name: ``ngram``,
+    ``permutations``, ``seed``, normalisation...)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = _method_params("minhash", None, params)
+        _neardup.method_info("minhash", self.params)  # refuse bad parameters now
+
+    def signatures(self, texts: Any, threads: int = 0):
+        """A pyarrow FixedSizeListArray of ``permutations`` uint32 per text."""
+        return _neardup.minhash_signatures(_chunks(texts, "texts"), self.params, threads)
+
+
+class SimHash:
+    """SimHash fingerprints (the ``simhash`` method's parameters by name)."""
+
+    def __init__(self, **params: Any) -> None:
+        self.params = _method_params("simhash", None, params)
+        _neardup.method_info("simhash", self.params)
+
+    def fingerprints(self, texts: Any, threads: int = 0):
+        """A pyarrow UInt64Array, one fingerprint per text."""
+        return _neardup.simhash_fingerprints(_chunks(texts, "texts"), self.params, threads)
+
+    @staticmethod
+    def distance(a: int, b: int) -> int:
+        """The Hamming distance of two fingerprints."""
+        return bin((a ^ b) & 0xFFFFFFFFFFFFFFFF).count("1")
+
+
+class Index:
+    """An online near-duplicate index of one method: LSH buckets for ``minhash``, permuted
+    Hamming tables for ``simhash`` (with its length-aware distance), identities for
+    ``exact``, prefix keys for ``join``. ``max_df`` and ``boilerplate_df`` are off (an index
+    has no corpus), as in the service."""
+
+    def __init__(self, method: str = "minhash", **params: Any) -> None:
+        self._index = _neardup.Index(method, _method_params(method, None, params))
+        self._ids: list = []
+
+    @property
+    def method(self) -> str:
+        return self._index.method
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def insert(self, texts: Any, ids: Any = None, threads: int = 0) -> None:
+        """Adds ``texts`` with their ``ids`` (default: their positions in the index, from 0)."""
+        import pyarrow as pa
+
+        chunks = _chunks(texts, "texts")
+        count = sum(len(c) for c in chunks)
+        first = len(self._index)
+        if ids is None:
+            ids = pa.array(range(first, first + count), type=pa.int64())
+        ids = _ids(ids, count)
+        if self._ids and ids.type != self._ids[0].type:
+            raise NeardupError(
+                f"invalid `ids`: {ids.type}, but the index holds ids of {self._ids[0].type}")
+        self._index.insert(chunks, threads)
+        self._ids.append(ids)
+
+    def _all_ids(self):
+        import pyarrow as pa
+
+        if not self._ids:
+            return pa.array([], type=pa.int64())
+        if len(self._ids) > 1:
+            self._ids = [pa.concat_arrays(self._ids)]
+        return self._ids[0]
+
+    def query(self, texts: Any, limit: int = 10, threads: int = 0):
+        """The stored documents each text matches, best first, at most ``limit`` per text: a
+        pyarrow Table of ``query`` (the text's position), ``id``, ``similarity`` and
+        ``distance`` (Hamming, for ``simhash``)."""
+        import pyarrow as pa
+
+        batch = self._index.query(_chunks(texts, "texts"), limit, threads)
+        return pa.table({
+            "query": batch.column("query"),
+            "id": self._all_ids().take(batch.column("number")),
+            "similarity": batch.column("similarity"),
+            "distance": batch.column("distance"),
+        })
+
+    def save(self, path: str) -> None:
+        """Writes the index and its ids to ``path`` (complete or not at all)."""
+        import pyarrow as pa
+
+        ids = self._all_ids()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, pa.schema([("id", ids.type)])) as writer:
+            writer.write_batch(pa.record_batch([ids], names=["id"]))
+        self._index.save(str(path), sink.getvalue().to_pybytes())
+
+    @classmethod
+    def load(cls, path: str) -> "Index":
+        """Reads an index written by :meth:`save`."""
+        import pyarrow as pa
+
+        inner, extra = _neardup.Index.load(str(path))
+        reader = pa.ipc.open_stream(pa.py_buffer(extra))
+        ids = reader.read_all().column("id").combine_chunks()
+        if len(ids) != len(inner):
+            raise OSError(f"{path}: {len(ids)} ids for {len(inner)} documents")
+        index = cls.__new__(cls)
+        index._index = inner
+        index._ids = [ids] if len(ids) else []
+        return index
+
+
+class LshIndex(Index):
+    """:class:`Index` of the ``minhash`` method (MinHash-LSH bands, verified)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__("minhash", **params)
+
+
+class HammingIndex(Index):
+    """:class:`Index` of the ``simhash`` method (Hamming tables, verified)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__("simhash", **params)

@@ -1,0 +1,575 @@
+"""neardup on Spark: deduplicate a DataFrame larger than one machine, with the same clusters
+as ``neardup dedup`` on the same data and options.
+
+Every step runs on the executors except one documented bound (``cluster="representative"``
+collects the verified pairs between distinct texts to the driver; ``"connected"`` is
+distributed throughout):
+
+1. **Sketch** (``mapInArrow``, Rust): each text's identity, length, encoded sketch and LSH
+   band keys, as Arrow batches (no Python object per document).
+2. **Rank**: documents are ordered by the keep policy, then by ``order_col`` (default: the id
+   column), and numbered densely: a DataFrame has no input order, so this order plays the part
+   of the file order of the command line (``keep="first"`` keeps the smallest).
+3. **Exact copies**: documents with the same identity follow the best-ranked one, the leader.
+4. **Candidates**: leaders' band keys are exploded and grouped into buckets; each bucket is
+   paired in Rust exactly as the batch engine pairs it (a member with the members before it,
+   among the first ``bucket_cap``), pairs are deduplicated, and when they exceed
+   ``documents x candidate_budget`` each document keeps its best-ranked partners up to the
+   engine's water-filling level.
+5. **Verify** (``mapInArrow``, Rust): the true similarity of each candidate pair.
+6. **Cluster**: ``connected`` runs the large-star/small-star connected components of Kiveris
+   et al. (SoCC 2014) on the verified pairs; ``representative`` (the default) runs the
+   engine's greedy rule on the driver over the verified pairs, at most ``max_driver_pairs``
+   of them (a clear error past it: use ``connected``, or raise the bound).
+7. Exact copies follow their leader; ids are joined back.
+
+Methods: ``exact`` and ``minhash``. Corpus-learned options (``max_df``,
+``boilerplate_df``, ``weighting="idf"``) need a corpus pass that this path does not make:
+they are off here (as in the service and :class:`neardup.Index`), and another value is
+refused by name. Compare with ``neardup dedup --max-df off --boilerplate-df off``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import _neardup, _method_params
+from ._neardup import NeardupError
+
+__all__ = ["dedup", "kept", "connected_components"]
+
+#: Parameters learned from a corpus in a batch run: off on Spark.
+_CORPUS_PARAMS = ("max_df", "boilerplate_df")
+
+_DEFAULT_BUCKET_CAP = 1000
+_DEFAULT_CANDIDATE_BUDGET = 32
+
+
+def _invalid(name: str, message: str) -> NeardupError:
+    error = NeardupError(f"invalid `{name}`: {message}")
+    error.parameter = name
+    return error
+
+
+def _spark_params(method: str, threshold: Optional[float], params: dict) -> dict:
+    params = _method_params(method, threshold, params)
+    specs = {name: [p[0] for p in ps] for name, _about, ps in _neardup.methods()}
+    if method not in specs:
+        raise _invalid("method", f"{method!r} (expected one of: {', '.join(specs)})")
+    for name in _CORPUS_PARAMS:
+        if name in specs[method]:
+            value = str(params.get(name, "off"))
+            if value != "off":
+                raise _invalid(
+                    name,
+                    f"{value!r}: learned from a corpus in batch runs; the Spark path makes no "
+                    "corpus pass, so only \"off\" is accepted (compare with "
+                    f"`neardup dedup --{name.replace('_', '-')} off`)",
+                )
+            params[name] = "off"
+    info = _neardup.method_info(method, {k: str(v) for k, v in params.items()})
+    if info["join"] not in ("identity", "keys"):
+        raise _invalid(
+            "method",
+            f"{method!r}: the Spark path runs exact and minhash (banded LSH keys); {method} "
+            "finds candidates with a global index: run it on one machine with "
+            "neardup.dedup or `neardup dedup`",
+        )
+    if info["learns_from_corpus"]:
+        raise _invalid(
+            "weighting",
+            "learned from a corpus (idf); the Spark path makes no corpus pass",
+        )
+    return params
+
+
+def _arrow_types():
+    import pyarrow as pa
+    return pa
+
+
+def dedup(
+    df,
+    text_col: str = "text",
+    id_col: str = "id",
+    method: str = "minhash",
+    threshold: Optional[float] = None,
+    *,
+    cluster: str = "representative",
+    keep: str = "first",
+    bucket_cap: int = _DEFAULT_BUCKET_CAP,
+    candidate_budget: int = _DEFAULT_CANDIDATE_BUDGET,
+    order_col: Optional[str] = None,
+    max_driver_pairs: int = 50_000_000,
+    **params: Any,
+):
+    """Deduplicates the DataFrame ``df`` and returns a DataFrame of ``(id, cluster,
+    duplicate_of, similarity)``, one row per input row: ``cluster`` is the id of the kept row
+    of its cluster (its own when kept), ``duplicate_of`` and ``similarity`` are null for kept
+    rows. The id column keeps its type; ids must be unique and not null, texts not null.
+
+    Options are :func:`neardup.dedup`'s (the command line's): the method's parameters by name,
+    ``cluster``, ``keep``, ``bucket_cap``, ``candidate_budget``; plus ``order_col`` (the
+    order that ``keep="first"`` and ties follow; default: the id column) and
+    ``max_driver_pairs`` (the bound of ``cluster="representative"``).
+    """
+    from pyspark.sql import functions as F
+
+    if cluster not in ("representative", "connected"):
+        raise _invalid("cluster", f"{cluster!r} (expected representative or connected)")
+    if keep not in ("first", "longest", "shortest"):
+        raise _invalid("keep", f"{keep!r} (expected first, longest or shortest)")
+    for name, value in (("bucket_cap", bucket_cap), ("candidate_budget", candidate_budget)):
+        if not isinstance(value, int) or value < 1:
+            raise _invalid(name, f"{value!r} (must be at least 1)")
+    params = {k: str(v) if not isinstance(v, bool) else str(v).lower()
+              for k, v in _spark_params(method, threshold, params).items()}
+    for name in (text_col, id_col) + ((order_col,) if order_col else ()):
+        if name not in df.columns:
+            raise _invalid("columns", f"no column {name!r} (the DataFrame has {df.columns})")
+    spark = df.sparkSession
+    id_type = df.schema[id_col].dataType
+    text_type = df.schema[text_col].dataType.simpleString()
+    if text_type != "string":
+        raise _invalid("text_col", f"{text_col!r} is {text_type}: expected string")
+
+    _check_ids(df, id_col, text_col)
+
+    order = F.col(order_col) if order_col else F.col(id_col)
+    base = df.select(
+        F.col(id_col).alias("id"),
+        F.col(text_col).alias("text"),
+        order.alias("order_key"),
+    )
+    sketched = base.mapInArrow(
+        _sketcher(method, params),
+        _schema(base.schema["id"].dataType, base.schema["order_key"].dataType),
+    )
+    sort = {
+        "first": [F.col("order_key").asc(), F.col("id").asc()],
+        "longest": [F.col("length").desc(), F.col("order_key").asc(), F.col("id").asc()],
+        "shortest": [F.col("length").asc(), F.col("order_key").asc(), F.col("id").asc()],
+    }[keep]
+    ranked = _dense_rank(spark, sketched.orderBy(*sort)).persist()
+    try:
+        return _cluster(
+            spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
+            max_driver_pairs, id_type,
+        )
+    finally:
+        pass
+
+
+def _check_ids(df, id_col: str, text_col: str) -> None:
+    from pyspark.sql import functions as F
+
+    bad = df.filter(F.col(id_col).isNull()).limit(1).count()
+    if bad:
+        raise _invalid("id_col", f"{id_col!r} has null ids (every row needs an id)")
+    repeated = (df.groupBy(id_col).count().filter(F.col("count") > 1).limit(1).collect())
+    if repeated:
+        raise _invalid(
+            "id_col",
+            f"{id_col!r}: the id {repeated[0][0]!r} is on {repeated[0][1]} rows (ids must be "
+            "unique)",
+        )
+    null_text = df.filter(F.col(text_col).isNull()).select(id_col).limit(1).collect()
+    if null_text:
+        raise _invalid(
+            "text_col",
+            f"{text_col!r} is null for id {null_text[0][0]!r} (fill or drop nulls first: a "
+            "null is not an empty text)",
+        )
+
+
+def _schema(id_type, order_type):
+    from pyspark.sql.types import (
+        ArrayType, BinaryType, BooleanType, LongType, StructField, StructType,
+    )
+
+    return StructType([
+        StructField("id", id_type, False),
+        StructField("order_key", order_type, True),
+        StructField("identity", BinaryType(), False),
+        StructField("length", LongType(), False),
+        StructField("empty", BooleanType(), False),
+        StructField("exact_only", BooleanType(), False),
+        StructField("sketch", BinaryType(), False),
+        StructField("keys", ArrayType(LongType(), False), False),
+    ])
+
+
+def _conform(columns, names, schema):
+    """A record batch of ``columns`` with the types Spark expects of ``schema``."""
+    import pyarrow as pa
+
+    arrays = []
+    for array, field in zip(columns, schema):
+        arrays.append(array.cast(field.type) if array.type != field.type else array)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _sketcher(method: str, params: dict):
+    def sketch(batches):
+        import pyarrow as pa
+        from neardup import _neardup as native
+
+        for batch in batches:
+            out = native.spark_sketch([batch.column("text")], method, params, 1)
+            columns = [batch.column("id"), batch.column("order_key")] + [
+                out.column(name)
+                for name in ("identity", "length", "empty", "exact_only", "sketch", "keys")
+            ]
+            arrow_schema = pa.schema([
+                pa.field("id", batch.column("id").type),
+                pa.field("order_key", batch.column("order_key").type),
+                pa.field("identity", pa.binary()),
+                pa.field("length", pa.int64()),
+                pa.field("empty", pa.bool_()),
+                pa.field("exact_only", pa.bool_()),
+                pa.field("sketch", pa.binary()),
+                pa.field("keys", pa.list_(pa.field("element", pa.int64(), False))),
+            ])
+            yield _conform(columns, None, arrow_schema)
+
+    return sketch
+
+
+def _dense_rank(spark, ordered):
+    """``ordered`` (a sorted DataFrame) with ``rank``: 0, 1, 2... in its order, computed
+    without moving the rows to one partition (per-partition counts, then offsets)."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    ordered = ordered.persist()
+
+    def count(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        total = sum(batch.num_rows for batch in batches)
+        partition = TaskContext.get().partitionId()
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([partition], pa.int64()), pa.array([total], pa.int64())],
+            names=["partition", "rows"],
+        )
+
+    counts = ordered.mapInArrow(
+        count,
+        StructType([StructField("partition", LongType()), StructField("rows", LongType())]),
+    ).collect()
+    offsets, running = {}, 0
+    for row in sorted(counts, key=lambda r: r["partition"]):
+        offsets[row["partition"]] = running
+        running += row["rows"]
+
+    def number(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        at = offsets.get(TaskContext.get().partitionId(), 0)
+        for batch in batches:
+            ranks = pa.array(range(at, at + batch.num_rows), pa.int64())
+            at += batch.num_rows
+            yield batch.append_column("rank", ranks)
+
+    schema = StructType(ordered.schema.fields + [StructField("rank", LongType(), False)])
+    return ordered.mapInArrow(number, schema)
+
+
+def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
+             max_driver_pairs, id_type):
+    from pyspark.sql import functions as F
+
+    nonempty = ranked.filter(~F.col("empty"))
+    leaders = nonempty.groupBy("identity").agg(F.min("rank").alias("leader"))
+    with_leader = nonempty.select("rank", "identity", "exact_only", "sketch", "keys").join(
+        leaders, "identity")
+    leader_rows = with_leader.filter(F.col("rank") == F.col("leader")).persist()
+    members = with_leader.filter(F.col("rank") != F.col("leader")).select("rank", "leader")
+
+    info = _neardup.method_info(method, params)
+    if info["join"] == "keys":
+        candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
+        verified = _verify(leader_rows, candidates, method, params).persist()
+    else:
+        verified = None
+
+    if verified is None:
+        assigned = None
+    elif cluster == "representative":
+        assigned = _representative(spark, verified, max_driver_pairs)
+    else:
+        assigned = _connected(leader_rows, verified, method, params)
+
+    # Exact copies follow their leader: the leader's kept document, or the leader itself.
+    if assigned is None:
+        followed = members.select(
+            F.col("rank").alias("document"),
+            F.col("leader").alias("duplicate_of"),
+            F.lit(1.0).alias("similarity"),
+        )
+        assignment = followed
+    else:
+        leader_fate = assigned.select(
+            F.col("document").alias("leader"),
+            F.col("duplicate_of").alias("leader_duplicate_of"),
+            F.col("similarity").alias("leader_similarity"),
+        )
+        followed = members.join(leader_fate, "leader", "left").select(
+            F.col("rank").alias("document"),
+            F.coalesce("leader_duplicate_of", "leader").alias("duplicate_of"),
+            F.coalesce("leader_similarity", F.lit(1.0)).alias("similarity"),
+        )
+        assignment = assigned.unionByName(followed)
+
+    ids = ranked.select(F.col("rank").alias("document"), "id")
+    kept_ids = ranked.select(F.col("rank").alias("duplicate_of"), F.col("id").alias("dup_id"))
+    result = (
+        ids.join(assignment, "document", "left")
+        .join(kept_ids, "duplicate_of", "left")
+        .select(
+            F.col("id"),
+            F.coalesce(F.col("dup_id"), F.col("id")).alias("cluster"),
+            F.col("dup_id").alias("duplicate_of"),
+            F.col("similarity").cast("double").alias("similarity"),
+        )
+    )
+    return result
+
+
+def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):
+    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), as the batch engine finds them."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import Window
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    entries = leader_rows.filter(~F.col("exact_only")).select(
+        "rank", F.explode("keys").alias("key"))
+    buckets = (
+        entries.groupBy("key")
+        .agg(F.sort_array(F.collect_list("rank")).alias("members"))
+        .filter(F.size("members") > 1)
+        .persist()
+    )
+    cap = bucket_cap
+
+    def pair(batches):
+        from neardup import _neardup as native
+
+        for batch in batches:
+            yield native.bucket_pairs(batch.column("members"), cap)
+
+    pair_schema = StructType([
+        StructField("a", LongType(), False), StructField("b", LongType(), False)])
+    pairs = buckets.select("members").mapInArrow(pair, pair_schema).distinct()
+
+    size = F.size("members").cast("long")
+    anchors = F.least(size, F.lit(cap).cast("long"))
+    raw = buckets.agg(
+        F.sum(anchors * (anchors - 1) / 2 + (size - anchors) * anchors).cast("long")
+    ).collect()[0][0] or 0
+    documents = (entries.agg(F.max("rank")).collect()[0][0] or -1) + 1
+    budget = documents * candidate_budget
+    if raw <= budget:
+        return pairs
+    # The engine's partner limit: the highest L with sum(min(bound, L)) <= budget, where a
+    # document's bound is the number of bucket members before it (anchors only in a capped
+    # bucket); each document then keeps its L best-ranked distinct partners.
+    bounds = (
+        buckets.select(F.posexplode("members").alias("position", "rank"))
+        .groupBy("rank")
+        .agg(F.sum(F.least(F.col("position"), F.lit(cap))).alias("bound"))
+        .groupBy("bound")
+        .count()
+        .collect()
+    )
+    histogram = sorted((row["bound"], row["count"]) for row in bounds)
+
+    def total(limit: int) -> int:
+        return sum(min(bound, limit) * count for bound, count in histogram)
+
+    low, high = 0, max((b for b, _ in histogram), default=0)
+    while high - low > 1:
+        middle = low + (high - low) // 2
+        if total(middle) <= budget:
+            low = middle
+        else:
+            high = middle
+    window = Window.partitionBy("b").orderBy("a")
+    return (
+        pairs.withColumn("n", F.row_number().over(window))
+        .filter(F.col("n") <= low)
+        .drop("n")
+    )
+
+
+def _verify(leader_rows, candidates, method: str, params: dict):
+    """Verified pairs ``(a, b, similarity)`` of the candidates."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    sketches = leader_rows.select("rank", "sketch")
+    joined = (
+        candidates.join(sketches.select(F.col("rank").alias("a"), F.col("sketch").alias("sa")), "a")
+        .join(sketches.select(F.col("rank").alias("b"), F.col("sketch").alias("sb")), "b")
+        .select("a", "b", "sa", "sb")
+    )
+
+    def verify(batches):
+        import pyarrow as pa
+        from neardup import _neardup as native
+
+        for batch in batches:
+            out = native.verify_pairs(batch.column("sa"), batch.column("sb"), method, params, 1)
+            similarity = out.column("similarity")
+            keep = similarity.is_valid()
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("a").filter(keep), batch.column("b").filter(keep),
+                 similarity.filter(keep)],
+                names=["a", "b", "similarity"],
+            )
+
+    schema = StructType([
+        StructField("a", LongType(), False),
+        StructField("b", LongType(), False),
+        StructField("similarity", DoubleType(), False),
+    ])
+    return joined.mapInArrow(verify, schema)
+
+
+def _representative(spark, verified, max_driver_pairs: int):
+    """The engine's greedy rule, on the driver, over at most ``max_driver_pairs`` pairs."""
+    import pyarrow as pa
+
+    count = verified.count()
+    if count > max_driver_pairs:
+        raise _invalid(
+            "max_driver_pairs",
+            f"{max_driver_pairs}: the run verified {count} similar pairs between distinct "
+            "texts, more than cluster=\"representative\" collects to the driver (about 24 "
+            "bytes each); use cluster=\"connected\" (distributed), or raise max_driver_pairs "
+            "if the driver has the memory",
+        )
+    table = _to_arrow(verified)
+    out = _neardup.representative(
+        _column(table, "a", pa.int64()),
+        _column(table, "b", pa.int64()),
+        _column(table, "similarity", pa.float64()),
+    )
+    return _from_arrow(spark, pa.Table.from_batches([out]))
+
+
+def _column(table, name, type_):
+    array = table.column(name).combine_chunks()
+    return array.cast(type_) if array.type != type_ else array
+
+
+def _to_arrow(df):
+    """A DataFrame collected to the driver as a pyarrow Table."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    import pyarrow as pa  # pragma: no cover (pyspark < 4)
+    return pa.Table.from_pandas(df.toPandas())
+
+
+def _from_arrow(spark, table):
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    schema = StructType([
+        StructField("document", LongType(), False),
+        StructField("duplicate_of", LongType(), False),
+        StructField("similarity", DoubleType(), False),
+    ])
+    if table.num_rows == 0:
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(table.to_pandas(), schema)
+
+
+def connected_components(edges, max_rounds: int = 100):
+    """The connected components of the graph of ``edges`` (a DataFrame of ``a``, ``b``
+    longs), by the large-star/small-star rounds of Kiveris, Lattanzi, Mirrokni, Rastogi and
+    Vassilvitskii, "Connected components in MapReduce and beyond" (SoCC 2014): a DataFrame
+    of ``(node, component)`` for every node of an edge, the component being its smallest
+    node. Each round checkpoints its edges locally, so the plan does not grow."""
+    from pyspark.sql import functions as F
+
+    edges = edges.select(
+        F.least("a", "b").alias("u"), F.greatest("a", "b").alias("v")
+    ).filter(F.col("u") != F.col("v")).distinct().localCheckpoint()
+    for _ in range(max_rounds):
+        # Large star: every node links its larger neighbours to the smallest node of its
+        # neighbourhood (itself included).
+        both = edges.select(F.col("u").alias("x"), F.col("v").alias("y")).unionByName(
+            edges.select(F.col("v").alias("x"), F.col("u").alias("y")))
+        smallest = both.groupBy("x").agg(F.least(F.min("y"), F.col("x")).alias("m"))
+        large = (
+            both.filter(F.col("y") > F.col("x"))
+            .join(smallest, "x")
+            .select(F.least("y", "m").alias("u"), F.greatest("y", "m").alias("v"))
+            .filter(F.col("u") != F.col("v"))
+            .distinct()
+        )
+        # Small star: every node links itself and its smaller neighbours to the smallest of
+        # them.
+        smallest = large.groupBy(F.col("v").alias("x")).agg(F.min("u").alias("m"))
+        small = (
+            large.join(smallest, large.v == smallest.x)
+            .select(F.col("u").alias("y"), "m")
+            .unionByName(smallest.select(F.col("x").alias("y"), "m"))
+            .select(F.least("y", "m").alias("u"), F.greatest("y", "m").alias("v"))
+            .filter(F.col("u") != F.col("v"))
+            .distinct()
+            .localCheckpoint()
+        )
+        changed = small.exceptAll(edges).limit(1).count() + edges.exceptAll(small).limit(1).count()
+        edges = small
+        if changed == 0:
+            break
+    else:
+        raise RuntimeError(f"connected components did not converge in {max_rounds} rounds")
+    # Converged: stars around each component's smallest node.
+    return edges.select(F.col("v").alias("node"), F.col("u").alias("component")).unionByName(
+        edges.select(F.col("u").alias("node"), F.col("u").alias("component"))).distinct()
+
+
+def _connected(leader_rows, verified, method: str, params: dict):
+    """Connected components of the verified pairs: every member follows its component's best
+    ranked document, with its plain similarity to it (as the engine's ``connected``)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, LongType, StructField, StructType
+
+    components = connected_components(verified.select("a", "b"))
+    moved = components.filter(F.col("node") != F.col("component"))
+    sketches = leader_rows.select("rank", "sketch")
+    joined = (
+        moved.join(sketches.select(F.col("rank").alias("node"), F.col("sketch").alias("sa")), "node")
+        .join(sketches.select(F.col("rank").alias("component"), F.col("sketch").alias("sb")),
+              "component")
+    )
+
+    def similarity(batches):
+        import pyarrow as pa
+        from neardup import _neardup as native
+
+        for batch in batches:
+            values = native.similarities(batch.column("sa"), batch.column("sb"), method, params, 1)
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("node"), batch.column("component"), values],
+                names=["document", "duplicate_of", "similarity"],
+            )
+
+    schema = StructType([
+        StructField("document", LongType(), False),
+        StructField("duplicate_of", LongType(), False),
+        StructField("similarity", DoubleType(), False),
+    ])
+    return joined.select("node", "component", "sa", "sb").mapInArrow(similarity, schema)
+
+
+def kept(df, text_col: str = "text", id_col: str = "id", **options: Any):
+    """The rows of ``df`` that :func:`dedup` keeps (with every column of ``df``)."""
+    from pyspark.sql import functions as F
+
+    result = dedup(df, text_col=text_col, id_col=id_col, **options)
+    keep = result.filter(F.col("duplicate_of").isNull()).select(F.col("id").alias(id_col))
+    return df.join(keep, id_col, "left_semi")

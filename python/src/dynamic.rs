@@ -1,0 +1,278 @@
+//! A registered method behind one object-safe trait, so that the Python classes and the Spark
+//! helpers can hold "a method" without being generic over it, and built methods can be cached
+//! by their name and parameters (a Spark executor builds each method once, not once per batch).
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use neardup_core::cluster::Assignment;
+use neardup_core::methods::minhash::MinHashSketch;
+use neardup_core::methods::simhash::SimHashSketch;
+use neardup_core::registry::{self, MethodVisitor, Params, Registered};
+use neardup_core::{Error, Join, Result, Sketch};
+use neardup_engine::online::{self, IndexEntry, PartitionIndex};
+use neardup_engine::{EngineOptions, NoProgress, Outcome};
+use rayon::prelude::*;
+
+/// What the Spark path needs of one document's sketch.
+pub struct SketchRow {
+    /// [`Sketch::identity`] (exact copies share it).
+    pub identity: u128,
+    /// No feature after normalisation: always kept alone.
+    pub empty: bool,
+    /// Too few features to compare approximately: exact copies only.
+    pub exact_only: bool,
+    /// The encoded sketch ([`Sketch::encode`]).
+    pub encoded: Vec<u8>,
+    /// The bucket keys ([`Method::keys`]), sorted and deduplicated; empty for an empty or
+    /// exact-only document.
+    pub keys: Vec<u64>,
+}
+
+/// A method, whatever its type.
+pub trait DynMethod: Send + Sync {
+    /// How candidates are found.
+    fn join(&self) -> Join;
+    /// Whether a batch run learns statistics from the corpus first.
+    fn learns_from_corpus(&self) -> bool;
+    /// Whether the batch engine checks common features of crowded documents (`max_df`).
+    fn checks_common(&self) -> bool;
+    /// The batch engine over `texts`.
+    fn dedup(&self, texts: &[&str], options: EngineOptions) -> Result<Outcome>;
+    /// Sketch rows of `texts`, in parallel, in order.
+    fn sketch_rows(&self, texts: &[&str]) -> Vec<SketchRow>;
+    /// The verified similarity (and Hamming distance) of two encoded sketches, as the batch
+    /// engine verifies a candidate pair.
+    fn verify(&self, a: &[u8], b: &[u8]) -> Result<Option<(f64, Option<u32>)>>;
+    /// The plain similarity of two encoded sketches (a member and its component's kept
+    /// document under `connected` clustering).
+    fn similarity(&self, a: &[u8], b: &[u8]) -> Result<f64>;
+    /// MinHash signatures of `texts` (minhash only).
+    fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>>;
+    /// SimHash fingerprints of `texts` (simhash only).
+    fn fingerprints(&self, texts: &[&str]) -> Option<Vec<u64>>;
+    /// A new, empty online index of this method.
+    fn new_index(self: Arc<Self>) -> Result<Box<dyn DynIndex>>;
+}
+
+/// An online index (insert, query, encode) of one method's documents, numbered 0, 1, ...
+pub trait DynIndex: Send + Sync {
+    /// Adds `texts` (numbered from [`DynIndex::len`] on).
+    fn insert(&mut self, texts: &[&str]);
+    /// Adds one document from its encoded sketch (a loaded index).
+    fn insert_encoded(&mut self, encoded: &[u8]) -> Result<()>;
+    /// Per text, the stored documents it matches: `(number, similarity, distance)`, best
+    /// first, at most `limit`.
+    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<online::Match>>;
+    /// Documents stored.
+    fn len(&self) -> usize;
+    /// The encoded sketch of document `number`.
+    fn encoded(&self, number: usize, out: &mut Vec<u8>);
+}
+
+struct Typed<M: Registered> {
+    method: M,
+}
+
+fn decode<S: Sketch>(bytes: &[u8]) -> Result<S> {
+    S::decode(bytes)
+}
+
+impl<M: Registered> DynMethod for Typed<M> {
+    fn join(&self) -> Join {
+        self.method.join()
+    }
+    fn learns_from_corpus(&self) -> bool {
+        self.method.learns_from_corpus()
+    }
+    fn checks_common(&self) -> bool {
+        self.method.common_limit(u64::MAX / 2).is_some()
+    }
+    fn dedup(&self, texts: &[&str], options: EngineOptions) -> Result<Outcome> {
+        neardup_engine::dedup(&self.method, texts, options, &NoProgress)
+    }
+    fn sketch_rows(&self, texts: &[&str]) -> Vec<SketchRow> {
+        texts
+            .par_iter()
+            .map(|text| {
+                let sketch = self.method.sketch(text);
+                let mut encoded = Vec::new();
+                sketch.encode(&mut encoded);
+                let (empty, exact_only) = (sketch.is_empty(), sketch.exact_only());
+                let mut keys = Vec::new();
+                if !empty && !exact_only {
+                    self.method.keys(&sketch, &mut keys);
+                    keys.sort_unstable();
+                    keys.dedup();
+                }
+                SketchRow {
+                    identity: sketch.identity(),
+                    empty,
+                    exact_only,
+                    encoded,
+                    keys,
+                }
+            })
+            .collect()
+    }
+    fn verify(&self, a: &[u8], b: &[u8]) -> Result<Option<(f64, Option<u32>)>> {
+        let (a, b): (M::Sketch, M::Sketch) = (decode(a)?, decode(b)?);
+        Ok((self.method.verify(&a, &b)).map(|s| (s, self.method.distance(&a, &b))))
+    }
+    fn similarity(&self, a: &[u8], b: &[u8]) -> Result<f64> {
+        let (a, b): (M::Sketch, M::Sketch) = (decode(a)?, decode(b)?);
+        Ok(self.method.similarity(&a, &b))
+    }
+    fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>> {
+        let probe = self.method.sketch("");
+        (&probe as &dyn Any).downcast_ref::<MinHashSketch>()?;
+        Some(
+            texts
+                .par_iter()
+                .map(|text| {
+                    let sketch = self.method.sketch(text);
+                    let sketch = (&sketch as &dyn Any).downcast_ref::<MinHashSketch>();
+                    sketch.map_or_else(Vec::new, |s| s.signature().to_vec())
+                })
+                .collect(),
+        )
+    }
+    fn fingerprints(&self, texts: &[&str]) -> Option<Vec<u64>> {
+        let probe = self.method.sketch("");
+        (&probe as &dyn Any).downcast_ref::<SimHashSketch>()?;
+        Some(
+            texts
+                .par_iter()
+                .map(|text| {
+                    let sketch = self.method.sketch(text);
+                    let sketch = (&sketch as &dyn Any).downcast_ref::<SimHashSketch>();
+                    sketch.map_or(0, SimHashSketch::fingerprint)
+                })
+                .collect(),
+        )
+    }
+    fn new_index(self: Arc<Self>) -> Result<Box<dyn DynIndex>> {
+        let index = PartitionIndex::new(&self.method, self.method.max_radius())?;
+        Ok(Box::new(TypedIndex {
+            owner: self,
+            index,
+            sketches: Vec::new(),
+            entries: Vec::new(),
+        }))
+    }
+}
+
+struct TypedIndex<M: Registered> {
+    owner: Arc<Typed<M>>,
+    index: PartitionIndex,
+    sketches: Vec<M::Sketch>,
+    entries: Vec<IndexEntry>,
+}
+
+impl<M: Registered> TypedIndex<M> {
+    fn push(&mut self, sketch: M::Sketch) {
+        let entry = IndexEntry::of(&self.owner.method, &sketch);
+        let number = self.sketches.len() as u64;
+        self.index.insert(number, &entry);
+        self.sketches.push(sketch);
+        self.entries.push(entry);
+    }
+}
+
+impl<M: Registered> DynIndex for TypedIndex<M> {
+    fn insert(&mut self, texts: &[&str]) {
+        let method = &self.owner.method;
+        let sketches: Vec<M::Sketch> = texts.par_iter().map(|t| method.sketch(t)).collect();
+        for sketch in sketches {
+            self.push(sketch);
+        }
+    }
+    fn insert_encoded(&mut self, encoded: &[u8]) -> Result<()> {
+        let sketch = M::Sketch::decode(encoded)?;
+        self.push(sketch);
+        Ok(())
+    }
+    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<online::Match>> {
+        let method = &self.owner.method;
+        texts
+            .par_iter()
+            .map(|text| {
+                let sketch = method.sketch(text);
+                let entry = IndexEntry::of(method, &sketch);
+                let mut candidates = Vec::new();
+                self.index.candidates(&entry, &mut candidates);
+                let mut matches: Vec<online::Match> = (candidates.into_iter())
+                    .filter_map(|(seq, _)| {
+                        let stored = &self.sketches[seq as usize];
+                        let stored_entry = &self.entries[seq as usize];
+                        online::verify(method, &sketch, &entry, seq, stored, stored_entry)
+                    })
+                    .collect();
+                online::rank(&mut matches);
+                matches.truncate(limit);
+                matches
+            })
+            .collect()
+    }
+    fn len(&self) -> usize {
+        self.sketches.len()
+    }
+    fn encoded(&self, number: usize, out: &mut Vec<u8>) {
+        self.sketches[number].encode(out);
+    }
+}
+
+struct Build;
+
+impl MethodVisitor for Build {
+    type Output = Arc<dyn DynMethod>;
+    fn visit<M: Registered>(self, method: M) -> Arc<dyn DynMethod> {
+        Arc::new(Typed { method })
+    }
+}
+
+/// Methods built so far, by name and parameters: building a method can load dictionaries
+/// (jieba's, the traditional-to-simplified table), which a Spark batch should not repeat.
+static CACHE: Mutex<Option<HashMap<String, Arc<dyn DynMethod>>>> = Mutex::new(None);
+
+/// The method `name` with `params`, built once per process.
+///
+/// # Errors
+/// An unknown method or parameter, or a value the method refuses (naming it).
+pub fn method(name: &str, params: &Params) -> Result<Arc<dyn DynMethod>> {
+    let key = format!("{name}\u{1}{params:?}");
+    let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cache = cache.get_or_insert_with(HashMap::new);
+    if let Some(method) = cache.get(&key) {
+        return Ok(Arc::clone(method));
+    }
+    let built = registry::with_method(name, params, Build)?;
+    if cache.len() > 64 {
+        cache.clear();
+    }
+    cache.insert(key, Arc::clone(&built));
+    Ok(built)
+}
+
+/// The representative clustering of `documents` documents numbered by rank (0 kept first)
+/// from verified pairs `(a, b, similarity)`: the engine's own rule.
+pub fn representative(documents: usize, pairs: &[(u32, u32, f64)]) -> Result<Assignment> {
+    let rank: Vec<u32> = (0..documents as u32).collect();
+    let mut list = Vec::with_capacity(pairs.len());
+    for &(a, b, similarity) in pairs {
+        if a as usize >= documents || b as usize >= documents {
+            return Err(Error::invalid(
+                "pairs",
+                format!("({a}, {b}): a document number is not below {documents}"),
+            ));
+        }
+        list.push(neardup_core::cluster::Pair {
+            a: a.min(b),
+            b: a.max(b),
+            similarity,
+            distance: None,
+        });
+    }
+    Ok(neardup_core::cluster::representative(&rank, &list))
+}

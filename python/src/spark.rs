@@ -1,0 +1,312 @@
+//! The Rust steps of the Spark path (`neardup/spark.py`), each over Arrow batches as
+//! `mapInArrow` hands them over: sketch, pair a bucket's members, verify pairs, and the
+//! representative rule on the driver. The same code as the batch engine's, step by step, so
+//! that a Spark run finds the same clusters as `neardup dedup`.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayData, ArrayRef, AsArray, BinaryBuilder, Float64Array, Int64Array, ListBuilder,
+    Int64Builder,
+};
+use arrow::datatypes::{DataType, Int64Type};
+use arrow::pyarrow::FromPyArrow;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::arrow_io::{self, Texts};
+use crate::dynamic;
+
+/// Sketches the texts: a record batch of `identity` (16 bytes), `length` (characters, for
+/// the keep policy), `empty`, `exact_only`, `sketch` (encoded) and `keys` (the bucket keys,
+/// as int64; empty for empty and exact-only documents).
+#[pyfunction]
+#[pyo3(signature = (chunks, method, params=None, threads=1))]
+fn spark_sketch<'py>(
+    py: Python<'py>,
+    chunks: Vec<Bound<'py, PyAny>>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let texts = Texts::import(&chunks, "texts")?;
+    let (rows, lengths) = crate::detached(py, threads, || {
+        texts.strs().map(|t| {
+            let lengths: Vec<i64> = t.iter().map(|s| s.chars().count() as i64).collect();
+            (method.sketch_rows(&t), lengths)
+        })
+    })?
+    .map_err(|e| crate::invalid(py, "texts", e))?;
+    let mut sketches = BinaryBuilder::new();
+    let mut keys = ListBuilder::new(Int64Builder::new());
+    for row in &rows {
+        sketches.append_value(&row.encoded);
+        keys.values()
+            .append_slice(bytemuck_keys(&row.keys).as_slice());
+        keys.append(true);
+    }
+    let batch = arrow_io::batch(vec![
+        ("identity", arrow_io::identity_array(rows.iter().map(|r| r.identity))),
+        ("length", Arc::new(Int64Array::from(lengths))),
+        ("empty", arrow_io::bools(rows.iter().map(|r| r.empty))),
+        ("exact_only", arrow_io::bools(rows.iter().map(|r| r.exact_only))),
+        ("sketch", Arc::new(sketches.finish())),
+        ("keys", Arc::new(keys.finish())),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// Keys as int64 (Spark has no unsigned type; the bits are kept).
+fn bytemuck_keys(keys: &[u64]) -> Vec<i64> {
+    keys.iter().map(|&k| k as i64).collect()
+}
+
+/// The candidate pairs of buckets, as the batch engine pairs one bucket: each list holds a
+/// bucket's members (document ranks, any order, no repeats); member `j` (in rank order) is
+/// paired with the members before it among the first `cap`. A record batch of `a < b`.
+#[pyfunction]
+fn bucket_pairs<'py>(
+    py: Python<'py>,
+    members: Bound<'py, PyAny>,
+    cap: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = ArrayData::from_pyarrow_bound(&members)?;
+    let array = arrow::array::make_array(data);
+    let lists: Vec<Vec<i64>> = match array.data_type() {
+        DataType::List(_) => list_values(array.as_list::<i32>()),
+        DataType::LargeList(_) => list_values(array.as_list::<i64>()),
+        other => {
+            return Err(crate::invalid(
+                py,
+                "members",
+                format!("an array of {other}: expected lists of int64"),
+            ))
+        }
+    }
+    .map_err(|e| crate::invalid(py, "members", e))?;
+    let (a, b) = py.detach(|| {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for mut bucket in lists {
+            bucket.sort_unstable();
+            bucket.dedup();
+            for j in 1..bucket.len() {
+                for &anchor in &bucket[..j.min(cap)] {
+                    a.push(anchor);
+                    b.push(bucket[j]);
+                }
+            }
+        }
+        (a, b)
+    });
+    let batch = arrow_io::batch(vec![
+        ("a", Arc::new(Int64Array::from(a)) as ArrayRef),
+        ("b", Arc::new(Int64Array::from(b))),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+fn list_values<O: arrow::array::OffsetSizeTrait>(
+    lists: &arrow::array::GenericListArray<O>,
+) -> Result<Vec<Vec<i64>>, String> {
+    let mut out = Vec::with_capacity(lists.len());
+    for list in lists.iter() {
+        let list = list.ok_or("a null list")?;
+        let values = list
+            .as_primitive_opt::<Int64Type>()
+            .ok_or_else(|| format!("lists of {}: expected int64", list.data_type()))?;
+        out.push(values.iter().flatten().collect());
+    }
+    Ok(out)
+}
+
+/// Encoded sketches of a binary column, borrowed.
+fn binaries(array: &ArrayRef, what: &str) -> Result<Vec<Option<Vec<u8>>>, String> {
+    Ok(match array.data_type() {
+        DataType::Binary => (array.as_binary::<i32>().iter())
+            .map(|b| b.map(<[u8]>::to_vec))
+            .collect(),
+        DataType::LargeBinary => (array.as_binary::<i64>().iter())
+            .map(|b| b.map(<[u8]>::to_vec))
+            .collect(),
+        DataType::BinaryView => (array.as_binary_view().iter())
+            .map(|b| b.map(<[u8]>::to_vec))
+            .collect(),
+        other => return Err(format!("{what}: an array of {other}: expected binary")),
+    })
+}
+
+fn two_binaries(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>> {
+    let a = arrow::array::make_array(ArrayData::from_pyarrow_bound(a)?);
+    let b = arrow::array::make_array(ArrayData::from_pyarrow_bound(b)?);
+    let a = binaries(&a, "a").map_err(|e| crate::invalid(py, "sketches", e))?;
+    let b = binaries(&b, "b").map_err(|e| crate::invalid(py, "sketches", e))?;
+    if a.len() != b.len() {
+        return Err(crate::invalid(
+            py,
+            "sketches",
+            format!("{} and {} sketches: expected pairs", a.len(), b.len()),
+        ));
+    }
+    Ok(a.into_iter().zip(b).collect())
+}
+
+/// Verifies pairs of encoded sketches as the batch engine verifies a candidate pair: a record
+/// batch of `similarity` (null when the pair is not similar) and `distance` (the Hamming
+/// distance for methods with fingerprints, else null).
+#[pyfunction]
+#[pyo3(signature = (a, b, method, params=None, threads=1))]
+fn verify_pairs<'py>(
+    py: Python<'py>,
+    a: Bound<'py, PyAny>,
+    b: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use rayon::prelude::*;
+    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let pairs = two_binaries(py, &a, &b)?;
+    let verified = crate::detached(py, threads, || {
+        pairs
+            .par_iter()
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => method.verify(a, b),
+                _ => Ok(None),
+            })
+            .collect::<neardup_core::Result<Vec<_>>>()
+    })?
+    .map_err(|e| crate::error(py, e))?;
+    let similarity: Float64Array = verified.iter().map(|v| v.map(|v| v.0)).collect();
+    let distance: Int64Array = (verified.iter())
+        .map(|v| v.and_then(|v| v.1).map(i64::from))
+        .collect();
+    let batch = arrow_io::batch(vec![
+        ("similarity", Arc::new(similarity) as ArrayRef),
+        ("distance", Arc::new(distance)),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// The plain similarities of pairs of encoded sketches (float64).
+#[pyfunction]
+#[pyo3(signature = (a, b, method, params=None, threads=1))]
+fn similarities<'py>(
+    py: Python<'py>,
+    a: Bound<'py, PyAny>,
+    b: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use rayon::prelude::*;
+    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let pairs = two_binaries(py, &a, &b)?;
+    let values = crate::detached(py, threads, || {
+        pairs
+            .par_iter()
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => method.similarity(a, b).map(Some),
+                _ => Ok(None),
+            })
+            .collect::<neardup_core::Result<Vec<Option<f64>>>>()
+    })?
+    .map_err(|e| crate::error(py, e))?;
+    arrow_io::array_to_py(py, Arc::new(Float64Array::from(values)))
+}
+
+/// The batch engine's representative rule over verified pairs between documents numbered by
+/// rank (`a`, `b`: int64 ranks; `similarity`: float64): a record batch of the removed
+/// documents, `document`, `duplicate_of` and `similarity`. Documents in no pair are kept and
+/// not listed; memory is linear in the pairs.
+#[pyfunction]
+fn representative<'py>(
+    py: Python<'py>,
+    a: Bound<'py, PyAny>,
+    b: Bound<'py, PyAny>,
+    similarity: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let int64 = |x: &Bound<'py, PyAny>, what: &str| -> PyResult<Vec<i64>> {
+        let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(x)?);
+        let values = array.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+            crate::invalid(py, what, format!("an array of {}: expected int64", array.data_type()))
+        })?;
+        Ok(values.iter().map(|v| v.unwrap_or(-1)).collect())
+    };
+    let (a, b) = (int64(&a, "a")?, int64(&b, "b")?);
+    let similarity = arrow::array::make_array(ArrayData::from_pyarrow_bound(&similarity)?);
+    let similarity: Vec<f64> = (similarity.as_primitive_opt::<arrow::datatypes::Float64Type>())
+        .ok_or_else(|| crate::invalid(py, "similarity", "expected float64".into()))?
+        .iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect();
+    if a.len() != b.len() || a.len() != similarity.len() {
+        return Err(crate::invalid(py, "pairs", "columns of different lengths".into()));
+    }
+    let result = py.detach(|| {
+        // Documents in pairs, in rank order, numbered densely (the rule reads ranks only
+        // through their order).
+        let mut nodes: Vec<i64> = a.iter().chain(&b).copied().collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let number = |rank: i64| nodes.binary_search(&rank).expect("a node") as u32;
+        let pairs: Vec<(u32, u32, f64)> = (0..a.len())
+            .map(|i| (number(a[i]), number(b[i]), similarity[i]))
+            .collect();
+        dynamic::representative(nodes.len(), &pairs).map(|assignment| {
+            let mut out = (Vec::new(), Vec::new(), Vec::new());
+            for (document, duplicate_of) in assignment.duplicate_of.iter().enumerate() {
+                if let Some(kept) = duplicate_of {
+                    out.0.push(nodes[document]);
+                    out.1.push(nodes[*kept as usize]);
+                    out.2.push(assignment.similarity[document].unwrap_or(f64::NAN));
+                }
+            }
+            out
+        })
+    });
+    let (document, duplicate_of, similarity) = result.map_err(|e| crate::error(py, e))?;
+    let batch = arrow_io::batch(vec![
+        ("document", Arc::new(Int64Array::from(document)) as ArrayRef),
+        ("duplicate_of", Arc::new(Int64Array::from(duplicate_of))),
+        ("similarity", Arc::new(Float64Array::from(similarity))),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// What the Spark path needs to know of a method: `join` (`identity`, `keys` or another
+/// join's name), `learns_from_corpus` and `checks_common` (`max_df`).
+#[pyfunction]
+#[pyo3(signature = (method, params=None))]
+fn method_info<'py>(
+    py: Python<'py>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let join = match method.join() {
+        neardup_core::Join::Identity => "identity".to_owned(),
+        neardup_core::Join::SymmetricKeys => "keys".to_owned(),
+        other => format!("{other:?}"),
+    };
+    let info = PyDict::new(py);
+    info.set_item("join", join)?;
+    info.set_item("learns_from_corpus", method.learns_from_corpus())?;
+    info.set_item("checks_common", method.checks_common())?;
+    Ok(info)
+}
+
+/// Adds the Spark steps to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(spark_sketch, m)?)?;
+    m.add_function(wrap_pyfunction!(method_info, m)?)?;
+    m.add_function(wrap_pyfunction!(bucket_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(similarities, m)?)?;
+    m.add_function(wrap_pyfunction!(representative, m)?)?;
+    Ok(())
+}
