@@ -15,24 +15,31 @@ polars strings without a copy) and the work runs in Rust with the GIL released.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from . import _neardup
 from ._neardup import NeardupError, __version__
 
 __all__ = [
+    "HammingIndex",
+    "Index",
+    "LshIndex",
+    "MinHash",
     "NeardupError",
+    "SimHash",
     "__version__",
     "dedup",
     "methods",
-    "MinHash",
-    "SimHash",
-    "Index",
-    "LshIndex",
-    "HammingIndex",
 ]
 
 _ENGINE_OPTIONS = ("cluster", "keep", "bucket_cap", "candidate_budget", "corpus_memory")
+
+
+def _invalid(name: str, message: str) -> NeardupError:
+    """A :class:`NeardupError` about ``name``, worded as the command line's."""
+    error = NeardupError(f"invalid `{name}`: {message}")
+    error.parameter = name
+    return error
 
 
 def methods() -> dict:
@@ -57,12 +64,12 @@ def _chunks(values: Any, what: str) -> list:
     elif type(values).__module__.startswith("pandas"):
         chunks = [pa.Array.from_pandas(values)]
     elif isinstance(values, (str, bytes)):
-        raise NeardupError(f"invalid `{what}`: a single string; expected a sequence of texts")
+        raise _invalid(what, "a single string; expected a sequence of texts")
     else:
         try:
             chunks = [pa.array(list(values), type=pa.string())]
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as error:
-            raise NeardupError(f"invalid `{what}`: {error} (expected a sequence of str)") from None
+            raise _invalid(what, f"{error} (expected a sequence of str)") from None
     out = []
     for chunk in chunks:
         if pa.types.is_dictionary(chunk.type):
@@ -71,8 +78,7 @@ def _chunks(values: Any, what: str) -> list:
             chunk = pa.array([], type=pa.string())
         if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)
                 or pa.types.is_string_view(chunk.type)):
-            raise NeardupError(
-                f"invalid `{what}`: an array of {chunk.type}: expected strings")
+            raise _invalid(what, f"an array of {chunk.type}: expected strings")
         out.append(chunk)
     return out
 
@@ -94,10 +100,10 @@ def _ids(ids: Any, count: int, what: str = "ids"):
     elif not isinstance(ids, pa.Array):
         ids = pa.array(list(ids))
     if len(ids) != count:
-        raise NeardupError(f"invalid `{what}`: {len(ids)} ids for {count} texts")
+        raise _invalid(what, f"{len(ids)} ids for {count} texts")
     if ids.null_count:
         at = ids.is_null().index(True).as_py()
-        raise NeardupError(f"invalid `{what}`: {what}[{at}] is null")
+        raise _invalid(what, f"{what}[{at}] is null")
     return ids
 
 
@@ -112,11 +118,10 @@ def _size(value: Any, what: str) -> int:
             return int(text[:-1]) << units[text[-1].upper()]
         return int(text.rstrip("bB"))
     except ValueError:
-        raise NeardupError(
-            f"invalid `{what}`: {value!r}: expected a size such as 64M, 512K or 2G") from None
+        raise _invalid(what, f"{value!r}: expected a size such as 64M, 512K or 2G") from None
 
 
-def _method_params(method: str, threshold: Optional[float], params: dict) -> dict:
+def _method_params(method: str, threshold: float | None, params: dict) -> dict:
     """The method's parameters, files read as the command line reads them."""
     params = dict(params)
     if threshold is not None:
@@ -139,12 +144,12 @@ def dedup(
     texts: Any,
     ids: Any = None,
     method: str = "minhash",
-    threshold: Optional[float] = None,
+    threshold: float | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",
-    bucket_cap: Optional[int] = None,
-    candidate_budget: Optional[int] = None,
+    bucket_cap: int | None = None,
+    candidate_budget: int | None = None,
     corpus_memory: Any = None,
     against: Any = None,
     against_ids: Any = None,
@@ -276,8 +281,7 @@ class Index:
             ids = pa.array(range(first, first + count), type=pa.int64())
         ids = _ids(ids, count)
         if self._ids and ids.type != self._ids[0].type:
-            raise NeardupError(
-                f"invalid `ids`: {ids.type}, but the index holds ids of {self._ids[0].type}")
+            raise _invalid("ids", f"{ids.type}, but the index holds ids of {self._ids[0].type}")
         self._index.insert(chunks, threads)
         self._ids.append(ids)
 
@@ -315,7 +319,7 @@ class Index:
         self._index.save(str(path), sink.getvalue().to_pybytes())
 
     @classmethod
-    def load(cls, path: str) -> "Index":
+    def load(cls, path: str) -> Index:
         """Reads an index written by :meth:`save`."""
         import pyarrow as pa
 

@@ -31,12 +31,11 @@ refused by name. Compare with ``neardup dedup --max-df off --boilerplate-df off`
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
-from . import _neardup, _method_params
-from ._neardup import NeardupError
+from . import _invalid, _method_params, _neardup
 
-__all__ = ["dedup", "kept", "connected_components"]
+__all__ = ["connected_components", "dedup", "kept"]
 
 #: Parameters learned from a corpus in a batch run: off on Spark.
 _CORPUS_PARAMS = ("max_df", "boilerplate_df")
@@ -45,13 +44,7 @@ _DEFAULT_BUCKET_CAP = 1000
 _DEFAULT_CANDIDATE_BUDGET = 32
 
 
-def _invalid(name: str, message: str) -> NeardupError:
-    error = NeardupError(f"invalid `{name}`: {message}")
-    error.parameter = name
-    return error
-
-
-def _spark_params(method: str, threshold: Optional[float], params: dict) -> dict:
+def _spark_params(method: str, threshold: float | None, params: dict) -> dict:
     params = _method_params(method, threshold, params)
     specs = {name: [p[0] for p in ps] for name, _about, ps in _neardup.methods()}
     if method not in specs:
@@ -93,13 +86,13 @@ def dedup(
     text_col: str = "text",
     id_col: str = "id",
     method: str = "minhash",
-    threshold: Optional[float] = None,
+    threshold: float | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",
     bucket_cap: int = _DEFAULT_BUCKET_CAP,
     candidate_budget: int = _DEFAULT_CANDIDATE_BUDGET,
-    order_col: Optional[str] = None,
+    order_col: str | None = None,
     max_driver_pairs: int = 50_000_000,
     **params: Any,
 ):
@@ -184,7 +177,12 @@ def _check_ids(df, id_col: str, text_col: str) -> None:
 
 def _schema(id_type, order_type):
     from pyspark.sql.types import (
-        ArrayType, BinaryType, BooleanType, LongType, StructField, StructType,
+        ArrayType,
+        BinaryType,
+        BooleanType,
+        LongType,
+        StructField,
+        StructType,
     )
 
     return StructType([
@@ -212,6 +210,7 @@ def _conform(columns, names, schema):
 def _sketcher(method: str, params: dict):
     def sketch(batches):
         import pyarrow as pa
+
         from neardup import _neardup as native
 
         for batch in batches:
@@ -339,8 +338,8 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
 
 def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):
     """Candidate pairs ``(a, b)``, ``a < b`` (ranks), as the batch engine finds them."""
-    from pyspark.sql import functions as F
     from pyspark.sql import Window
+    from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
     entries = leader_rows.filter(~F.col("exact_only")).select(
@@ -417,6 +416,7 @@ def _verify(leader_rows, candidates, method: str, params: dict):
 
     def verify(batches):
         import pyarrow as pa
+
         from neardup import _neardup as native
 
         for batch in batches:
@@ -549,6 +549,7 @@ def _connected(leader_rows, verified, method: str, params: dict):
 
     def similarity(batches):
         import pyarrow as pa
+
         from neardup import _neardup as native
 
         for batch in batches:
