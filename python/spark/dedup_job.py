@@ -1,0 +1,74 @@
+"""A Spark job: deduplicate a JSONL or Parquet dataset with neardup and write its clusters.
+
+    spark-submit [--master URL] [--archives env.tar.gz#environment \\
+        --conf spark.pyspark.python=./environment/bin/python] \\
+        python/spark/dedup_job.py INPUT OUTPUT [--text-col text] [--id-col id] \\
+        [--method minhash] [--threshold T] [--cluster representative] [--keep first] \\
+        [--option NAME=VALUE ...] [--kept KEPT]
+
+OUTPUT receives the clusters as Parquet (id, cluster, duplicate_of, similarity); with --kept,
+the kept rows are written there too. Prints the counts and the time as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import neardup.spark
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("input")
+    parser.add_argument("output")
+    parser.add_argument("--text-col", default="text")
+    parser.add_argument("--id-col", default="id")
+    parser.add_argument("--schema", help="a DDL schema for JSON input, e.g. 'id string, text string'")
+    parser.add_argument("--method", default="minhash")
+    parser.add_argument("--threshold", type=float)
+    parser.add_argument("--cluster", default="representative")
+    parser.add_argument("--keep", default="first")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--kept", help="also write the kept rows (Parquet) here")
+    args = parser.parse_args()
+    options = {}
+    for option in args.option:
+        name, _, value = option.partition("=")
+        options[name.replace("-", "_")] = value
+
+    spark = SparkSession.builder.appName("neardup-dedup").getOrCreate()
+    started = time.time()
+    if args.input.endswith(".parquet") or not args.input.endswith((".jsonl", ".json")):
+        df = spark.read.parquet(args.input)
+    else:
+        reader = spark.read.schema(args.schema) if args.schema else spark.read
+        df = reader.json(args.input)
+    clusters = neardup.spark.dedup(
+        df, text_col=args.text_col, id_col=args.id_col, method=args.method,
+        threshold=args.threshold, cluster=args.cluster, keep=args.keep, **options,
+    ).persist()
+    clusters.write.mode("overwrite").parquet(args.output)
+    if args.kept:
+        keep = clusters.filter(F.col("duplicate_of").isNull()).select(
+            F.col("id").alias(args.id_col))
+        df.join(keep, args.id_col, "left_semi").write.mode("overwrite").parquet(args.kept)
+    counts = clusters.agg(
+        F.count("*").alias("documents"),
+        F.sum(F.col("duplicate_of").isNull().cast("long")).alias("kept"),
+    ).collect()[0]
+    print(json.dumps({
+        "documents": counts["documents"],
+        "kept": counts["kept"],
+        "removed": counts["documents"] - counts["kept"],
+        "seconds": round(time.time() - started, 3),
+        "master": spark.sparkContext.master,
+    }))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
