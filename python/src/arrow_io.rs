@@ -156,8 +156,11 @@ pub fn identity_array(identities: impl Iterator<Item = u128>) -> ArrayRef {
     let bytes: Vec<[u8; 16]> = identities.map(u128::to_be_bytes).collect();
     Arc::new(
         FixedSizeBinaryArray::try_from_iter(bytes.iter()).unwrap_or_else(|_| {
-            FixedSizeBinaryArray::try_from_sparse_iter_with_size(std::iter::empty::<Option<&[u8]>>(), 16)
-                .expect("an empty array")
+            FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                std::iter::empty::<Option<&[u8]>>(),
+                16,
+            )
+            .expect("an empty array")
         }),
     )
 }

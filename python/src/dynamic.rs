@@ -242,7 +242,9 @@ static CACHE: Mutex<Option<HashMap<String, Arc<dyn DynMethod>>>> = Mutex::new(No
 /// An unknown method or parameter, or a value the method refuses (naming it).
 pub fn method(name: &str, params: &Params) -> Result<Arc<dyn DynMethod>> {
     let key = format!("{name}\u{1}{params:?}");
-    let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let cache = cache.get_or_insert_with(HashMap::new);
     if let Some(method) = cache.get(&key) {
         return Ok(Arc::clone(method));

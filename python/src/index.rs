@@ -98,7 +98,12 @@ impl Index {
     /// Adds the texts; returns the number of the first one (documents are numbered in
     /// insertion order from 0).
     #[pyo3(signature = (chunks, threads=0))]
-    fn insert(&mut self, py: Python<'_>, chunks: Vec<Bound<'_, PyAny>>, threads: usize) -> PyResult<usize> {
+    fn insert(
+        &mut self,
+        py: Python<'_>,
+        chunks: Vec<Bound<'_, PyAny>>,
+        threads: usize,
+    ) -> PyResult<usize> {
         let texts = Texts::import(&chunks, "texts")?;
         let first = self.inner.len();
         let inner = &mut self.inner;
@@ -178,10 +183,11 @@ impl Index {
         .to_string();
         let inner = &self.inner;
         let written = py.detach(|| -> Result<(), String> {
-            let mut out = neardup_pipeline::output::AtomicOutput::create(path)
-                .map_err(|e| e.to_string())?;
+            let mut out =
+                neardup_pipeline::output::AtomicOutput::create(path).map_err(|e| e.to_string())?;
             let writer = out.writer();
-            let mut put = |bytes: &[u8]| writer.write_all(bytes).map_err(|e| format!("{path}: {e}"));
+            let mut put =
+                |bytes: &[u8]| writer.write_all(bytes).map_err(|e| format!("{path}: {e}"));
             put(MAGIC)?;
             put(&(header.len() as u64).to_le_bytes())?;
             put(header.as_bytes())?;
@@ -196,7 +202,7 @@ impl Index {
             }
             out.commit().map_err(|e| e.to_string())
         });
-        written.map_err(|e| PyOSError::new_err(e))
+        written.map_err(PyOSError::new_err)
     }
 
     /// Reads an index written by [`Index::save`]: returns it and the stored `extra` bytes.
@@ -206,7 +212,9 @@ impl Index {
         let mut reader = &bytes[..];
         let corrupt = |what: &str| io_error(path, format!("not a neardup index ({what})"));
         let mut magic = [0u8; 14];
-        reader.read_exact(&mut magic).map_err(|_| corrupt("too short"))?;
+        reader
+            .read_exact(&mut magic)
+            .map_err(|_| corrupt("too short"))?;
         if &magic != MAGIC {
             return Err(corrupt("no NEARDUP-INDEX header"));
         }
@@ -223,14 +231,22 @@ impl Index {
         let header: serde_json::Value = serde_json::from_slice(take(header_len, "the header")?)
             .map_err(|e| corrupt(&format!("header: {e}")))?;
         if header["format"].as_u64() != Some(FORMAT) {
-            return Err(corrupt(&format!("format {} (expected {FORMAT})", header["format"])));
+            return Err(corrupt(&format!(
+                "format {} (expected {FORMAT})",
+                header["format"]
+            )));
         }
-        let method = header["method"].as_str().ok_or_else(|| corrupt("no method"))?.to_owned();
+        let method = header["method"]
+            .as_str()
+            .ok_or_else(|| corrupt("no method"))?
+            .to_owned();
         let mut params = Params::new();
         for (name, value) in header["params"].as_object().into_iter().flatten() {
             params.insert(name.clone(), value.as_str().unwrap_or_default());
         }
-        let documents = header["documents"].as_u64().ok_or_else(|| corrupt("no count"))?;
+        let documents = header["documents"]
+            .as_u64()
+            .ok_or_else(|| corrupt("no count"))?;
         let extra_len = header["extra_bytes"].as_u64().unwrap_or(0) as usize;
         let extra = take(extra_len, "the ids")?.to_vec();
         let mut inner = build(py, &method, &params)?;

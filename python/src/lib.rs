@@ -32,7 +32,10 @@ pub(crate) fn error(py: Python<'_>, error: neardup_core::Error) -> PyErr {
 
 /// An error about `parameter` with `message`.
 pub(crate) fn invalid(py: Python<'_>, parameter: &str, message: String) -> PyErr {
-    error(py, neardup_core::Error::invalid_owned(parameter.into(), message))
+    error(
+        py,
+        neardup_core::Error::invalid_owned(parameter.into(), message),
+    )
 }
 
 /// Runs `work` without the GIL on `threads` worker threads (0: one per core).
@@ -93,9 +96,11 @@ fn dedup_arrow<'py>(
     threads: usize,
 ) -> PyResult<(Bound<'py, PyAny>, String)> {
     let params = self::params(params)?;
-    let mut options = EngineOptions::default();
-    options.cluster = (cluster.parse::<ClusterMode>()).map_err(|e| error(py, e))?;
-    options.keep = (keep.parse::<KeepPolicy>()).map_err(|e| error(py, e))?;
+    let mut options = EngineOptions {
+        cluster: (cluster.parse::<ClusterMode>()).map_err(|e| error(py, e))?,
+        keep: (keep.parse::<KeepPolicy>()).map_err(|e| error(py, e))?,
+        ..EngineOptions::default()
+    };
     if let Some(cap) = bucket_cap {
         options.bucket_cap = cap;
     }
@@ -112,7 +117,7 @@ fn dedup_arrow<'py>(
     let texts = arrow_io::Texts::import(&chunks, "texts")?;
     let outcome = detached(py, threads, || {
         let texts = texts.strs();
-        texts.and_then(|texts| Ok(method.dedup(&texts, options)))
+        texts.map(|texts| method.dedup(&texts, options))
     })?
     .map_err(|e| invalid(py, "texts", e))?
     .map_err(|e| error(py, e))?;
@@ -153,7 +158,9 @@ fn minhash_signatures<'py>(
     let method = dynamic::method("minhash", &self::params(params)?).map_err(|e| error(py, e))?;
     let texts = arrow_io::Texts::import(&chunks, "texts")?;
     let signatures = detached(py, threads, || {
-        texts.strs().map(|t| method.signatures(&t).unwrap_or_default())
+        texts
+            .strs()
+            .map(|t| method.signatures(&t).unwrap_or_default())
     })?
     .map_err(|e| invalid(py, "texts", e))?;
     arrow_io::array_to_py(py, arrow_io::signature_array(signatures))
@@ -171,7 +178,9 @@ fn simhash_fingerprints<'py>(
     let method = dynamic::method("simhash", &self::params(params)?).map_err(|e| error(py, e))?;
     let texts = arrow_io::Texts::import(&chunks, "texts")?;
     let fingerprints = detached(py, threads, || {
-        texts.strs().map(|t| method.fingerprints(&t).unwrap_or_default())
+        texts
+            .strs()
+            .map(|t| method.fingerprints(&t).unwrap_or_default())
     })?
     .map_err(|e| invalid(py, "texts", e))?;
     arrow_io::array_to_py(

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayData, ArrayRef, AsArray, BinaryBuilder, Float64Array, Int64Array, ListBuilder,
-    Int64Builder,
+    Array, ArrayData, ArrayRef, AsArray, BinaryBuilder, Float64Array, Int64Array, Int64Builder,
+    ListBuilder,
 };
 use arrow::datatypes::{DataType, Int64Type};
 use arrow::pyarrow::FromPyArrow;
@@ -29,7 +29,8 @@ fn spark_sketch<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
     let texts = Texts::import(&chunks, "texts")?;
     let (rows, lengths) = crate::detached(py, threads, || {
         texts.strs().map(|t| {
@@ -47,10 +48,16 @@ fn spark_sketch<'py>(
         keys.append(true);
     }
     let batch = arrow_io::batch(vec![
-        ("identity", arrow_io::identity_array(rows.iter().map(|r| r.identity))),
+        (
+            "identity",
+            arrow_io::identity_array(rows.iter().map(|r| r.identity)),
+        ),
         ("length", Arc::new(Int64Array::from(lengths))),
         ("empty", arrow_io::bools(rows.iter().map(|r| r.empty))),
-        ("exact_only", arrow_io::bools(rows.iter().map(|r| r.exact_only))),
+        (
+            "exact_only",
+            arrow_io::bools(rows.iter().map(|r| r.exact_only)),
+        ),
         ("sketch", Arc::new(sketches.finish())),
         ("keys", Arc::new(keys.finish())),
     ]);
@@ -136,11 +143,14 @@ fn binaries(array: &ArrayRef, what: &str) -> Result<Vec<Option<Vec<u8>>>, String
     })
 }
 
+/// Two encoded sketches (null when missing).
+type SketchPair = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 fn two_binaries(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
     b: &Bound<'_, PyAny>,
-) -> PyResult<Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>> {
+) -> PyResult<Vec<SketchPair>> {
     let a = arrow::array::make_array(ArrayData::from_pyarrow_bound(a)?);
     let b = arrow::array::make_array(ArrayData::from_pyarrow_bound(b)?);
     let a = binaries(&a, "a").map_err(|e| crate::invalid(py, "sketches", e))?;
@@ -169,7 +179,8 @@ fn verify_pairs<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     use rayon::prelude::*;
-    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
     let pairs = two_binaries(py, &a, &b)?;
     let verified = crate::detached(py, threads, || {
         pairs
@@ -204,7 +215,8 @@ fn similarities<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     use rayon::prelude::*;
-    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
     let pairs = two_binaries(py, &a, &b)?;
     let values = crate::detached(py, threads, || {
         pairs
@@ -233,7 +245,11 @@ fn representative<'py>(
     let int64 = |x: &Bound<'py, PyAny>, what: &str| -> PyResult<Vec<i64>> {
         let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(x)?);
         let values = array.as_primitive_opt::<Int64Type>().ok_or_else(|| {
-            crate::invalid(py, what, format!("an array of {}: expected int64", array.data_type()))
+            crate::invalid(
+                py,
+                what,
+                format!("an array of {}: expected int64", array.data_type()),
+            )
         })?;
         Ok(values.iter().map(|v| v.unwrap_or(-1)).collect())
     };
@@ -245,7 +261,11 @@ fn representative<'py>(
         .map(|v| v.unwrap_or(f64::NAN))
         .collect();
     if a.len() != b.len() || a.len() != similarity.len() {
-        return Err(crate::invalid(py, "pairs", "columns of different lengths".into()));
+        return Err(crate::invalid(
+            py,
+            "pairs",
+            "columns of different lengths".into(),
+        ));
     }
     let result = py.detach(|| {
         // Documents in pairs, in rank order, numbered densely (the rule reads ranks only
@@ -263,7 +283,8 @@ fn representative<'py>(
                 if let Some(kept) = duplicate_of {
                     out.0.push(nodes[document]);
                     out.1.push(nodes[*kept as usize]);
-                    out.2.push(assignment.similarity[document].unwrap_or(f64::NAN));
+                    out.2
+                        .push(assignment.similarity[document].unwrap_or(f64::NAN));
                 }
             }
             out
@@ -287,7 +308,8 @@ fn method_info<'py>(
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method = dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
     let join = match method.join() {
         neardup_core::Join::Identity => "identity".to_owned(),
         neardup_core::Join::SymmetricKeys => "keys".to_owned(),
