@@ -1,0 +1,204 @@
+"""The Python package and the Spark path against the command line, on Chinese synth corpora.
+
+Run by bench/spark.sh (with the interpreter of target/python-venv, where scripts/test
+installed the wheel and PySpark). For each corpus size (MB) and each tool, `--runs` runs;
+the table gives the median wall time and its ratio to the CLI's median in the same session,
+the peak RSS of the measured process (for Spark: the driver JVM and its children, not the
+standalone workers), the kept count, pairwise P/R/F1 against synth's truth (documents of one
+truth cluster are duplicates of each other), and whether the clusters equal the CLI's.
+
+Tools (all with max_df and boilerplate_df off, which the Spark path has no corpus pass for):
+- cli:          neardup dedup CORPUS -o /dev/null --clusters clusters.jsonl --id-field id
+- python-arrow: pyarrow.json.read_json, then neardup.dedup(table["text"], ids=table["id"]),
+                clusters written as Parquet
+- python-list:  the same with the texts as a Python list of str
+- spark-local1, spark-local2: spark-submit --master local[N] python/spark/dedup_job.py
+- spark-standalone: the same on python/spark/standalone.sh's two one-core workers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from .common import ROOT, find_data, git_describe, log, machine, measure
+from . import corpora
+
+NO_CORPUS = ["--max-df", "off", "--boilerplate-df", "off"]
+TOOLS = ["cli", "python-arrow", "python-list", "spark-local1", "spark-local2", "spark-standalone"]
+
+PY_API = r"""
+import sys, time, json
+import pyarrow.json as pj, pyarrow.parquet as pq
+import neardup
+corpus, out, kind = sys.argv[1:4]
+t0 = time.perf_counter()
+table = pj.read_json(corpus)
+texts = table["text"] if kind == "arrow" else table["text"].to_pylist()
+result = neardup.dedup(texts, ids=table["id"], max_df="off", boilerplate_df="off")
+pq.write_table(result.drop_columns(["keep"]), out)
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+
+def spark_command(venv_python: str, master: str, corpus: str, out: str, driver_memory: str) -> list[str]:
+    import pyspark
+
+    submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+    return [
+        submit, "--master", master, "--driver-memory", driver_memory,
+        "--conf", f"spark.pyspark.python={venv_python}",
+        "--conf", f"spark.pyspark.driver.python={venv_python}",
+        "--conf", "spark.executor.memory=5g",
+        "--conf", "spark.sql.files.maxPartitionBytes=16m",
+        "--conf", "spark.sql.shuffle.partitions=32",
+        "--conf", "spark.ui.enabled=false",
+        os.path.join(ROOT, "python", "spark", "dedup_job.py"), corpus, out,
+        "--schema", "id string, text string",
+    ]
+
+
+def read_clusters(path: str) -> dict:
+    if path.endswith(".jsonl"):
+        out = {}
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                out[row["id"]] = (row["cluster"], row["duplicate_of"], row["similarity"])
+        return out
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path).to_pydict()
+    return {i: (c, d, s) for i, c, d, s in zip(t["id"], t["cluster"], t["duplicate_of"], t["similarity"])}
+
+
+def pair_scores(clusters: dict, truth: dict) -> tuple[float, float, float]:
+    """Pairwise precision, recall and F1 of the output clusters against the truth clusters."""
+    from collections import Counter
+
+    both = Counter((clusters[i][0], truth[i]) for i in truth)
+    predicted = Counter(clusters[i][0] for i in truth)
+    actual = Counter(truth.values())
+    pairs = lambda counts: sum(n * (n - 1) // 2 for n in counts.values())  # noqa: E731
+    tp, p, t = pairs(both), pairs(predicted), pairs(actual)
+    precision = tp / p if p else 1.0
+    recall = tp / t if t else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/spark.sh", description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", required=True, help="the release neardup binary")
+    parser.add_argument("--sizes", default="100,1000", help="corpus sizes in MB")
+    parser.add_argument("--runs", default="3,1", help="runs per size (one per size, or one for all)")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "spark"))
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--driver-memory", default="12g")
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    results_path = os.path.join(args.out, "results.json")
+    if not args.report_only:
+        data = find_data(args.data)
+        sizes = [float(s) for s in args.sizes.split(",")]
+        runs = [int(r) for r in args.runs.split(",")]
+        runs = runs * len(sizes) if len(runs) == 1 else runs
+        tools = args.tools.split(",")
+        results = {"machine": machine(), "commit": git_describe(), "sizes": []}
+        master = None
+        logs = os.path.join(args.out, "standalone")
+        script = os.path.join(ROOT, "python", "spark", "standalone.sh")
+        env = dict(os.environ, PYTHON=sys.executable, WORKER_MEMORY="6g", SPARK_LOCAL_IP="127.0.0.1")
+        try:
+            if "spark-standalone" in tools:
+                master = subprocess.run([script, "start", logs, "7097"], check=True, env=env,
+                                        capture_output=True, text=True).stdout.split()[-1]
+            for size, n_runs in zip(sizes, runs):
+                corpus, truth_path = corpora.zh_synth(args.bin, data, os.path.join(args.out, "corpora"), size,
+                                                      20240601)
+                truth = {}
+                with open(truth_path, encoding="utf-8") as fh:
+                    for line in fh:
+                        row = json.loads(line)
+                        truth[row["id"]] = row["cluster"]
+                entry = {"mb": os.path.getsize(corpus) / 1e6, "documents": len(truth),
+                         "corpus": os.path.relpath(corpus, ROOT), "tools": {}}
+                reference = None
+                for tool in tools:
+                    walls, rss, clusters = [], [], None
+                    for run in range(n_runs):
+                        out = os.path.join(args.out, "runs", f"{size:g}mb-{tool}-{run}")
+                        subprocess.run(["rm", "-rf", out])
+                        os.makedirs(os.path.dirname(out), exist_ok=True)
+                        if tool == "cli":
+                            target = out + ".jsonl"
+                            cmd = [args.bin, "dedup", corpus, "-o", "/dev/null", "--clusters", target,
+                                   "--id-field", "id", "--quiet", *NO_CORPUS]
+                        elif tool.startswith("python"):
+                            target = out + ".parquet"
+                            kind = tool.split("-")[1]
+                            cmd = [sys.executable, "-c", PY_API, corpus, target, kind]
+                        else:
+                            target = out
+                            where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
+                            cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory)
+                        log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")
+                        with open(out + ".log", "w") as err:
+                            record = measure(cmd, None, stdout=err, stderr=err,
+                                             env={"SPARK_LOCAL_IP": "127.0.0.1"})
+                        if record["returncode"] != 0 or not os.path.exists(target):
+                            raise SystemExit(f"{tool} failed; see {out}.log")
+                        walls.append(record["wall_seconds"])
+                        rss.append(record["peak_rss_bytes"])
+                        if clusters is None:
+                            clusters = read_clusters(target)
+                    if tool == "cli":
+                        reference = clusters
+                    precision, recall, f1 = pair_scores(clusters, truth)
+                    entry["tools"][tool] = {
+                        "runs": walls, "median_s": statistics.median(walls),
+                        "peak_rss_mb": max(rss) / 2**20,
+                        "kept": sum(1 for v in clusters.values() if v[1] is None),
+                        "precision": precision, "recall": recall, "f1": f1,
+                        "same_as_cli": None if reference is None else clusters == reference,
+                    }
+                    log(f"  median {entry['tools'][tool]['median_s']:.1f} s, same as CLI: "
+                        f"{entry['tools'][tool]['same_as_cli']}")
+                results["sizes"].append(entry)
+                with open(results_path, "w") as fh:
+                    json.dump(results, fh, indent=1)
+        finally:
+            if master:
+                subprocess.run([script, "stop", logs], env=env)
+    with open(results_path) as fh:
+        results = json.load(fh)
+    report = [f"Machine: {results['machine']['cpu']}, {results['machine']['nproc']} cores; "
+              f"{results['machine']['date']}; commit {results['commit']}.", ""]
+    for entry in results["sizes"]:
+        report += [f"**{entry['mb']:.0f} MB, {entry['documents']:,} documents** (`{entry['corpus']}`)", "",
+                   "| tool | median s | x CLI | runs (s) | peak RSS MiB | kept | P | R | F1 | same clusters as CLI |",
+                   "|---|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+        cli = entry["tools"].get("cli", {}).get("median_s")
+        for tool, r in entry["tools"].items():
+            ratio = f"{r['median_s'] / cli:.2f}" if cli else "-"
+            runs = ", ".join(f"{w:.1f}" for w in r["runs"])
+            same = "-" if r["same_as_cli"] is None else ("yes" if r["same_as_cli"] else "**no**")
+            report.append(f"| {tool} | {r['median_s']:.1f} | {ratio} | {runs} | {r['peak_rss_mb']:.0f} | "
+                          f"{r['kept']:,} | {r['precision']:.4f} | {r['recall']:.4f} | {r['f1']:.4f} | {same} |")
+        report.append("")
+    text = "\n".join(report)
+    with open(os.path.join(args.out, "results.md"), "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+def dedup(
+    df: DataFrame,
+    text_col: str = "text",
+    id_col: str = "id",
+    method: str = "minhash",
+    threshold: float | None = None,
+    *,
+    cluster: str = "representative",
+    keep: str = "first",
+    bucket_cap: int = 1000,
+    candidate_budget: int = 32,
+    order_col: str | None = None,
+    max_driver_pairs: int = 50_000_000,
+    **params: Any,
+) -> DataFrame: ...
+def kept(df: DataFrame, text_col: str = "text", id_col: str = "id", **options: Any) -> DataFrame: ...
+def connected_components(edges: DataFrame, max_rounds: int = 100) -> DataFrame: ...
