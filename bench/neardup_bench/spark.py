@@ -8,6 +8,8 @@ standalone workers), the kept count, pairwise P/R/F1 against synth's truth (docu
 truth cluster are duplicates of each other), and whether the clusters equal the CLI's.
 
 Tools (all with max_df and boilerplate_df off, which the Spark path has no corpus pass for):
+Every tool reads the corpus with its lines sorted by id (the order the Spark path ranks by).
+
 - cli:          neardup dedup CORPUS -o /dev/null --clusters clusters.jsonl --id-field id
 - python-arrow: pyarrow.json.read_json, then neardup.dedup(table["text"], ids=table["id"]),
                 clusters written as Parquet
@@ -44,6 +46,21 @@ result = neardup.dedup(texts, ids=table["id"], max_df="off", boilerplate_df="off
 pq.write_table(result.drop_columns(["keep"]), out)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
+
+
+def by_id(corpus: str) -> str:
+    """A copy of `corpus` with its lines sorted by id, made once: a DataFrame has no line
+    order, and the Spark path ranks documents by id, so every tool reads this order."""
+    out = corpus[: -len(".jsonl")] + ".byid.jsonl"
+    if os.path.exists(out) and os.path.getmtime(out) >= os.path.getmtime(corpus):
+        return out
+    with open(corpus, "rb") as fh:
+        lines = fh.readlines()
+    lines.sort(key=lambda line: json.loads(line)["id"])
+    with open(out + ".tmp", "wb") as fh:
+        fh.writelines(lines)
+    os.replace(out + ".tmp", out)
+    return out
 
 
 def spark_command(venv_python: str, master: str, corpus: str, out: str, driver_memory: str) -> list[str]:
@@ -123,6 +140,7 @@ def main(argv=None) -> int:
             for size, n_runs in zip(sizes, runs):
                 corpus, truth_path = corpora.zh_synth(args.bin, data, os.path.join(args.out, "corpora"), size,
                                                       20240601)
+                corpus = by_id(corpus)
                 truth = {}
                 with open(truth_path, encoding="utf-8") as fh:
                     for line in fh:

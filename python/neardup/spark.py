@@ -121,12 +121,9 @@ def dedup(
         if name not in df.columns:
             raise _invalid("columns", f"no column {name!r} (the DataFrame has {df.columns})")
     spark = df.sparkSession
-    id_type = df.schema[id_col].dataType
     text_type = df.schema[text_col].dataType.simpleString()
     if text_type != "string":
         raise _invalid("text_col", f"{text_col!r} is {text_type}: expected string")
-
-    _check_ids(df, id_col, text_col)
 
     order = F.col(order_col) if order_col else F.col(id_col)
     base = df.select(
@@ -134,44 +131,49 @@ def dedup(
         F.col(text_col).alias("text"),
         order.alias("order_key"),
     )
+    # Sketched once and kept: the checks, the sort's sampling and the sort read it.
     sketched = base.mapInArrow(
         _sketcher(method, params),
         _schema(base.schema["id"].dataType, base.schema["order_key"].dataType),
-    )
+    ).persist()
+    _check_rows(sketched, id_col, text_col)
     sort = {
         "first": [F.col("order_key").asc(), F.col("id").asc()],
         "longest": [F.col("length").desc(), F.col("order_key").asc(), F.col("id").asc()],
         "shortest": [F.col("length").asc(), F.col("order_key").asc(), F.col("id").asc()],
     }[keep]
-    ranked = _dense_rank(spark, sketched.orderBy(*sort)).persist()
-    try:
-        return _cluster(
-            spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
-            max_driver_pairs, id_type,
-        )
-    finally:
-        pass
+    ordered = sketched.orderBy(*sort).persist()
+    ranked = _dense_rank(ordered).persist()
+    ranked.count()  # materialised: the sketches are now held once, numbered
+    ordered.unpersist()
+    sketched.unpersist()
+    return _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
+                    max_driver_pairs)
 
 
-def _check_ids(df, id_col: str, text_col: str) -> None:
+def _check_rows(sketched, id_col: str, text_col: str) -> None:
+    """Refuses null ids, null texts (the sketcher marks them) and repeated ids, naming one."""
     from pyspark.sql import functions as F
 
-    bad = df.filter(F.col(id_col).isNull()).limit(1).count()
-    if bad:
+    nulls = sketched.agg(
+        F.sum(F.col("id").isNull().cast("long")).alias("ids"),
+        F.min(F.when(F.col("null_text"), F.col("id"))).alias("text"),
+    ).collect()[0]
+    if nulls["ids"]:
         raise _invalid("id_col", f"{id_col!r} has null ids (every row needs an id)")
-    repeated = (df.groupBy(id_col).count().filter(F.col("count") > 1).limit(1).collect())
+    if nulls["text"] is not None:
+        raise _invalid(
+            "text_col",
+            f"{text_col!r} is null for id {nulls['text']!r} (fill or drop nulls first: a "
+            "null is not an empty text)",
+        )
+    repeated = (sketched.groupBy("id").count().filter(F.col("count") > 1)
+                .orderBy("id").limit(1).collect())
     if repeated:
         raise _invalid(
             "id_col",
             f"{id_col!r}: the id {repeated[0][0]!r} is on {repeated[0][1]} rows (ids must be "
             "unique)",
-        )
-    null_text = df.filter(F.col(text_col).isNull()).select(id_col).limit(1).collect()
-    if null_text:
-        raise _invalid(
-            "text_col",
-            f"{text_col!r} is null for id {null_text[0][0]!r} (fill or drop nulls first: a "
-            "null is not an empty text)",
         )
 
 
@@ -186,8 +188,9 @@ def _schema(id_type, order_type):
     )
 
     return StructType([
-        StructField("id", id_type, False),
+        StructField("id", id_type, True),
         StructField("order_key", order_type, True),
+        StructField("null_text", BooleanType(), False),
         StructField("identity", BinaryType(), False),
         StructField("length", LongType(), False),
         StructField("empty", BooleanType(), False),
@@ -214,14 +217,19 @@ def _sketcher(method: str, params: dict):
         from neardup import _neardup as native
 
         for batch in batches:
-            out = native.spark_sketch([batch.column("text")], method, params, 1)
-            columns = [batch.column("id"), batch.column("order_key")] + [
+            texts = batch.column("text")
+            null_text = texts.is_null()
+            if texts.null_count:
+                texts = texts.fill_null("")
+            out = native.spark_sketch([texts], method, params, 1)
+            columns = [batch.column("id"), batch.column("order_key"), null_text] + [
                 out.column(name)
                 for name in ("identity", "length", "empty", "exact_only", "sketch", "keys")
             ]
             arrow_schema = pa.schema([
                 pa.field("id", batch.column("id").type),
                 pa.field("order_key", batch.column("order_key").type),
+                pa.field("null_text", pa.bool_()),
                 pa.field("identity", pa.binary()),
                 pa.field("length", pa.int64()),
                 pa.field("empty", pa.bool_()),
@@ -234,12 +242,10 @@ def _sketcher(method: str, params: dict):
     return sketch
 
 
-def _dense_rank(spark, ordered):
-    """``ordered`` (a sorted DataFrame) with ``rank``: 0, 1, 2... in its order, computed
-    without moving the rows to one partition (per-partition counts, then offsets)."""
+def _dense_rank(ordered):
+    """``ordered`` (a sorted, persisted DataFrame) with ``rank``: 0, 1, 2... in its order,
+    computed without moving the rows to one partition (per-partition counts, then offsets)."""
     from pyspark.sql.types import LongType, StructField, StructType
-
-    ordered = ordered.persist()
 
     def count(batches):
         import pyarrow as pa
@@ -276,7 +282,7 @@ def _dense_rank(spark, ordered):
 
 
 def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
-             max_driver_pairs, id_type):
+             max_driver_pairs):
     from pyspark.sql import functions as F
 
     nonempty = ranked.filter(~F.col("empty"))
