@@ -14,11 +14,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import neardup.spark
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether one path is the other or inside it (local paths resolved, links followed;
+    URIs compared as written)."""
+    def norm(path: str) -> str:
+        return path.rstrip("/") if "://" in path else os.path.realpath(path)
+    a, b = norm(a), norm(b)
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def main() -> None:
@@ -35,6 +45,14 @@ def main() -> None:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kept", help="also write the kept rows (Parquet) here")
     args = parser.parse_args()
+    # Spark's overwrite mode deletes an output before writing it: never an input or the other
+    # output.
+    outputs = [("OUTPUT", args.output)] + ([("--kept", args.kept)] if args.kept else [])
+    for name, path in outputs:
+        if _overlap(path, args.input):
+            parser.error(f"{name} {path!r} is the input or holds it: it would be deleted")
+    if args.kept and _overlap(args.output, args.kept):
+        parser.error(f"OUTPUT {args.output!r} and --kept {args.kept!r} overlap")
     options = {}
     for option in args.option:
         name, _, value = option.partition("=")

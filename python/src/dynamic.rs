@@ -125,32 +125,10 @@ impl<M: Registered> DynMethod for Typed<M> {
         Ok(self.method.similarity(&a, &b))
     }
     fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>> {
-        let probe = self.method.sketch("");
-        (&probe as &dyn Any).downcast_ref::<MinHashSketch>()?;
-        Some(
-            texts
-                .par_iter()
-                .map(|text| {
-                    let sketch = self.method.sketch(text);
-                    let sketch = (&sketch as &dyn Any).downcast_ref::<MinHashSketch>();
-                    sketch.map_or_else(Vec::new, |s| s.signature().to_vec())
-                })
-                .collect(),
-        )
+        self.read_sketches(texts, |s: &MinHashSketch| s.signature().to_vec())
     }
     fn fingerprints(&self, texts: &[&str]) -> Option<Vec<u64>> {
-        let probe = self.method.sketch("");
-        (&probe as &dyn Any).downcast_ref::<SimHashSketch>()?;
-        Some(
-            texts
-                .par_iter()
-                .map(|text| {
-                    let sketch = self.method.sketch(text);
-                    let sketch = (&sketch as &dyn Any).downcast_ref::<SimHashSketch>();
-                    sketch.map_or(0, SimHashSketch::fingerprint)
-                })
-                .collect(),
-        )
+        self.read_sketches(texts, SimHashSketch::fingerprint)
     }
     fn new_index(self: Arc<Self>) -> Result<Box<dyn DynIndex>> {
         let index = PartitionIndex::new(&self.method, self.method.max_radius())?;
@@ -160,6 +138,25 @@ impl<M: Registered> DynMethod for Typed<M> {
             sketches: Vec::new(),
             entries: Vec::new(),
         }))
+    }
+}
+
+impl<M: Registered> Typed<M> {
+    /// Per text, `read` of its sketch, when the method's sketches are `S`; else `None`.
+    fn read_sketches<S: 'static, T: Send>(
+        &self,
+        texts: &[&str],
+        read: impl Fn(&S) -> T + Sync,
+    ) -> Option<Vec<T>> {
+        if std::any::TypeId::of::<M::Sketch>() != std::any::TypeId::of::<S>() {
+            return None;
+        }
+        let read = |text: &&str| {
+            let sketch = self.method.sketch(text);
+            let sketch = (&sketch as &dyn Any).downcast_ref::<S>();
+            read(sketch.expect("the sketch type was checked"))
+        };
+        Some(texts.par_iter().map(read).collect())
     }
 }
 

@@ -145,6 +145,21 @@ fn methods() -> Vec<(
         .collect()
 }
 
+/// `read` over the texts with the method `name` built from `params`, without the GIL.
+fn read_texts<'py, T: Send + Default>(
+    py: Python<'py>,
+    chunks: &[Bound<'py, PyAny>],
+    name: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+    read: impl Fn(&dyn dynamic::DynMethod, &[&str]) -> Option<T> + Sync,
+) -> PyResult<T> {
+    let method = dynamic::method(name, &self::params(params)?).map_err(|e| error(py, e))?;
+    let texts = arrow_io::Texts::import(chunks, "texts")?;
+    let read = || texts.strs().map(|t| read(&*method, &t).unwrap_or_default());
+    detached(py, threads, read)?.map_err(|e| invalid(py, "texts", e))
+}
+
 /// MinHash signatures of the texts (a `minhash` method's parameters): a fixed-size list of
 /// `permutations` uint32 per text.
 #[pyfunction]
@@ -155,14 +170,9 @@ fn minhash_signatures<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method = dynamic::method("minhash", &self::params(params)?).map_err(|e| error(py, e))?;
-    let texts = arrow_io::Texts::import(&chunks, "texts")?;
-    let signatures = detached(py, threads, || {
-        texts
-            .strs()
-            .map(|t| method.signatures(&t).unwrap_or_default())
-    })?
-    .map_err(|e| invalid(py, "texts", e))?;
+    let signatures = read_texts(py, &chunks, "minhash", params, threads, |m, t| {
+        m.signatures(t)
+    })?;
     arrow_io::array_to_py(py, arrow_io::signature_array(signatures))
 }
 
@@ -175,14 +185,9 @@ fn simhash_fingerprints<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method = dynamic::method("simhash", &self::params(params)?).map_err(|e| error(py, e))?;
-    let texts = arrow_io::Texts::import(&chunks, "texts")?;
-    let fingerprints = detached(py, threads, || {
-        texts
-            .strs()
-            .map(|t| method.fingerprints(&t).unwrap_or_default())
-    })?
-    .map_err(|e| invalid(py, "texts", e))?;
+    let fingerprints = read_texts(py, &chunks, "simhash", params, threads, |m, t| {
+        m.fingerprints(t)
+    })?;
     arrow_io::array_to_py(
         py,
         std::sync::Arc::new(arrow::array::UInt64Array::from(fingerprints)),

@@ -165,6 +165,30 @@ fn two_binaries(
     Ok(a.into_iter().zip(b).collect())
 }
 
+/// `each` over the pairs of encoded sketches `a[i]`, `b[i]` with the method `name` built from
+/// `params`, in parallel without the GIL; a pair with a null side gives `None`.
+fn over_pairs<'py, T: Send>(
+    py: Python<'py>,
+    (a, b): (&Bound<'py, PyAny>, &Bound<'py, PyAny>),
+    name: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+    each: impl Fn(&dyn dynamic::DynMethod, &[u8], &[u8]) -> neardup_core::Result<Option<T>> + Sync,
+) -> PyResult<Vec<Option<T>>> {
+    use rayon::prelude::*;
+    let method = dynamic::method(name, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let pairs = two_binaries(py, a, b)?;
+    let work = || {
+        (pairs.par_iter())
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => each(&*method, a, b),
+                _ => Ok(None),
+            })
+            .collect::<neardup_core::Result<Vec<_>>>()
+    };
+    crate::detached(py, threads, work)?.map_err(|e| crate::error(py, e))
+}
+
 /// Verifies pairs of encoded sketches as the batch engine verifies a candidate pair: a record
 /// batch of `similarity` (null when the pair is not similar) and `distance` (the Hamming
 /// distance for methods with fingerprints, else null).
@@ -178,20 +202,9 @@ fn verify_pairs<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use rayon::prelude::*;
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let pairs = two_binaries(py, &a, &b)?;
-    let verified = crate::detached(py, threads, || {
-        pairs
-            .par_iter()
-            .map(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) => method.verify(a, b),
-                _ => Ok(None),
-            })
-            .collect::<neardup_core::Result<Vec<_>>>()
-    })?
-    .map_err(|e| crate::error(py, e))?;
+    let verified = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
+        m.verify(a, b)
+    })?;
     let similarity: Float64Array = verified.iter().map(|v| v.map(|v| v.0)).collect();
     let distance: Int64Array = (verified.iter())
         .map(|v| v.and_then(|v| v.1).map(i64::from))
@@ -214,20 +227,9 @@ fn similarities<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use rayon::prelude::*;
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let pairs = two_binaries(py, &a, &b)?;
-    let values = crate::detached(py, threads, || {
-        pairs
-            .par_iter()
-            .map(|(a, b)| match (a, b) {
-                (Some(a), Some(b)) => method.similarity(a, b).map(Some),
-                _ => Ok(None),
-            })
-            .collect::<neardup_core::Result<Vec<Option<f64>>>>()
-    })?
-    .map_err(|e| crate::error(py, e))?;
+    let values = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
+        m.similarity(a, b).map(Some)
+    })?;
     arrow_io::array_to_py(py, Arc::new(Float64Array::from(values)))
 }
 

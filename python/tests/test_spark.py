@@ -141,3 +141,29 @@ def test_bad_rows_are_refused(spark):
     df = spark.createDataFrame([("a", 1)], "id string, text long")
     with pytest.raises(neardup.NeardupError, match="expected string"):
         neardup.spark.dedup(df)
+
+
+def test_an_empty_frame(spark):
+    df = spark.createDataFrame([], "id string, text string")
+    assert neardup.spark.dedup(df).collect() == []
+    assert neardup.spark.dedup(df, cluster="connected").collect() == []
+
+
+def test_the_job_never_overwrites_its_input(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "text": "x"}\n', encoding="utf-8")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(source)
+    job = REPO / "python" / "spark" / "dedup_job.py"
+    for output, extra in ((source, []), (link, []), (tmp_path, []),
+                          (tmp_path / "out", ["--kept", str(tmp_path / "out" / "kept")])):
+        done = subprocess.run([sys.executable, str(job), str(source), str(output), *extra],
+                              capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        assert "would be deleted" in done.stderr or "overlap" in done.stderr
+    assert source.read_text(encoding="utf-8") == '{"id": "a", "text": "x"}\n'

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::set_join::JoinBudget;
+use crate::set_join::{probe_all, JoinBudget};
 
 /// The edit-distance bound of a join.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -301,23 +301,7 @@ pub fn pass_join_within(
         }
         cut
     };
-    let (mut pairs, cut): (Vec<(u32, u32, u32)>, u64) = order
-        .par_chunks(1024)
-        .map_init(Vec::new, |candidates, chunk| {
-            let mut out = Vec::new();
-            let mut cut = 0u64;
-            for &s_id in chunk {
-                cut += u64::from(probe(s_id, candidates, &mut out));
-            }
-            (out, cut)
-        })
-        .reduce(
-            || (Vec::new(), 0),
-            |mut a, b| {
-                a.0.extend(b.0);
-                (a.0, a.1 + b.1)
-            },
-        );
+    let (mut pairs, cut) = probe_all(&order, Vec::new, probe);
     pairs.sort_unstable();
     let over = over.load(Ordering::Relaxed);
     (pairs, cut, over)

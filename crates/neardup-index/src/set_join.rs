@@ -218,23 +218,7 @@ pub fn set_join_within(
         }
         cut
     };
-    let (mut pairs, cut): (Vec<(u32, u32, f64)>, u64) = visit
-        .par_chunks(1024)
-        .map_init(HashMap::new, |overlap, chunk| {
-            let mut out = Vec::new();
-            let mut cut = 0u64;
-            for &x_id in chunk {
-                cut += u64::from(probe(x_id, overlap, &mut out));
-            }
-            (out, cut)
-        })
-        .reduce(
-            || (Vec::new(), 0),
-            |mut a, b| {
-                a.0.extend(b.0);
-                (a.0, a.1 + b.1)
-            },
-        );
+    let (mut pairs, cut) = probe_all(&visit, HashMap::new, probe);
     pairs.sort_by_key(|p| (p.0, p.1));
     let over = over.load(Ordering::Relaxed);
     (pairs, cut, over)
@@ -292,6 +276,32 @@ pub fn intersect_at_least(x: &[u32], y: &[u32], alpha: usize) -> Option<usize> {
         }
     }
     (common >= alpha).then_some(common)
+}
+
+/// Calls `probe(id, scratch, out)` on every id of `ids`, in parallel chunks, each worker with
+/// its own `scratch`: the pairs the probes put in `out` (in no particular order) and how many
+/// probes were cut short (returned true). Shared by the exact joins.
+pub(crate) fn probe_all<S: Send, T: Send>(
+    ids: &[u32],
+    scratch: fn() -> S,
+    probe: impl Fn(u32, &mut S, &mut Vec<T>) -> bool + Sync,
+) -> (Vec<T>, u64) {
+    ids.par_chunks(1024)
+        .map_init(scratch, |scratch, chunk| {
+            let mut out = Vec::new();
+            let cut = chunk
+                .iter()
+                .filter(|&&id| probe(id, scratch, &mut out))
+                .count();
+            (out, cut as u64)
+        })
+        .reduce(
+            || (Vec::new(), 0),
+            |mut a, b| {
+                a.0.extend(b.0);
+                (a.0, a.1 + b.1)
+            },
+        )
 }
 
 #[cfg(test)]
