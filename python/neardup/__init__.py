@@ -66,8 +66,15 @@ def _chunks(values: Any, what: str) -> list:
     elif isinstance(values, (str, bytes)):
         raise _invalid(what, "a single string; expected a sequence of texts")
     else:
+        values = list(values)
         try:
-            chunks = [pa.array(list(values), type=pa.string())]
+            chunks = [pa.array(values, type=pa.string())]
+        except UnicodeEncodeError as error:
+            at = next(i for i, v in enumerate(values)
+                      if isinstance(v, str) and not _encodes(v))
+            raise _invalid(what, f"{what}[{at}]: {error.reason} (not valid Unicode text: "
+                           "lone surrogates, e.g. from bytes decoded with "
+                           "errors='surrogateescape')") from None
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as error:
             raise _invalid(what, f"{error} (expected a sequence of str)") from None
     out = []
@@ -81,6 +88,24 @@ def _chunks(values: Any, what: str) -> list:
             raise _invalid(what, f"an array of {chunk.type}: expected strings")
         out.append(chunk)
     return out
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(value: Any, what: str, least: int) -> Any:
+    """``value`` when it is None or a whole number of at least ``least``; else an error naming
+    ``what``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise _invalid(what, f"{value!r} (expected a whole number of at least {least})")
+    return value
 
 
 def _ids(ids: Any, count: int, what: str = "ids"):
@@ -190,6 +215,9 @@ def dedup(
             if reference_ids.type != ids.type else pa.concat_arrays([reference_ids, ids])
     else:
         all_ids = ids
+    _count(threads, "threads", 0)
+    _count(bucket_cap, "bucket_cap", 1)
+    _count(candidate_budget, "candidate_budget", 1)
     batch, stats = _neardup.dedup_arrow(
         chunks,
         method,
@@ -282,6 +310,7 @@ class Index:
         ids = _ids(ids, count)
         if self._ids and ids.type != self._ids[0].type:
             raise _invalid("ids", f"{ids.type}, but the index holds ids of {self._ids[0].type}")
+        _count(threads, "threads", 0)
         self._index.insert(chunks, threads)
         self._ids.append(ids)
 
@@ -300,6 +329,8 @@ class Index:
         ``distance`` (Hamming, for ``simhash``)."""
         import pyarrow as pa
 
+        _count(limit, "limit", 0)
+        _count(threads, "threads", 0)
         batch = self._index.query(_chunks(texts, "texts"), limit, threads)
         return pa.table({
             "query": batch.column("query"),

@@ -122,6 +122,10 @@ def test_file_parameters_are_read_like_the_command_line(tmp_path):
     (lambda: neardup.dedup(PAIR, ids=[1]), "ids", "1 ids for 3 texts"),
     (lambda: neardup.dedup(PAIR, ids=[1, None, 3]), "ids", "ids[1] is null"),
     (lambda: neardup.dedup(PAIR, corpus_memory="lots"), "corpus_memory", "64M"),
+    (lambda: neardup.dedup(["ok", "bad \udcff"]), "texts", "texts[1]: surrogates not allowed"),
+    (lambda: neardup.dedup(PAIR, threads=-1), "threads", "-1"),
+    (lambda: neardup.dedup(PAIR, bucket_cap=-5), "bucket_cap", "at least 1"),
+    (lambda: neardup.LshIndex().query(PAIR, limit=-1), "limit", "-1"),
 ])
 def test_errors_are_the_command_line_messages(call, parameter, message):
     with pytest.raises(neardup.NeardupError, match=re.escape(message)) as raised:
