@@ -34,6 +34,10 @@ pub struct DedupArgs {
     /// with --boilerplate-file, e.g. in a later run or a service).
     #[arg(long, value_name = "FILE")]
     boilerplate_out: Option<String>,
+    /// Write the lexicon the method learned from the corpus (imatch), readable back with
+    /// --lexicon-file in a later run.
+    #[arg(long, value_name = "FILE")]
+    save_lexicon: Option<String>,
     /// Memory of the document-frequency table of the corpus pass (max-df, boilerplate-df,
     /// simhash tfidf): exact counts when they surely fit, else a count-min sketch of this
     /// size. K, M, G suffixes (powers of 1024).
@@ -92,6 +96,7 @@ impl DedupArgs {
             pairs: self.pairs.clone(),
             stats: self.stats.clone(),
             boilerplate_out: self.boilerplate_out.clone(),
+            save_lexicon: self.save_lexicon.clone(),
             method: self.method.clone(),
             params,
             engine: EngineOptions {
@@ -102,6 +107,7 @@ impl DedupArgs {
                 corpus_memory: self.corpus_memory,
                 reference: 0,
                 within: self.against.is_empty() || self.within,
+                save_lexicon: self.save_lexicon.is_some(),
             },
             against: self.against.clone(),
         }

@@ -215,6 +215,16 @@ pub trait Method: Send + Sync + Clone {
         0
     }
 
+    /// The lexicon the method learned or read, as the text of a file its `lexicon_file`
+    /// parameter reads back (`dedup --save-lexicon`); `None` (the default) for methods
+    /// without a lexicon.
+    ///
+    /// # Errors
+    /// When the lexicon cannot be listed (learned from approximate counts).
+    fn lexicon(&self) -> Option<Result<String>> {
+        None
+    }
+
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
     fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 

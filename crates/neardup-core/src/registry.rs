@@ -43,9 +43,14 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::methods::exact::Exact;
+use crate::methods::imatch::IMatch;
 use crate::methods::minhash::MinHash;
+use crate::methods::segments::Segments;
+use crate::methods::sentences::Sentences;
 use crate::methods::short::{NgramIndex, SimilarityJoin};
 use crate::methods::simhash::SimHash;
+use crate::methods::supershingle::SuperShingle;
+use crate::methods::topn::TopN;
 use crate::normalize::NormalizeOptions;
 use crate::{Error, Method, Result};
 
@@ -266,6 +271,7 @@ param_value_by_choice!(
     crate::normalize::ChineseVariant,
     crate::methods::simhash::Verification,
     crate::methods::simhash::Weights,
+    crate::methods::sentences::SentenceSignature,
 );
 
 /// The normalisation parameters every text method shares.
@@ -500,7 +506,18 @@ macro_rules! registry {
     };
 }
 
-registry!(Exact, MinHash, SimHash, SimilarityJoin, NgramIndex);
+registry!(
+    Exact,
+    MinHash,
+    SimHash,
+    SimilarityJoin,
+    NgramIndex,
+    SuperShingle,
+    IMatch,
+    TopN,
+    Segments,
+    Sentences,
+);
 
 /// The spec of the method called `name`.
 pub fn method(name: &str) -> Option<MethodSpec> {

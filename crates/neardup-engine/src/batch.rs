@@ -54,6 +54,10 @@ pub struct EngineOptions {
     /// With a reference corpus, whether the new documents are also deduplicated among
     /// themselves. Ignored without one.
     pub within: bool,
+    /// Return the method's lexicon ([`Method::lexicon`]) in [`EngineStats::lexicon`]
+    /// (`dedup --save-lexicon`); a method without one is an error (parameter
+    /// `save_lexicon`).
+    pub save_lexicon: bool,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +70,7 @@ impl Default for EngineOptions {
             corpus_memory: neardup_core::corpus::DEFAULT_CORPUS_MEMORY,
             reference: 0,
             within: true,
+            save_lexicon: false,
         }
     }
 }
@@ -155,6 +160,8 @@ pub struct EngineStats {
     pub seconds: Vec<(&'static str, f64)>,
     /// What boilerplate handling found and removed (see [`neardup_core::boilerplate`]).
     pub boilerplate: BoilerplateStats,
+    /// The method's lexicon as a file (with [`EngineOptions::save_lexicon`]).
+    pub lexicon: Option<String>,
 }
 
 /// What boilerplate handling found and removed in one run.
@@ -269,7 +276,9 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     check_document_count(texts.len())?;
     let (learned, seconds, table) = learned(method, texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
+    let lexicon = saved_lexicon(method, options)?;
     let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
+    outcome.stats.lexicon = lexicon;
     outcome
         .stats
         .boilerplate
@@ -386,7 +395,9 @@ pub fn dedup_owned<M: Method>(
     check_document_count(texts.len())?;
     let (learned, seconds, table) = learned(method, &texts, options.corpus_memory, progress);
     let method = learned.as_ref().unwrap_or(method);
+    let lexicon = saved_lexicon(method, options)?;
     let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
+    outcome.stats.lexicon = lexicon;
     outcome
         .stats
         .boilerplate
@@ -396,6 +407,21 @@ pub fn dedup_owned<M: Method>(
     outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
     outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
     Ok(outcome)
+}
+
+/// The method's lexicon when [`EngineOptions::save_lexicon`] asks for it, known before the
+/// documents are sketched (so that a method without one fails at once).
+fn saved_lexicon<M: Method>(method: &M, options: EngineOptions) -> Result<Option<String>> {
+    if !options.save_lexicon {
+        return Ok(None);
+    }
+    match method.lexicon() {
+        Some(lexicon) => lexicon.map(Some),
+        None => Err(Error::invalid(
+            "save_lexicon",
+            format!("method {} has no lexicon (imatch has one)", method.name()),
+        )),
+    }
 }
 
 /// Refuses a corpus too large to number with `u32`.

@@ -37,6 +37,9 @@ pub struct RunConfig {
     /// Optional list of the boilerplate lines found, one per line, most frequent first
     /// (readable back with the method parameter `boilerplate_file`).
     pub boilerplate_out: Option<String>,
+    /// Optional lexicon file: what the method learned (imatch), readable back with its
+    /// `lexicon_file` parameter. Needs `engine.save_lexicon`.
+    pub save_lexicon: Option<String>,
     /// The method's name in the registry ([`neardup_core::registry::methods`]).
     pub method: String,
     /// The method's parameters; absent ones take their defaults.
@@ -61,6 +64,7 @@ impl RunConfig {
             pairs: None,
             stats: None,
             boilerplate_out: None,
+            save_lexicon: None,
             method: method.to_owned(),
             params,
             engine: EngineOptions::default(),
@@ -147,6 +151,7 @@ struct Outputs {
     pairs: Option<AtomicOutput>,
     stats: Option<AtomicOutput>,
     boilerplate: Option<AtomicOutput>,
+    lexicon: Option<AtomicOutput>,
 }
 
 /// Refuses outputs that are inputs or each other, then creates them all.
@@ -160,6 +165,7 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         ("`pairs`", config.pairs.as_ref()),
         ("`stats`", config.stats.as_ref()),
         ("`boilerplate_out`", config.boilerplate_out.as_ref()),
+        ("`save_lexicon`", config.save_lexicon.as_ref()),
     ];
     let outputs: Vec<(&str, &str)> = (named.iter())
         .filter_map(|(option, path)| path.map(|path| (*option, path.as_str())))
@@ -172,6 +178,7 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         pairs: optional(&config.pairs)?,
         stats: optional(&config.stats)?,
         boilerplate: optional(&config.boilerplate_out)?,
+        lexicon: optional(&config.save_lexicon)?,
     })
 }
 
@@ -206,6 +213,7 @@ fn run_with<M: Registered>(
         .collect();
     let engine = EngineOptions {
         reference: first as u32,
+        save_lexicon: config.engine.save_lexicon || config.save_lexicon.is_some(),
         ..config.engine
     };
     let outcome = neardup_engine::dedup_owned(method, texts, engine, progress)?;
@@ -229,6 +237,13 @@ fn run_with<M: Registered>(
     if let Some(out) = outputs.boilerplate.as_mut() {
         write_boilerplate(out, &outcome.stats.boilerplate)?;
     }
+    if let (Some(out), Some(lexicon)) = (outputs.lexicon.as_mut(), &outcome.stats.lexicon) {
+        let path = out.path().to_owned();
+        (out.writer().write_all(lexicon.as_bytes())).map_err(|e| Error::Output {
+            path,
+            message: e.to_string(),
+        })?;
+    }
     let mut seconds = vec![("read".to_owned(), read_seconds)];
     for (stage, value) in &outcome.stats.seconds {
         seconds.push(((*stage).to_owned(), *value));
@@ -245,6 +260,7 @@ fn run_with<M: Registered>(
         outputs.pairs,
         outputs.stats,
         outputs.boilerplate,
+        outputs.lexicon,
     ];
     commit_all(
         std::iter::once(outputs.kept)

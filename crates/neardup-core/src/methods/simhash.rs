@@ -555,7 +555,7 @@ impl Method for SimHash {
 }
 
 /// Normalised edit similarity `1 - levenshtein / max(len)`, `None` below `cutoff`.
-fn edit_similarity(a: &[u32], b: &[u32], cutoff: f64) -> Option<f64> {
+pub(crate) fn edit_similarity(a: &[u32], b: &[u32], cutoff: f64) -> Option<f64> {
     if a.is_empty() && b.is_empty() {
         return Some(1.0);
     }
