@@ -45,8 +45,11 @@ pub struct DedupArgs {
     corpus_memory: usize,
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
     /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances), `join`
-    /// (exact similarity join for short texts: every pair at the threshold) or `ngram` (the
-    /// seed's all-m-gram index for short texts, the join's reference).
+    /// (exact similarity join for short texts: every pair at the threshold), `ngram` (the
+    /// seed's all-m-gram index for short texts, the join's reference), or the classic
+    /// fingerprints `supershingle` (Broder), `imatch` (I-Match, multi-lexicon), `topn`
+    /// (top-N TF-IDF words), `segments` (M of N pieces), `sentences` (punctuation contexts or
+    /// longest sentences); see docs/methods.md.
     #[arg(long, default_value = "minhash", value_parser = method_names())]
     method: String,
     /// Clustering: `representative` (every removed document is similar to the kept one) or

@@ -352,8 +352,8 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Count,
         default: None,
         help: "Tokens per shingle; for `auto`, characters per shingle on CJK text [default: \
-               minhash 3 for `auto`, 5 otherwise; simhash, join and ngram 2 for `auto` \
-               and `char`, 1 otherwise].",
+               minhash and supershingle 3 for `auto`, 5 otherwise; simhash, join and ngram 2 \
+               for `auto` and `char`, 1 otherwise].",
         group: Some("Shingles"),
     },
     ParamSpec {

@@ -161,12 +161,26 @@ impl Settings {
                 }
             }
         }
-        struct Builds;
-        impl registry::MethodVisitor for Builds {
-            type Output = ();
-            fn visit<M: registry::Registered>(self, _: M) {}
+        struct Learns;
+        impl registry::MethodVisitor for Learns {
+            type Output = bool;
+            fn visit<M: registry::Registered>(self, method: M) -> bool {
+                neardup_core::Method::learns_from_corpus(&method)
+            }
         }
-        registry::with_method(&self.method, &self.method_params()?, Builds)?;
+        if registry::with_method(&self.method, &self.method_params()?, Learns)? {
+            // Its statistics (imatch's lexicon, topn's or simhash tfidf's IDF) would be those
+            // of an empty corpus: every word in the lexicon, every IDF 1.
+            return Err(ServiceError::invalid(
+                "method",
+                format!(
+                    "{:?} with these parameters learns from a corpus in a first pass (a \
+                     lexicon or IDF weights); a collection has none: use simhash (weights tf), \
+                     minhash, join or exact",
+                    self.method
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -420,6 +434,9 @@ mod tests {
             (json!({"no_such": 1}), "no_such"),
             (json!({"method": "minhash", "max_df": "1%"}), "max_df"),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),
+            (json!({"method": "imatch"}), "method"),
+            (json!({"method": "topn"}), "method"),
+            (json!({"weights": "tfidf"}), "method"),
             (json!({"retention": "soon"}), "retention"),
             (json!({"retention_by": "arrival"}), "retention_by"),
             (json!({"keep_text": "yes"}), "keep_text"),

@@ -287,8 +287,8 @@ pub fn verify_params() -> Vec<ParamSpec> {
             name: "verify",
             kind: ParamKind::Choice(&["none", "jaccard", "edit"]),
             default: Some("jaccard"),
-            help: "Confirm candidates with `jaccard` (shingle sets) or `edit` (normalised \
-                   edit similarity, for short texts); `none` lets the distance decide.",
+            help: "Confirm candidates with `jaccard` (shingle sets, at --threshold) or `edit` \
+                   (normalised edit similarity); `none`: a shared signature is a duplicate.",
             group: None,
         },
     ]

@@ -547,7 +547,9 @@ fn measure_params() -> Vec<ParamSpec> {
 
 /// The `threshold` parameter's help, shared by every method that has it.
 pub const THRESHOLD_HELP: &str = "Similarity threshold of the verification measure [default: \
-                                  minhash 0.4; join and ngram 0.5, or 0.7 with --measure edit].";
+                                  minhash, supershingle, imatch, topn, segments and sentences \
+                                  0.4, or 0.7 with --verify edit; join and ngram 0.5, or 0.7 \
+                                  with --measure edit].";
 
 /// The names `measure` accepts, shared by every method that has it (each method refuses the
 /// ones it cannot compute, by name).
