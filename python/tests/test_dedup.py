@@ -16,8 +16,37 @@ PAIR = ["今天北京天气晴朗，适合出门散步，公园里人很多。",
 
 
 def test_methods_are_the_registry():
-    assert list(neardup.methods()) == ["exact", "minhash", "simhash", "join", "ngram"]
+    assert list(neardup.methods()) == ["exact", "minhash", "simhash", "join", "ngram", "supershingle",
+                                       "imatch", "topn", "segments", "sentences"]
     assert "threshold" in neardup.methods()["minhash"]["params"]
+
+
+@pytest.mark.parametrize("method", ["supershingle", "imatch", "topn", "segments", "sentences"])
+def test_classic_methods_match_the_cli(cli, tmp_path, method):
+    body = ("国家统计局今天发布数据，十月份全国居民消费价格同比上涨百分之二点一，涨幅比上月扩大零点三个百分点。"
+            "其中食品价格上涨百分之四点五，非食品价格上涨百分之一点五，服务价格上涨百分之一点八。"
+            "分析人士指出，猪肉和鲜菜价格的季节性上涨是推高物价的主要因素，能源价格则有所回落。")
+    texts = [body, body.replace("。", "！"), "气象台发布寒潮蓝色预警，预计未来三天北方大部地区气温将下降八到十度。",
+             body + "责任编辑：李华。", "完全不同的一句话，讲的是股市的行情，沪指今天收涨百分之一。"]
+    table = neardup.dedup(texts, method=method)
+    assert table.column("duplicate_of").to_pylist()[1] == 1
+    assert table.column_names == ["id", "cluster", "duplicate_of", "similarity", "keep"]
+    rows = [{"id": i + 1, "text": t} for i, t in enumerate(texts)]
+    assert as_result(table) == run_cli(cli, tmp_path, rows, "--method", method)
+
+
+def test_imatch_reads_a_lexicon_file(tmp_path):
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_text("prices\nfood\npork\nenergy\nrural\nexperts\n", encoding="utf-8")
+    texts = ["Consumer prices rose as food and pork prices climbed, energy eased, experts said rural areas saw most.",
+             "Experts on rural budgets say households spend more on food, pork and energy; prices worry them."]
+    classic = neardup.dedup(texts, method="imatch", lexicon_file=str(lexicon), verify="none", extra_lexicons=0)
+    assert classic.column("duplicate_of").to_pylist() == [None, 1]
+    verified = neardup.dedup(texts, method="imatch", lexicon_file=str(lexicon), extra_lexicons=0)
+    assert verified.column("duplicate_of").to_pylist() == [None, None]
+    with pytest.raises(neardup.NeardupError) as error:
+        neardup.dedup(texts, method="imatch", lexicon_file=str(tmp_path / "missing.txt"))
+    assert "missing.txt" in str(error.value)
 
 
 @pytest.mark.parametrize("make", [

@@ -14,7 +14,12 @@ fn run(method: &str, params: &[(&str, &str)], docs: &[String]) -> Outcome {
     run_with(method, params, docs, EngineOptions::default())
 }
 
-fn run_with(method: &str, params: &[(&str, &str)], docs: &[String], options: EngineOptions) -> Outcome {
+fn run_with(
+    method: &str,
+    params: &[(&str, &str)],
+    docs: &[String],
+    options: EngineOptions,
+) -> Outcome {
     struct Run<'a>(&'a [String], EngineOptions);
     impl MethodVisitor for Run<'_> {
         type Output = Outcome;
@@ -78,7 +83,10 @@ fn sentence_features_survive_a_changed_header_and_footer_and_segments_do_not() {
     ] {
         let found = duplicate_of(method, &params, &docs);
         assert_eq!(found[last], Some(last as u32 - 1), "{method} {params:?}");
-        assert!(found[..last].iter().all(Option::is_none), "{method}: {found:?}");
+        assert!(
+            found[..last].iter().all(Option::is_none),
+            "{method}: {found:?}"
+        );
     }
     // The header's length changed: every boundary of the equal pieces moved.
     let found = duplicate_of("segments", &[], &docs);
@@ -88,7 +96,9 @@ fn sentence_features_survive_a_changed_header_and_footer_and_segments_do_not() {
 #[test]
 fn segments_catch_a_local_substitution_but_not_an_inserted_sentence() {
     let original = body();
-    let corrected = original.replace("二点一", "二点二").replace("零点四", "零点五");
+    let corrected = original
+        .replace("二点一", "二点二")
+        .replace("零点四", "零点五");
     let inserted = format!("本台消息，以下为详细内容。{original}");
     let docs = vec![original.clone(), corrected, inserted];
     let found = duplicate_of("segments", &[], &docs);
@@ -179,7 +189,8 @@ fn imatch_lexicon_saved_and_read_back_gives_the_same_result() {
 #[test]
 fn imatch_refuses_a_bad_lexicon_file_naming_the_line() {
     let bad = Params::new().set("lexicon_file", "# saved\n0xzz 3\n");
-    let error = <neardup_core::methods::imatch::IMatch as Registered>::from_params(&bad).unwrap_err();
+    let error =
+        <neardup_core::methods::imatch::IMatch as Registered>::from_params(&bad).unwrap_err();
     assert_eq!(error.parameter(), "lexicon_file");
     assert!(error.to_string().contains("line 2"), "{error}");
     let empty = Params::new().set("lexicon_file", "# nothing\n\n");
@@ -215,14 +226,22 @@ fn super_shingles_find_close_copies_and_miss_looser_ones() {
     );
     let docs = vec![original, close, loose];
     let jaccard = |a: usize, b: usize| {
-        let method = neardup_core::methods::minhash::MinHashBuilder::new().build().unwrap();
+        let method = neardup_core::methods::minhash::MinHashBuilder::new()
+            .build()
+            .unwrap();
         method.similarity(&method.sketch(&docs[a]), &method.sketch(&docs[b]))
     };
     assert!(jaccard(0, 1) > 0.9, "{}", jaccard(0, 1));
     assert!((0.4..0.7).contains(&jaccard(0, 2)), "{}", jaccard(0, 2));
-    assert_eq!(duplicate_of("supershingle", &[], &docs), vec![None, Some(0), None]);
+    assert_eq!(
+        duplicate_of("supershingle", &[], &docs),
+        vec![None, Some(0), None]
+    );
     // MinHash tunes its bands to the threshold (0.4) and finds both.
-    assert_eq!(duplicate_of("minhash", &[], &docs), vec![None, Some(0), Some(0)]);
+    assert_eq!(
+        duplicate_of("minhash", &[], &docs),
+        vec![None, Some(0), Some(0)]
+    );
 }
 
 #[test]
@@ -235,8 +254,14 @@ fn min_super_and_min_segments_require_more_shared_keys() {
         None,
         "an edit breaks at least one of the six super-shingles"
     );
-    assert_eq!(duplicate_of("segments", &[("min_segments", "8")], &docs)[1], None);
-    assert_eq!(duplicate_of("segments", &[("min_segments", "7")], &docs)[1], Some(0));
+    assert_eq!(
+        duplicate_of("segments", &[("min_segments", "8")], &docs)[1],
+        None
+    );
+    assert_eq!(
+        duplicate_of("segments", &[("min_segments", "7")], &docs)[1],
+        Some(0)
+    );
 }
 
 /// A corpus of light edits of the body and the filler, in a fixed order.
@@ -247,11 +272,16 @@ fn edited_corpus() -> Vec<String> {
         let mut edited = text.clone();
         let cut = (i as usize * 7) % 40;
         edited.replace_range(
-            edited.char_indices().nth(cut).unwrap().0..edited.char_indices().nth(cut + 2).unwrap().0,
+            edited.char_indices().nth(cut).unwrap().0
+                ..edited.char_indices().nth(cut + 2).unwrap().0,
             "",
         );
         docs.push(format!("{edited}（{i}）"));
-        docs.push(format!("{}{}", filler()[i as usize % 8], BODY[i as usize % 6]));
+        docs.push(format!(
+            "{}{}",
+            filler()[i as usize % 8],
+            BODY[i as usize % 6]
+        ));
     }
     docs
 }
@@ -297,7 +327,11 @@ fn classic_sketches_round_trip_and_refuse_other_kinds() {
                 back.encode(&mut again);
                 assert_eq!(bytes, again, "{}", method.name());
                 for cut in 0..bytes.len() {
-                    assert!(M::Sketch::decode(&bytes[..cut]).is_err(), "{} cut {cut}", method.name());
+                    assert!(
+                        M::Sketch::decode(&bytes[..cut]).is_err(),
+                        "{} cut {cut}",
+                        method.name()
+                    );
                 }
                 let mut other = bytes.clone();
                 other[3] = other[3].wrapping_add(1);
@@ -305,7 +339,12 @@ fn classic_sketches_round_trip_and_refuse_other_kinds() {
             }
         }
     }
-    let texts = vec![body(), String::new(), "短文本。".to_owned(), filler()[0].clone()];
+    let texts = vec![
+        body(),
+        String::new(),
+        "短文本。".to_owned(),
+        filler()[0].clone(),
+    ];
     for method in CLASSIC {
         for verify in ["jaccard", "edit", "none"] {
             if method == "supershingle" && verify == "edit" {

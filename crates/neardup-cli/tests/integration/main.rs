@@ -1,6 +1,7 @@
 //! Integration tests of the `neardup` binary, one module per subcommand, in one test binary
 //! (as ripgrep does: one link step, shared helpers).
 
+mod classic;
 mod dedup;
 mod eval;
 mod input;

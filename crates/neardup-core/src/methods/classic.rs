@@ -211,7 +211,11 @@ impl Verifier {
 
     /// The similarity of two sketches under the verification (with `none`, the Jaccard of
     /// their signature sets).
-    pub fn similarity<const KIND: u8>(&self, a: &ClassicSketch<KIND>, b: &ClassicSketch<KIND>) -> f64 {
+    pub fn similarity<const KIND: u8>(
+        &self,
+        a: &ClassicSketch<KIND>,
+        b: &ClassicSketch<KIND>,
+    ) -> f64 {
         if a.empty || b.empty {
             return 0.0;
         }

@@ -249,7 +249,10 @@ impl Method for IMatch {
                 if !from_file {
                     let min = saved.iter().map(|e| e.1).min().unwrap_or(0);
                     let max = saved.iter().map(|e| e.1).max().unwrap_or(0);
-                    limits.extend([("lexicon_min_df", u64::from(min)), ("lexicon_max_df", u64::from(max))]);
+                    limits.extend([
+                        ("lexicon_min_df", u64::from(min)),
+                        ("lexicon_max_df", u64::from(max)),
+                    ]);
                 }
                 limits
             }
@@ -281,10 +284,7 @@ impl Method for IMatch {
                 "the corpus pass counted approximately (count-min) and cannot list the \
                  lexicon: raise --corpus-memory",
             )),
-            Lexicon::Unlearned => Err(Error::invalid(
-                "save_lexicon",
-                "no lexicon was learned",
-            )),
+            Lexicon::Unlearned => Err(Error::invalid("save_lexicon", "no lexicon was learned")),
         })
     }
 
@@ -452,7 +452,10 @@ impl Registered for IMatch {
             ..
         } = &self.lexicon
         {
-            settings.push(("lexicon_file", Setting::Text(format!("{} words", saved.len()))));
+            settings.push((
+                "lexicon_file",
+                Setting::Text(format!("{} words", saved.len())),
+            ));
         }
         settings.extend(normalize_settings(self.normalizer.options()));
         settings

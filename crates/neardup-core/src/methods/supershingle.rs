@@ -193,7 +193,10 @@ impl Registered for SuperShingle {
         }
         let mut inner = Params::new();
         for (name, value) in params.iter() {
-            if !matches!(name, "verify" | "super_shingles" | "min_super" | "min_hashes") {
+            if !matches!(
+                name,
+                "verify" | "super_shingles" | "min_super" | "min_hashes"
+            ) {
                 inner.insert(name, value);
             }
         }
@@ -223,7 +226,8 @@ impl Registered for SuperShingle {
         ];
         // MinHash's bands are the super-shingles, its rows and permutations the min-hashes.
         settings.extend(
-            (self.inner.settings().into_iter()).filter(|(name, _)| !matches!(*name, "bands" | "rows" | "permutations")),
+            (self.inner.settings().into_iter())
+                .filter(|(name, _)| !matches!(*name, "bands" | "rows" | "permutations")),
         );
         settings
     }
