@@ -44,7 +44,7 @@ def test_imatch_reads_a_lexicon_file(tmp_path):
     assert classic.column("duplicate_of").to_pylist() == [None, 1]
     verified = neardup.dedup(texts, method="imatch", lexicon_file=str(lexicon), extra_lexicons=0)
     assert verified.column("duplicate_of").to_pylist() == [None, None]
-    with pytest.raises(neardup.NeardupError) as error:
+    with pytest.raises(OSError) as error:
         neardup.dedup(texts, method="imatch", lexicon_file=str(tmp_path / "missing.txt"))
     assert "missing.txt" in str(error.value)
 
