@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,flood,hamming,boilerplate,service,short,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,methods,flood,hamming,boilerplate,service,short,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import boilerplate, flood, hamming, quality, selftest, service, short, speed
+from . import boilerplate, flood, hamming, methods, quality, selftest, service, short, speed
 from .common import ROOT
 
 
@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, mod, help_ in (
         ("speed", speed, "neardup vs datasketch and rensa: time, memory, exact truth, P/R/F1"),
         ("quality", quality, "neardup's methods vs the peers on synth and labelled corpora (P, R, F1, ARI)"),
+        ("methods", methods, "every neardup method at its defaults on the same corpora (for docs/methods.md)"),
         ("flood", flood, "template floods: time and memory under a memory cap and a timeout"),
         ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
         ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         return speed.main(args)
     if args.cmd == "quality":
         return quality.main(args, argv[1:])
+    if args.cmd == "methods":
+        return methods.main(args, argv[1:])
     if args.cmd == "hamming":
         return hamming.main(args)
     if args.cmd == "flood":
