@@ -22,13 +22,20 @@ import statistics
 import subprocess
 import time
 
-from . import common
+from . import common, corpora
 from .common import ROOT, find_data, git_describe, log, machine, measure, neardup_binary
 from .quality import build_corpus
 
-METHODS = ("exact minhash simhash join ngram supershingle imatch topn segments sentences "
+METHODS = ("exact minhash simhash join ngram supershingle imatch imatch-wide topn topn-3 segments sentences "
            "sentences-longest")
-CORPORA = "zh-titles zh-news en-news sohu-dd clough"
+CORPORA = "zh-titles zh-news en-news sohu-dd clough zh-50mb"
+# Entries of --methods that are not a method name at its defaults.
+VARIANTS = {
+    "sentences-longest": ["--method", "sentences", "--sentence-signature", "longest"],
+    "imatch-wide": ["--method", "imatch", "--extra-lexicons", "32", "--lexicon-drop", "0.7",
+                    "--lexicon-low", "0.4", "--lexicon-high", "0.95"],
+    "topn-3": ["--method", "topn", "--top-n", "3"],
+}
 SECTION = "## Measured: every method on the same data"
 LABELS = {
     "zh-titles": "zh-titles: synth edits of 20-character Chinese headlines",
@@ -36,6 +43,8 @@ LABELS = {
     "en-news": "en-news: synth edits of 800-character Reuters stories",
     "sohu-dd": "sohu-dd: labelled Sohu pairs (same event = duplicate)",
     "clough": "clough: Clough-Stevenson answers (cut and light revisions = duplicates)",
+    "zh-50mb": "zh-50mb: the Chinese corpus of `bench/run speed` at 50 MB (synth edits of 600-2,000-character "
+               "documents)",
 }
 
 
@@ -55,9 +64,17 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def method_args(method: str) -> list[str]:
-    if method == "sentences-longest":
-        return ["--method", "sentences", "--sentence-signature", "longest"]
-    return ["--method", method]
+    return VARIANTS.get(method, ["--method", method])
+
+
+def build(n: str, name: str, c: str, data: str, args) -> None:
+    """The corpora of `quality`, and zh-50mb: the `speed` corpus at 50 MB."""
+    if name == "zh-50mb":
+        corpus, truth = corpora.zh_synth(n, data, os.path.join(common.DEFAULT_OUT, "corpora"), 50, 7)
+        shutil.copy(corpus, os.path.join(c, "corpus.jsonl"))
+        shutil.copy(truth, os.path.join(c, "truth.jsonl"))
+    else:
+        build_corpus(n, name, c, data, args.zh_titles_limit, args.en_limit)
 
 
 def run_one(n: str, corpus_dir: str, name: str, method: str, d: str, reps: int, timeout: float) -> dict:
@@ -128,6 +145,9 @@ def report(rows: list[dict], meta: dict) -> str:
             lines.append(f"| {r['method']}{mark} | {fmt(r['precision'])} | {fmt(r['recall'])} | {f1} | "
                          f"{r['seconds']:.2f} | {r['peak_mb']:.0f} |")
         lines.append("")
+    used = [m for m in meta["methods"].split() if m in VARIANTS]
+    if used:
+        lines += ["Variants: " + "; ".join(f"`{m}` is `{' '.join(VARIANTS[m])}`" for m in used) + ".", ""]
     return "\n".join(lines)
 
 
@@ -156,7 +176,7 @@ def main(args, argv: list[str]) -> int:
     for name in names:
         c = os.path.join(out, "corpora", name)
         os.makedirs(c, exist_ok=True)
-        build_corpus(n, name, c, data, args.zh_titles_limit, args.en_limit)
+        build(n, name, c, data, args)
     rows = []
     for name in names:
         for method in args.methods.split():

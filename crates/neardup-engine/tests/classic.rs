@@ -153,9 +153,9 @@ fn unverified_signatures_merge_texts_that_only_share_their_key_words() {
 #[test]
 fn imatch_lexicon_saved_and_read_back_gives_the_same_result() {
     let mut docs = filler();
-    for i in 0..4 {
+    for (i, (sentence, other)) in BODY.iter().zip(filler()).take(4).enumerate() {
         docs.push(format!("{}第{i}次更新。", body()));
-        docs.push(format!("{}{}", BODY[i], filler()[i]));
+        docs.push(format!("{sentence}{other}"));
     }
     let options = EngineOptions {
         save_lexicon: true,

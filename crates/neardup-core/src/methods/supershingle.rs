@@ -178,7 +178,7 @@ impl Registered for SuperShingle {
                 format!("{super_shingles} (expected 1 to min_hashes = {permutations})"),
             ));
         }
-        if permutations % super_shingles != 0 {
+        if !permutations.is_multiple_of(super_shingles) {
             return Err(Error::invalid(
                 "super_shingles",
                 format!("{super_shingles} does not divide min_hashes = {permutations}"),
