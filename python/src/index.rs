@@ -65,13 +65,25 @@ fn index_params(py: Python<'_>, method: &str, given: Params) -> PyResult<Params>
 fn build(py: Python<'_>, method: &str, params: &Params) -> PyResult<Box<dyn DynIndex>> {
     let built = dynamic::method(method, params).map_err(|e| crate::error(py, e))?;
     if built.learns_from_corpus() {
-        return Err(crate::invalid(
-            py,
-            "weights",
-            "the method learns weights from a corpus (tfidf without an idf file); an index \
-             has none: give idf_file or another weighting"
-                .into(),
-        ));
+        // SimHash learns IDF weights unless given a table; imatch and topn learn a lexicon
+        // or IDF weights whatever their parameters.
+        let (parameter, message) = match params.raw("weights") {
+            Some(_) => (
+                "weights",
+                "the method learns weights from a corpus (tfidf without an idf file); an index \
+                 has none: give idf_file or another weighting"
+                    .to_owned(),
+            ),
+            None => (
+                "method",
+                format!(
+                    "{method} learns from a corpus in a first pass (a lexicon or IDF weights); an \
+                     index has none: give imatch a lexicon_file, or use simhash, minhash, join or \
+                     exact"
+                ),
+            ),
+        };
+        return Err(crate::invalid(py, parameter, message));
     }
     built.new_index().map_err(|e| crate::error(py, e))
 }

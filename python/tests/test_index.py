@@ -66,6 +66,23 @@ def test_corpus_parameters_are_refused():
     neardup.LshIndex(max_df="off")
 
 
+def test_methods_that_learn_from_a_corpus_are_refused_unless_given_what_they_learn(tmp_path):
+    for method in ("imatch", "topn"):
+        with pytest.raises(neardup.NeardupError) as error:
+            neardup.Index(method)
+        assert error.value.parameter == "method"
+    with pytest.raises(neardup.NeardupError) as error:
+        neardup.Index("simhash", weights="tfidf")
+    assert error.value.parameter == "weights"
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_text("prices\nfood\npork\nenergy\nrural\nexperts\n", encoding="utf-8")
+    index = neardup.Index("imatch", lexicon_file=str(lexicon))
+    text = "Consumer prices rose as food and pork prices climbed, energy eased, experts said rural areas saw most."
+    index.insert([text], ids=[7])
+    found = index.query([text.replace(",", ";")])
+    assert found.column("id").to_pylist() == [7]
+
+
 def test_a_damaged_file_is_refused_and_a_failed_save_leaves_no_file(tmp_path):
     index = neardup.LshIndex()
     index.insert([NEWS, OTHER])
