@@ -423,6 +423,9 @@ fn run_stats<M: Registered>(
             name: method.name().to_owned(),
             threshold: method.threshold(),
             params: settings_json(method.settings()),
+            learned: (engine.boilerplate.limits.iter())
+                .map(|&(name, value)| (name.to_owned(), json!(value)))
+                .collect(),
         },
         cluster_mode: config.engine.cluster.name().to_owned(),
         keep: config.engine.keep.name().to_owned(),

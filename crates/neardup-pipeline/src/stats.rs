@@ -202,6 +202,10 @@ pub struct MethodStats {
     /// Its parameters in effect, derived ones included (LSH bands and rows, shingle sizes),
     /// by parameter name.
     pub params: Map<String, Value>,
+    /// What the method learned from the corpus, in documents or words, by name: `max_df`
+    /// and `boilerplate_df` resolved (also in the boilerplate section), imatch's
+    /// `lexicon_words`, `lexicon_min_df` and `lexicon_max_df`. Empty when it learned nothing.
+    pub learned: Map<String, Value>,
 }
 
 /// A `Vec<(K, V)>` as a JSON object in the vector's order (`{"1": 10, "2": 3}`, `{"read": 0.1}`):

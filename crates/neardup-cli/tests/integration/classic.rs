@@ -38,6 +38,7 @@ fn the_imatch_lexicon_is_saved_and_read_back() {
         path(dir.path(), "second.jsonl"),
         path(dir.path(), "lexicon.txt"),
     );
+    let stats = path(dir.path(), "stats.json");
     let run = neardup(&[
         "dedup",
         &input,
@@ -49,9 +50,17 @@ fn the_imatch_lexicon_is_saved_and_read_back() {
         "imatch",
         "--save-lexicon",
         &lexicon,
+        "--stats",
+        &stats,
         "--quiet",
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let words = stats["method"]["learned"]["lexicon_words"].as_u64().unwrap();
+    // The header line, then one line per word.
+    let listed = std::fs::read_to_string(&lexicon).unwrap().lines().count() as u64;
+    assert_eq!(listed, words + 1, "{}", stats["method"]);
     let saved = std::fs::read_to_string(&lexicon).unwrap();
     assert!(saved.starts_with("# neardup imatch lexicon v1"), "{saved}");
     assert!(saved.lines().count() > 100, "{}", saved.lines().count());
