@@ -57,7 +57,9 @@ fn the_imatch_lexicon_is_saved_and_read_back() {
     assert!(run.status.success(), "{}", stderr(&run));
     let stats: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    let words = stats["method"]["learned"]["lexicon_words"].as_u64().unwrap();
+    let words = stats["method"]["learned"]["lexicon_words"]
+        .as_u64()
+        .unwrap();
     // The header line, then one line per word.
     let listed = std::fs::read_to_string(&lexicon).unwrap().lines().count() as u64;
     assert_eq!(listed, words + 1, "{}", stats["method"]);
