@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import boilerplate, flood, hamming, methods, quality, selftest, service, short, speed
+from . import boilerplate, flood, hamming, methods, quality, scale, selftest, service, short, speed
 from .common import ROOT
 
 
@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         ("speed", speed, "neardup vs datasketch and rensa: time, memory, exact truth, P/R/F1"),
         ("quality", quality, "neardup's methods vs the peers on synth and labelled corpora (P, R, F1, ARI)"),
         ("methods", methods, "every neardup method at its defaults on the same corpora (for docs/methods.md)"),
+        ("scale", scale, "time and peak memory as the corpus grows (1x-64x), with and without a memory limit"),
         ("flood", flood, "template floods: time and memory under a memory cap and a timeout"),
         ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
         ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         return quality.main(args, argv[1:])
     if args.cmd == "methods":
         return methods.main(args, argv[1:])
+    if args.cmd == "scale":
+        return scale.main(args, argv[1:])
     if args.cmd == "hamming":
         return hamming.main(args)
     if args.cmd == "flood":
