@@ -27,6 +27,8 @@ use rayon::prelude::*;
 
 use neardup_core::{Error, Result};
 
+use crate::spill::{Held, SketchStore, Spill, StoreBuilder};
+
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EngineOptions {
@@ -162,6 +164,8 @@ pub struct EngineStats {
     pub boilerplate: BoilerplateStats,
     /// The method's lexicon as a file (with [`EngineOptions::save_lexicon`]).
     pub lexicon: Option<String>,
+    /// Bytes of sketches written to the spill (0 when they were held in memory).
+    pub spilled_bytes: u64,
 }
 
 /// What boilerplate handling found and removed in one run.
@@ -274,49 +278,85 @@ pub fn dedup<M: Method, S: AsRef<str> + Sync>(
     progress: &dyn Progress,
 ) -> Result<Outcome> {
     check_document_count(texts.len())?;
-    let (learned, seconds, table) = learned(method, texts, options.corpus_memory, progress);
-    let method = learned.as_ref().unwrap_or(method);
-    let lexicon = saved_lexicon(method, options)?;
-    let mut outcome = dedup_texts(method, texts.par_iter(), options, progress)?;
-    outcome.stats.lexicon = lexicon;
-    outcome
-        .stats
-        .boilerplate
-        .limits
-        .splice(0..0, method.learned_limits());
-    outcome.stats.seconds.splice(0..0, seconds);
-    outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
-    outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
+    let learned = Learned::from_texts(method, texts, options, progress)?;
+    let mut outcome = dedup_texts(learned.method(), texts.par_iter(), options, progress)?;
+    learned.complete(&mut outcome);
     Ok(outcome)
 }
 
-/// The method with its corpus statistics learned from `texts`, when it learns any (see
-/// [`Method::learns_from_corpus`]), and the time it took.
-#[allow(clippy::type_complexity)]
-fn learned<M: Method, S: AsRef<str> + Sync>(
-    method: &M,
-    texts: &[S],
-    memory: usize,
-    progress: &dyn Progress,
-) -> (
-    Option<M>,
-    Option<(&'static str, f64)>,
-    Option<(&'static str, usize, u64)>,
-) {
-    if !method.learns_from_corpus() {
-        return (None, None, None);
+/// A method ready to sketch: learned from the corpus when it learns from one (see
+/// [`Method::learns_from_corpus`]), with what the run reports of that pass (its time, its
+/// table, the lexicon to save). A run that reads its corpus in blocks makes the pass with a
+/// [`CorpusLearner`] and gives it to [`Learned::new`].
+pub struct Learned<M: Method> {
+    method: M,
+    /// Seconds of the corpus pass and (kind, bytes, documents) of its table.
+    corpus: Option<(f64, (&'static str, usize, u64))>,
+    lexicon: Option<String>,
+}
+
+impl<M: Method> Learned<M> {
+    /// `method` after learning `corpus` (the counts of its corpus pass and the seconds it
+    /// took), or as it is without one.
+    ///
+    /// # Errors
+    /// [`EngineOptions::save_lexicon`] for a method without a lexicon (parameter
+    /// `save_lexicon`), or a lexicon that cannot be written.
+    pub fn new(
+        method: &M,
+        corpus: Option<(CorpusStats, f64)>,
+        options: EngineOptions,
+    ) -> Result<Learned<M>> {
+        let mut method = method.clone();
+        let corpus = corpus.map(|(stats, seconds)| {
+            let stats = std::sync::Arc::new(stats);
+            method.learn(&stats);
+            (
+                seconds,
+                (stats.kind(), stats.memory_bytes(), stats.documents()),
+            )
+        });
+        let lexicon = saved_lexicon(&method, options)?;
+        Ok(Learned {
+            method,
+            corpus,
+            lexicon,
+        })
     }
-    let started = Instant::now();
-    progress.stage("corpus", texts.len() as u64);
-    let mut method = method.clone();
-    let stats = std::sync::Arc::new(learn_corpus(&method, texts, memory, progress));
-    method.learn(&stats);
-    let table = (stats.kind(), stats.memory_bytes(), stats.documents());
-    (
-        Some(method),
-        Some(("corpus", started.elapsed().as_secs_f64())),
-        Some(table),
-    )
+
+    /// Learns from `texts` in memory when the method learns from a corpus.
+    fn from_texts<S: AsRef<str> + Sync>(
+        method: &M,
+        texts: &[S],
+        options: EngineOptions,
+        progress: &dyn Progress,
+    ) -> Result<Learned<M>> {
+        let corpus = method.learns_from_corpus().then(|| {
+            let started = Instant::now();
+            progress.stage("corpus", texts.len() as u64);
+            let stats = learn_corpus(method, texts, options.corpus_memory, progress);
+            (stats, started.elapsed().as_secs_f64())
+        });
+        Learned::new(method, corpus, options)
+    }
+
+    /// The method to sketch with.
+    pub fn method(&self) -> &M {
+        &self.method
+    }
+
+    /// Adds what was learned to the statistics of `outcome` (an outcome of
+    /// [`Learned::method`]).
+    pub fn complete(self, outcome: &mut Outcome) {
+        let stats = &mut outcome.stats;
+        stats.lexicon = self.lexicon;
+        (stats.boilerplate.limits).splice(0..0, self.method.learned_limits());
+        if let Some((seconds, table)) = self.corpus {
+            stats.seconds.insert(0, ("corpus", seconds));
+            stats.boilerplate.table = Some((table.0, table.1));
+            stats.boilerplate.counted_documents = table.2;
+        }
+    }
 }
 
 /// The document frequencies of `method`'s corpus features over `texts` (see
@@ -331,51 +371,86 @@ pub fn learn_corpus<M: Method, S: AsRef<str> + Sync>(
     memory: usize,
     progress: &dyn Progress,
 ) -> CorpusStats {
-    // Exact counts until they outgrow `memory`, then count-min (the same cells whenever
-    // the switch happens: see `CorpusStats::fit_within`).
-    let mut stats = CorpusStats::exact();
-    let mut seen: std::collections::HashSet<u128> = std::collections::HashSet::new();
-    let mut start = 0;
-    while start < texts.len() {
-        // Blocks of about 4 MB of text bound the features held at once.
-        let mut end = start;
-        let mut block_bytes = 0;
-        while end < texts.len() && (end == start || block_bytes < CORPUS_BLOCK_BYTES) {
-            block_bytes += texts[end].as_ref().len();
-            end += 1;
+    let mut learner = CorpusLearner::new(memory);
+    learner.push(method, texts, progress);
+    learner.finish()
+}
+
+/// The corpus pass of [`learn_corpus`], fed block by block (a run that reads its input in
+/// blocks gives each block to [`CorpusLearner::push`]); the counts do not depend on how the
+/// texts were cut into blocks.
+pub struct CorpusLearner {
+    stats: CorpusStats,
+    seen: std::collections::HashSet<u128>,
+    memory: usize,
+}
+
+impl CorpusLearner {
+    /// A corpus pass whose table holds at most `memory` bytes.
+    pub fn new(memory: usize) -> CorpusLearner {
+        // Exact counts until they outgrow `memory`, then count-min (the same cells whenever
+        // the switch happens: see `CorpusStats::fit_within`).
+        CorpusLearner {
+            stats: CorpusStats::exact(),
+            seen: std::collections::HashSet::new(),
+            memory,
         }
-        let featured: Vec<(u128, Vec<u64>)> = texts[start..end]
-            .par_iter()
-            .map(|text| {
-                let mut features = Vec::new();
-                method.corpus_features(text.as_ref(), &mut features);
-                features.sort_unstable();
-                features.dedup();
-                (hash128_u64s(&features), features)
-            })
-            .collect();
-        let fresh: Vec<Vec<u64>> = featured
-            .into_iter()
-            .filter_map(|(identity, features)| seen.insert(identity).then_some(features))
-            .collect();
-        if let Some(shards) = stats.exact_shards_mut() {
-            shards.par_iter_mut().for_each(|shard| {
-                for features in &fresh {
-                    shard.add_sorted(features);
-                }
-            });
-            stats.add_documents(fresh.len() as u64);
-            stats.fit_within(memory);
-        } else {
-            fresh
-                .par_iter()
-                .for_each(|features| stats.add_shared(features));
-            stats.add_documents(fresh.len() as u64);
-        }
-        progress.advance((end - start) as u64);
-        start = end;
     }
-    stats
+
+    /// Counts the features of the next texts.
+    pub fn push<M: Method, S: AsRef<str> + Sync>(
+        &mut self,
+        method: &M,
+        texts: &[S],
+        progress: &dyn Progress,
+    ) {
+        let (stats, seen) = (&mut self.stats, &mut self.seen);
+        let mut start = 0;
+        while start < texts.len() {
+            // Blocks of about 4 MB of text bound the features held at once.
+            let mut end = start;
+            let mut block_bytes = 0;
+            while end < texts.len() && (end == start || block_bytes < CORPUS_BLOCK_BYTES) {
+                block_bytes += texts[end].as_ref().len();
+                end += 1;
+            }
+            let featured: Vec<(u128, Vec<u64>)> = texts[start..end]
+                .par_iter()
+                .map(|text| {
+                    let mut features = Vec::new();
+                    method.corpus_features(text.as_ref(), &mut features);
+                    features.sort_unstable();
+                    features.dedup();
+                    (hash128_u64s(&features), features)
+                })
+                .collect();
+            let fresh: Vec<Vec<u64>> = featured
+                .into_iter()
+                .filter_map(|(identity, features)| seen.insert(identity).then_some(features))
+                .collect();
+            if let Some(shards) = stats.exact_shards_mut() {
+                shards.par_iter_mut().for_each(|shard| {
+                    for features in &fresh {
+                        shard.add_sorted(features);
+                    }
+                });
+                stats.add_documents(fresh.len() as u64);
+                stats.fit_within(self.memory);
+            } else {
+                fresh
+                    .par_iter()
+                    .for_each(|features| stats.add_shared(features));
+                stats.add_documents(fresh.len() as u64);
+            }
+            progress.advance((end - start) as u64);
+            start = end;
+        }
+    }
+
+    /// The counts.
+    pub fn finish(self) -> CorpusStats {
+        self.stats
+    }
 }
 
 /// Text bytes per block of the corpus pass.
@@ -393,19 +468,9 @@ pub fn dedup_owned<M: Method>(
     progress: &dyn Progress,
 ) -> Result<Outcome> {
     check_document_count(texts.len())?;
-    let (learned, seconds, table) = learned(method, &texts, options.corpus_memory, progress);
-    let method = learned.as_ref().unwrap_or(method);
-    let lexicon = saved_lexicon(method, options)?;
-    let mut outcome = dedup_texts(method, texts.into_par_iter(), options, progress)?;
-    outcome.stats.lexicon = lexicon;
-    outcome
-        .stats
-        .boilerplate
-        .limits
-        .splice(0..0, method.learned_limits());
-    outcome.stats.seconds.splice(0..0, seconds);
-    outcome.stats.boilerplate.table = table.map(|t| (t.0, t.1));
-    outcome.stats.boilerplate.counted_documents = table.map_or(0, |t| t.2);
+    let learned = Learned::from_texts(method, &texts, options, progress)?;
+    let mut outcome = dedup_texts(learned.method(), texts.into_par_iter(), options, progress)?;
+    learned.complete(&mut outcome);
     Ok(outcome)
 }
 
@@ -438,7 +503,7 @@ pub fn check_document_count(documents: usize) -> Result<()> {
     Ok(())
 }
 
-/// The engine over the texts `texts` yields in input order.
+/// The engine over the texts `texts` yields in input order, all in memory.
 fn dedup_texts<M, I>(
     method: &M,
     texts: I,
@@ -450,49 +515,180 @@ where
     I: IndexedParallelIterator,
     I::Item: AsRef<str>,
 {
-    check_document_count(texts.len())?;
-    let started = Instant::now();
-    progress.stage("sketch", texts.len() as u64);
-    type Noted = (usize, Option<Box<DocumentNotes>>);
-    let first_lines = FirstLines::default();
-    let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
-        .enumerate()
-        .map(|(document, text)| {
-            sketch_one(
-                method,
-                document as u32,
-                text.as_ref(),
-                &first_lines,
-                progress,
-            )
+    let mut sketcher = Sketcher::new(method, texts.len(), None, progress)?;
+    sketcher.push_iter(texts, progress)?;
+    sketcher.finish(options, progress)
+}
+
+/// Per document, what the engine keeps in memory whatever holds the sketches.
+#[derive(Default)]
+struct Facts {
+    /// [`Sketch::identity`].
+    identity: Vec<u128>,
+    /// [`Sketch::is_empty`].
+    empty: Vec<bool>,
+    /// [`Sketch::exact_only`].
+    exact_only: Vec<bool>,
+    /// Characters of the text (for the keep policy).
+    lengths: Vec<usize>,
+    /// Whether pairs carry a distance ([`Method::distance`] of the first sketch with itself).
+    distances: Option<bool>,
+}
+
+/// The sketch stage, fed block by block: [`dedup`] gives it every text at once; a run whose
+/// corpus does not fit in memory reads its input in blocks, gives each block to
+/// [`Sketcher::push_owned`], and has the sketches spilled ([`crate::spill`]). Either way
+/// [`Sketcher::finish`] gives the same outcome for the same texts, however they were cut
+/// into blocks.
+pub struct Sketcher<'m, M: Method> {
+    method: &'m M,
+    documents: usize,
+    store: StoreBuilder<M::Sketch>,
+    facts: Facts,
+    notes: Vec<Option<Box<DocumentNotes>>>,
+    first_lines: FirstLines,
+    started: Instant,
+}
+
+impl<'m, M: Method> Sketcher<'m, M> {
+    /// A sketch stage for `documents` texts (for progress and the document limit) with
+    /// `method` (already learned, see [`CorpusLearner`]); sketches are spilled to `spill` when
+    /// one is given, else kept in memory.
+    ///
+    /// # Errors
+    /// More than [`MAX_DOCUMENTS`] documents (parameter `documents`).
+    pub fn new(
+        method: &'m M,
+        documents: usize,
+        spill: Option<Box<dyn Spill>>,
+        progress: &dyn Progress,
+    ) -> Result<Sketcher<'m, M>> {
+        check_document_count(documents)?;
+        progress.stage("sketch", documents as u64);
+        Ok(Sketcher {
+            method,
+            documents,
+            store: StoreBuilder::new(spill),
+            facts: Facts::default(),
+            notes: Vec::new(),
+            first_lines: FirstLines::default(),
+            started: Instant::now(),
         })
-        .unzip();
-    let mut lengths = Vec::with_capacity(noted.len());
-    let mut notes = Vec::with_capacity(noted.len());
-    for (length, note) in noted {
-        lengths.push(length);
-        notes.push(note);
     }
-    let noted = boilerplate_stats(notes, first_lines);
-    let mut outcome = dedup_sketched(method, sketches, lengths, started, options, progress);
-    if outcome.stats.pair_limit_passed > 0 {
-        return Err(Error::invalid(
-            "candidate_budget",
-            format!(
-                "{}: the exact join found more than {} similar pairs (the candidate budget \
-                 per distinct text) and stopped: its answer grows with the square of the \
-                 corpus (texts from one template?); use --method minhash, which bounds the \
-                 work, or raise --candidate-budget",
-                options.candidate_budget, outcome.stats.pair_limit_passed
-            ),
-        ));
+
+    /// Sketches the next texts (borrowed).
+    ///
+    /// # Errors
+    /// More texts than announced, or a spill that cannot be written (parameter `temp_dir`).
+    pub fn push<S: AsRef<str> + Sync>(
+        &mut self,
+        texts: &[S],
+        progress: &dyn Progress,
+    ) -> Result<()> {
+        self.push_iter(texts.par_iter(), progress)
     }
-    let found = &mut outcome.stats.boilerplate;
-    found.discounted_features += noted.discounted_features;
-    found.documents = noted.documents;
-    found.removed_lines = noted.removed_lines;
-    found.lines = noted.lines;
-    Ok(outcome)
+
+    /// Sketches the next texts, dropping each once it is sketched.
+    ///
+    /// # Errors
+    /// As [`Sketcher::push`].
+    pub fn push_owned(&mut self, texts: Vec<String>, progress: &dyn Progress) -> Result<()> {
+        self.push_iter(texts.into_par_iter(), progress)
+    }
+
+    fn push_iter<I>(&mut self, texts: I, progress: &dyn Progress) -> Result<()>
+    where
+        I: IndexedParallelIterator,
+        I::Item: AsRef<str>,
+    {
+        let first = self.facts.lengths.len();
+        if first + texts.len() > self.documents {
+            return Err(Error::invalid(
+                "documents",
+                format!(
+                    "{} texts given to a sketch stage of {}",
+                    first + texts.len(),
+                    self.documents
+                ),
+            ));
+        }
+        type Noted = (usize, Option<Box<DocumentNotes>>);
+        let (method, first_lines) = (self.method, &self.first_lines);
+        let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
+            .enumerate()
+            .map(|(i, text)| {
+                sketch_one(
+                    method,
+                    (first + i) as u32,
+                    text.as_ref(),
+                    first_lines,
+                    progress,
+                )
+            })
+            .unzip();
+        let facts = &mut self.facts;
+        if facts.distances.is_none() {
+            facts.distances = (sketches.first()).map(|s| method.distance(s, s).is_some());
+        }
+        for sketch in &sketches {
+            facts.identity.push(sketch.identity());
+            facts.empty.push(sketch.is_empty());
+            facts.exact_only.push(sketch.exact_only());
+        }
+        for (length, note) in noted {
+            facts.lengths.push(length);
+            self.notes.push(note);
+        }
+        self.store.extend(sketches)
+    }
+
+    /// Everything after the sketch stage: exact groups, candidates, verification, clusters.
+    ///
+    /// # Errors
+    /// Fewer texts than announced (parameter `documents`), an exact join over its pair limit
+    /// (parameter `candidate_budget`), or a spill that cannot be read (parameter `temp_dir`).
+    pub fn finish(self, options: EngineOptions, progress: &dyn Progress) -> Result<Outcome> {
+        if self.facts.lengths.len() != self.documents {
+            return Err(Error::invalid(
+                "documents",
+                format!(
+                    "{} texts given to a sketch stage of {}",
+                    self.facts.lengths.len(),
+                    self.documents
+                ),
+            ));
+        }
+        let noted = boilerplate_stats(self.notes, self.first_lines);
+        let store = self.store.finish()?;
+        let spilled = store.spilled_bytes();
+        let mut outcome = dedup_sketched(
+            self.method,
+            store,
+            self.facts,
+            self.started,
+            options,
+            progress,
+        )?;
+        outcome.stats.spilled_bytes = spilled;
+        if outcome.stats.pair_limit_passed > 0 {
+            return Err(Error::invalid(
+                "candidate_budget",
+                format!(
+                    "{}: the exact join found more than {} similar pairs (the candidate budget \
+                     per distinct text) and stopped: its answer grows with the square of the \
+                     corpus (texts from one template?); use --method minhash, which bounds the \
+                     work, or raise --candidate-budget",
+                    options.candidate_budget, outcome.stats.pair_limit_passed
+                ),
+            ));
+        }
+        let found = &mut outcome.stats.boilerplate;
+        found.discounted_features += noted.discounted_features;
+        found.documents = noted.documents;
+        found.removed_lines = noted.removed_lines;
+        found.lines = noted.lines;
+        Ok(outcome)
+    }
 }
 
 /// What sketching removed from one document, when it removed anything: the keys of its
@@ -612,35 +808,63 @@ fn boilerplate_stats(
     stats
 }
 
+/// A slot for the first error of closures that cannot return one (a spilled sketch that
+/// cannot be read inside a generator's or the clustering's callback).
+#[derive(Default)]
+struct FirstError(std::sync::Mutex<Option<Error>>);
+
+impl FirstError {
+    fn keep(&self, error: Error) {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.get_or_insert(error);
+    }
+    fn check(self) -> Result<()> {
+        match self
+            .0
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Everything after the sketch stage (which began at `started`).
 fn dedup_sketched<M: Method>(
     method: &M,
-    mut sketches: Vec<M::Sketch>,
-    lengths: Vec<usize>,
+    mut sketches: SketchStore<M::Sketch>,
+    facts: Facts,
     started: Instant,
     options: EngineOptions,
     progress: &dyn Progress,
-) -> Outcome {
+) -> Result<Outcome> {
     let documents = sketches.len() as u64;
     let mut stats = EngineStats::default();
     stats
         .seconds
         .push(("sketch", started.elapsed().as_secs_f64()));
-    stats.empty_documents = sketches.iter().filter(|s| s.is_empty()).count() as u64;
-    stats.exact_only_documents = sketches.iter().filter(|s| s.exact_only()).count() as u64;
-    let distances = (sketches.first()).is_some_and(|s| method.distance(s, s).is_some());
+    stats.empty_documents = facts.empty.iter().filter(|&&e| e).count() as u64;
+    stats.exact_only_documents = facts.exact_only.iter().filter(|&&e| e).count() as u64;
+    let distances = facts.distances.unwrap_or(false);
 
     let started = Instant::now();
-    let rank = reference_first(cluster::ranks(&lengths, options.keep), options.reference);
-    let (leaders, groups) = exact_groups(&sketches, &rank);
+    let rank = reference_first(
+        cluster::ranks(&facts.lengths, options.keep),
+        options.reference,
+    );
+    let (leaders, groups) = exact_groups(&facts, &rank);
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
-        let marked = mark_common(method, &mut sketches, &leaders, limit);
+        let marked = mark_common(method, &mut sketches, &leaders, limit)?;
         stats.boilerplate.discounted_features += marked;
         stats.boilerplate.limits.push(("max_df", limit));
     }
     progress.stage("candidates", leaders.len() as u64);
     let (mut candidates, bucket_stats) =
-        candidate_pairs(method, &sketches, &leaders, &rank, options.limits());
+        candidate_pairs(method, &sketches, &facts, &leaders, &rank, options.limits())?;
     if options.reference > 0 {
         // Pairs inside the reference corpus, and among the new documents unless asked.
         let new = |d: u32| d >= options.reference;
@@ -660,7 +884,7 @@ fn dedup_sketched<M: Method>(
 
     let started = Instant::now();
     progress.stage("verify", candidates.len() as u64);
-    let leader_pairs = verify(method, &sketches, &candidates, progress);
+    let leader_pairs = verify(method, &sketches, &candidates, progress)?;
     drop(candidates);
     stats.verified_pairs = leader_pairs.len() as u64;
     stats
@@ -671,9 +895,20 @@ fn dedup_sketched<M: Method>(
     progress.stage("cluster", documents);
     let mut assignment = match options.cluster {
         ClusterMode::Representative => cluster::representative(&rank, &leader_pairs),
-        ClusterMode::Connected => cluster::connected(&rank, &leader_pairs, |a, b| {
-            method.similarity(&sketches[a as usize], &sketches[b as usize])
-        }),
+        ClusterMode::Connected => {
+            let failed = FirstError::default();
+            let assignment = cluster::connected(&rank, &leader_pairs, |a, b| {
+                match (sketches.get(method, a), sketches.get(method, b)) {
+                    (Ok(a), Ok(b)) => method.similarity(&*a, &*b),
+                    (Err(error), _) | (_, Err(error)) => {
+                        failed.keep(error);
+                        0.0
+                    }
+                }
+            });
+            failed.check()?;
+            assignment
+        }
     };
     let independent = (options.reference > 0 && !options.within).then_some(options.reference);
     stats.exact_copies = follow_leaders(&mut assignment, &groups, independent);
@@ -681,13 +916,13 @@ fn dedup_sketched<M: Method>(
     stats
         .seconds
         .push(("cluster", started.elapsed().as_secs_f64()));
-    Outcome {
+    Ok(Outcome {
         assignment,
         leader_pairs,
         groups,
         stats,
         distances,
-    }
+    })
 }
 
 /// Marks the common features of the crowded leaders' sketches (see [`crowded_documents`])
@@ -699,73 +934,72 @@ fn dedup_sketched<M: Method>(
 /// where a sample estimates its frequency.
 fn mark_common<M: Method>(
     method: &M,
-    sketches: &mut [M::Sketch],
+    sketches: &mut SketchStore<M::Sketch>,
     leaders: &[u32],
     limit: u64,
-) -> u64 {
-    let crowded = crowded_documents(method, sketches, leaders, CROWD);
-    let common: Vec<u32> = {
-        let mut keys: Vec<u32> = (leaders.iter())
-            .filter(|&&leader| crowded[leader as usize])
-            .flat_map(|&leader| method.frequency_features(&sketches[leader as usize]))
-            .copied()
-            .collect();
-        if keys.is_empty() {
-            return 0;
-        }
-        keys.par_sort_unstable();
-        keys.dedup();
-        let counts: Vec<AtomicU32> = keys.iter().map(|_| AtomicU32::new(0)).collect();
-        // One bit per 24-bit prefix of a key: most features of most documents miss it and
-        // are never searched for.
-        let mut prefixes = vec![0u64; 1 << 18];
-        for &key in &keys {
-            prefixes[(key >> 14) as usize] |= 1 << ((key >> 8) & 63);
-        }
-        // Crowded leaders are counted one by one; of the others, every SAMPLE-th (by
-        // position) counts SAMPLE times.
-        let counted: Vec<(u32, u32)> = (leaders.iter().enumerate())
-            .filter_map(|(position, &leader)| match crowded[leader as usize] {
-                true => Some((leader, 1)),
-                false => (position % SAMPLE == 0).then_some((leader, SAMPLE as u32)),
-            })
-            .collect();
-        counted.par_iter().for_each(|&(leader, weight)| {
-            let features = method.frequency_features(&sketches[leader as usize]);
-            let mut at = 0;
-            for &value in features {
-                if prefixes[(value >> 14) as usize] & (1 << ((value >> 8) & 63)) == 0 {
-                    continue;
-                }
-                at = gallop(&keys, at, value);
-                if at == keys.len() {
-                    break;
-                }
-                if keys[at] == value {
-                    counts[at].fetch_add(weight, Ordering::Relaxed);
-                }
+) -> Result<u64> {
+    let crowded = crowded_documents(method, sketches, leaders, CROWD)?;
+    let crowded_leaders: Vec<u32> = (leaders.iter().copied())
+        .filter(|&leader| crowded[leader as usize])
+        .collect();
+    let mut keys: Vec<u32> = sketches
+        .map_sorted(method, &crowded_leaders, |_, sketch| {
+            method.frequency_features(sketch).to_vec()
+        })?
+        .concat();
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    keys.par_sort_unstable();
+    keys.dedup();
+    let counts: Vec<AtomicU32> = keys.iter().map(|_| AtomicU32::new(0)).collect();
+    // One bit per 24-bit prefix of a key: most features of most documents miss it and
+    // are never searched for.
+    let mut prefixes = vec![0u64; 1 << 18];
+    for &key in &keys {
+        prefixes[(key >> 14) as usize] |= 1 << ((key >> 8) & 63);
+    }
+    // Crowded leaders are counted one by one; of the others, every SAMPLE-th (by
+    // position) counts SAMPLE times.
+    let counted: Vec<(u32, u32)> = (leaders.iter().enumerate())
+        .filter_map(|(position, &leader)| match crowded[leader as usize] {
+            true => Some((leader, 1)),
+            false => (position % SAMPLE == 0).then_some((leader, SAMPLE as u32)),
+        })
+        .collect();
+    let weights: Vec<u32> = counted.iter().map(|c| c.1).collect();
+    let counted: Vec<u32> = counted.iter().map(|c| c.0).collect();
+    // `counted` is sorted (leaders are): a leader's weight is found by its position.
+    let position_of = |leader: u32| counted.binary_search(&leader).unwrap_or(0);
+    sketches.map_sorted(method, &counted, |leader, sketch| {
+        let weight = weights[position_of(leader)];
+        let features = method.frequency_features(sketch);
+        let mut at = 0;
+        for &value in features {
+            if prefixes[(value >> 14) as usize] & (1 << ((value >> 8) & 63)) == 0 {
+                continue;
             }
-        });
-        (keys.iter().zip(&counts))
-            .filter(|(_, count)| u64::from(count.load(Ordering::Relaxed)) > limit)
-            .map(|(&key, _)| key)
-            .collect()
-    };
+            at = gallop(&keys, at, value);
+            if at == keys.len() {
+                break;
+            }
+            if keys[at] == value {
+                counts[at].fetch_add(weight, Ordering::Relaxed);
+            }
+        }
+    })?;
+    let common: Vec<u32> = (keys.iter().zip(&counts))
+        .filter(|(_, count)| u64::from(count.load(Ordering::Relaxed)) > limit)
+        .map(|(&key, _)| key)
+        .collect();
     if common.is_empty() {
-        return 0;
+        return Ok(0);
     }
-    let is_common = |value: u32| common.binary_search(&value).is_ok();
-    let mut is_leader = vec![false; sketches.len()];
-    for &leader in leaders {
-        is_leader[leader as usize] = true;
+    let mut marked = vec![false; sketches.len()];
+    for &leader in &crowded_leaders {
+        marked[leader as usize] = true;
     }
-    (sketches
-        .par_iter_mut()
-        .zip(is_leader.par_iter())
-        .zip(crowded.par_iter()))
-    .filter(|((_, leader), crowded)| **leader && **crowded)
-    .map(|((sketch, _), _)| method.mark_common(sketch, &is_common))
-    .sum()
+    sketches.mark_common(method, common, marked)
 }
 
 /// One in this many uncrowded leaders is counted by [`mark_common`].
@@ -796,24 +1030,21 @@ const CROWD: u64 = 10;
 /// their documents checked.
 fn crowded_documents<M: Method>(
     method: &M,
-    sketches: &[M::Sketch],
+    sketches: &SketchStore<M::Sketch>,
     leaders: &[u32],
     limit: u64,
-) -> Vec<bool> {
+) -> Result<Vec<bool>> {
     if method.join() != Join::SymmetricKeys {
-        return vec![true; sketches.len()];
+        return Ok(vec![true; sketches.len()]);
     }
-    let keys: Vec<(u32, Vec<u64>)> = leaders
-        .par_iter()
-        .map(|&leader| {
-            let mut keys = Vec::new();
-            method.keys(&sketches[leader as usize], &mut keys);
-            keys.sort_unstable();
-            keys.dedup();
-            (leader, keys)
-        })
-        .collect();
-    let mut all: Vec<u64> = keys.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+    let keys: Vec<Vec<u64>> = sketches.map_sorted(method, leaders, |_, sketch| {
+        let mut keys = Vec::new();
+        method.keys(sketch, &mut keys);
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    })?;
+    let mut all: Vec<u64> = keys.iter().flat_map(|k| k.iter().copied()).collect();
     all.par_sort_unstable();
     let crowded_keys: Vec<u64> = (all.chunk_by(|a, b| a == b))
         .filter(|run| run.len() as u64 > limit)
@@ -821,20 +1052,20 @@ fn crowded_documents<M: Method>(
         .collect();
     drop(all);
     let mut crowded = vec![false; sketches.len()];
-    for (leader, keys) in keys {
+    for (&leader, keys) in leaders.iter().zip(keys) {
         crowded[leader as usize] = keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
     }
-    crowded
+    Ok(crowded)
 }
 
 /// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,
 /// in input order) and the groups of two or more (leader first, then by rank).
-fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut by_identity: Vec<(u128, u32, u32)> = sketches
-        .par_iter()
+fn exact_groups(facts: &Facts, rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut by_identity: Vec<(u128, u32, u32)> = (facts.identity.par_iter())
+        .zip(facts.empty.par_iter())
         .enumerate()
-        .filter(|(_, sketch)| !sketch.is_empty())
-        .map(|(document, sketch)| (sketch.identity(), rank[document], document as u32))
+        .filter(|(_, (_, &empty))| !empty)
+        .map(|(document, (&identity, _))| (identity, rank[document], document as u32))
         .collect();
     by_identity.par_sort_unstable();
     let mut leaders = Vec::new();
@@ -856,26 +1087,27 @@ fn exact_groups<S: Sketch>(sketches: &[S], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u
 /// duplicate of.
 fn candidate_pairs<M: Method>(
     method: &M,
-    sketches: &[M::Sketch],
+    sketches: &SketchStore<M::Sketch>,
+    facts: &Facts,
     leaders: &[u32],
     rank: &[u32],
     limits: CandidateLimits,
-) -> (Vec<(u32, u32)>, BucketStats) {
+) -> Result<(Vec<(u32, u32)>, BucketStats)> {
     // Documents with too few features take part in exact-copy groups only.
     let leaders: Vec<u32> = (leaders.iter().copied())
-        .filter(|&document| !sketches[document as usize].exact_only())
+        .filter(|&document| !facts.exact_only[document as usize])
         .collect();
     let leaders = &leaders[..];
-    let entries = |emit: fn(&M, &M::Sketch, &mut Vec<u64>)| -> Vec<(u64, u32)> {
-        leaders
-            .par_iter()
-            .flat_map_iter(|&document| {
-                let mut keys = Vec::new();
-                emit(method, &sketches[document as usize], &mut keys);
-                let ranked = rank[document as usize];
-                keys.into_iter().map(move |key| (key, ranked))
-            })
-            .collect()
+    let entries = |emit: fn(&M, &M::Sketch, &mut Vec<u64>)| -> Result<Vec<(u64, u32)>> {
+        let keyed = sketches.map_sorted(method, leaders, |document, sketch| {
+            let mut keys = Vec::new();
+            emit(method, sketch, &mut keys);
+            let ranked = rank[document as usize];
+            keys.into_iter()
+                .map(|key| (key, ranked))
+                .collect::<Vec<_>>()
+        })?;
+        Ok(keyed.concat())
     };
     let (ranked_pairs, stats) = match method.join() {
         Join::Identity => {
@@ -886,23 +1118,20 @@ fn candidate_pairs<M: Method>(
             (Vec::new(), none)
         }
         Join::SymmetricKeys => {
-            CandidateGenerator::candidate_pairs(KeyTable::from_entries(entries(M::keys)), limits)
+            CandidateGenerator::candidate_pairs(KeyTable::from_entries(entries(M::keys)?), limits)
         }
         Join::Probe => {
-            ProbeTable::new(entries(M::keys), entries(M::probe_keys)).candidate_pairs(limits)
+            ProbeTable::new(entries(M::keys)?, entries(M::probe_keys)?).candidate_pairs(limits)
         }
         Join::SharedKeys { min } => {
-            SharedKeyTable::new(entries(M::keys), min).candidate_pairs(limits)
+            SharedKeyTable::new(entries(M::keys)?, min).candidate_pairs(limits)
         }
         Join::Prefix { measure, threshold } => {
-            let sets = leaders
-                .par_iter()
-                .map(|&document| {
-                    let mut tokens = Vec::new();
-                    method.join_tokens(&sketches[document as usize], &mut tokens);
-                    (rank[document as usize], tokens)
-                })
-                .collect();
+            let sets = sketches.map_sorted(method, leaders, |document, sketch| {
+                let mut tokens = Vec::new();
+                method.join_tokens(sketch, &mut tokens);
+                (rank[document as usize], tokens)
+            })?;
             let measure = match measure {
                 JoinMeasure::Jaccard => SetMeasure::Jaccard,
                 JoinMeasure::Cosine => SetMeasure::Cosine,
@@ -915,31 +1144,42 @@ fn candidate_pairs<M: Method>(
                 EditLimit::Absolute(edits) => EditBound::Absolute(edits),
                 EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
             };
-            EditJoin::new(sequences(method, sketches, leaders, rank), bound).candidate_pairs(limits)
+            EditJoin::new(sequences(method, sketches, leaders, rank)?, bound)
+                .candidate_pairs(limits)
         }
         Join::NgramBuckets { m } => {
             let mut by_rank = vec![0u32; rank.len()];
             for (document, &r) in rank.iter().enumerate() {
                 by_rank[r as usize] = document as u32;
             }
+            let failed = FirstError::default();
             let similar = |x: u32, y: u32| {
                 let (a, b) = (by_rank[x as usize], by_rank[y as usize]);
-                method.verify(&sketches[a as usize], &sketches[b as usize])
+                match (sketches.get(method, a), sketches.get(method, b)) {
+                    (Ok(a), Ok(b)) => method.verify(&*a, &*b),
+                    (Err(error), _) | (_, Err(error)) => {
+                        failed.keep(error);
+                        None
+                    }
+                }
             };
-            NgramBuckets::new(
-                sequences(method, sketches, leaders, rank),
+            let found = NgramBuckets::new(
+                sequences(method, sketches, leaders, rank)?,
                 m as usize,
                 similar,
             )
-            .candidate_pairs(limits)
+            .candidate_pairs(limits);
+            failed.check()?;
+            found
         }
         Join::Hamming => {
-            let fingerprints = leaders
-                .par_iter()
-                .filter_map(|&document| {
-                    let (fingerprint, radius) = method.hamming_key(&sketches[document as usize])?;
+            let fingerprints = sketches
+                .map_sorted(method, leaders, |document, sketch| {
+                    let (fingerprint, radius) = method.hamming_key(sketch)?;
                     Some((rank[document as usize], fingerprint, radius))
-                })
+                })?
+                .into_iter()
+                .flatten()
                 .collect();
             HammingJoin::new(fingerprints).candidate_pairs(limits)
         }
@@ -956,48 +1196,63 @@ fn candidate_pairs<M: Method>(
         })
         .collect();
     pairs.par_sort_unstable();
-    (pairs, stats)
+    Ok((pairs, stats))
 }
 
 /// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.
 fn sequences<M: Method>(
     method: &M,
-    sketches: &[M::Sketch],
+    sketches: &SketchStore<M::Sketch>,
     leaders: &[u32],
     rank: &[u32],
-) -> Vec<(u32, Vec<u32>)> {
-    leaders
-        .par_iter()
-        .map(|&document| {
-            let sequence = method.join_sequence(&sketches[document as usize]);
-            (rank[document as usize], sequence.to_vec())
-        })
-        .collect()
+) -> Result<Vec<(u32, Vec<u32>)>> {
+    sketches.map_sorted(method, leaders, |document, sketch| {
+        let sequence = method.join_sequence(sketch);
+        (rank[document as usize], sequence.to_vec())
+    })
 }
 
+/// The candidates confirmed by [`Method::verify`], in candidate order. Candidates are sorted
+/// by their first document, so a chunk reads each first document's sketch once.
 fn verify<M: Method>(
     method: &M,
-    sketches: &[M::Sketch],
+    sketches: &SketchStore<M::Sketch>,
     candidates: &[(u32, u32)],
     progress: &dyn Progress,
-) -> Vec<Pair> {
-    candidates
+) -> Result<Vec<Pair>> {
+    let chunks: Vec<Result<Vec<Pair>>> = candidates
         .par_chunks(4096)
-        .flat_map_iter(|chunk| {
+        .map(|chunk| {
             progress.advance(chunk.len() as u64);
-            chunk.iter().filter_map(|&(a, b)| {
-                let (sa, sb) = (&sketches[a as usize], &sketches[b as usize]);
-                let similarity = method.verify(sa, sb)?;
-                let distance = method.distance(sa, sb);
-                Some(Pair {
+            let mut verified = Vec::new();
+            let mut last: Option<(u32, Held<'_, M::Sketch>)> = None;
+            for &(a, b) in chunk {
+                if last.as_ref().is_none_or(|(document, _)| *document != a) {
+                    last = Some((a, sketches.get(method, a)?));
+                }
+                let Some((_, sa)) = last.as_ref() else {
+                    continue;
+                };
+                let sb = sketches.get(method, b)?;
+                let Some(similarity) = method.verify(sa, &sb) else {
+                    continue;
+                };
+                let distance = method.distance(sa, &sb);
+                verified.push(Pair {
                     a,
                     b,
                     similarity,
                     distance,
-                })
-            })
+                });
+            }
+            Ok(verified)
         })
-        .collect()
+        .collect();
+    let mut pairs = Vec::new();
+    for chunk in chunks {
+        pairs.extend(chunk?);
+    }
+    Ok(pairs)
 }
 
 /// `rank` with the first `reference` documents moved before all others, each side in its

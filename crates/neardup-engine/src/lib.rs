@@ -34,8 +34,9 @@
 
 pub mod batch;
 pub mod online;
+pub mod spill;
 
 pub use batch::{
-    dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, EngineOptions,
-    EngineStats, NoProgress, Outcome, Progress,
+    dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,
+    EngineOptions, EngineStats, Learned, NoProgress, Outcome, Progress, Sketcher,
 };

@@ -1,0 +1,338 @@
+//! Sketches held out of memory: the seam between the pure engine and the disk.
+//!
+//! A run whose sketches do not fit in its memory limit writes them, encoded
+//! ([`Sketch::encode`]), to a [`Spill`]: an append-only store of bytes read back by offset.
+//! The engine never opens a file itself: the pipeline gives it a file-backed [`Spill`] in its
+//! temporary directory, tests give it a [`MemorySpill`]. What the engine keeps in memory per
+//! document is then a few fixed-size facts (identity, length, flags, an offset), not the
+//! sketch.
+//!
+//! Every stage reads the spilled sketches it needs in document order, in blocks of about
+//! [`READ_BLOCK_BYTES`] decoded in parallel (identity groups, keys, common features), except
+//! verification and `connected` clustering, which read one sketch at a time by offset:
+//! candidate pairs are sorted by their first document, so those reads are near-sequential and
+//! served by the operating system's page cache.
+//!
+//! The features a method marks as common ([`Method::mark_common`]) are not written back:
+//! the store keeps the common features and which documents were marked, and marks a sketch
+//! again each time it is decoded, so a spilled run verifies exactly what an in-memory run
+//! verifies.
+
+use neardup_core::{Error, Method, Result, Sketch};
+use rayon::prelude::*;
+
+/// Bytes of spilled sketches read and decoded together by a scan.
+pub const READ_BLOCK_BYTES: u64 = 8 << 20;
+
+/// An append-only byte store that the engine spills sketches to and reads back by offset.
+///
+/// Errors are messages that name what failed (the pipeline's file store names its path and
+/// the operating system's error, such as a full disk); the engine reports them under the
+/// parameter `temp_dir`.
+pub trait Spill: Send + Sync {
+    /// Appends `bytes` at the end of the store.
+    ///
+    /// # Errors
+    /// The store cannot be written (a full disk).
+    fn append(&mut self, bytes: &[u8]) -> std::result::Result<(), String>;
+    /// Makes everything appended so far readable by [`Spill::read_at`].
+    ///
+    /// # Errors
+    /// The store cannot be written.
+    fn flush(&mut self) -> std::result::Result<(), String>;
+    /// Fills `buffer` with the bytes stored from `offset`.
+    ///
+    /// # Errors
+    /// The store cannot be read, or holds fewer bytes.
+    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::result::Result<(), String>;
+}
+
+/// A [`Spill`] in memory: for tests of the spilling path without a disk.
+#[derive(Debug, Default, Clone)]
+pub struct MemorySpill {
+    bytes: Vec<u8>,
+}
+
+impl Spill for MemorySpill {
+    fn append(&mut self, bytes: &[u8]) -> std::result::Result<(), String> {
+        self.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn flush(&mut self) -> std::result::Result<(), String> {
+        Ok(())
+    }
+    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::result::Result<(), String> {
+        let start = usize::try_from(offset).map_err(|e| e.to_string())?;
+        let stored = self.bytes.get(start..start + buffer.len());
+        let stored = stored.ok_or_else(|| format!("no bytes at {offset}+{}", buffer.len()))?;
+        buffer.copy_from_slice(stored);
+        Ok(())
+    }
+}
+
+/// The error of a spill operation, under the parameter the CLI calls `--temp-dir`.
+pub(crate) fn spill_error(message: String) -> Error {
+    Error::invalid("temp_dir", message)
+}
+
+/// A sketch read from a [`SketchStore`]: borrowed from memory or decoded from the spill.
+pub(crate) enum Held<'a, S> {
+    Borrowed(&'a S),
+    Owned(S),
+}
+
+impl<S> std::ops::Deref for Held<'_, S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        match self {
+            Held::Borrowed(sketch) => sketch,
+            Held::Owned(sketch) => sketch,
+        }
+    }
+}
+
+/// The common features marked on some sketches ([`Method::mark_common`]), applied again to
+/// every spilled sketch of a marked document when it is read.
+pub(crate) struct Marks {
+    /// Sorted.
+    common: Vec<u32>,
+    /// Per document.
+    marked: Vec<bool>,
+}
+
+/// The sketches of a run, in memory or spilled.
+pub(crate) enum SketchStore<S> {
+    /// All in memory, by document.
+    Memory(Vec<S>),
+    /// Encoded in a [`Spill`]: document `d` is at `offsets[d]..offsets[d + 1]`.
+    Spilled {
+        spill: Box<dyn Spill>,
+        offsets: Vec<u64>,
+        marks: Option<Marks>,
+    },
+}
+
+impl<S: Sketch> SketchStore<S> {
+    /// Documents held.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SketchStore::Memory(sketches) => sketches.len(),
+            SketchStore::Spilled { offsets, .. } => offsets.len().saturating_sub(1),
+        }
+    }
+
+    /// Bytes of encoded sketches in the spill (0 in memory).
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        match self {
+            SketchStore::Memory(_) => 0,
+            SketchStore::Spilled { offsets, .. } => offsets.last().copied().unwrap_or(0),
+        }
+    }
+
+    /// The sketch of `document`, marked as [`Method::mark_common`] marked it.
+    pub(crate) fn get<M: Method<Sketch = S>>(
+        &self,
+        method: &M,
+        document: u32,
+    ) -> Result<Held<'_, S>> {
+        match self {
+            SketchStore::Memory(sketches) => Ok(Held::Borrowed(&sketches[document as usize])),
+            SketchStore::Spilled {
+                spill,
+                offsets,
+                marks,
+            } => {
+                let (start, end) = (offsets[document as usize], offsets[document as usize + 1]);
+                let mut bytes = vec![0u8; (end - start) as usize];
+                spill.read_at(start, &mut bytes).map_err(spill_error)?;
+                Ok(Held::Owned(decode(
+                    method,
+                    marks.as_ref(),
+                    document,
+                    &bytes,
+                )?))
+            }
+        }
+    }
+
+    /// `f` of every document of `documents` (sorted, ascending) and its sketch, in that order;
+    /// spilled sketches are read in blocks and decoded in parallel.
+    pub(crate) fn map_sorted<M, R, F>(&self, method: &M, documents: &[u32], f: F) -> Result<Vec<R>>
+    where
+        M: Method<Sketch = S>,
+        R: Send,
+        F: Fn(u32, &S) -> R + Sync,
+    {
+        match self {
+            SketchStore::Memory(sketches) => Ok(documents
+                .par_iter()
+                .map(|&d| f(d, &sketches[d as usize]))
+                .collect()),
+            SketchStore::Spilled {
+                spill,
+                offsets,
+                marks,
+            } => {
+                let mut results = Vec::with_capacity(documents.len());
+                let mut start = 0;
+                while start < documents.len() {
+                    let first = offsets[documents[start] as usize];
+                    let mut end = start + 1;
+                    while end < documents.len()
+                        && offsets[documents[end] as usize + 1] - first <= READ_BLOCK_BYTES
+                    {
+                        end += 1;
+                    }
+                    let last = offsets[documents[end - 1] as usize + 1];
+                    let mut block = vec![0u8; (last - first) as usize];
+                    spill.read_at(first, &mut block).map_err(spill_error)?;
+                    let decoded: Result<Vec<R>> = documents[start..end]
+                        .par_iter()
+                        .map(|&d| {
+                            let at = (offsets[d as usize] - first) as usize;
+                            let to = (offsets[d as usize + 1] - first) as usize;
+                            let sketch = decode(method, marks.as_ref(), d, &block[at..to])?;
+                            Ok(f(d, &sketch))
+                        })
+                        .collect();
+                    results.extend(decoded?);
+                    start = end;
+                }
+                Ok(results)
+            }
+        }
+    }
+
+    /// Marks the common features (`is_common`) of the documents flagged in `marked` and
+    /// returns how many features were marked in all.
+    pub(crate) fn mark_common<M: Method<Sketch = S>>(
+        &mut self,
+        method: &M,
+        common: Vec<u32>,
+        marked: Vec<bool>,
+    ) -> Result<u64> {
+        let is_common = |value: u32| common.binary_search(&value).is_ok();
+        match self {
+            SketchStore::Memory(sketches) => Ok((sketches.par_iter_mut().zip(marked.par_iter()))
+                .filter(|(_, marked)| **marked)
+                .map(|(sketch, _)| method.mark_common(sketch, &is_common))
+                .sum()),
+            SketchStore::Spilled { .. } => {
+                let documents: Vec<u32> = (marked.iter().enumerate())
+                    .filter(|(_, &m)| m)
+                    .map(|(d, _)| d as u32)
+                    .collect();
+                let counts = self.map_sorted(method, &documents, |_, sketch| {
+                    // The store's copy is not marked yet: mark a copy to count.
+                    let mut copy = encode_copy(sketch);
+                    method.mark_common(&mut copy, &is_common)
+                })?;
+                if let SketchStore::Spilled { marks, .. } = self {
+                    *marks = Some(Marks { common, marked });
+                }
+                Ok(counts.into_iter().sum())
+            }
+        }
+    }
+}
+
+/// A copy of a sketch through its encoding (sketches need not be `Clone`).
+fn encode_copy<S: Sketch>(sketch: &S) -> S {
+    let mut bytes = Vec::new();
+    sketch.encode(&mut bytes);
+    // A sketch decodes what it encoded; the round trip is tested for every method.
+    S::decode(&bytes).unwrap_or_else(|_| unreachable_decode())
+}
+
+#[cold]
+fn unreachable_decode() -> ! {
+    unreachable!("a sketch failed to decode its own encoding")
+}
+
+/// Decodes a spilled sketch and marks it again when it was marked.
+fn decode<M: Method>(
+    method: &M,
+    marks: Option<&Marks>,
+    document: u32,
+    bytes: &[u8],
+) -> Result<M::Sketch> {
+    let mut sketch = M::Sketch::decode(bytes)
+        .map_err(|e| spill_error(format!("a spilled sketch did not read back: {e}")))?;
+    if let Some(marks) = marks {
+        if marks.marked[document as usize] {
+            let is_common = |value: u32| marks.common.binary_search(&value).is_ok();
+            method.mark_common(&mut sketch, &is_common);
+        }
+    }
+    Ok(sketch)
+}
+
+/// Builds a [`SketchStore`] document by document, in order.
+pub(crate) enum StoreBuilder<S> {
+    Memory(Vec<S>),
+    Spilled {
+        spill: Box<dyn Spill>,
+        offsets: Vec<u64>,
+        buffer: Vec<u8>,
+    },
+}
+
+impl<S: Sketch> StoreBuilder<S> {
+    pub(crate) fn new(spill: Option<Box<dyn Spill>>) -> StoreBuilder<S> {
+        match spill {
+            None => StoreBuilder::Memory(Vec::new()),
+            Some(spill) => StoreBuilder::Spilled {
+                spill,
+                offsets: vec![0],
+                buffer: Vec::new(),
+            },
+        }
+    }
+
+    /// Adds the sketches of the next documents.
+    pub(crate) fn extend(&mut self, sketches: Vec<S>) -> Result<()> {
+        match self {
+            StoreBuilder::Memory(all) => all.extend(sketches),
+            StoreBuilder::Spilled {
+                spill,
+                offsets,
+                buffer,
+            } => {
+                let encoded: Vec<Vec<u8>> = sketches
+                    .into_par_iter()
+                    .map(|sketch| {
+                        let mut bytes = Vec::new();
+                        sketch.encode(&mut bytes);
+                        bytes
+                    })
+                    .collect();
+                buffer.clear();
+                let mut end = *offsets.last().unwrap_or(&0);
+                for bytes in &encoded {
+                    buffer.extend_from_slice(bytes);
+                    end += bytes.len() as u64;
+                    offsets.push(end);
+                }
+                spill.append(buffer).map_err(spill_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The finished store.
+    pub(crate) fn finish(self) -> Result<SketchStore<S>> {
+        match self {
+            StoreBuilder::Memory(all) => Ok(SketchStore::Memory(all)),
+            StoreBuilder::Spilled {
+                mut spill, offsets, ..
+            } => {
+                spill.flush().map_err(spill_error)?;
+                Ok(SketchStore::Spilled {
+                    spill,
+                    offsets,
+                    marks: None,
+                })
+            }
+        }
+    }
+}

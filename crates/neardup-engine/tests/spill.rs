@@ -1,0 +1,198 @@
+//! The spilling path (sketches in a [`Spill`], texts given in blocks) against the in-memory
+//! path: the same outcome for every registered method, both cluster modes, any block size,
+//! one and two threads, with a template flood that makes `minhash` mark common shingles on
+//! spilled sketches and the candidate budget cut in.
+
+use neardup_core::cluster::{ClusterMode, KeepPolicy};
+use neardup_core::registry::{self, MethodVisitor, Params, Registered};
+use neardup_core::Method;
+use neardup_engine::spill::{MemorySpill, Spill};
+use neardup_engine::{dedup, CorpusLearner, EngineOptions, Learned, NoProgress, Outcome, Sketcher};
+
+/// The shipped news (with reposts and edits), a template flood, short and empty texts.
+fn corpus() -> Vec<String> {
+    let mut texts: Vec<String> = include_str!("../../../examples/news.jsonl")
+        .lines()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            value["text"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    for n in 0..150 {
+        texts.push(format!(
+            "【顺丰速运】您的快件{n:04}已由本人签收，如有疑问请致电客服热线，感谢您使用顺丰速运，祝您生活愉快。"
+        ));
+    }
+    texts.extend(["".to_owned(), "好".to_owned(), "。。。".to_owned()]);
+    let copy = texts[3].clone();
+    texts.push(copy);
+    texts
+}
+
+/// The outcome through the spilling path: the corpus pass and the sketch stage fed
+/// `block` texts at a time, sketches spilled to memory.
+fn streamed<M: Method>(
+    method: &M,
+    texts: &[String],
+    options: EngineOptions,
+    block: usize,
+) -> (Outcome, u64) {
+    let corpus = method.learns_from_corpus().then(|| {
+        let mut learner = CorpusLearner::new(options.corpus_memory);
+        for chunk in texts.chunks(block) {
+            learner.push(method, chunk, &NoProgress);
+        }
+        (learner.finish(), 0.0)
+    });
+    let learned = Learned::new(method, corpus, options).unwrap();
+    let spill: Box<dyn Spill> = Box::new(MemorySpill::default());
+    let mut sketcher =
+        Sketcher::new(learned.method(), texts.len(), Some(spill), &NoProgress).unwrap();
+    for chunk in texts.chunks(block) {
+        sketcher.push_owned(chunk.to_vec(), &NoProgress).unwrap();
+    }
+    let mut outcome = sketcher.finish(options, &NoProgress).unwrap();
+    learned.complete(&mut outcome);
+    let spilled = outcome.stats.spilled_bytes;
+    (outcome, spilled)
+}
+
+/// Everything an outcome says but its timings and spill size.
+fn summary(outcome: &Outcome) -> String {
+    let mut stats = outcome.stats.clone();
+    stats.seconds.clear();
+    stats.spilled_bytes = 0;
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{stats:?}",
+        outcome.assignment, outcome.leader_pairs, outcome.groups, outcome.distances
+    )
+}
+
+struct Compare<'a> {
+    texts: &'a [String],
+    options: EngineOptions,
+}
+
+impl MethodVisitor for Compare<'_> {
+    type Output = ();
+    fn visit<M: Registered>(self, method: M) {
+        let expected = dedup(&method, self.texts, self.options, &NoProgress).unwrap();
+        for block in [1, 64] {
+            let (got, spilled) = streamed(&method, self.texts, self.options, block);
+            assert!(spilled > 0, "{}: nothing was spilled", method.name());
+            assert_eq!(
+                summary(&got),
+                summary(&expected),
+                "{} with blocks of {block}",
+                method.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_method_spilled_equals_in_memory() {
+    let texts = corpus();
+    for spec in registry::methods() {
+        for cluster in [ClusterMode::Representative, ClusterMode::Connected] {
+            let options = EngineOptions {
+                cluster,
+                keep: KeepPolicy::Longest,
+                ..EngineOptions::default()
+            };
+            let compare = Compare {
+                texts: &texts,
+                options,
+            };
+            registry::with_method(spec.name, &Params::new(), compare).unwrap();
+        }
+    }
+}
+
+#[test]
+fn spilled_marks_common_features_and_keeps_the_budget() {
+    let texts = corpus();
+    // A tiny bucket cap and budget make the limits cut in; minhash's common-shingle check
+    // marks the flood's wording on spilled sketches.
+    let options = EngineOptions {
+        bucket_cap: 3,
+        candidate_budget: 1,
+        ..EngineOptions::default()
+    };
+    let compare = Compare {
+        texts: &texts,
+        options,
+    };
+    registry::with_method("minhash", &Params::new(), compare).unwrap();
+    let method = neardup_core::methods::minhash::MinHashBuilder::new()
+        .build()
+        .unwrap();
+    let (outcome, _) = streamed(&method, &texts, options, 13);
+    assert!(outcome.stats.budget_hits > 0, "{:?}", outcome.stats);
+    assert!(
+        outcome.stats.boilerplate.discounted_features > 0,
+        "{:?}",
+        outcome.stats
+    );
+}
+
+#[test]
+fn spilled_is_the_same_on_one_and_two_threads() {
+    let texts = corpus();
+    let method = neardup_core::methods::minhash::MinHashBuilder::new()
+        .build()
+        .unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| summary(&streamed(&method, &texts, EngineOptions::default(), 50).0))
+    };
+    assert_eq!(run(1), run(2));
+}
+
+/// A spill that fails to write, as a full disk does.
+struct Full;
+
+impl Spill for Full {
+    fn append(&mut self, _bytes: &[u8]) -> Result<(), String> {
+        Err("/tmp/x/sketches: No space left on device (os error 28)".to_owned())
+    }
+    fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn read_at(&self, _offset: u64, _buffer: &mut [u8]) -> Result<(), String> {
+        Err("nothing written".to_owned())
+    }
+}
+
+#[test]
+fn a_spill_that_cannot_be_written_is_an_error_naming_temp_dir() {
+    let method = neardup_core::methods::minhash::MinHashBuilder::new()
+        .build()
+        .unwrap();
+    let mut sketcher = Sketcher::new(&method, 2, Some(Box::new(Full)), &NoProgress).unwrap();
+    let error = sketcher
+        .push_owned(vec!["一".into(), "二".into()], &NoProgress)
+        .unwrap_err();
+    assert_eq!(error.parameter(), "temp_dir");
+    assert!(error.message().contains("No space left"), "{error}");
+}
+
+#[test]
+fn texts_must_match_the_announced_count() {
+    let method = neardup_core::methods::minhash::MinHashBuilder::new()
+        .build()
+        .unwrap();
+    let mut sketcher = Sketcher::new(&method, 1, None, &NoProgress).unwrap();
+    let error = sketcher
+        .push_owned(vec!["一".into(), "二".into()], &NoProgress)
+        .unwrap_err();
+    assert_eq!(error.parameter(), "documents");
+    let sketcher = Sketcher::new(&method, 3, None, &NoProgress).unwrap();
+    let error = sketcher
+        .finish(EngineOptions::default(), &NoProgress)
+        .unwrap_err();
+    assert_eq!(error.parameter(), "documents");
+}
