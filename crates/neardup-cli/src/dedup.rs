@@ -43,6 +43,17 @@ pub struct DedupArgs {
     /// size. K, M, G suffixes (powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     corpus_memory: usize,
+    /// Peak memory to stay under (K, M, G suffixes, powers of 1024; default: three quarters
+    /// of the memory available when the run starts). A run expected to need more (about 10
+    /// bytes per byte of input) streams its inputs instead of holding them, spills its
+    /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
+    /// outputs are the same. Parquet inputs are always held in memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    memory_limit: Option<usize>,
+    /// Where a run that spills makes its temporary directory (default: beside the output);
+    /// removed when the run ends, fails or is interrupted.
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<String>,
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
     /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances), `join`
     /// (exact similarity join for short texts: every pair at the threshold), `ngram` (the
@@ -113,6 +124,8 @@ impl DedupArgs {
                 save_lexicon: self.save_lexicon.is_some(),
             },
             against: self.against.clone(),
+            memory_limit: self.memory_limit.map(|bytes| bytes as u64),
+            temp_dir: self.temp_dir.clone(),
         }
     }
 }

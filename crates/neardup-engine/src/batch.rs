@@ -515,7 +515,7 @@ where
     I: IndexedParallelIterator,
     I::Item: AsRef<str>,
 {
-    let mut sketcher = Sketcher::new(method, texts.len(), None, progress)?;
+    let mut sketcher = Sketcher::new(method, Some(texts.len()), None, progress)?;
     sketcher.push_iter(texts, progress)?;
     sketcher.finish(options, progress)
 }
@@ -542,7 +542,7 @@ struct Facts {
 /// into blocks.
 pub struct Sketcher<'m, M: Method> {
     method: &'m M,
-    documents: usize,
+    documents: Option<usize>,
     store: StoreBuilder<M::Sketch>,
     facts: Facts,
     notes: Vec<Option<Box<DocumentNotes>>>,
@@ -551,20 +551,24 @@ pub struct Sketcher<'m, M: Method> {
 }
 
 impl<'m, M: Method> Sketcher<'m, M> {
-    /// A sketch stage for `documents` texts (for progress and the document limit) with
-    /// `method` (already learned, see [`CorpusLearner`]); sketches are spilled to `spill` when
-    /// one is given, else kept in memory.
+    /// A sketch stage with `method` (already learned, see [`Learned`]) for `documents`
+    /// texts when their number is known (the stage's progress counts them, and
+    /// [`Sketcher::finish`] checks that all came; a caller that does not know it reports
+    /// progress itself); sketches are spilled to `spill` when one is given, else kept in
+    /// memory.
     ///
     /// # Errors
     /// More than [`MAX_DOCUMENTS`] documents (parameter `documents`).
     pub fn new(
         method: &'m M,
-        documents: usize,
+        documents: Option<usize>,
         spill: Option<Box<dyn Spill>>,
         progress: &dyn Progress,
     ) -> Result<Sketcher<'m, M>> {
-        check_document_count(documents)?;
-        progress.stage("sketch", documents as u64);
+        if let Some(documents) = documents {
+            check_document_count(documents)?;
+            progress.stage("sketch", documents as u64);
+        }
         Ok(Sketcher {
             method,
             documents,
@@ -602,13 +606,13 @@ impl<'m, M: Method> Sketcher<'m, M> {
         I::Item: AsRef<str>,
     {
         let first = self.facts.lengths.len();
-        if first + texts.len() > self.documents {
+        check_document_count(first + texts.len())?;
+        if let Some(documents) = self.documents.filter(|&d| first + texts.len() > d) {
             return Err(Error::invalid(
                 "documents",
                 format!(
-                    "{} texts given to a sketch stage of {}",
-                    first + texts.len(),
-                    self.documents
+                    "{} texts given to a sketch stage of {documents}",
+                    first + texts.len()
                 ),
             ));
         }
@@ -648,14 +652,11 @@ impl<'m, M: Method> Sketcher<'m, M> {
     /// Fewer texts than announced (parameter `documents`), an exact join over its pair limit
     /// (parameter `candidate_budget`), or a spill that cannot be read (parameter `temp_dir`).
     pub fn finish(self, options: EngineOptions, progress: &dyn Progress) -> Result<Outcome> {
-        if self.facts.lengths.len() != self.documents {
+        let given = self.facts.lengths.len();
+        if let Some(documents) = self.documents.filter(|&d| d != given) {
             return Err(Error::invalid(
                 "documents",
-                format!(
-                    "{} texts given to a sketch stage of {}",
-                    self.facts.lengths.len(),
-                    self.documents
-                ),
+                format!("{given} texts given to a sketch stage of {documents}"),
             ));
         }
         let noted = boilerplate_stats(self.notes, self.first_lines);

@@ -46,8 +46,13 @@ fn streamed<M: Method>(
     });
     let learned = Learned::new(method, corpus, options).unwrap();
     let spill: Box<dyn Spill> = Box::new(MemorySpill::default());
-    let mut sketcher =
-        Sketcher::new(learned.method(), texts.len(), Some(spill), &NoProgress).unwrap();
+    let mut sketcher = Sketcher::new(
+        learned.method(),
+        Some(texts.len()),
+        Some(spill),
+        &NoProgress,
+    )
+    .unwrap();
     for chunk in texts.chunks(block) {
         sketcher.push_owned(chunk.to_vec(), &NoProgress).unwrap();
     }
@@ -172,7 +177,7 @@ fn a_spill_that_cannot_be_written_is_an_error_naming_temp_dir() {
     let method = neardup_core::methods::minhash::MinHashBuilder::new()
         .build()
         .unwrap();
-    let mut sketcher = Sketcher::new(&method, 2, Some(Box::new(Full)), &NoProgress).unwrap();
+    let mut sketcher = Sketcher::new(&method, None, Some(Box::new(Full)), &NoProgress).unwrap();
     let error = sketcher
         .push_owned(vec!["一".into(), "二".into()], &NoProgress)
         .unwrap_err();
@@ -185,12 +190,12 @@ fn texts_must_match_the_announced_count() {
     let method = neardup_core::methods::minhash::MinHashBuilder::new()
         .build()
         .unwrap();
-    let mut sketcher = Sketcher::new(&method, 1, None, &NoProgress).unwrap();
+    let mut sketcher = Sketcher::new(&method, Some(1), None, &NoProgress).unwrap();
     let error = sketcher
         .push_owned(vec!["一".into(), "二".into()], &NoProgress)
         .unwrap_err();
     assert_eq!(error.parameter(), "documents");
-    let sketcher = Sketcher::new(&method, 3, None, &NoProgress).unwrap();
+    let sketcher = Sketcher::new(&method, Some(3), None, &NoProgress).unwrap();
     let error = sketcher
         .finish(EngineOptions::default(), &NoProgress)
         .unwrap_err();

@@ -47,6 +47,7 @@ pub mod input;
 pub mod output;
 pub mod paths;
 pub mod run;
+pub mod spill;
 pub mod stats;
 
 pub use error::{Error, Result};

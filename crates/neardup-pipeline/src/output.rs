@@ -366,6 +366,63 @@ pub fn write_kept(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Res
     }
 }
 
+/// Writes kept records given one at a time, as [`write_kept`] writes them: `each` is called
+/// with a function that writes one record (the caller streams its input again and calls it
+/// for the kept records only, in input order). Parquet is not written this way (its rows are
+/// Arrow batches held by their source).
+///
+/// # Errors
+/// As [`write_kept`]; a Parquet source; whatever `each` returns.
+pub fn write_kept_streamed(
+    sources: &[Source],
+    out: &mut AtomicOutput,
+    each: impl FnOnce(&mut dyn FnMut(&Record) -> Result<()>) -> Result<()>,
+) -> Result<()> {
+    let Some(first) = sources.first() else {
+        return Ok(());
+    };
+    check_same_format(sources)?;
+    let path = out.path().to_owned();
+    let failed = |e: &dyn std::fmt::Display| Error::Output {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    match first.format {
+        Format::Jsonl | Format::Text => {
+            let writer = out.writer();
+            each(&mut |record| match &record.raw {
+                Raw::Line(bytes) => (writer.write_all(bytes))
+                    .and_then(|()| writer.write_all(b"\n"))
+                    .map_err(|e| failed(&e)),
+                _ => Ok(()),
+            })
+        }
+        Format::Csv | Format::Tsv => {
+            let tsv = first.format == Format::Tsv;
+            let mut writer = csv::WriterBuilder::new()
+                .delimiter(if tsv { b'\t' } else { b',' })
+                .quote_style(if tsv {
+                    csv::QuoteStyle::Never
+                } else {
+                    csv::QuoteStyle::Necessary
+                })
+                .from_writer(out.writer());
+            if let Some(headers) = first.csv_headers.as_ref() {
+                writer.write_byte_record(headers).map_err(|e| failed(&e))?;
+            }
+            each(&mut |record| match &record.raw {
+                Raw::Csv(row) => writer.write_byte_record(row).map_err(|e| failed(&e)),
+                _ => Ok(()),
+            })?;
+            writer.flush().map_err(|e| failed(&e))
+        }
+        Format::Parquet => Err(Error::format(
+            &first.path,
+            "a Parquet input is held in memory; it cannot be written from a second read",
+        )),
+    }
+}
+
 /// Checks that one output can hold all the sources: same format, same CSV header, same Parquet
 /// columns.
 fn check_same_format(sources: &[Source]) -> Result<()> {

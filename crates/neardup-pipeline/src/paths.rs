@@ -261,7 +261,8 @@ pub fn check_distinct(inputs: &[&str], outputs: &[(&str, &str)]) -> Result<()> {
     Ok(())
 }
 
-/// Temporary files that exist now, removed by [`remove_temporary_files`].
+/// Temporary files (and a run's temporary directories) that exist now, removed by
+/// [`remove_temporary_files`].
 static TEMPORARY_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Records a temporary file until [`forget_temporary`] is called for it.
@@ -285,7 +286,12 @@ pub fn remove_temporary_files<T>(then: impl FnOnce(usize) -> T) -> T {
     let mut files = TEMPORARY_FILES.lock().unwrap_or_else(|e| e.into_inner());
     let mut removed = 0;
     for file in files.drain(..) {
-        if fs::remove_file(&file).is_ok() {
+        // A run's temporary directory (spilled sketches, a copy of standard input) too.
+        let gone = match fs::symlink_metadata(&file) {
+            Ok(meta) if meta.is_dir() => fs::remove_dir_all(&file),
+            _ => fs::remove_file(&file),
+        };
+        if gone.is_ok() {
             removed += 1;
         }
     }

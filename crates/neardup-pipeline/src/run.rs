@@ -7,13 +7,18 @@
 use std::time::Instant;
 
 use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
-use neardup_engine::{BoilerplateStats, EngineOptions, Outcome, Progress};
+use neardup_engine::spill::Spill;
+use neardup_engine::{
+    BoilerplateStats, CorpusLearner, EngineOptions, Learned, NoProgress, Outcome, Progress,
+    Sketcher,
+};
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::input::{read_inputs, Corpus, InputOptions};
-use crate::output::{commit_all, write_json_lines, write_kept, AtomicOutput};
-use crate::paths::check_distinct;
+use crate::input::{read_inputs, read_inputs_streamed, Corpus, InputOptions, Meta, Raw, Record};
+use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
+use crate::paths::{check_distinct, STANDARD};
+use crate::spill::{default_memory_limit, plan, temp_parent, FileSpill, Plan, TempArea};
 use crate::stats::{
     cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
     MethodStats, RunStats,
@@ -50,6 +55,13 @@ pub struct RunConfig {
     /// are checked against them and only the inputs are written. Empty: none.
     /// `engine.within` says whether the inputs are also deduplicated among themselves.
     pub against: Vec<String>,
+    /// The memory limit in bytes (`--memory-limit`); `None`: three quarters of the memory
+    /// available (see [`crate::spill`]). A run expected to pass it streams its inputs and
+    /// spills its sketches.
+    pub memory_limit: Option<u64>,
+    /// Where the temporary directory of a spilling run is made (`--temp-dir`); `None`: beside
+    /// the output.
+    pub temp_dir: Option<String>,
 }
 
 impl RunConfig {
@@ -69,6 +81,8 @@ impl RunConfig {
             params,
             engine: EngineOptions::default(),
             against: Vec::new(),
+            memory_limit: None,
+            temp_dir: None,
         }
     }
 }
@@ -189,6 +203,72 @@ fn run_with<M: Registered>(
 ) -> Result<RunReport> {
     let started = Instant::now();
     let mut outputs = open_outputs(config)?;
+    let limit = config.memory_limit.unwrap_or_else(default_memory_limit);
+    let plan = plan(
+        &config.inputs,
+        &config.against,
+        config.input.format,
+        limit,
+        config.memory_limit.is_some(),
+    );
+    let engine = EngineOptions {
+        save_lexicon: config.engine.save_lexicon || config.save_lexicon.is_some(),
+        ..config.engine
+    };
+    let mut read = if plan.spill {
+        read_streamed(method, config, engine, &mut outputs, progress)?
+    } else {
+        read_in_memory(method, config, engine, &mut outputs, progress)?
+    };
+    read.memory = Some((limit, plan));
+    finish(method, config, outputs, read, started)
+}
+
+/// What either path hands to the writing of the reports.
+struct Read {
+    reference: Ids,
+    corpus: Ids,
+    /// The inputs' skips and bytes (records not kept here).
+    counts: Corpus,
+    outcome: Outcome,
+    /// Seconds of the stages the pipeline timed itself (before the engine's).
+    seconds: Vec<(String, f64)>,
+    /// Bytes written to temporary files besides the engine's spill.
+    spilled: u64,
+    memory: Option<(u64, Plan)>,
+}
+
+/// The ids of one side of a run, in engine order.
+enum Ids {
+    Records(Vec<Value>),
+    Meta(Meta),
+}
+
+impl Ids {
+    fn len(&self) -> usize {
+        match self {
+            Ids::Records(ids) => ids.len(),
+            Ids::Meta(meta) => meta.len(),
+        }
+    }
+    fn get(&self, index: usize) -> Value {
+        match self {
+            Ids::Records(ids) => ids[index].clone(),
+            Ids::Meta(meta) => meta.id(index),
+        }
+    }
+}
+
+/// The in-memory path: every record read, the texts moved into the engine, the kept records
+/// written from memory.
+fn read_in_memory<M: Registered>(
+    method: &M,
+    config: &RunConfig,
+    engine: EngineOptions,
+    outputs: &mut Outputs,
+    progress: &dyn Progress,
+) -> Result<Read> {
+    let started = Instant::now();
     let mut reference = Corpus::default();
     if !config.against.is_empty() {
         reference = read_inputs(&config.against, &config.input)?;
@@ -213,26 +293,300 @@ fn run_with<M: Registered>(
         .collect();
     let engine = EngineOptions {
         reference: first as u32,
-        save_lexicon: config.engine.save_lexicon || config.save_lexicon.is_some(),
-        ..config.engine
+        ..engine
     };
     let outcome = neardup_engine::dedup_owned(method, texts, engine, progress)?;
-    let view = View {
-        reference: &reference,
-        corpus: &corpus,
-        within: config.engine.within,
-    };
-
     let writing = Instant::now();
     let keep: Vec<bool> = (outcome.assignment.duplicate_of[first..].iter())
         .map(Option::is_none)
         .collect();
     write_kept(&corpus, &keep, &mut outputs.kept)?;
+    let ids = |corpus: &mut Corpus| -> Vec<Value> {
+        (corpus.records.drain(..)).map(|record| record.id).collect()
+    };
+    let reference_ids = ids(&mut reference);
+    let corpus_ids = ids(&mut corpus);
+    Ok(Read {
+        reference: Ids::Records(reference_ids),
+        corpus: Ids::Records(corpus_ids),
+        counts: corpus,
+        outcome,
+        seconds: vec![
+            ("read".to_owned(), read_seconds),
+            ("write_kept".to_owned(), writing.elapsed().as_secs_f64()),
+        ],
+        spilled: 0,
+        memory: None,
+    })
+}
+
+/// Texts of a streamed read given to the engine together, in bytes.
+const STREAM_BLOCK_BYTES: usize = 16 << 20;
+
+/// The spilling path: the inputs streamed (twice when the method learns from the corpus,
+/// once more to write the kept records), sketches spilled to the temporary directory.
+fn read_streamed<M: Registered>(
+    method: &M,
+    config: &RunConfig,
+    engine: EngineOptions,
+    outputs: &mut Outputs,
+    progress: &dyn Progress,
+) -> Result<Read> {
+    let area = TempArea::create(&temp_parent(config.temp_dir.as_deref(), &config.output))?;
+    // Standard input cannot be read twice: it is copied first.
+    let mut spilled = 0;
+    let mut copy_stdin = |paths: &[String], name: &str| -> Result<Vec<String>> {
+        let mut opened = Vec::with_capacity(paths.len());
+        for path in paths {
+            if path != STANDARD {
+                opened.push(path.clone());
+                continue;
+            }
+            let copy = area.path().join(name);
+            let mut file = std::fs::File::create(&copy).map_err(|error| Error::Io {
+                path: copy.display().to_string(),
+                error,
+            })?;
+            spilled += std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(|e| {
+                Error::Parameter(neardup_core::Error::invalid(
+                    "temp_dir",
+                    format!("copying standard input to {}: {e}", copy.display()),
+                ))
+            })?;
+            opened.push(copy.display().to_string());
+        }
+        Ok(opened)
+    };
+    let against_opened = copy_stdin(&config.against, "stdin-against")?;
+    let inputs_opened = copy_stdin(&config.inputs, "stdin")?;
+    let sides = Sides {
+        config,
+        against_opened: &against_opened,
+        inputs_opened: &inputs_opened,
+    };
+
+    // The corpus pass, when the method learns from the corpus.
+    let corpus_pass = match method.learns_from_corpus() {
+        true => {
+            let started = Instant::now();
+            progress.stage("corpus", sides.total_bytes());
+            let mut learner = CorpusLearner::new(engine.corpus_memory);
+            let read = sides.read(progress, &mut |texts| {
+                learner.push(method, &texts, &NoProgress);
+                Ok(())
+            })?;
+            Some((learner.finish(), started.elapsed().as_secs_f64(), read))
+        }
+        false => None,
+    };
+    let (corpus, first_read) = match corpus_pass {
+        Some((stats, seconds, read)) => (Some((stats, seconds)), Some(read)),
+        None => (None, None),
+    };
+    let learned = Learned::new(method, corpus, engine)?;
+    let spill: Box<dyn Spill> = Box::new(FileSpill::create(area.path().join("sketches"))?);
+    let documents = first_read.as_ref().map(SidesRead::documents);
+    progress.stage("sketch", sides.total_bytes());
+    let mut sketcher = Sketcher::new(learned.method(), documents, Some(spill), &NoProgress)?;
+    let read = sides.read(progress, &mut |texts| {
+        sketcher.push_owned(texts, &NoProgress)?;
+        Ok(())
+    })?;
+    if let Some(first) = &first_read {
+        let all: Vec<String> = (config.against.iter().chain(&config.inputs))
+            .cloned()
+            .collect();
+        first.check_same(&read, &all)?;
+    }
+    let SidesRead {
+        reference,
+        corpus,
+        mut reference_meta,
+        corpus_meta,
+    } = read;
+    refuse_all_skipped_meta(&reference, &reference_meta)?;
+    refuse_all_skipped_meta(&corpus, &corpus_meta)?;
+    let first = reference_meta.len();
+    if !config.against.is_empty() && config.input.id_field.is_none() {
+        // As in memory: reference documents are named by file and line.
+        reference_meta.ids = (reference_meta.sources.iter().zip(&reference_meta.lines))
+            .map(|(&source, line)| {
+                let path = &reference.sources[source as usize].path;
+                Value::String(format!("{path}:{line}"))
+            })
+            .collect();
+    }
+    let engine = EngineOptions {
+        reference: first as u32,
+        ..engine
+    };
+    let mut outcome = sketcher.finish(engine, progress)?;
+    learned.complete(&mut outcome);
+
+    // The kept records, by reading the inputs once more.
+    let writing = Instant::now();
+    let duplicate_of = &outcome.assignment.duplicate_of[first..];
+    let mut index = 0;
+    let mut count = Corpus::default();
+    write_kept_streamed(&corpus.sources, &mut outputs.kept, |write| {
+        let (again, _) = read_inputs_streamed(
+            &config.inputs,
+            &inputs_opened,
+            &config.input,
+            &mut |record| {
+                let keep = duplicate_of.get(index).is_some_and(Option::is_none);
+                index += 1;
+                if keep {
+                    write(&record)?;
+                }
+                Ok(())
+            },
+        )?;
+        count = again;
+        Ok(())
+    })?;
+    if index != corpus_meta.len() || count.bytes_read != corpus.bytes_read {
+        return Err(changed(&config.inputs));
+    }
+    drop(area);
+    Ok(Read {
+        reference: Ids::Meta(reference_meta),
+        corpus: Ids::Meta(corpus_meta),
+        counts: corpus,
+        outcome,
+        seconds: vec![("write_kept".to_owned(), writing.elapsed().as_secs_f64())],
+        spilled,
+        memory: None,
+    })
+}
+
+/// The error of an input that changed between two reads of one run.
+fn changed(paths: &[String]) -> Error {
+    Error::format(
+        &paths.join(", "),
+        "the input changed while it was being read (a run that does not fit in memory reads \
+         its inputs more than once); run it again on a file that does not change",
+    )
+}
+
+/// The reference corpus and the inputs of a streamed run.
+struct Sides<'a> {
+    config: &'a RunConfig,
+    against_opened: &'a [String],
+    inputs_opened: &'a [String],
+}
+
+/// What one streamed read of both sides found.
+struct SidesRead {
+    reference: Corpus,
+    corpus: Corpus,
+    reference_meta: Meta,
+    corpus_meta: Meta,
+}
+
+impl SidesRead {
+    fn documents(&self) -> usize {
+        self.reference_meta.len() + self.corpus_meta.len()
+    }
+
+    /// Refuses a second read that did not find what the first found.
+    fn check_same(&self, again: &SidesRead, paths: &[String]) -> Result<()> {
+        if self.reference_meta.len() != again.reference_meta.len()
+            || self.reference.bytes_read != again.reference.bytes_read
+        {
+            return Err(changed(paths));
+        }
+        if self.corpus_meta.len() != again.corpus_meta.len()
+            || self.corpus.bytes_read != again.corpus.bytes_read
+        {
+            return Err(changed(paths));
+        }
+        Ok(())
+    }
+}
+
+impl Sides<'_> {
+    /// Bytes of the inputs on disk, for progress (0 when unknown).
+    fn total_bytes(&self) -> u64 {
+        (self.against_opened.iter().chain(self.inputs_opened))
+            .map(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+            .sum()
+    }
+
+    /// Reads the reference corpus, then the inputs, giving their texts to `each` in blocks
+    /// of about [`STREAM_BLOCK_BYTES`].
+    fn read(
+        &self,
+        progress: &dyn Progress,
+        each: &mut dyn FnMut(Vec<String>) -> Result<()>,
+    ) -> Result<SidesRead> {
+        let (mut block, mut bytes) = (Vec::new(), 0usize);
+        let mut sink = |record: Record| -> Result<()> {
+            let raw = match &record.raw {
+                Raw::Line(line) => line.len() + 1,
+                _ => record.text.len(),
+            };
+            progress.advance(raw as u64);
+            bytes += record.text.len();
+            block.push(record.text);
+            if bytes >= STREAM_BLOCK_BYTES {
+                bytes = 0;
+                each(std::mem::take(&mut block))?;
+            }
+            Ok(())
+        };
+        let options = &self.config.input;
+        let (reference, reference_meta) = match self.config.against.is_empty() {
+            true => (Corpus::default(), Meta::default()),
+            false => read_inputs_streamed(
+                &self.config.against,
+                self.against_opened,
+                options,
+                &mut sink,
+            )?,
+        };
+        let (corpus, corpus_meta) =
+            read_inputs_streamed(&self.config.inputs, self.inputs_opened, options, &mut sink)?;
+        if !block.is_empty() {
+            each(block)?;
+        }
+        Ok(SidesRead {
+            reference,
+            corpus,
+            reference_meta,
+            corpus_meta,
+        })
+    }
+}
+
+/// [`refuse_all_skipped`] for a streamed read.
+fn refuse_all_skipped_meta(corpus: &Corpus, meta: &Meta) -> Result<()> {
+    if !meta.is_empty() {
+        return Ok(());
+    }
+    refuse_all_skipped(corpus)
+}
+
+/// Writes the reports and commits every output.
+fn finish<M: Registered>(
+    method: &M,
+    config: &RunConfig,
+    mut outputs: Outputs,
+    read: Read,
+    started: Instant,
+) -> Result<RunReport> {
+    let outcome = &read.outcome;
+    let view = View {
+        reference: &read.reference,
+        corpus: &read.corpus,
+        within: config.engine.within,
+    };
+    let writing = Instant::now();
     if let Some(out) = outputs.clusters.as_mut() {
-        write_json_lines(out, cluster_rows(view, &outcome))?;
+        write_json_lines(out, cluster_rows(view, outcome))?;
     }
     if let Some(out) = outputs.pairs.as_mut() {
-        write_json_lines(out, pair_rows(view, &outcome))?;
+        write_json_lines(out, pair_rows(view, outcome))?;
     }
     if let Some(out) = outputs.boilerplate.as_mut() {
         write_boilerplate(out, &outcome.stats.boilerplate)?;
@@ -244,13 +598,29 @@ fn run_with<M: Registered>(
             message: e.to_string(),
         })?;
     }
-    let mut seconds = vec![("read".to_owned(), read_seconds)];
+    let mut seconds: Vec<(String, f64)> = Vec::new();
+    let mut write_kept_seconds = 0.0;
+    for (stage, value) in &read.seconds {
+        match stage.as_str() {
+            "write_kept" => write_kept_seconds = *value,
+            _ => seconds.push((stage.clone(), *value)),
+        }
+    }
     for (stage, value) in &outcome.stats.seconds {
         seconds.push(((*stage).to_owned(), *value));
     }
-    seconds.push(("write".into(), writing.elapsed().as_secs_f64()));
+    seconds.push((
+        "write".into(),
+        write_kept_seconds + writing.elapsed().as_secs_f64(),
+    ));
     seconds.push(("total".into(), started.elapsed().as_secs_f64()));
-    let stats = run_stats(method, config, view, &outcome, seconds);
+    let mut stats = run_stats(method, config, view, &read.counts, outcome, seconds);
+    stats.spilled_bytes = read.spilled + outcome.stats.spilled_bytes;
+    if let Some((limit, plan)) = &read.memory {
+        stats.memory_limit_bytes = Some(*limit);
+        stats.memory_path = Some(if plan.spill { "spill" } else { "memory" }.to_owned());
+        stats.memory_reason = Some(plan.reason.clone());
+    }
     if let Some(out) = outputs.stats.as_mut() {
         write_stats(out, &stats)?;
     }
@@ -344,20 +714,20 @@ fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
 /// the inputs, numbered in that order as the engine numbers them.
 #[derive(Clone, Copy)]
 struct View<'a> {
-    reference: &'a Corpus,
-    corpus: &'a Corpus,
+    reference: &'a Ids,
+    corpus: &'a Ids,
     within: bool,
 }
 
 impl View<'_> {
     /// Where the inputs start.
     fn first(&self) -> usize {
-        self.reference.records.len()
+        self.reference.len()
     }
-    fn id(&self, document: usize) -> &Value {
+    fn id(&self, document: usize) -> Value {
         match document.checked_sub(self.first()) {
-            Some(input) => &self.corpus.records[input].id,
-            None => &self.reference.records[document].id,
+            Some(input) => self.corpus.get(input),
+            None => self.reference.get(document),
         }
     }
 }
@@ -366,12 +736,12 @@ impl View<'_> {
 fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = Value> + 'a {
     let assignment = &outcome.assignment;
     let first = view.first();
-    (view.corpus.records.iter().enumerate()).map(move |(input, record)| {
+    (0..view.corpus.len()).map(move |input| {
         let index = first + input;
         let cluster = assignment.cluster_of(index as u32) as usize;
-        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize).clone());
+        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize));
         json!({
-            "id": record.id,
+            "id": view.corpus.get(input),
             "cluster": view.id(cluster),
             "duplicate_of": duplicate_of,
             "similarity": assignment.similarity[index],
@@ -402,12 +772,12 @@ fn run_stats<M: Registered>(
     method: &M,
     config: &RunConfig,
     view: View<'_>,
+    corpus: &Corpus,
     outcome: &Outcome,
     seconds: Vec<(String, f64)>,
 ) -> RunStats {
-    let corpus = view.corpus;
     let first = view.first();
-    let documents = corpus.records.len() as u64;
+    let documents = view.corpus.len() as u64;
     let kept = (outcome.assignment.duplicate_of[first..].iter())
         .filter(|d| d.is_none())
         .count() as u64;

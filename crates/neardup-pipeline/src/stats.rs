@@ -81,6 +81,16 @@ pub struct RunStats {
     pub seconds: Vec<(String, f64)>,
     /// Peak resident memory of the process, where the system tells it.
     pub peak_rss_bytes: Option<u64>,
+    /// The memory limit of the run in bytes (`--memory-limit`, or the default taken from
+    /// the machine's available memory).
+    pub memory_limit_bytes: Option<u64>,
+    /// How the run held its corpus: `memory` (records and sketches in memory) or `spill`
+    /// (texts read back from the inputs, sketches in the temporary directory).
+    pub memory_path: Option<String>,
+    /// Why the run took its path (the estimate against the limit, or what forced it).
+    pub memory_reason: Option<String>,
+    /// Bytes written to temporary files (sketches, copies of standard input).
+    pub spilled_bytes: u64,
     /// What boilerplate handling found (methods with `max_df`, `boilerplate_df` or
     /// `boilerplate_file`; absent otherwise).
     pub boilerplate: Option<BoilerplateReport>,
@@ -157,6 +167,10 @@ impl Default for RunStats {
             threads: 0,
             seconds: Vec::new(),
             peak_rss_bytes: None,
+            memory_limit_bytes: None,
+            memory_path: None,
+            memory_reason: None,
+            spilled_bytes: 0,
             boilerplate: None,
         }
     }

@@ -141,7 +141,8 @@ impl CorpusReader<'_> {
             _ => (b',', true),
         };
         let stop_past_limit = (options.on_error == OnError::Fail).then_some(limit);
-        let stream = RowTracker::new(open_stream(path)?, delimiter, quoting, stop_past_limit);
+        let opened = open_stream(self.opened(source, path))?;
+        let stream = RowTracker::new(opened, delimiter, quoting, stop_past_limit);
         let mut reader = csv::ReaderBuilder::new()
             .delimiter(delimiter)
             .quoting(quoting)

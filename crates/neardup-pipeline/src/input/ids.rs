@@ -10,8 +10,6 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use serde_json::Value;
 
-use super::Record;
-
 /// The ids of the records accepted so far.
 #[derive(Default)]
 pub(super) struct SeenIds {
@@ -21,24 +19,21 @@ pub(super) struct SeenIds {
 }
 
 impl SeenIds {
-    /// The record among `records` that already has `id`.
-    pub(super) fn find<'r>(&self, records: &'r [Record], id: &Value) -> Option<&'r Record> {
+    /// The index of the accepted record whose id is `id`; `id_of` gives the id of an index.
+    pub(super) fn find<'v>(&self, id: &Value, id_of: impl Fn(u32) -> &'v Value) -> Option<u32> {
         let hash = self.hasher.hash_one(id);
-        let index = self
-            .table
-            .find(hash, |&index| records[index as usize].id == *id)?;
-        Some(&records[*index as usize])
+        let index = self.table.find(hash, |&index| id_of(index) == id)?;
+        Some(*index)
     }
 
-    /// Remembers the id of `records[index]`, which [`find`](SeenIds::find) did not find.
-    pub(super) fn insert(&mut self, records: &[Record], index: u32) {
+    /// Records that `index` (whose id `id_of` gives) was accepted.
+    pub(super) fn insert<'v>(&mut self, index: u32, id_of: impl Fn(u32) -> &'v Value) {
         let hasher = &self.hasher;
-        let hash_of = |index: &u32| hasher.hash_one(&records[*index as usize].id);
+        let hash_of = |index: &u32| hasher.hash_one(id_of(*index));
         self.table.insert_unique(hash_of(&index), index, hash_of);
     }
 }
 
-/// Why `id` cannot name a record on its own, before looking for repeats: it is empty.
 pub(super) fn empty_id(id: &Value, field: &str) -> Option<String> {
     match id {
         Value::String(text) if text.is_empty() => {

@@ -317,7 +317,7 @@ impl CorpusReader<'_> {
         };
         let limit = self.options.max_doc_bytes;
         let stop_past_limit = self.options.on_error == OnError::Fail;
-        let mut stream = open_stream(path)?;
+        let mut stream = open_stream(self.opened(source, path))?;
         let (mut batch, mut line, mut bytes) = (LineBatch::default(), 0, Vec::new());
         while let Some(mut size) = read_line(&mut stream, &mut bytes, limit, stop_past_limit)
             .map_err(|e| Error::io(name, e))?

@@ -332,15 +332,95 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     let mut reader = CorpusReader {
         options,
         paths,
+        open_as: paths,
         corpus: Corpus::default(),
         ordinal: 0,
         ids: SeenIds::default(),
+        sink: None,
+        meta: Meta::default(),
     };
-    for (index, path) in paths.iter().enumerate() {
-        let index = u32::try_from(index).map_err(|_| Error::format(path, "too many inputs"))?;
-        reader.read_source(index, path)?;
-    }
+    reader.read_all()?;
     Ok(reader.corpus)
+}
+
+/// What a streamed read ([`read_inputs_streamed`]) keeps of each accepted record: its id
+/// and where it came from, in a few bytes, not its text or its raw form.
+#[derive(Debug, Default, Clone)]
+pub struct Meta {
+    /// The ids read from [`InputOptions::id_field`] (empty without one).
+    pub ids: Vec<Value>,
+    /// The 1-based ordinals, which are the ids without an id field (empty with one).
+    pub ordinals: Vec<u64>,
+    /// The index of each record's input.
+    pub sources: Vec<u32>,
+    /// Each record's line ([`Record::line`]).
+    pub lines: Vec<u64>,
+}
+
+impl Meta {
+    /// Records kept.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Whether no record was kept.
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// The id of record `index`.
+    pub fn id(&self, index: usize) -> Value {
+        match self.ids.get(index) {
+            Some(id) => id.clone(),
+            None => Value::from(self.ordinals[index]),
+        }
+    }
+
+    /// Bytes held, about.
+    pub fn heap_bytes(&self) -> usize {
+        self.sources.len() * 4
+            + self.lines.len() * 8
+            + self.ordinals.len() * 8
+            + self.ids.len() * (std::mem::size_of::<Value>() + 16)
+    }
+
+    fn push(&mut self, record: &Record, by_field: bool) {
+        if by_field {
+            self.ids.push(record.id.clone());
+        } else {
+            self.ordinals.push(record.id.as_u64().unwrap_or(0));
+        }
+        self.sources.push(record.source);
+        self.lines.push(record.line);
+    }
+}
+
+/// Reads every input as [`read_inputs`] does, with the same checks, errors and skips, but
+/// hands each accepted record to `sink` in input order instead of keeping it: the returned
+/// [`Corpus`] has no records (its sources, skips and bytes read are filled), the [`Meta`]
+/// has each record's id and place. Input `i` is opened at `open_as[i]` (a copy of standard
+/// input, say) and named `paths[i]` in messages.
+///
+/// # Errors
+/// As [`read_inputs`], and whatever `sink` returns.
+pub fn read_inputs_streamed(
+    paths: &[String],
+    open_as: &[String],
+    options: &InputOptions,
+    sink: &mut dyn FnMut(Record) -> Result<()>,
+) -> Result<(Corpus, Meta)> {
+    let mut reader = CorpusReader {
+        options,
+        paths,
+        open_as,
+        corpus: Corpus::default(),
+        ordinal: 0,
+        ids: SeenIds::default(),
+        sink: Some(sink),
+        meta: Meta::default(),
+    };
+    reader.read_all()?;
+    Ok((reader.corpus, reader.meta))
 }
 
 /// The name of an input `path` in messages (`-` is `<stdin>`).
@@ -441,7 +521,13 @@ struct CorpusReader<'a> {
     options: &'a InputOptions,
     /// All the inputs, as given.
     paths: &'a [String],
+    /// Where each input is opened (a copy of standard input, say).
+    open_as: &'a [String],
     corpus: Corpus,
+    /// Where accepted records go in a streamed read (else into `corpus.records`).
+    sink: Option<&'a mut dyn FnMut(Record) -> Result<()>>,
+    /// What a streamed read keeps of each accepted record.
+    meta: Meta,
     /// The ordinal of the last record seen, across all inputs.
     ordinal: u64,
     /// The ids of the records in `corpus` (only kept with [`InputOptions::id_field`]).
@@ -449,6 +535,22 @@ struct CorpusReader<'a> {
 }
 
 impl CorpusReader<'_> {
+    /// Reads every input in order.
+    fn read_all(&mut self) -> Result<()> {
+        for (index, path) in self.paths.iter().enumerate() {
+            let index = u32::try_from(index).map_err(|_| Error::format(path, "too many inputs"))?;
+            self.read_source(index, path)?;
+        }
+        Ok(())
+    }
+
+    /// Where input `source` (given as `path`) is opened.
+    fn opened<'p>(&'p self, source: u32, path: &'p str) -> &'p str {
+        self.open_as
+            .get(source as usize)
+            .map_or(path, String::as_str)
+    }
+
     /// Reads one input and adds it to the corpus.
     fn read_source(&mut self, index: u32, path: &str) -> Result<()> {
         let format = resolve_format(path, self.options.format)?;
@@ -479,6 +581,21 @@ impl CorpusReader<'_> {
     /// says.
     fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
         match outcome.and_then(|record| self.check_id(record)) {
+            Ok(record) if self.sink.is_some() => {
+                let by_field = self.options.id_field.is_some();
+                let index = u32::try_from(self.meta.len()).map_err(|_| {
+                    let name = display_path(&self.paths[record.source as usize]);
+                    Error::format(name, "too many records")
+                })?;
+                self.meta.push(&record, by_field);
+                if by_field {
+                    let ids = &self.meta.ids;
+                    self.ids.insert(index, |i| &ids[i as usize]);
+                }
+                if let Some(sink) = self.sink.as_mut() {
+                    sink(record)?;
+                }
+            }
             Ok(record) => {
                 let records = &mut self.corpus.records;
                 if self.options.id_field.is_some() {
@@ -487,7 +604,7 @@ impl CorpusReader<'_> {
                         Error::format(name, "too many records")
                     })?;
                     records.push(record);
-                    self.ids.insert(records, index);
+                    self.ids.insert(index, |i| &records[i as usize].id);
                 } else {
                     records.push(record);
                 }
@@ -512,13 +629,24 @@ impl CorpusReader<'_> {
         if let Some(message) = empty_id(&record.id, field) {
             return Err(Error::input(name, record.line, message));
         }
-        match self.ids.find(&self.corpus.records, &record.id) {
+        let first = match self.sink {
+            Some(_) => (self.ids.find(&record.id, |i| &self.meta.ids[i as usize]))
+                .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize])),
+            None => (self
+                .ids
+                .find(&record.id, |i| &self.corpus.records[i as usize].id))
+            .map(|i| {
+                let first = &self.corpus.records[i as usize];
+                (first.source, first.line)
+            }),
+        };
+        match first {
             None => Ok(record),
-            Some(first) => {
-                let first_name = display_path(&self.paths[first.source as usize]);
+            Some((source, line)) => {
+                let first_name = display_path(&self.paths[source as usize]);
                 let message = format!(
-                    "duplicate id {} (field {field:?}): first seen at {first_name}:{}",
-                    record.id, first.line
+                    "duplicate id {} (field {field:?}): first seen at {first_name}:{line}",
+                    record.id
                 );
                 Err(Error::input(name, record.line, message))
             }

@@ -139,7 +139,7 @@ impl CorpusReader<'_> {
     /// Reads a Parquet input.
     pub(super) fn read_parquet(&mut self, source: u32, path: &str) -> Result<ParquetData> {
         let (name, options) = (display_path(path), self.options);
-        let file = open_seekable(path)?;
+        let file = open_seekable(self.opened(source, path))?;
         self.corpus.bytes_read += file.metadata().map_err(|e| Error::io(name, e))?.len();
         let builder =
             ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(name, e))?;
