@@ -5,6 +5,7 @@ mod classic;
 mod dedup;
 mod eval;
 mod input;
+mod memory;
 mod report;
 mod safety;
 mod serve;

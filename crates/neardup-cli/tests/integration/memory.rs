@@ -1,0 +1,259 @@
+//! `dedup --memory-limit`: the spilling path (inputs streamed, sketches in a temporary
+//! directory, kept records written by a second read) gives byte-identical outputs to the
+//! in-memory path for every method and input kind, and leaves no temporary file after
+//! success, error or a signal.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{example, files_in, neardup, path, stderr};
+
+const METHODS: [&str; 10] = [
+    "exact",
+    "minhash",
+    "simhash",
+    "join",
+    "ngram",
+    "supershingle",
+    "imatch",
+    "topn",
+    "segments",
+    "sentences",
+];
+
+/// Runs `dedup` with `args` writing kept, clusters, pairs and stats into `dir` under
+/// `prefix`; returns the bytes of the first three and the stats.
+fn outputs(dir: &std::path::Path, prefix: &str, args: &[&str]) -> (Vec<Vec<u8>>, Value) {
+    let names = ["kept", "clusters.jsonl", "pairs.jsonl", "stats.json"];
+    let paths: Vec<String> = (names.iter())
+        .map(|name| path(dir, &format!("{prefix}-{name}")))
+        .collect();
+    let mut all: Vec<&str> = vec!["dedup"];
+    all.extend_from_slice(args);
+    all.extend([
+        "-o",
+        &paths[0],
+        "--clusters",
+        &paths[1],
+        "--pairs",
+        &paths[2],
+        "--stats",
+        &paths[3],
+        "-q",
+    ]);
+    let run = neardup(&all);
+    assert!(run.status.success(), "{args:?}: {}", stderr(&run));
+    let bytes = paths[..3]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let stats = serde_json::from_slice(&std::fs::read(&paths[3]).unwrap()).unwrap();
+    (bytes, stats)
+}
+
+/// Runs `args` in memory and with a limit of one byte (which forces the spilling path) and
+/// checks the outputs are the same.
+fn same_both_ways(dir: &std::path::Path, args: &[&str]) {
+    let (memory, stats) = outputs(dir, "memory", args);
+    assert_eq!(stats["memory_path"], "memory", "{args:?}");
+    let mut limited = args.to_vec();
+    limited.extend(["--memory-limit", "1"]);
+    let (spilled, stats) = outputs(dir, "spill", &limited);
+    assert_eq!(stats["memory_path"], "spill", "{args:?}");
+    assert!(stats["spilled_bytes"].as_u64().unwrap() > 0, "{stats}");
+    for (name, (a, b)) in ["kept", "clusters", "pairs"]
+        .iter()
+        .zip(memory.iter().zip(&spilled))
+    {
+        assert!(a == b, "{args:?}: the {name} outputs differ");
+    }
+    assert!(
+        !files_in(dir).iter().any(|f| f.starts_with(".neardup-tmp")),
+        "{:?}",
+        files_in(dir)
+    );
+}
+
+#[test]
+fn every_method_gives_the_same_outputs_when_spilling() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = example();
+    for method in METHODS {
+        same_both_ways(
+            dir.path(),
+            &[&input, "--id-field", "id", "--method", method],
+        );
+    }
+    same_both_ways(
+        dir.path(),
+        &[&input, "--cluster", "connected", "--keep", "longest"],
+    );
+}
+
+#[test]
+fn every_input_kind_gives_the_same_outputs_when_spilling() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = std::fs::read_to_string(example())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let texts: Vec<String> = (lines.iter())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    // Text, CSV with quoted fields, TSV, gzip, two inputs, bad records skipped, CRLF.
+    let text = path(dir.path(), "in.txt");
+    std::fs::write(&text, texts.join("\n") + "\n").unwrap();
+    same_both_ways(dir.path(), &[&text]);
+    let csv = path(dir.path(), "in.csv");
+    let mut rows = String::from("id,text\n");
+    for (i, t) in texts.iter().enumerate() {
+        rows.push_str(&format!("r{i},\"{}\"\n", t.replace('"', "\"\"")));
+    }
+    std::fs::write(&csv, rows).unwrap();
+    same_both_ways(dir.path(), &[&csv, "--id-field", "id"]);
+    let tsv = path(dir.path(), "in.tsv");
+    let rows: String = (texts.iter().enumerate())
+        .map(|(i, t)| format!("{i}\t{}\n", t.replace(['\t', '\n'], " ")))
+        .collect();
+    std::fs::write(&tsv, format!("id\ttext\n{rows}")).unwrap();
+    same_both_ways(dir.path(), &[&tsv, "--id-field", "id"]);
+    let gz = path(dir.path(), "in.jsonl.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(std::fs::read(example()).unwrap().as_slice())
+        .unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    same_both_ways(dir.path(), &[&gz]);
+    let half = lines.len() / 2;
+    let (a, b) = (path(dir.path(), "a.jsonl"), path(dir.path(), "b.jsonl"));
+    std::fs::write(&a, lines[..half].join("\r\n") + "\r\n{broken\n\n").unwrap();
+    std::fs::write(&b, lines[half..].join("\n") + "\n{\"no\": 1}\n").unwrap();
+    same_both_ways(dir.path(), &[&a, &b, "--on-error", "skip"]);
+    let skip = "--on-error=skip";
+    same_both_ways(dir.path(), &[&b, "--against", &a, skip]);
+    same_both_ways(
+        dir.path(),
+        &[&b, "--against", &a, "--within", "--id-field", "id", skip],
+    );
+}
+
+#[test]
+fn standard_input_is_copied_and_gives_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = std::fs::read(example()).unwrap();
+    let run = |limit: &[&str]| -> Vec<u8> {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["dedup", "-", "--format", "jsonl", "-o", "-", "-q"])
+            .args(limit)
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success());
+        output.stdout
+    };
+    let spilled = run(&["--memory-limit", "1G"]);
+    assert_eq!(run(&[]), spilled);
+    assert!(!spilled.is_empty());
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_bad_record_fails_the_spilling_run_as_it_fails_in_memory_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "in.jsonl");
+    std::fs::write(&input, b"{\"text\": \"a\"}\n{\"text\": 5}\n").unwrap();
+    let out = path(dir.path(), "out.jsonl");
+    let memory = neardup(&["dedup", &input, "-o", &out]);
+    let spilled = neardup(&["dedup", &input, "-o", &out, "--memory-limit", "1"]);
+    assert!(!spilled.status.success());
+    assert_eq!(stderr(&memory), stderr(&spilled));
+    assert!(
+        stderr(&spilled).contains("in.jsonl:2"),
+        "{}",
+        stderr(&spilled)
+    );
+    assert_eq!(files_in(dir.path()), ["in.jsonl"]);
+}
+
+#[test]
+fn an_unusable_temp_dir_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = path(dir.path(), "out.jsonl");
+    let missing = path(dir.path(), "no/such/dir");
+    let run = neardup(&[
+        "dedup",
+        &example(),
+        "-o",
+        &out,
+        "--memory-limit",
+        "1",
+        "--temp-dir",
+        &missing,
+    ]);
+    assert!(!run.status.success());
+    let message = stderr(&run);
+    assert!(
+        message.contains("--temp-dir") && message.contains("no/such/dir"),
+        "{message}"
+    );
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+    // A temporary directory given explicitly is used and left empty.
+    let temp = path(dir.path(), "tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let run = neardup(&[
+        "dedup",
+        &example(),
+        "-o",
+        &out,
+        "--memory-limit",
+        "1",
+        "--temp-dir",
+        &temp,
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(files_in(std::path::Path::new(&temp)), Vec::<String>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_signal_while_spilling_removes_the_temporary_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = path(dir.path(), "kept.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["dedup", "-", "--format", "text", "-o", &out, "-q"])
+        .args(["--memory-limit", "1"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run copies its standard input into its temporary directory and waits for more.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"one line\nanother line\n").unwrap();
+    let started = std::time::Instant::now();
+    let ready = |files: &[String]| files.iter().any(|f| f.starts_with(".neardup-tmp-"));
+    while !ready(&files_in(dir.path())) && started.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(ready(&files_in(dir.path())), "{:?}", files_in(dir.path()));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}
