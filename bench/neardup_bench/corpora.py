@@ -52,9 +52,9 @@ def load_sentences(data: str) -> list[str]:
     return out
 
 
-def zh_sources(data: str, path: str, size_mb: float, seed: int) -> int:
-    """Writes {"id": "b<N>", "text"} documents of 600-2,000 characters, each joining random
-    sentences, until `path` holds `size_mb` MB (10^6 bytes); returns the number written."""
+def zh_sources(data: str, path: str, size_mb: float, seed: int, chars=(600, 2000)) -> int:
+    """Writes {"id": "b<N>", "text"} documents of `chars` (600-2,000) characters, each joining
+    random sentences, until `path` holds `size_mb` MB (10^6 bytes); returns the number written."""
     rng = random.Random(seed)
     sents = load_sentences(data)
     target = int(size_mb * 1_000_000)
@@ -62,7 +62,7 @@ def zh_sources(data: str, path: str, size_mb: float, seed: int) -> int:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         while total < target:
-            goal = rng.randint(600, 2000)
+            goal = rng.randint(*chars)
             chosen, length = [], 0
             while length < goal:
                 s = sents[rng.randrange(len(sents))]
@@ -83,7 +83,7 @@ def run_synth(neardup: str, sources: str, corpus: str, truth: str, seed: int, ex
         subprocess.run(cmd, check=True, stderr=err)
 
 
-def zh_synth(neardup: str, data: str, out: str, size_mb: float, seed: int) -> tuple[str, str]:
+def zh_synth(neardup: str, data: str, out: str, size_mb: float, seed: int, short: bool = False) -> tuple[str, str]:
     """The Chinese corpus of `speed` and its synth truth, made once:
     out/zh_synth_{MB}mb_seed{SEED}.jsonl and .truth.jsonl.
 
@@ -91,15 +91,17 @@ def zh_synth(neardup: str, data: str, out: str, size_mb: float, seed: int) -> tu
     copies with one or two edits of strength 0.05, 5% get a hard negative) on sources made by
     `zh_sources`. The corpus should be about `size_mb` MB: a first synth over more sources
     than needed measures MB per source, and the second one takes `--limit` sources so that
-    the corpus comes out at that size."""
+    the corpus comes out at that size. `short`: documents of 40-130 characters (about 280
+    bytes a JSON line, as the 94 MB / 333k-document corpus of issue 14) instead."""
     mb = f"{size_mb:g}"
-    corpus = os.path.join(out, f"zh_synth_{mb}mb_seed{seed}.jsonl")
-    truth = os.path.join(out, f"zh_synth_{mb}mb_seed{seed}.truth.jsonl")
+    kind = "zh_short" if short else "zh_synth"
+    corpus = os.path.join(out, f"{kind}_{mb}mb_seed{seed}.jsonl")
+    truth = os.path.join(out, f"{kind}_{mb}mb_seed{seed}.truth.jsonl")
     if os.path.exists(truth) and os.path.exists(corpus) and os.path.getsize(corpus):
         return corpus, truth
     os.makedirs(out, exist_ok=True)
-    sources = os.path.join(out, f"zh_sources_{mb}mb_seed{seed}.jsonl")
-    n = zh_sources(data, sources, size_mb * 0.8, seed)
+    sources = os.path.join(out, f"{kind}_sources_{mb}mb_seed{seed}.jsonl")
+    n = zh_sources(data, sources, size_mb * 0.8, seed, (40, 130) if short else (600, 2000))
     log(f"neardup synth {os.path.basename(sources)} (sizing run)")
     run_synth(neardup, sources, corpus + ".tmp", truth + ".tmp", seed, ["--id-field", "id", "--quiet"])
     per_source = os.path.getsize(corpus + ".tmp") / n

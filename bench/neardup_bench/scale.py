@@ -2,9 +2,10 @@
 without extra dedup options (such as `--memory-limit 1G`), beside datasketch and rensa at the
 sizes they can hold.
 
-Corpora: the Chinese corpus of `speed` (corpora.zh_synth: `neardup synth` edits of
-600-2,000-character documents joined from the Sohu and THUCNews sentences) at --base-mb x
-each of --multiples MB, built once under bench/out/corpora. Every run is measured by
+Corpora: Chinese synth corpora (corpora.zh_synth: `neardup synth` edits of documents joined
+from the Sohu and THUCNews sentences; `--docs short`, the default, 40-130 characters as the
+issue's 94 MB / 333k-document set, `--docs long` 600-2,000 as `speed`) at --base-mb x each of
+--multiples MB, built once under bench/out/corpora. Every run is measured by
 measure.py (wall time, peak RSS of the whole process tree) --reps times; medians are quoted,
 and the kept output's xxh3-free digest (sha256) must be the same in every configuration of
 one size (the spilling path must not change the result). Writes OUT/results.md and
@@ -28,6 +29,9 @@ from .common import bench_python, find_data, git_describe, log, machine, measure
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--base-mb", type=float, default=94, help="size of the 1x corpus in MB (default 94)")
+    ap.add_argument("--docs", choices=["short", "long"], default="short",
+                    help="short: 40-130-character documents (about 280 bytes, 333k in 94 MB, as issue 14 "
+                         "measured); long: the 600-2,000-character documents of `speed`")
     ap.add_argument("--multiples", default="1 4 16 64", help="corpus sizes as multiples of --base-mb")
     ap.add_argument("--configs", default="default;--memory-limit 1G",
                     help="dedup option sets separated by ';' (`default`: none)")
@@ -62,7 +66,8 @@ def main(args, argv: list[str]) -> int:
     rows = []
     for multiple in [float(m) for m in args.multiples.split()]:
         mb = args.base_mb * multiple
-        corpus, _truth = corpora.zh_synth(n, data, os.path.join(common.DEFAULT_OUT, "corpora"), mb, args.seed)
+        corpus, _truth = corpora.zh_synth(n, data, os.path.join(common.DEFAULT_OUT, "corpora"), mb, args.seed,
+                                          short=args.docs == "short")
         size = os.path.getsize(corpus)
         outputs = {}
         for config in configs:

@@ -27,7 +27,8 @@ use rayon::prelude::*;
 
 use neardup_core::{Error, Result};
 
-use crate::spill::{Held, SketchStore, Spill, StoreBuilder};
+use crate::external::ExternalKeys;
+use crate::spill::{Held, SketchStore, Spilling, StoreBuilder};
 
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -544,6 +545,7 @@ pub struct Sketcher<'m, M: Method> {
     method: &'m M,
     documents: Option<usize>,
     store: StoreBuilder<M::Sketch>,
+    spilling: Option<Spilling>,
     facts: Facts,
     notes: Vec<Option<Box<DocumentNotes>>>,
     first_lines: FirstLines,
@@ -554,17 +556,24 @@ impl<'m, M: Method> Sketcher<'m, M> {
     /// A sketch stage with `method` (already learned, see [`Learned`]) for `documents`
     /// texts when their number is known (the stage's progress counts them, and
     /// [`Sketcher::finish`] checks that all came; a caller that does not know it reports
-    /// progress itself); sketches are spilled to `spill` when one is given, else kept in
-    /// memory.
+    /// progress itself). With `spilling`, sketches are written to a spill in its
+    /// directory, and the candidate stage of symmetric keys sorts its entries in runs there
+    /// (see [`crate::external`]); else everything is kept in memory.
     ///
     /// # Errors
     /// More than [`MAX_DOCUMENTS`] documents (parameter `documents`).
     pub fn new(
         method: &'m M,
         documents: Option<usize>,
-        spill: Option<Box<dyn Spill>>,
+        spilling: Option<Spilling>,
         progress: &dyn Progress,
     ) -> Result<Sketcher<'m, M>> {
+        let spill = match &spilling {
+            Some(spilling) => {
+                Some((spilling.dir.create("sketches")).map_err(crate::spill::spill_error)?)
+            }
+            None => None,
+        };
         if let Some(documents) = documents {
             check_document_count(documents)?;
             progress.stage("sketch", documents as u64);
@@ -573,6 +582,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
             method,
             documents,
             store: StoreBuilder::new(spill),
+            spilling,
             facts: Facts::default(),
             notes: Vec::new(),
             first_lines: FirstLines::default(),
@@ -664,13 +674,13 @@ impl<'m, M: Method> Sketcher<'m, M> {
         let spilled = store.spilled_bytes();
         let mut outcome = dedup_sketched(
             self.method,
-            store,
+            (store, self.spilling.as_ref()),
             self.facts,
             self.started,
             options,
             progress,
         )?;
-        outcome.stats.spilled_bytes = spilled;
+        outcome.stats.spilled_bytes += spilled;
         if outcome.stats.pair_limit_passed > 0 {
             return Err(Error::invalid(
                 "candidate_budget",
@@ -837,7 +847,7 @@ impl FirstError {
 /// Everything after the sketch stage (which began at `started`).
 fn dedup_sketched<M: Method>(
     method: &M,
-    mut sketches: SketchStore<M::Sketch>,
+    (mut sketches, spilling): (SketchStore<M::Sketch>, Option<&Spilling>),
     facts: Facts,
     started: Instant,
     options: EngineOptions,
@@ -859,13 +869,22 @@ fn dedup_sketched<M: Method>(
     );
     let (leaders, groups) = exact_groups(&facts, &rank);
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
-        let marked = mark_common(method, &mut sketches, &leaders, limit)?;
+        let marked = mark_common(method, &mut sketches, spilling, &leaders, limit)?;
         stats.boilerplate.discounted_features += marked;
         stats.boilerplate.limits.push(("max_df", limit));
     }
     progress.stage("candidates", leaders.len() as u64);
-    let (mut candidates, bucket_stats) =
-        candidate_pairs(method, &sketches, &facts, &leaders, &rank, options.limits())?;
+    let (mut candidates, bucket_stats) = candidate_pairs(
+        method,
+        &sketches,
+        spilling,
+        &facts,
+        &leaders,
+        &rank,
+        options.limits(),
+    )?;
+    stats.spilled_bytes += bucket_stats.1;
+    let bucket_stats = bucket_stats.0;
     if options.reference > 0 {
         // Pairs inside the reference corpus, and among the new documents unless asked.
         let new = |d: u32| d >= options.reference;
@@ -936,10 +955,11 @@ fn dedup_sketched<M: Method>(
 fn mark_common<M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
+    spilling: Option<&Spilling>,
     leaders: &[u32],
     limit: u64,
 ) -> Result<u64> {
-    let crowded = crowded_documents(method, sketches, leaders, CROWD)?;
+    let crowded = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
     let crowded_leaders: Vec<u32> = (leaders.iter().copied())
         .filter(|&leader| crowded[leader as usize])
         .collect();
@@ -1032,11 +1052,43 @@ const CROWD: u64 = 10;
 fn crowded_documents<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
+    spilling: Option<&Spilling>,
     leaders: &[u32],
     limit: u64,
 ) -> Result<Vec<bool>> {
     if method.join() != Join::SymmetricKeys {
         return Ok(vec![true; sketches.len()]);
+    }
+    let leader_keys = |documents: &[u32]| {
+        sketches.map_sorted(method, documents, |_, sketch| {
+            let mut keys = Vec::new();
+            method.keys(sketch, &mut keys);
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        })
+    };
+    if let Some(spilling) = spilling {
+        // The same, with the entries sorted in runs: the crowded keys first, then each
+        // leader's keys looked up in them.
+        let mut external = ExternalKeys::new(spilling.dir.as_ref(), spilling.budget);
+        for chunk in leaders.chunks(KEY_CHUNK) {
+            let keys = leader_keys(chunk)?;
+            external.extend(
+                (chunk.iter().zip(keys))
+                    .flat_map(|(&leader, keys)| keys.into_iter().map(move |key| (key, leader))),
+            )?;
+        }
+        let crowded_keys = external.crowded_keys(limit)?;
+        let mut crowded = vec![false; sketches.len()];
+        for chunk in leaders.chunks(KEY_CHUNK) {
+            let keys = leader_keys(chunk)?;
+            for (&leader, keys) in chunk.iter().zip(keys) {
+                crowded[leader as usize] =
+                    keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
+            }
+        }
+        return Ok(crowded);
     }
     let keys: Vec<Vec<u64>> = sketches.map_sorted(method, leaders, |_, sketch| {
         let mut keys = Vec::new();
@@ -1089,11 +1141,13 @@ fn exact_groups(facts: &Facts, rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
 fn candidate_pairs<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
+    spilling: Option<&Spilling>,
     facts: &Facts,
     leaders: &[u32],
     rank: &[u32],
     limits: CandidateLimits,
-) -> Result<(Vec<(u32, u32)>, BucketStats)> {
+) -> Result<(Vec<(u32, u32)>, (BucketStats, u64))> {
+    let mut spilled = 0;
     // Documents with too few features take part in exact-copy groups only.
     let leaders: Vec<u32> = (leaders.iter().copied())
         .filter(|&document| !facts.exact_only[document as usize])
@@ -1118,9 +1172,27 @@ fn candidate_pairs<M: Method>(
             };
             (Vec::new(), none)
         }
-        Join::SymmetricKeys => {
-            CandidateGenerator::candidate_pairs(KeyTable::from_entries(entries(M::keys)?), limits)
-        }
+        Join::SymmetricKeys => match spilling {
+            Some(spilling) => {
+                let mut external = ExternalKeys::new(spilling.dir.as_ref(), spilling.budget);
+                for chunk in leaders.chunks(KEY_CHUNK) {
+                    let keyed = sketches.map_sorted(method, chunk, |document, sketch| {
+                        let mut keys = Vec::new();
+                        method.keys(sketch, &mut keys);
+                        (keys, rank[document as usize])
+                    })?;
+                    external.extend(keyed.into_iter().flat_map(|(keys, ranked)| {
+                        keys.into_iter().map(move |key| (key, ranked))
+                    }))?;
+                }
+                spilled = external.spilled;
+                external.candidate_pairs(limits)?
+            }
+            None => CandidateGenerator::candidate_pairs(
+                KeyTable::from_entries(entries(M::keys)?),
+                limits,
+            ),
+        },
         Join::Probe => {
             ProbeTable::new(entries(M::keys)?, entries(M::probe_keys)?).candidate_pairs(limits)
         }
@@ -1197,8 +1269,11 @@ fn candidate_pairs<M: Method>(
         })
         .collect();
     pairs.par_sort_unstable();
-    Ok((pairs, stats))
+    Ok((pairs, (stats, spilled)))
 }
+
+/// Leaders whose keys are computed together by a spilling candidate stage.
+const KEY_CHUNK: usize = 1 << 16;
 
 /// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.
 fn sequences<M: Method>(

@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod batch;
+mod external;
 pub mod online;
 pub mod spill;
 

@@ -47,6 +47,35 @@ pub trait Spill: Send + Sync {
     fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::result::Result<(), String>;
 }
 
+/// Where the engine creates its spills: a temporary directory, for the pipeline.
+pub trait SpillDir: Send + Sync {
+    /// A new, empty spill called `name` (unique within the directory).
+    ///
+    /// # Errors
+    /// It cannot be created.
+    fn create(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String>;
+}
+
+/// A [`SpillDir`] of [`MemorySpill`]s: for tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MemorySpillDir;
+
+impl SpillDir for MemorySpillDir {
+    fn create(&self, _name: &str) -> std::result::Result<Box<dyn Spill>, String> {
+        Ok(Box::new(MemorySpill::default()))
+    }
+}
+
+/// How a run spills: where, and how many bytes of keys it buffers before writing a sorted
+/// run.
+#[derive(Clone)]
+pub struct Spilling {
+    /// Where the spills are created.
+    pub dir: std::sync::Arc<dyn SpillDir>,
+    /// Bytes of candidate-stage entries held before they are sorted and written.
+    pub budget: usize,
+}
+
 /// A [`Spill`] in memory: for tests of the spilling path without a disk.
 #[derive(Debug, Default, Clone)]
 pub struct MemorySpill {

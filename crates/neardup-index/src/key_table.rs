@@ -247,7 +247,7 @@ fn shared_buckets(entries: &[(u64, u32)]) -> impl Iterator<Item = &[(u64, u32)]>
 
 /// The partner limit: unlimited (`u64::MAX`) when the upper bounds fit in `budget` pairs,
 /// else the highest `L` with `sum(min(bound, L)) <= budget` (at least `budget / documents`).
-pub(crate) fn partner_limit(upper_bounds: &[u64], budget: u64) -> u64 {
+pub fn partner_limit(upper_bounds: &[u64], budget: u64) -> u64 {
     let total = |limit: u64| -> u64 { upper_bounds.par_iter().map(|&b| b.min(limit)).sum() };
     if total(u64::MAX) <= budget {
         return u64::MAX;

@@ -74,5 +74,6 @@ pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound
 pub use set_join::{intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure};
 
 pub use key_table::{
-    BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP, DEFAULT_CANDIDATE_BUDGET,
+    partner_limit, BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP,
+    DEFAULT_CANDIDATE_BUDGET,
 };

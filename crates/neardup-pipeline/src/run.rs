@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
-use neardup_engine::spill::Spill;
+use neardup_engine::spill::Spilling;
 use neardup_engine::{
     BoilerplateStats, CorpusLearner, EngineOptions, Learned, NoProgress, Outcome, Progress,
     Sketcher,
@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::input::{read_inputs, read_inputs_streamed, Corpus, InputOptions, Meta, Raw, Record};
 use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
 use crate::paths::{check_distinct, STANDARD};
-use crate::spill::{default_memory_limit, plan, temp_parent, FileSpill, Plan, TempArea};
+use crate::spill::{default_memory_limit, plan, temp_parent, FileSpillDir, Plan, TempArea};
 use crate::stats::{
     cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
     MethodStats, RunStats,
@@ -216,7 +216,7 @@ fn run_with<M: Registered>(
         ..config.engine
     };
     let mut read = if plan.spill {
-        read_streamed(method, config, engine, &mut outputs, progress)?
+        read_streamed(method, config, engine, limit, &mut outputs, progress)?
     } else {
         read_in_memory(method, config, engine, &mut outputs, progress)?
     };
@@ -329,6 +329,7 @@ fn read_streamed<M: Registered>(
     method: &M,
     config: &RunConfig,
     engine: EngineOptions,
+    limit: u64,
     outputs: &mut Outputs,
     progress: &dyn Progress,
 ) -> Result<Read> {
@@ -384,10 +385,15 @@ fn read_streamed<M: Registered>(
         None => (None, None),
     };
     let learned = Learned::new(method, corpus, engine)?;
-    let spill: Box<dyn Spill> = Box::new(FileSpill::create(area.path().join("sketches"))?);
+    let spilling = Spilling {
+        dir: std::sync::Arc::new(FileSpillDir {
+            path: area.path().to_path_buf(),
+        }),
+        budget: key_budget(limit),
+    };
     let documents = first_read.as_ref().map(SidesRead::documents);
     progress.stage("sketch", sides.total_bytes());
-    let mut sketcher = Sketcher::new(learned.method(), documents, Some(spill), &NoProgress)?;
+    let mut sketcher = Sketcher::new(learned.method(), documents, Some(spilling), &NoProgress)?;
     let read = sides.read(progress, &mut |texts| {
         sketcher.push_owned(texts, &NoProgress)?;
         Ok(())
@@ -458,6 +464,14 @@ fn read_streamed<M: Registered>(
         spilled,
         memory: None,
     })
+}
+
+/// Bytes of candidate-stage entries a spilling run under `limit` holds before sorting them
+/// into a run on disk: an eighth of the limit, between 1 MiB and 256 MiB.
+fn key_budget(limit: u64) -> usize {
+    usize::try_from(limit / 8)
+        .unwrap_or(usize::MAX)
+        .clamp(1 << 20, 256 << 20)
 }
 
 /// The error of an input that changed between two reads of one run.

@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use neardup_engine::spill::Spill;
+use neardup_engine::spill::{Spill, SpillDir};
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -169,6 +169,26 @@ pub fn temp_parent(temp_dir: Option<&str>, output: &str) -> PathBuf {
     match Path::new(output).parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
+    }
+}
+
+/// The engine's spills as files in a directory (a [`TempArea`]).
+#[derive(Debug, Clone)]
+pub struct FileSpillDir {
+    /// The directory.
+    pub path: PathBuf,
+}
+
+impl SpillDir for FileSpillDir {
+    fn create(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
+        let path = self.path.join(name);
+        match FileSpill::create(path.clone()) {
+            Ok(spill) => Ok(Box::new(spill)),
+            Err(error) => Err(format!(
+                "{error} (the temporary directory holds the spilled sketches and keys; give \
+                 one with room with --temp-dir)"
+            )),
+        }
     }
 }
 
