@@ -3,6 +3,11 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use neardup_engine::Progress;
 
+/// A stage counted in documents or pairs.
+const COUNT_TEMPLATE: &str = "{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, {eta})";
+/// A stage that reads the inputs (a run that spills): bytes done.
+const BYTES_TEMPLATE: &str = "{msg:>12} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})";
+
 /// A progress bar that follows the engine's stages.
 pub struct Bar {
     bar: ProgressBar,
@@ -19,12 +24,14 @@ impl Bar {
                 ProgressDrawTarget::hidden()
             },
         );
-        let style =
-            ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, {eta})")
-                .map(|s| s.progress_chars("=> "))
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
+        bar.set_style(Bar::style(COUNT_TEMPLATE));
         Bar { bar }
+    }
+
+    fn style(template: &str) -> ProgressStyle {
+        ProgressStyle::with_template(template)
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
     }
 
     /// Clears the bar.
@@ -35,6 +42,14 @@ impl Bar {
 
 impl Progress for Bar {
     fn stage(&self, name: &'static str, total: u64) {
+        self.bar.set_style(Bar::style(COUNT_TEMPLATE));
+        self.bar.set_message(name);
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+    }
+
+    fn stage_bytes(&self, name: &'static str, total: u64) {
+        self.bar.set_style(Bar::style(BYTES_TEMPLATE));
         self.bar.set_message(name);
         self.bar.set_length(total);
         self.bar.set_position(0);

@@ -117,6 +117,11 @@ impl EngineOptions {
 pub trait Progress: Sync {
     /// A stage starts with `total` units of work.
     fn stage(&self, _name: &'static str, _total: u64) {}
+    /// A stage measured in bytes starts, with `total` bytes of work (0: unknown); by
+    /// default a [`Progress::stage`] of bytes.
+    fn stage_bytes(&self, name: &'static str, total: u64) {
+        self.stage(name, total);
+    }
     /// `done` more units of the current stage are finished.
     fn advance(&self, _done: u64) {}
 }
@@ -1071,7 +1076,7 @@ fn crowded_documents<M: Method>(
     if let Some(spilling) = spilling {
         // The same, with the entries sorted in runs: the crowded keys first, then each
         // leader's keys looked up in them.
-        let mut external = ExternalKeys::new(spilling.dir.as_ref(), spilling.budget);
+        let mut external = ExternalKeys::new(spilling.dir.as_ref(), "crowd", spilling.budget);
         for chunk in leaders.chunks(KEY_CHUNK) {
             let keys = leader_keys(chunk)?;
             external.extend(
@@ -1146,7 +1151,7 @@ fn candidate_pairs<M: Method>(
     leaders: &[u32],
     rank: &[u32],
     limits: CandidateLimits,
-) -> Result<(Vec<(u32, u32)>, (BucketStats, u64))> {
+) -> Result<Candidates> {
     let mut spilled = 0;
     // Documents with too few features take part in exact-copy groups only.
     let leaders: Vec<u32> = (leaders.iter().copied())
@@ -1174,7 +1179,8 @@ fn candidate_pairs<M: Method>(
         }
         Join::SymmetricKeys => match spilling {
             Some(spilling) => {
-                let mut external = ExternalKeys::new(spilling.dir.as_ref(), spilling.budget);
+                let mut external =
+                    ExternalKeys::new(spilling.dir.as_ref(), "keys", spilling.budget);
                 for chunk in leaders.chunks(KEY_CHUNK) {
                     let keyed = sketches.map_sorted(method, chunk, |document, sketch| {
                         let mut keys = Vec::new();
@@ -1271,6 +1277,9 @@ fn candidate_pairs<M: Method>(
     pairs.par_sort_unstable();
     Ok((pairs, (stats, spilled)))
 }
+
+/// Candidate pairs, the generator's statistics, and the bytes it spilled.
+type Candidates = (Vec<(u32, u32)>, (BucketStats, u64));
 
 /// Leaders whose keys are computed together by a spilling candidate stage.
 const KEY_CHUNK: usize = 1 << 16;

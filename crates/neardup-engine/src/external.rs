@@ -24,6 +24,8 @@ const ENTRY_BYTES: usize = 12;
 /// `(key, rank)` entries gathered into sorted runs in spills.
 pub(crate) struct ExternalKeys<'d> {
     dir: &'d dyn SpillDir,
+    /// The runs are called `{name}-{n}`.
+    name: &'static str,
     buffer: Vec<(u64, u32)>,
     capacity: usize,
     runs: Vec<(Box<dyn Spill>, u64)>,
@@ -35,10 +37,16 @@ pub(crate) struct ExternalKeys<'d> {
 }
 
 impl<'d> ExternalKeys<'d> {
-    /// Entries spilled to `dir` whenever `budget` bytes of them are buffered.
-    pub(crate) fn new(dir: &'d dyn SpillDir, budget: usize) -> ExternalKeys<'d> {
+    /// Entries spilled to `dir` (as runs called `{name}-{n}`) whenever `budget` bytes of them
+    /// are buffered.
+    pub(crate) fn new(
+        dir: &'d dyn SpillDir,
+        name: &'static str,
+        budget: usize,
+    ) -> ExternalKeys<'d> {
         ExternalKeys {
             dir,
+            name,
             buffer: Vec::new(),
             capacity: (budget / 16).max(1024),
             runs: Vec::new(),
@@ -65,7 +73,7 @@ impl<'d> ExternalKeys<'d> {
         }
         self.buffer.par_sort_unstable();
         self.buffer.dedup();
-        let name = format!("keys-{}", self.runs.len());
+        let name = format!("{}-{}", self.name, self.runs.len());
         let mut spill = self.dir.create(&name).map_err(spill_error)?;
         let mut bytes = Vec::with_capacity(RUN_READ_BYTES);
         for &(key, rank) in &self.buffer {
@@ -267,8 +275,8 @@ mod tests {
                 .flat_map(|(d, ks)| ks.iter().map(move |&k| (k, d as u32)))
                 .collect();
             let expected = KeyTable::from_entries(entries.clone()).candidate_pairs_with_stats(limits);
-            let dir = MemorySpillDir::default();
-            let mut external = ExternalKeys::new(&dir, 16);
+            let dir = MemorySpillDir;
+            let mut external = ExternalKeys::new(&dir, "keys", 16);
             external.capacity = buffer;
             external.extend(entries).unwrap();
             let got = external.candidate_pairs(limits).unwrap();

@@ -320,8 +320,9 @@ fn read_in_memory<M: Registered>(
     })
 }
 
-/// Texts of a streamed read given to the engine together, in bytes.
-const STREAM_BLOCK_BYTES: usize = 16 << 20;
+/// Texts of a streamed read given to the engine together, in bytes (their sketches, often
+/// larger than the texts, are held until the block is encoded into the spill).
+const STREAM_BLOCK_BYTES: usize = 4 << 20;
 
 /// The spilling path: the inputs streamed (twice when the method learns from the corpus,
 /// once more to write the kept records), sketches spilled to the temporary directory.
@@ -370,7 +371,7 @@ fn read_streamed<M: Registered>(
     let corpus_pass = match method.learns_from_corpus() {
         true => {
             let started = Instant::now();
-            progress.stage("corpus", sides.total_bytes());
+            progress.stage_bytes("read+corpus", sides.total_bytes());
             let mut learner = CorpusLearner::new(engine.corpus_memory);
             let read = sides.read(progress, &mut |texts| {
                 learner.push(method, &texts, &NoProgress);
@@ -392,7 +393,7 @@ fn read_streamed<M: Registered>(
         budget: key_budget(limit),
     };
     let documents = first_read.as_ref().map(SidesRead::documents);
-    progress.stage("sketch", sides.total_bytes());
+    progress.stage_bytes("read+sketch", sides.total_bytes());
     let mut sketcher = Sketcher::new(learned.method(), documents, Some(spilling), &NoProgress)?;
     let read = sides.read(progress, &mut |texts| {
         sketcher.push_owned(texts, &NoProgress)?;

@@ -250,6 +250,14 @@ impl Spill for FileSpill {
     }
 }
 
+impl Drop for FileSpill {
+    /// A spill is removed as soon as the engine is done with it (the temporary directory
+    /// would remove it at the end of the run): sorted runs do not pile up on the disk.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 #[cfg(unix)]
 fn read_exact_at(file: &File, offset: u64, buffer: &mut [u8]) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
