@@ -123,7 +123,10 @@ impl<'d> ExternalKeys<'d> {
         drop(upper_bounds);
         let take = usize::try_from(limit).unwrap_or(usize::MAX);
         // Second walk: each document's partners in each bucket, at most `take` of them.
+        // A pair is found once per shared band: the list is sorted and deduplicated whenever
+        // it doubles, so it holds about twice the distinct pairs, not every finding.
         let mut packed: Vec<u64> = Vec::new();
+        let mut distinct = 1 << 16;
         let mut over = vec![false; if take == usize::MAX { 0 } else { documents }];
         self.walk(|_, bucket| {
             for (position, &document) in bucket.iter().enumerate().skip(1) {
@@ -135,9 +138,15 @@ impl<'d> ExternalKeys<'d> {
                     packed.push((u64::from(document) << 32) | u64::from(partner));
                 }
             }
+            if packed.len() >= 2 * distinct {
+                packed.par_sort_unstable();
+                packed.dedup();
+                distinct = packed.len().max(1 << 16);
+            }
         })?;
         packed.par_sort_unstable();
         packed.dedup();
+        packed.shrink_to_fit();
         let mut pairs = Vec::with_capacity(packed.len());
         for group in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
             let document = (group[0] >> 32) as u32;

@@ -196,12 +196,117 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
     })
 }
 
+/// Passes progress on and notes the peak resident memory of each stage, sampled every
+/// [`SAMPLE_MS`] milliseconds by a thread (`VmRSS` of `/proc/self/status`; Linux only). The
+/// kernel's own high-water mark is left alone, so that tools measuring the process from
+/// outside see its true peak.
+struct StagePeaks<'a> {
+    inner: &'a dyn Progress,
+    state: std::sync::Arc<std::sync::Mutex<PeakState>>,
+    sampler: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Milliseconds between two samples of [`StagePeaks`].
+const SAMPLE_MS: u64 = 20;
+
+#[derive(Default)]
+struct PeakState {
+    stages: Vec<(String, u64)>,
+    done: bool,
+}
+
+impl PeakState {
+    fn note(&mut self, resident: u64) {
+        if let Some(last) = self.stages.last_mut() {
+            last.1 = last.1.max(resident);
+        }
+    }
+}
+
+/// `VmRSS` of this process in bytes.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes * 1024)
+}
+
+impl<'a> StagePeaks<'a> {
+    fn new(inner: &'a dyn Progress) -> StagePeaks<'a> {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(PeakState {
+            stages: vec![("read".to_owned(), 0)],
+            done: false,
+        }));
+        let sampler = resident_bytes().is_some().then(|| {
+            let state = state.clone();
+            std::thread::spawn(move || loop {
+                let resident = resident_bytes().unwrap_or(0);
+                {
+                    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+                    if state.done {
+                        return;
+                    }
+                    state.note(resident);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(SAMPLE_MS));
+            })
+        });
+        StagePeaks {
+            inner,
+            state,
+            sampler,
+        }
+    }
+
+    /// Starts the stage `next`.
+    fn switch(&self, next: &str) {
+        let resident = resident_bytes().unwrap_or(0);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.note(resident);
+        state.stages.push((next.to_owned(), resident));
+    }
+
+    /// The peak of each stage that ran, in order (empty where memory cannot be read).
+    fn finish(mut self) -> Vec<(String, u64)> {
+        let resident = resident_bytes().unwrap_or(0);
+        let stages = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.note(resident);
+            state.done = true;
+            std::mem::take(&mut state.stages)
+        };
+        match self.sampler.take() {
+            Some(sampler) => {
+                let _ = sampler.join();
+                stages
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Progress for StagePeaks<'_> {
+    fn stage(&self, name: &'static str, total: u64) {
+        self.switch(name);
+        self.inner.stage(name, total);
+    }
+    fn stage_bytes(&self, name: &'static str, total: u64) {
+        self.switch(name);
+        self.inner.stage_bytes(name, total);
+    }
+    fn advance(&self, done: u64) {
+        self.inner.advance(done);
+    }
+}
+
 fn run_with<M: Registered>(
     method: &M,
     config: &RunConfig,
     progress: &dyn Progress,
 ) -> Result<RunReport> {
     let started = Instant::now();
+    let peaks = StagePeaks::new(progress);
+    let progress: &dyn Progress = &peaks;
     let mut outputs = open_outputs(config)?;
     let limit = config.memory_limit.unwrap_or_else(default_memory_limit);
     let plan = plan(
@@ -221,7 +326,8 @@ fn run_with<M: Registered>(
         read_in_memory(method, config, engine, &mut outputs, progress)?
     };
     read.memory = Some((limit, plan));
-    finish(method, config, outputs, read, started)
+    peaks.switch("write");
+    finish(method, config, outputs, read, started, peaks)
 }
 
 /// What either path hands to the writing of the reports.
@@ -589,6 +695,7 @@ fn finish<M: Registered>(
     mut outputs: Outputs,
     read: Read,
     started: Instant,
+    peaks: StagePeaks<'_>,
 ) -> Result<RunReport> {
     let outcome = &read.outcome;
     let view = View {
@@ -636,6 +743,7 @@ fn finish<M: Registered>(
         stats.memory_path = Some(if plan.spill { "spill" } else { "memory" }.to_owned());
         stats.memory_reason = Some(plan.reason.clone());
     }
+    stats.peak_rss_by_stage = peaks.finish();
     if let Some(out) = outputs.stats.as_mut() {
         write_stats(out, &stats)?;
     }

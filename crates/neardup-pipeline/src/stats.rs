@@ -81,6 +81,12 @@ pub struct RunStats {
     pub seconds: Vec<(String, f64)>,
     /// Peak resident memory of the process, where the system tells it.
     pub peak_rss_bytes: Option<u64>,
+    /// Peak resident memory of each stage, in order (read, corpus, sketch, candidates,
+    /// verify, cluster, write; `read+corpus` and `read+sketch` on the spilling path),
+    /// sampled every 20 ms (Linux; empty elsewhere): a peak shorter than that can be missed,
+    /// `peak_rss_bytes` has the true one.
+    #[serde(with = "ordered_map")]
+    pub peak_rss_by_stage: Vec<(String, u64)>,
     /// The memory limit of the run in bytes (`--memory-limit`, or the default taken from
     /// the machine's available memory).
     pub memory_limit_bytes: Option<u64>,
@@ -167,6 +173,7 @@ impl Default for RunStats {
             threads: 0,
             seconds: Vec::new(),
             peak_rss_bytes: None,
+            peak_rss_by_stage: Vec::new(),
             memory_limit_bytes: None,
             memory_path: None,
             memory_reason: None,
