@@ -43,11 +43,12 @@ pub struct DedupArgs {
     /// size. K, M, G suffixes (powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     corpus_memory: usize,
-    /// Peak memory to stay under (K, M, G suffixes, powers of 1024; default: three quarters
+    /// Memory the run plans for (K, M, G suffixes, powers of 1024; default: three quarters
     /// of the memory available when the run starts). A run expected to need more (about 10
     /// bytes per byte of input) streams its inputs instead of holding them, spills its
     /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
-    /// outputs are the same. Parquet inputs are always held in memory.
+    /// outputs are the same. A target, not yet a guarantee (see BENCHMARKS.md, "Bounded
+    /// memory"). Parquet inputs are always held in memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
     /// Where a run that spills makes its temporary directory (default: beside the output);
