@@ -398,15 +398,7 @@ pub fn write_kept_streamed(
             })
         }
         Format::Csv | Format::Tsv => {
-            let tsv = first.format == Format::Tsv;
-            let mut writer = csv::WriterBuilder::new()
-                .delimiter(if tsv { b'\t' } else { b',' })
-                .quote_style(if tsv {
-                    csv::QuoteStyle::Never
-                } else {
-                    csv::QuoteStyle::Necessary
-                })
-                .from_writer(out.writer());
+            let mut writer = csv_writer(first, out.writer());
             if let Some(headers) = first.csv_headers.as_ref() {
                 writer.write_byte_record(headers).map_err(|e| failed(&e))?;
             }
@@ -493,21 +485,26 @@ fn write_lines<'r>(kept: impl Iterator<Item = &'r Record>, out: &mut AtomicOutpu
     result.map_err(|e| out.error(e))
 }
 
-/// Writes the header row of `first` and the kept rows, with the delimiter of its format.
-fn write_delimited<'r>(
-    first: &Source,
-    kept: impl Iterator<Item = &'r Record>,
-    out: &mut AtomicOutput,
-) -> Result<()> {
+/// A CSV or TSV writer in the format of `first` (TSV fields are never quoted).
+fn csv_writer<W: Write>(first: &Source, sink: W) -> csv::Writer<W> {
     let tsv = first.format == Format::Tsv;
-    let mut writer = csv::WriterBuilder::new()
+    csv::WriterBuilder::new()
         .delimiter(if tsv { b'\t' } else { b',' })
         .quote_style(if tsv {
             csv::QuoteStyle::Never
         } else {
             csv::QuoteStyle::Necessary
         })
-        .from_writer(out.writer());
+        .from_writer(sink)
+}
+
+/// Writes the header row of `first` and the kept rows, with the delimiter of its format.
+fn write_delimited<'r>(
+    first: &Source,
+    kept: impl Iterator<Item = &'r Record>,
+    out: &mut AtomicOutput,
+) -> Result<()> {
+    let mut writer = csv_writer(first, out.writer());
     let result = write_rows(&mut writer, first.csv_headers.as_ref(), kept);
     drop(writer);
     result.map_err(|e| out.error(e))

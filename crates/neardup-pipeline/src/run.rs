@@ -612,17 +612,20 @@ impl SidesRead {
 
     /// Refuses a second read that did not find what the first found.
     fn check_same(&self, again: &SidesRead, paths: &[String]) -> Result<()> {
-        if self.reference_meta.len() != again.reference_meta.len()
-            || self.reference.bytes_read != again.reference.bytes_read
-        {
-            return Err(changed(paths));
+        let found = |read: &SidesRead| {
+            let (reference, corpus) = (&read.reference, &read.corpus);
+            let (references, documents) = (read.reference_meta.len(), read.corpus_meta.len());
+            (
+                references,
+                reference.bytes_read,
+                documents,
+                corpus.bytes_read,
+            )
+        };
+        match found(self) == found(again) {
+            true => Ok(()),
+            false => Err(changed(paths)),
         }
-        if self.corpus_meta.len() != again.corpus_meta.len()
-            || self.corpus.bytes_read != again.corpus.bytes_read
-        {
-            return Err(changed(paths));
-        }
-        Ok(())
     }
 }
 
