@@ -52,11 +52,18 @@ def load_sentences(data: str) -> list[str]:
     return out
 
 
-def zh_sources(data: str, path: str, size_mb: float, seed: int, chars=(600, 2000)) -> int:
+def zh_sources(data: str, path: str, size_mb: float, seed: int, chars=(600, 2000), fragments: bool = False) -> int:
     """Writes {"id": "b<N>", "text"} documents of `chars` (600-2,000) characters, each joining
-    random sentences, until `path` holds `size_mb` MB (10^6 bytes); returns the number written."""
+    random sentences, until `path` holds `size_mb` MB (10^6 bytes); returns the number written.
+
+    `fragments`: each document joins pieces of 6-12 characters cut at random places out of
+    all the sentences joined together, instead of whole sentences, so that unrelated documents
+    do not share whole sentences of a fixed pool (tens of thousands, each then in a number of
+    documents that grows with the corpus): their chance of sharing an LSH band stays flat as
+    the corpus grows, as in real text, and candidate pairs grow with the documents."""
     rng = random.Random(seed)
     sents = load_sentences(data)
+    joined = "".join(sents)
     target = int(size_mb * 1_000_000)
     total = n = 0
     tmp = path + ".tmp"
@@ -65,7 +72,12 @@ def zh_sources(data: str, path: str, size_mb: float, seed: int, chars=(600, 2000
             goal = rng.randint(*chars)
             chosen, length = [], 0
             while length < goal:
-                s = sents[rng.randrange(len(sents))]
+                if fragments:
+                    size = rng.randint(6, 12)
+                    start = rng.randrange(len(joined) - size)
+                    s = joined[start:start + size]
+                else:
+                    s = sents[rng.randrange(len(sents))]
                 chosen.append(s)
                 length += len(s)
             line = json.dumps({"id": f"b{n}", "text": "".join(chosen)}, ensure_ascii=False) + "\n"
@@ -92,16 +104,18 @@ def zh_synth(neardup: str, data: str, out: str, size_mb: float, seed: int, short
     `zh_sources`. The corpus should be about `size_mb` MB: a first synth over more sources
     than needed measures MB per source, and the second one takes `--limit` sources so that
     the corpus comes out at that size. `short`: documents of 40-130 characters (about 280
-    bytes a JSON line, as the 94 MB / 333k-document corpus of issue 14) instead."""
+    bytes a JSON line, as the 94 MB / 333k-document corpus of issue 14) instead, each joining
+    fragments of the sentences (see `zh_sources`), so that unrelated documents stay unrelated at
+    every size."""
     mb = f"{size_mb:g}"
-    kind = "zh_short" if short else "zh_synth"
+    kind = "zh_pieces" if short else "zh_synth"
     corpus = os.path.join(out, f"{kind}_{mb}mb_seed{seed}.jsonl")
     truth = os.path.join(out, f"{kind}_{mb}mb_seed{seed}.truth.jsonl")
     if os.path.exists(truth) and os.path.exists(corpus) and os.path.getsize(corpus):
         return corpus, truth
     os.makedirs(out, exist_ok=True)
     sources = os.path.join(out, f"{kind}_sources_{mb}mb_seed{seed}.jsonl")
-    n = zh_sources(data, sources, size_mb * 0.8, seed, (40, 130) if short else (600, 2000))
+    n = zh_sources(data, sources, size_mb * 0.8, seed, (40, 130) if short else (600, 2000), fragments=short)
     log(f"neardup synth {os.path.basename(sources)} (sizing run)")
     run_synth(neardup, sources, corpus + ".tmp", truth + ".tmp", seed, ["--id-field", "id", "--quiet"])
     per_source = os.path.getsize(corpus + ".tmp") / n

@@ -4,7 +4,9 @@ sizes they can hold.
 
 Corpora: Chinese synth corpora (corpora.zh_synth: `neardup synth` edits of documents joined
 from the Sohu and THUCNews sentences; `--docs short`, the default, 40-130 characters as the
-issue's 94 MB / 333k-document set, `--docs long` 600-2,000 as `speed`) at --base-mb x each of
+issue's 94 MB / 333k-document set, joined from 6-12-character fragments of those sentences so
+that unrelated documents stay unrelated as the corpus grows (whole sentences of a fixed pool
+made candidate pairs grow quadratically); `--docs long` 600-2,000 as `speed`) at --base-mb x each of
 --multiples MB, built once under bench/out/corpora. Every run is measured by
 measure.py (wall time, peak RSS of the whole process tree) --reps times; medians are quoted,
 and the kept output's xxh3-free digest (sha256) must be the same in every configuration of

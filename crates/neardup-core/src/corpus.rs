@@ -18,7 +18,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::codec::{corrupt, Decoder, Encoder};
 use crate::hash::mix64;
+use crate::Result;
 
 /// The default memory of the document-frequency table: 64 MiB.
 pub const DEFAULT_CORPUS_MEMORY: usize = 64 << 20;
@@ -137,6 +139,67 @@ impl PartialEq for CorpusStats {
 }
 
 impl CorpusStats {
+    /// Appends the table to a checkpoint ([`crate::codec`]).
+    pub fn encode(&self, out: &mut Encoder) {
+        out.u64(self.documents);
+        match &self.table {
+            Table::Exact(shards) => {
+                out.u8(0);
+                for shard in shards.iter() {
+                    let mut counts: Vec<(u64, u32)> =
+                        shard.counts.iter().map(|(&f, &c)| (f, c)).collect();
+                    counts.sort_unstable();
+                    out.seq(&counts, |out, &(feature, count)| {
+                        out.u64(feature);
+                        out.u32(count);
+                    });
+                }
+            }
+            Table::CountMin { mask, counters } => {
+                out.u8(1);
+                out.u64(*mask);
+                let counts: Vec<u32> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+                out.seq(&counts, |out, &count| out.u32(count));
+            }
+        }
+    }
+
+    /// Reads a table written by [`CorpusStats::encode`].
+    ///
+    /// # Errors
+    /// The checkpoint is malformed (parameter `checkpoint`).
+    pub fn decode(from: &mut Decoder<'_>) -> Result<CorpusStats> {
+        let documents = from.u64()?;
+        let table = match from.u8()? {
+            0 => {
+                let mut shards = Vec::with_capacity(SHARDS);
+                for index in 0..SHARDS {
+                    let mut shard = ExactShard::new(index);
+                    for (feature, count) in from.seq(12, |d| Ok((d.u64()?, d.u32()?)))? {
+                        if shard_of(feature) != index {
+                            return Err(corrupt("a feature is in the wrong shard"));
+                        }
+                        shard.counts.insert(feature, count);
+                    }
+                    shards.push(shard);
+                }
+                Table::Exact(shards.into_boxed_slice())
+            }
+            1 => {
+                let mask = from.u64()?;
+                let counters: Box<[AtomicU32]> =
+                    from.seq(4, |d| Ok(AtomicU32::new(d.u32()?)))?.into_boxed_slice();
+                let width = mask.checked_add(1).filter(|w| w.is_power_of_two());
+                if width.is_none_or(|w| w.saturating_mul(COUNT_MIN_DEPTH as u64) != counters.len() as u64) {
+                    return Err(corrupt("a count-min table of the wrong size"));
+                }
+                Table::CountMin { mask, counters }
+            }
+            other => return Err(corrupt(format!("table kind {other}"))),
+        };
+        Ok(CorpusStats { documents, table })
+    }
+
     /// An empty exact table.
     pub fn exact() -> CorpusStats {
         CorpusStats::default()
@@ -500,5 +563,24 @@ mod tests {
         assert_eq!(a.documents(), 2);
         assert_eq!(a.document_frequency(mix64(1)), 2);
         assert_eq!(a.document_frequency(mix64(2)), 1);
+    }
+
+    #[test]
+    fn tables_read_back_from_a_checkpoint() {
+        let mut exact = CorpusStats::exact();
+        exact.add_document(&[1, 5 << 58, u64::MAX]);
+        exact.add_document(&[1, 7]);
+        let count_min = CorpusStats::count_min(1 << 16);
+        count_min.add_shared(&[3, 9, 27]);
+        for stats in [exact, count_min, CorpusStats::exact()] {
+            let mut out = crate::codec::Encoder::new();
+            stats.encode(&mut out);
+            let bytes = out.finish();
+            let mut from = crate::codec::Decoder::new(&bytes).unwrap();
+            let back = CorpusStats::decode(&mut from).unwrap();
+            from.end().unwrap();
+            assert_eq!(back, stats);
+            assert_eq!(back.document_frequency(1), stats.document_frequency(1));
+        }
     }
 }

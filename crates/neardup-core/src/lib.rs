@@ -46,6 +46,7 @@
 
 pub mod boilerplate;
 pub mod cluster;
+pub mod codec;
 pub mod corpus;
 mod error;
 pub mod hash;

@@ -27,7 +27,8 @@ use rayon::prelude::*;
 
 use neardup_core::{Error, Result};
 
-use crate::external::ExternalKeys;
+use crate::external::{ExternalKeys, ExternalPairs};
+use neardup_core::codec::{self, Decoder, Encoder};
 use crate::spill::{Held, SketchStore, Spilling, StoreBuilder};
 
 /// Options of [`dedup`].
@@ -595,6 +596,145 @@ impl<'m, M: Method> Sketcher<'m, M> {
         })
     }
 
+    /// The state of a spilling sketch stage, to save as a checkpoint: the facts and notes of
+    /// every document sketched so far and where its sketch is in the spill (which is
+    /// flushed, and must be kept with the checkpoint). [`Sketcher::resume`] reads it back.
+    ///
+    /// # Errors
+    /// A sketch stage that does not spill (parameter `checkpoint`), or a spill that cannot
+    /// be written (parameter `temp_dir`).
+    pub fn checkpoint(&mut self) -> Result<Vec<u8>> {
+        let offsets = match self.store.flushed_offsets()? {
+            Some(offsets) => offsets,
+            None => {
+                return Err(Error::invalid(
+                    "checkpoint",
+                    "only a spilling sketch stage saves checkpoints",
+                ))
+            }
+        };
+        let mut out = Encoder::new();
+        out.u64(self.documents.map_or(u64::MAX, |d| d as u64));
+        out.f64(self.started.elapsed().as_secs_f64());
+        out.seq(offsets, |out, &offset| out.u64(offset));
+        let facts = &self.facts;
+        out.seq(&facts.identity, |out, &identity| out.u128(identity));
+        out.seq(&facts.empty, |out, &empty| out.bool(empty));
+        out.seq(&facts.exact_only, |out, &only| out.bool(only));
+        out.seq(&facts.lengths, |out, &length| out.u64(length as u64));
+        out.u8(match facts.distances {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        });
+        out.seq(&self.notes, |out, note| match note {
+            None => out.bool(false),
+            Some(note) => {
+                out.bool(true);
+                out.seq(&note.lines, |out, &line| out.u64(line));
+                out.u64(note.discounted);
+            }
+        });
+        let mut first: Vec<(u64, (u32, u32), Box<str>)> = (self.first_lines.shards.iter())
+            .flat_map(|shard| {
+                let map = shard
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                (map.iter())
+                    .map(|(&key, (at, text))| (key, *at, text.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        first.sort_unstable();
+        out.seq(&first, |out, (key, (document, position), text)| {
+            out.u64(*key);
+            out.u32(*document);
+            out.u32(*position);
+            out.str(text);
+        });
+        Ok(out.finish())
+    }
+
+    /// A sketch stage resumed from a [`Sketcher::checkpoint`] of the same method (learned
+    /// the same way) and the same texts, its sketches in the spill `sketches` of
+    /// `spilling`'s directory. Its seconds count on from the checkpoint's.
+    ///
+    /// # Errors
+    /// The checkpoint is malformed (parameter `checkpoint`), or its spill is missing or
+    /// shorter than it says (parameter `temp_dir`).
+    pub fn resume(
+        method: &'m M,
+        checkpoint: &[u8],
+        spilling: Spilling,
+    ) -> Result<Sketcher<'m, M>> {
+        let mut from = Decoder::new(checkpoint)?;
+        let documents = match from.u64()? {
+            u64::MAX => None,
+            d => Some(usize::try_from(d).map_err(|_| codec::corrupt("a document count"))?),
+        };
+        let seconds = from.f64()?;
+        let offsets = from.seq(8, |d| d.u64())?;
+        let identity = from.seq(16, |d| d.u128())?;
+        let empty = from.seq(1, |d| d.bool())?;
+        let exact_only = from.seq(1, |d| d.bool())?;
+        let lengths = from.seq(8, |d| Ok(d.u64()? as usize))?;
+        let distances = match from.u8()? {
+            0 => None,
+            1 => Some(false),
+            2 => Some(true),
+            other => return Err(codec::corrupt(format!("distances {other}"))),
+        };
+        let notes = from.seq(1, |d| {
+            Ok(match d.bool()? {
+                false => None,
+                true => Some(Box::new(DocumentNotes {
+                    lines: d.seq(8, |d| d.u64())?.into_boxed_slice(),
+                    discounted: d.u64()?,
+                })),
+            })
+        })?;
+        let first = from.seq(24, |d| {
+            Ok((d.u64()?, (d.u32()?, d.u32()?), Box::<str>::from(d.str()?)))
+        })?;
+        from.end()?;
+        let count = lengths.len();
+        if offsets.is_empty()
+            || [identity.len(), empty.len(), exact_only.len(), notes.len(), offsets.len() - 1]
+                .iter()
+                .any(|&n| n != count)
+        {
+            return Err(codec::corrupt("its per-document lists differ in length"));
+        }
+        let first_lines = FirstLines::default();
+        for (key, at, text) in first {
+            first_lines.shards[(key % 64) as usize]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, (at, text));
+        }
+        let spill = (spilling.dir.open("sketches")).map_err(crate::spill::spill_error)?;
+        let store = StoreBuilder::reopened(spill, offsets)?;
+        let started = Instant::now()
+            .checked_sub(std::time::Duration::from_secs_f64(seconds.max(0.0)))
+            .unwrap_or_else(Instant::now);
+        Ok(Sketcher {
+            method,
+            documents,
+            store,
+            spilling: Some(spilling),
+            facts: Facts {
+                identity,
+                empty,
+                exact_only,
+                lengths,
+                distances,
+            },
+            notes,
+            first_lines,
+            started,
+        })
+    }
+
     /// Sketches the next texts (borrowed).
     ///
     /// # Errors
@@ -874,12 +1014,13 @@ fn dedup_sketched<M: Method>(
     );
     let (leaders, groups) = exact_groups(&facts, &rank);
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
+        progress.stage("common", leaders.len() as u64);
         let marked = mark_common(method, &mut sketches, spilling, &leaders, limit)?;
         stats.boilerplate.discounted_features += marked;
         stats.boilerplate.limits.push(("max_df", limit));
     }
     progress.stage("candidates", leaders.len() as u64);
-    let (mut candidates, bucket_stats) = candidate_pairs(
+    let (candidates, bucket_stats) = candidate_pairs(
         method,
         &sketches,
         spilling,
@@ -889,13 +1030,59 @@ fn dedup_sketched<M: Method>(
         options.limits(),
     )?;
     stats.spilled_bytes += bucket_stats.1;
-    let bucket_stats = bucket_stats.0;
-    if options.reference > 0 {
-        // Pairs inside the reference corpus, and among the new documents unless asked.
+    let mut bucket_stats = bucket_stats.0;
+    // Pairs inside the reference corpus, and among the new documents unless asked.
+    let wanted = |(a, b): (u32, u32)| {
         let new = |d: u32| d >= options.reference;
-        candidates.retain(|&(a, b)| new(b) && (options.within || !new(a)));
-    }
-    stats.candidate_pairs = candidates.len() as u64;
+        options.reference == 0 || (new(b) && (options.within || !new(a)))
+    };
+    let leader_pairs = match candidates {
+        CandidateList::Held(mut candidates) => {
+            candidates.retain(|&pair| wanted(pair));
+            stats.candidate_pairs = candidates.len() as u64;
+            stats
+                .seconds
+                .push(("candidates", started.elapsed().as_secs_f64()));
+            let started = Instant::now();
+            progress.stage("verify", candidates.len() as u64);
+            let leader_pairs = verify(method, &sketches, &candidates, progress)?;
+            stats
+                .seconds
+                .push(("verify", started.elapsed().as_secs_f64()));
+            leader_pairs
+        }
+        CandidateList::Spilled { pairs, by_rank } => {
+            // The pairs are read back from their runs a chunk at a time and verified as
+            // they come: the merge's time counts as verification's.
+            stats
+                .seconds
+                .push(("candidates", started.elapsed().as_secs_f64()));
+            let started = Instant::now();
+            progress.stage("verify", 0);
+            let mut leader_pairs = Vec::new();
+            let mut count = 0u64;
+            let mut chunk_pairs: Vec<(u32, u32)> = Vec::new();
+            bucket_stats.budget_hits = pairs.drain(VERIFY_CHUNK, |chunk| {
+                chunk_pairs.clear();
+                chunk_pairs.extend(chunk.iter().filter_map(|&(x, y)| {
+                    let (a, b) = (by_rank[x as usize], by_rank[y as usize]);
+                    Some((a.min(b), a.max(b))).filter(|&pair| wanted(pair))
+                }));
+                chunk_pairs.par_sort_unstable();
+                count += chunk_pairs.len() as u64;
+                leader_pairs.extend(verify(method, &sketches, &chunk_pairs, progress)?);
+                Ok(())
+            })?;
+            drop(chunk_pairs);
+            // The order the in-memory path gives: by candidate, as candidates are sorted.
+            leader_pairs.par_sort_unstable_by_key(|pair| (pair.a, pair.b));
+            stats.candidate_pairs = count;
+            stats
+                .seconds
+                .push(("verify", started.elapsed().as_secs_f64()));
+            leader_pairs
+        }
+    };
     stats.largest_bucket = bucket_stats.largest_bucket;
     stats.capped_buckets = bucket_stats.capped_buckets;
     stats.capped_out = bucket_stats.left_out;
@@ -903,18 +1090,7 @@ fn dedup_sketched<M: Method>(
     stats.pair_limit_passed = bucket_stats.pair_limit_passed;
     stats.budget_hits = bucket_stats.budget_hits;
     stats.partner_limit = Some(bucket_stats.partner_limit).filter(|&l| l != u64::MAX);
-    stats
-        .seconds
-        .push(("candidates", started.elapsed().as_secs_f64()));
-
-    let started = Instant::now();
-    progress.stage("verify", candidates.len() as u64);
-    let leader_pairs = verify(method, &sketches, &candidates, progress)?;
-    drop(candidates);
     stats.verified_pairs = leader_pairs.len() as u64;
-    stats
-        .seconds
-        .push(("verify", started.elapsed().as_secs_f64()));
 
     let started = Instant::now();
     progress.stage("cluster", documents);
@@ -968,6 +1144,17 @@ fn mark_common<M: Method>(
     let crowded_leaders: Vec<u32> = (leaders.iter().copied())
         .filter(|&leader| crowded[leader as usize])
         .collect();
+    if let Some(spilling) = spilling {
+        let common = common_features_external(method, sketches, spilling, leaders, &crowded, limit)?;
+        if common.is_empty() {
+            return Ok(0);
+        }
+        let mut marked = vec![false; sketches.len()];
+        for &leader in &crowded_leaders {
+            marked[leader as usize] = true;
+        }
+        return sketches.mark_common(method, common, marked);
+    }
     let mut keys: Vec<u32> = sketches
         .map_sorted(method, &crowded_leaders, |_, sketch| {
             method.frequency_features(sketch).to_vec()
@@ -1026,6 +1213,49 @@ fn mark_common<M: Method>(
         marked[leader as usize] = true;
     }
     sketches.mark_common(method, common, marked)
+}
+
+/// The common features that [`mark_common`] finds, counted by sorting `(feature, leader)`
+/// entries in runs in the spill directory instead of gathering the crowded leaders' features
+/// in memory: the same leaders are counted with the same weights (a crowded leader once, one
+/// in [`SAMPLE`] of the others by position [`SAMPLE`] times), and a feature counts only when a
+/// crowded leader has it.
+fn common_features_external<M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    spilling: &Spilling,
+    leaders: &[u32],
+    crowded: &[bool],
+    limit: u64,
+) -> Result<Vec<u32>> {
+    let counted: Vec<u32> = (leaders.iter().enumerate())
+        .filter(|&(position, &leader)| crowded[leader as usize] || position % SAMPLE == 0)
+        .map(|(_, &leader)| leader)
+        .collect();
+    let mut external = ExternalKeys::new(spilling.dir.as_ref(), "common", spilling.budget);
+    for chunk in counted.chunks(KEY_CHUNK) {
+        let features = sketches.map_sorted(method, chunk, |_, sketch| {
+            method.frequency_features(sketch).to_vec()
+        })?;
+        external.extend((chunk.iter().zip(features)).flat_map(|(&leader, features)| {
+            features
+                .into_iter()
+                .map(move |feature| (u64::from(feature), leader))
+        }))?;
+    }
+    let mut common = Vec::new();
+    external.buckets(|feature, members| {
+        if !members.iter().any(|&m| crowded[m as usize]) {
+            return;
+        }
+        let count: u64 = (members.iter())
+            .map(|&m| if crowded[m as usize] { 1 } else { SAMPLE as u64 })
+            .sum();
+        if count > limit {
+            common.push(feature as u32);
+        }
+    })?;
+    Ok(common)
 }
 
 /// One in this many uncrowded leaders is counted by [`mark_common`].
@@ -1143,15 +1373,15 @@ fn exact_groups(facts: &Facts, rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
 /// cap takes its best-ranked members (the ones the keep policy would keep) as anchors, and a
 /// document over the candidate budget keeps its best-ranked partners: the ones it can be a
 /// duplicate of.
-fn candidate_pairs<M: Method>(
+fn candidate_pairs<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
-    spilling: Option<&Spilling>,
+    spilling: Option<&'d Spilling>,
     facts: &Facts,
     leaders: &[u32],
     rank: &[u32],
     limits: CandidateLimits,
-) -> Result<Candidates> {
+) -> Result<Candidates<'d>> {
     let mut spilled = 0;
     // Documents with too few features take part in exact-copy groups only.
     let leaders: Vec<u32> = (leaders.iter().copied())
@@ -1191,8 +1421,16 @@ fn candidate_pairs<M: Method>(
                         keys.into_iter().map(move |key| (key, ranked))
                     }))?;
                 }
-                spilled = external.spilled;
-                external.candidate_pairs(limits)?
+                let (pairs, stats) = external.candidate_pairs(limits)?;
+                spilled = pairs.spilled();
+                let mut by_rank = vec![0u32; rank.len()];
+                for (document, &r) in rank.iter().enumerate() {
+                    by_rank[r as usize] = document as u32;
+                }
+                return Ok((
+                    CandidateList::Spilled { pairs, by_rank },
+                    (stats, spilled),
+                ));
             }
             None => CandidateGenerator::candidate_pairs(
                 KeyTable::from_entries(entries(M::keys)?),
@@ -1275,11 +1513,27 @@ fn candidate_pairs<M: Method>(
         })
         .collect();
     pairs.par_sort_unstable();
-    Ok((pairs, (stats, spilled)))
+    Ok((CandidateList::Held(pairs), (stats, spilled)))
 }
 
 /// Candidate pairs, the generator's statistics, and the bytes it spilled.
-type Candidates = (Vec<(u32, u32)>, (BucketStats, u64));
+type Candidates<'d> = (CandidateList<'d>, (BucketStats, u64));
+
+/// The candidate pairs of documents, `(a, b)` with `a < b`.
+enum CandidateList<'d> {
+    /// In memory, sorted.
+    Held(Vec<(u32, u32)>),
+    /// Pairs of ranks sorted in runs in the spill directory, mapped to documents by
+    /// `by_rank` as they are read back (their statistics lack `budget_hits` until then).
+    Spilled {
+        pairs: ExternalPairs<'d>,
+        by_rank: Vec<u32>,
+    },
+}
+
+/// Pairs of a spilled candidate list verified together: each chunk is sorted by its first
+/// document, so that chunk reads each first document's sketch once.
+const VERIFY_CHUNK: usize = 1 << 20;
 
 /// Leaders whose keys are computed together by a spilling candidate stage.
 const KEY_CHUNK: usize = 1 << 16;

@@ -93,12 +93,14 @@ impl<'d> ExternalKeys<'d> {
         Ok(())
     }
 
-    /// The candidate pairs `(x, y)` of ranks, `x < y`, sorted, and the statistics that
-    /// [`neardup_index::KeyTable`] gives for the same entries and limits.
+    /// The candidate pairs `(x, y)` of ranks, `x < y`, and the statistics that
+    /// [`neardup_index::KeyTable`] gives for the same entries and limits; the pairs are
+    /// themselves sorted in runs in the spill directory and handed out by
+    /// [`ExternalPairs::drain`], which completes the statistics (`budget_hits`).
     pub(crate) fn candidate_pairs(
         mut self,
         limits: CandidateLimits,
-    ) -> Result<(Vec<(u32, u32)>, BucketStats)> {
+    ) -> Result<(ExternalPairs<'d>, BucketStats)> {
         let documents = self.documents;
         self.write_run()?;
         self.buffer = Vec::new();
@@ -122,59 +124,64 @@ impl<'d> ExternalKeys<'d> {
         let limit = neardup_index::partner_limit(&upper_bounds, budget);
         drop(upper_bounds);
         let take = usize::try_from(limit).unwrap_or(usize::MAX);
-        // Second walk: each document's partners in each bucket, at most `take` of them.
-        // A pair is found once per shared band: the list is sorted and deduplicated whenever
-        // it doubles, so it holds about twice the distinct pairs, not every finding.
-        let mut packed: Vec<u64> = Vec::new();
-        let mut distinct = 1 << 16;
+        // Second walk: each document's partners in each bucket, at most `take` of them,
+        // packed as `document << 32 | partner` and sorted in runs of their own. A pair is
+        // found once per shared band: runs are deduplicated, and the merge drops repeats.
+        let mut pairs = ExternalU64::new(self.dir, "pairs", self.capacity * 16);
         let mut over = vec![false; if take == usize::MAX { 0 } else { documents }];
+        let mut failed = None;
         self.walk(|_, bucket| {
+            if failed.is_some() {
+                return;
+            }
             for (position, &document) in bucket.iter().enumerate().skip(1) {
                 let partners = position.min(cap);
                 if partners > take {
                     over[document as usize] = true;
                 }
                 for &partner in &bucket[..partners.min(take)] {
-                    packed.push((u64::from(document) << 32) | u64::from(partner));
+                    if let Err(error) = pairs.push((u64::from(document) << 32) | u64::from(partner))
+                    {
+                        failed = Some(error);
+                        return;
+                    }
                 }
             }
-            if packed.len() >= 2 * distinct {
-                packed.par_sort_unstable();
-                packed.dedup();
-                distinct = packed.len().max(1 << 16);
-            }
         })?;
-        packed.par_sort_unstable();
-        packed.dedup();
-        packed.shrink_to_fit();
-        let mut pairs = Vec::with_capacity(packed.len());
-        for group in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let document = (group[0] >> 32) as u32;
-            if group.len() > take {
-                over[document as usize] = true;
-            }
-            for &p in group.iter().take(take) {
-                pairs.push((p as u32, document));
-            }
+        if let Some(error) = failed {
+            return Err(error);
         }
-        drop(packed);
-        stats.budget_hits = over.iter().filter(|&&o| o).count() as u64;
+        pairs.write_run()?;
         stats.partner_limit = limit;
-        pairs.par_sort_unstable();
-        Ok((pairs, stats))
+        let keys_spilled = self.spilled;
+        Ok((
+            ExternalPairs {
+                pairs,
+                take,
+                over,
+                keys_spilled,
+            },
+            stats,
+        ))
     }
 
     /// The keys that more than `limit` distinct documents have, sorted.
-    pub(crate) fn crowded_keys(mut self, limit: u64) -> Result<Vec<u64>> {
-        self.write_run()?;
-        self.buffer = Vec::new();
+    pub(crate) fn crowded_keys(self, limit: u64) -> Result<Vec<u64>> {
         let mut crowded = Vec::new();
-        self.walk(|key, bucket| {
+        self.buckets(|key, bucket| {
             if bucket.len() as u64 > limit {
                 crowded.push(key);
             }
         })?;
         Ok(crowded)
+    }
+
+    /// Calls `bucket` with every key, in order, and the distinct ranks given with it,
+    /// ascending.
+    pub(crate) fn buckets(mut self, bucket: impl FnMut(u64, &[u32])) -> Result<()> {
+        self.write_run()?;
+        self.buffer = Vec::new();
+        self.walk(bucket)
     }
 
     /// Calls `bucket` with every key and its documents' ranks, ascending, keys in order.
@@ -210,6 +217,187 @@ impl<'d> ExternalKeys<'d> {
             bucket(key, &members);
         }
         Ok(())
+    }
+}
+
+/// Candidate pairs of ranks sorted in runs (see [`ExternalKeys::candidate_pairs`]).
+pub(crate) struct ExternalPairs<'d> {
+    pairs: ExternalU64<'d>,
+    /// Most partners a document keeps (the partner limit).
+    take: usize,
+    /// Per document, whether it had more partners than `take` (empty when unlimited).
+    over: Vec<bool>,
+    /// Bytes of the key entries' runs the pairs came from.
+    keys_spilled: u64,
+}
+
+impl ExternalPairs<'_> {
+    /// Bytes written to runs: the key entries' and the pairs'.
+    pub(crate) fn spilled(&self) -> u64 {
+        self.keys_spilled + self.pairs.spilled
+    }
+
+    /// Hands the pairs `(x, y)` of ranks, `x < y`, to `chunk` in chunks of at most `size`,
+    /// grouped by `y` ascending and sorted by `x` within a group: the pairs, and the order,
+    /// [`neardup_index::KeyTable`] gives when sorted by `y`. Returns the budget hits.
+    pub(crate) fn drain(
+        mut self,
+        size: usize,
+        mut chunk: impl FnMut(&[(u32, u32)]) -> Result<()>,
+    ) -> Result<u64> {
+        let take = self.take;
+        let mut buffer: Vec<(u32, u32)> = Vec::with_capacity(size.min(1 << 20));
+        let mut document = None;
+        let mut kept = 0usize;
+        let mut last = None;
+        let over = &mut self.over;
+        self.pairs.merge(|packed| {
+            if last == Some(packed) {
+                return Ok(());
+            }
+            last = Some(packed);
+            let (y, x) = ((packed >> 32) as u32, packed as u32);
+            if document != Some(y) {
+                document = Some(y);
+                kept = 0;
+            }
+            if kept == take {
+                over[y as usize] = true;
+                return Ok(());
+            }
+            kept += 1;
+            buffer.push((x, y));
+            if buffer.len() >= size {
+                chunk(&buffer)?;
+                buffer.clear();
+            }
+            Ok(())
+        })?;
+        if !buffer.is_empty() {
+            chunk(&buffer)?;
+        }
+        Ok(self.over.iter().filter(|&&o| o).count() as u64)
+    }
+}
+
+/// `u64` values gathered into sorted, deduplicated runs in spills, merged in order.
+pub(crate) struct ExternalU64<'d> {
+    dir: &'d dyn SpillDir,
+    name: &'static str,
+    buffer: Vec<u64>,
+    capacity: usize,
+    runs: Vec<(Box<dyn Spill>, u64)>,
+    spilled: u64,
+}
+
+impl<'d> ExternalU64<'d> {
+    /// Values spilled to `dir` (as runs called `{name}-{n}`) whenever `budget` bytes of them
+    /// are buffered.
+    pub(crate) fn new(dir: &'d dyn SpillDir, name: &'static str, budget: usize) -> ExternalU64<'d> {
+        ExternalU64 {
+            dir,
+            name,
+            buffer: Vec::new(),
+            capacity: (budget / 8).max(1),
+            runs: Vec::new(),
+            spilled: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, value: u64) -> Result<()> {
+        self.buffer.push(value);
+        if self.buffer.len() >= self.capacity {
+            self.write_run()?;
+        }
+        Ok(())
+    }
+
+    fn write_run(&mut self) -> Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        self.buffer.par_sort_unstable();
+        self.buffer.dedup();
+        let name = format!("{}-{}", self.name, self.runs.len());
+        let mut spill = self.dir.create(&name).map_err(spill_error)?;
+        let mut bytes = Vec::with_capacity(RUN_READ_BYTES);
+        for &value in &self.buffer {
+            bytes.extend_from_slice(&value.to_le_bytes());
+            if bytes.len() >= RUN_READ_BYTES {
+                spill.append(&bytes).map_err(spill_error)?;
+                bytes.clear();
+            }
+        }
+        spill.append(&bytes).map_err(spill_error)?;
+        spill.flush().map_err(spill_error)?;
+        let length = (self.buffer.len() * 8) as u64;
+        self.spilled += length;
+        self.runs.push((spill, length));
+        self.buffer.clear();
+        Ok(())
+    }
+
+    /// Calls `value` with every value of every run, ascending (a value in several runs is
+    /// given once per run).
+    fn merge(&mut self, mut value: impl FnMut(u64) -> Result<()>) -> Result<()> {
+        self.write_run()?;
+        self.buffer = Vec::new();
+        let mut readers: Vec<U64Reader<'_>> = (self.runs.iter())
+            .map(|(spill, length)| U64Reader::new(spill.as_ref(), *length))
+            .collect();
+        let mut heap = BinaryHeap::with_capacity(readers.len());
+        for (index, reader) in readers.iter_mut().enumerate() {
+            if let Some(v) = reader.next()? {
+                heap.push(Reverse((v, index)));
+            }
+        }
+        while let Some(Reverse((v, index))) = heap.pop() {
+            value(v)?;
+            if let Some(next) = readers[index].next()? {
+                heap.push(Reverse((next, index)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the values of one [`ExternalU64`] run in order.
+struct U64Reader<'s> {
+    spill: &'s dyn Spill,
+    length: u64,
+    offset: u64,
+    buffer: Vec<u8>,
+    at: usize,
+}
+
+impl<'s> U64Reader<'s> {
+    fn new(spill: &'s dyn Spill, length: u64) -> U64Reader<'s> {
+        U64Reader {
+            spill,
+            length,
+            offset: 0,
+            buffer: Vec::new(),
+            at: 0,
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<u64>> {
+        if self.at == self.buffer.len() {
+            if self.offset == self.length {
+                return Ok(None);
+            }
+            let size = (self.length - self.offset).min(RUN_READ_BYTES as u64);
+            self.buffer.resize(size as usize, 0);
+            self.spill
+                .read_at(self.offset, &mut self.buffer)
+                .map_err(spill_error)?;
+            self.offset += size;
+            self.at = 0;
+        }
+        let mut value = [0u8; 8];
+        value.copy_from_slice(&self.buffer[self.at..self.at + 8]);
+        self.at += 8;
+        Ok(Some(u64::from_le_bytes(value)))
     }
 }
 
@@ -278,6 +466,7 @@ mod tests {
             cap in 1usize..6,
             budget in 1usize..4,
             buffer in 1usize..40,
+            chunk in 1usize..7,
         ) {
             let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
             let entries: Vec<(u64, u32)> = (keys.iter().enumerate())
@@ -288,9 +477,17 @@ mod tests {
             let mut external = ExternalKeys::new(&dir, "keys", 16);
             external.capacity = buffer;
             external.extend(entries).unwrap();
-            let got = external.candidate_pairs(limits).unwrap();
-            prop_assert_eq!(got.0, expected.0);
-            prop_assert_eq!(got.1, expected.1);
+            let (pairs, mut stats) = external.candidate_pairs(limits).unwrap();
+            let mut got = Vec::new();
+            stats.budget_hits = pairs
+                .drain(chunk, |c| {
+                    got.extend_from_slice(c);
+                    Ok(())
+                })
+                .unwrap();
+            got.sort_unstable();
+            prop_assert_eq!(got, expected.0);
+            prop_assert_eq!(stats, expected.1);
         }
     }
 }

@@ -54,6 +54,15 @@ pub trait SpillDir: Send + Sync {
     /// # Errors
     /// It cannot be created.
     fn create(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String>;
+
+    /// The spill called `name` that an earlier run left (a resumed run's sketches, see
+    /// [`crate::Sketcher::checkpoint`]), to read and append to. By default there is none.
+    ///
+    /// # Errors
+    /// It does not exist or cannot be opened.
+    fn open(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
+        Err(format!("the spill {name} of an earlier run cannot be opened here"))
+    }
 }
 
 /// A [`SpillDir`] of [`MemorySpill`]s: for tests.
@@ -346,6 +355,33 @@ impl<S: Sketch> StoreBuilder<S> {
             }
         }
         Ok(())
+    }
+
+    /// Makes every sketch added so far readable from the spill; the offsets of the spilled
+    /// sketches (`None` for a store in memory).
+    pub(crate) fn flushed_offsets(&mut self) -> Result<Option<&[u64]>> {
+        match self {
+            StoreBuilder::Memory(_) => Ok(None),
+            StoreBuilder::Spilled { spill, offsets, .. } => {
+                spill.flush().map_err(spill_error)?;
+                Ok(Some(offsets))
+            }
+        }
+    }
+
+    /// A store whose sketches an earlier run spilled to `spill` at `offsets`.
+    pub(crate) fn reopened(spill: Box<dyn Spill>, offsets: Vec<u64>) -> Result<StoreBuilder<S>> {
+        if let Some(&end) = offsets.last().filter(|&&end| end > 0) {
+            let mut last = [0u8; 1];
+            spill.read_at(end - 1, &mut last).map_err(|e| {
+                spill_error(format!("the sketches of the checkpoint are incomplete: {e}"))
+            })?;
+        }
+        Ok(StoreBuilder::Spilled {
+            spill,
+            offsets,
+            buffer: Vec::new(),
+        })
     }
 
     /// The finished store.

@@ -46,6 +46,7 @@ pub mod fingerprints;
 pub mod input;
 pub mod output;
 pub mod paths;
+pub mod resume;
 pub mod run;
 pub mod spill;
 pub mod stats;

@@ -4,8 +4,11 @@
 //! starts, so an unwritable path fails at once; all of them are renamed into place only after
 //! everything was written, so a failed or killed run leaves no complete-looking file.
 
+use std::path::PathBuf;
 use std::time::Instant;
 
+use neardup_core::codec::{self, Decoder, Encoder};
+use neardup_core::corpus::CorpusStats;
 use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
 use neardup_engine::spill::Spilling;
 use neardup_engine::{
@@ -15,9 +18,13 @@ use neardup_engine::{
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-use crate::input::{read_inputs, read_inputs_streamed, Corpus, InputOptions, Meta, Raw, Record};
+use crate::input::{
+    read_inputs, read_inputs_streamed, Corpus, Format, IdArena, InputOptions, Meta, Raw, Record,
+    Skipped, Source,
+};
 use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
 use crate::paths::{check_distinct, STANDARD};
+use crate::resume::{ResumeDir, Stage};
 use crate::spill::{default_memory_limit, plan, temp_parent, FileSpillDir, Plan, TempArea};
 use crate::stats::{
     cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
@@ -62,6 +69,9 @@ pub struct RunConfig {
     /// Where the temporary directory of a spilling run is made (`--temp-dir`); `None`: beside
     /// the output.
     pub temp_dir: Option<String>,
+    /// Whether a spilling run checkpoints its stages and takes up the checkpoints an earlier
+    /// run of the same inputs and options left (`--resume`; see [`crate::resume`]).
+    pub resume: bool,
 }
 
 impl RunConfig {
@@ -83,6 +93,7 @@ impl RunConfig {
             against: Vec::new(),
             memory_limit: None,
             temp_dir: None,
+            resume: false,
         }
     }
 }
@@ -342,6 +353,16 @@ struct Read {
     /// Bytes written to temporary files besides the engine's spill.
     spilled: u64,
     memory: Option<(u64, Plan)>,
+    /// What a resumable run took up.
+    resume: Option<ResumeStats>,
+}
+
+/// What a resumable run took up from an earlier one.
+struct ResumeStats {
+    /// The last stage whose checkpoint was taken up (`None`: started from the beginning).
+    from: Option<&'static str>,
+    /// Why checkpoints found were not taken up.
+    discarded: Option<String>,
 }
 
 /// The ids of one side of a run, in engine order.
@@ -423,6 +444,7 @@ fn read_in_memory<M: Registered>(
         ],
         spilled: 0,
         memory: None,
+        resume: None,
     })
 }
 
@@ -440,7 +462,33 @@ fn read_streamed<M: Registered>(
     outputs: &mut Outputs,
     progress: &dyn Progress,
 ) -> Result<Read> {
-    let area = TempArea::create(&temp_parent(config.temp_dir.as_deref(), &config.output))?;
+    let parent = temp_parent(config.temp_dir.as_deref(), &config.output);
+    let mut resume = match config.resume {
+        true => {
+            let head = vec![
+                format!("neardup {}", env!("CARGO_PKG_VERSION")),
+                format!(
+                    "method {} {}",
+                    method.name(),
+                    Value::Object(settings_json(method.settings()))
+                ),
+                format!("input {:?}", config.input),
+                format!("engine {engine:?}"),
+            ];
+            let manifest = crate::resume::manifest(&head, &config.against, &config.inputs)?;
+            Some(ResumeDir::open(&parent, &config.output, &manifest)?)
+        }
+        false => None,
+    };
+    let area = match &resume {
+        Some(_) => None,
+        None => Some(TempArea::create(&parent)?),
+    };
+    let work: PathBuf = match (&resume, &area) {
+        (Some(resume), _) => resume.path().to_path_buf(),
+        (None, Some(area)) => area.path().to_path_buf(),
+        (None, None) => unreachable!("a run has a resume directory or a temporary area"),
+    };
     // Standard input cannot be read twice: it is copied first.
     let mut spilled = 0;
     let mut copy_stdin = |paths: &[String], name: &str| -> Result<Vec<String>> {
@@ -450,7 +498,7 @@ fn read_streamed<M: Registered>(
                 opened.push(path.clone());
                 continue;
             }
-            let copy = area.path().join(name);
+            let copy = work.join(name);
             let mut file = std::fs::File::create(&copy).map_err(|error| Error::Io {
                 path: copy.display().to_string(),
                 error,
@@ -472,44 +520,91 @@ fn read_streamed<M: Registered>(
         against_opened: &against_opened,
         inputs_opened: &inputs_opened,
     };
+    let mut resumed: Option<&'static str> = None;
+    let last = resume.as_ref().and_then(ResumeDir::last);
 
-    // The corpus pass, when the method learns from the corpus.
+    // The corpus pass, when the method learns from the corpus: what the first read found
+    // is kept as a summary, to check the second read against.
     let corpus_pass = match method.learns_from_corpus() {
-        true => {
-            let started = Instant::now();
-            progress.stage_bytes("read+corpus", sides.total_bytes());
-            let mut learner = CorpusLearner::new(engine.corpus_memory);
-            let read = sides.read(progress, &mut |texts| {
-                learner.push(method, &texts, &NoProgress);
-                Ok(())
-            })?;
-            Some((learner.finish(), started.elapsed().as_secs_f64(), read))
-        }
+        true => match resume.as_ref().map(|r| r.load(Stage::Corpus)).transpose()? {
+            Some(Some(payload)) => {
+                resumed = Some(Stage::Corpus.name());
+                Some(decode_corpus_checkpoint(&payload)?)
+            }
+            _ if last == Some(Stage::Sketch) => None,
+            _ => {
+                let started = Instant::now();
+                progress.stage_bytes("read+corpus", sides.total_bytes());
+                let memory = corpus_memory(engine.corpus_memory, limit);
+                let mut learner = CorpusLearner::new(memory);
+                let read = sides.read(progress, &mut |texts| {
+                    learner.push(method, &texts, &NoProgress);
+                    Ok(())
+                })?;
+                let pass = (learner.finish(), started.elapsed().as_secs_f64(), read.summary());
+                drop(read);
+                if let Some(resume) = &resume {
+                    resume.save(Stage::Corpus, &encode_corpus_checkpoint(&pass))?;
+                }
+                Some(pass)
+            }
+        },
         false => None,
     };
     let (corpus, first_read) = match corpus_pass {
-        Some((stats, seconds, read)) => (Some((stats, seconds)), Some(read)),
+        Some((stats, seconds, summary)) => (Some((stats, seconds)), Some(summary)),
         None => (None, None),
     };
-    let learned = Learned::new(method, corpus, engine)?;
     let spilling = Spilling {
         dir: std::sync::Arc::new(FileSpillDir {
-            path: area.path().to_path_buf(),
+            path: work.clone(),
+            keep_sketches: resume.is_some(),
         }),
         budget: key_budget(limit),
     };
-    let documents = first_read.as_ref().map(SidesRead::documents);
-    progress.stage_bytes("read+sketch", sides.total_bytes());
-    let mut sketcher = Sketcher::new(learned.method(), documents, Some(spilling), &NoProgress)?;
-    let read = sides.read(progress, &mut |texts| {
-        sketcher.push_owned(texts, &NoProgress)?;
-        Ok(())
-    })?;
+    let sketched = match resume.as_ref().map(|r| r.load(Stage::Sketch)).transpose()? {
+        Some(Some(payload)) => Some(payload),
+        _ => None,
+    };
+    // A resumed sketch stage needs the learned method again: the corpus checkpoint is
+    // loaded above whenever the method learns (it is kept beside the sketch checkpoint).
+    if sketched.is_some() && method.learns_from_corpus() && corpus.is_none() {
+        return Err(Error::Parameter(neardup_core::Error::invalid(
+            "checkpoint",
+            "the sketch checkpoint has no corpus checkpoint beside it",
+        )));
+    }
+    let learned = Learned::new(method, corpus, engine)?;
+    let (mut sketcher, read) = match sketched {
+        Some(payload) => {
+            resumed = Some(Stage::Sketch.name());
+            let (state, read) = split_sketch_checkpoint(&payload)?;
+            let sketcher = Sketcher::resume(learned.method(), state, spilling)?;
+            (sketcher, read)
+        }
+        None => {
+            let documents = first_read.as_ref().map(|summary| summary.0 + summary.2);
+            progress.stage_bytes("read+sketch", sides.total_bytes());
+            let mut sketcher =
+                Sketcher::new(learned.method(), documents, Some(spilling), &NoProgress)?;
+            let read = sides.read(progress, &mut |texts| {
+                sketcher.push_owned(texts, &NoProgress)?;
+                Ok(())
+            })?;
+            if let Some(resume) = &resume {
+                let state = sketcher.checkpoint()?;
+                resume.save(Stage::Sketch, &encode_sketch_checkpoint(&state, &read))?;
+            }
+            (sketcher, read)
+        }
+    };
     if let Some(first) = &first_read {
-        let all: Vec<String> = (config.against.iter().chain(&config.inputs))
-            .cloned()
-            .collect();
-        first.check_same(&read, &all)?;
+        if *first != read.summary() {
+            let all: Vec<String> = (config.against.iter().chain(&config.inputs))
+                .cloned()
+                .collect();
+            return Err(changed(&all));
+        }
     }
     let SidesRead {
         reference,
@@ -562,6 +657,14 @@ fn read_streamed<M: Registered>(
         return Err(changed(&config.inputs));
     }
     drop(area);
+    let resume_stats = resume.as_mut().map(|resume| {
+        resume.complete();
+        ResumeStats {
+            from: resumed,
+            discarded: resume.discarded().map(str::to_owned),
+        }
+    });
+    drop(resume);
     Ok(Read {
         reference: Ids::Meta(reference_meta),
         corpus: Ids::Meta(corpus_meta),
@@ -570,7 +673,18 @@ fn read_streamed<M: Registered>(
         seconds: vec![("write_kept".to_owned(), writing.elapsed().as_secs_f64())],
         spilled,
         memory: None,
+        resume: resume_stats,
     })
+}
+
+/// The corpus table of a spilling run under `limit`: `memory` (`--corpus-memory`), at most
+/// an eighth of the limit but not under 1 MiB (past it the table counts by count-min, as
+/// [`neardup_core::corpus`] says).
+fn corpus_memory(memory: usize, limit: u64) -> usize {
+    let share = usize::try_from(limit / 8)
+        .unwrap_or(usize::MAX)
+        .max(1 << 20);
+    memory.min(share)
 }
 
 /// Bytes of candidate-stage entries a spilling run under `limit` holds before sorting them
@@ -610,23 +724,140 @@ impl SidesRead {
         self.reference_meta.len() + self.corpus_meta.len()
     }
 
-    /// Refuses a second read that did not find what the first found.
-    fn check_same(&self, again: &SidesRead, paths: &[String]) -> Result<()> {
-        let found = |read: &SidesRead| {
-            let (reference, corpus) = (&read.reference, &read.corpus);
-            let (references, documents) = (read.reference_meta.len(), read.corpus_meta.len());
-            (
-                references,
-                reference.bytes_read,
-                documents,
-                corpus.bytes_read,
-            )
-        };
-        match found(self) == found(again) {
-            true => Ok(()),
-            false => Err(changed(paths)),
-        }
+    /// What a second read must find again: reference records and bytes, input records
+    /// and bytes.
+    fn summary(&self) -> ReadSummary {
+        (
+            self.reference_meta.len(),
+            self.reference.bytes_read,
+            self.corpus_meta.len(),
+            self.corpus.bytes_read,
+        )
     }
+}
+
+/// [`SidesRead::summary`].
+type ReadSummary = (usize, u64, usize, u64);
+
+/// The corpus pass's checkpoint: its counts, seconds and what it read.
+fn encode_corpus_checkpoint(pass: &(CorpusStats, f64, ReadSummary)) -> Vec<u8> {
+    let (stats, seconds, summary) = pass;
+    let mut out = Encoder::new();
+    stats.encode(&mut out);
+    out.f64(*seconds);
+    out.u64(summary.0 as u64);
+    out.u64(summary.1);
+    out.u64(summary.2 as u64);
+    out.u64(summary.3);
+    out.finish()
+}
+
+fn decode_corpus_checkpoint(bytes: &[u8]) -> Result<(CorpusStats, f64, ReadSummary)> {
+    let mut from = Decoder::new(bytes)?;
+    let stats = CorpusStats::decode(&mut from)?;
+    let seconds = from.f64()?;
+    let summary = (
+        from.u64()? as usize,
+        from.u64()?,
+        from.u64()? as usize,
+        from.u64()?,
+    );
+    from.end()?;
+    Ok((stats, seconds, summary))
+}
+
+/// The sketch stage's checkpoint: the engine's state ([`Sketcher::checkpoint`]) and what
+/// the read found (sources, skips, bytes, and the records' ids and places).
+fn encode_sketch_checkpoint(state: &[u8], read: &SidesRead) -> Vec<u8> {
+    let mut out = Encoder::new();
+    out.bytes(state);
+    for (corpus, meta) in [
+        (&read.reference, &read.reference_meta),
+        (&read.corpus, &read.corpus_meta),
+    ] {
+        out.seq(&corpus.sources, |out, source| {
+            out.str(&source.path);
+            out.u8(Format::ALL.iter().position(|&f| f == source.format).unwrap_or(0) as u8);
+            match &source.csv_headers {
+                None => out.bool(false),
+                Some(headers) => {
+                    out.bool(true);
+                    let fields: Vec<&[u8]> = headers.iter().collect();
+                    out.seq(&fields, |out, field| out.bytes(field));
+                }
+            }
+        });
+        out.u64(corpus.skipped.count);
+        out.seq(&corpus.skipped.first, |out, message| out.str(message));
+        out.u64(corpus.bytes_read);
+        let ids: Vec<&[u8]> = (0..meta.ids.len()).map(|i| meta.ids.text(i)).collect();
+        out.seq(&ids, |out, id| out.bytes(id));
+        out.seq(&meta.ordinals, |out, &ordinal| out.u64(ordinal));
+        out.seq(&meta.sources, |out, &source| out.u32(source));
+        out.seq(&meta.lines, |out, &line| out.u64(line));
+    }
+    out.finish()
+}
+
+/// Reads a sketch checkpoint: the engine's state (borrowed) and what the read found.
+fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)> {
+    let mut from = Decoder::new(bytes)?;
+    let state = from.bytes()?;
+    let mut sides = Vec::with_capacity(2);
+    for _ in 0..2 {
+        let sources = from.seq(10, |d| {
+            let path = d.str()?.to_owned();
+            let format = *Format::ALL
+                .get(d.u8()? as usize)
+                .ok_or_else(|| codec::corrupt("an input format"))?;
+            let csv_headers = match d.bool()? {
+                false => None,
+                true => Some(csv::ByteRecord::from(d.seq(8, |d| Ok(d.bytes()?.to_vec()))?)),
+            };
+            Ok(Source {
+                path,
+                format,
+                csv_headers,
+                parquet: None,
+            })
+        })?;
+        let skipped = Skipped {
+            count: from.u64()?,
+            first: from.seq(8, |d| Ok(d.str()?.to_owned()))?,
+        };
+        let bytes_read = from.u64()?;
+        let mut ids = IdArena::default();
+        for id in from.seq(8, |d| d.bytes())? {
+            let value: Value = serde_json::from_slice(id)
+                .map_err(|e| codec::corrupt(format!("an id: {e}")))?;
+            ids.push(&value);
+        }
+        let meta = Meta {
+            ids,
+            ordinals: from.seq(8, |d| d.u64())?,
+            sources: from.seq(4, |d| d.u32())?,
+            lines: from.seq(8, |d| d.u64())?,
+        };
+        let corpus = Corpus {
+            records: Vec::new(),
+            sources,
+            skipped,
+            bytes_read,
+        };
+        sides.push((corpus, meta));
+    }
+    from.end()?;
+    let (corpus, corpus_meta) = sides.pop().unwrap_or_default();
+    let (reference, reference_meta) = sides.pop().unwrap_or_default();
+    Ok((
+        state,
+        SidesRead {
+            reference,
+            corpus,
+            reference_meta,
+            corpus_meta,
+        },
+    ))
 }
 
 impl Sides<'_> {

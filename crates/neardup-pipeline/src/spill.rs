@@ -172,22 +172,37 @@ pub fn temp_parent(temp_dir: Option<&str>, output: &str) -> PathBuf {
     }
 }
 
-/// The engine's spills as files in a directory (a [`TempArea`]).
+/// The engine's spills as files in a directory (a [`TempArea`], or a resumable run's
+/// directory).
 #[derive(Debug, Clone)]
 pub struct FileSpillDir {
     /// The directory.
     pub path: PathBuf,
+    /// Whether the spill of sketches outlives the run that made it (a resumable run keeps
+    /// it with its checkpoint); other spills are removed once used either way.
+    pub keep_sketches: bool,
 }
 
 impl SpillDir for FileSpillDir {
     fn create(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
         let path = self.path.join(name);
         match FileSpill::create(path.clone()) {
-            Ok(spill) => Ok(Box::new(spill)),
+            Ok(mut spill) => {
+                spill.remove_on_drop = !(self.keep_sketches && name == "sketches");
+                Ok(Box::new(spill))
+            }
             Err(error) => Err(format!(
                 "{error} (the temporary directory holds the spilled sketches and keys; give \
                  one with room with --temp-dir)"
             )),
+        }
+    }
+
+    fn open(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
+        let path = self.path.join(name);
+        match FileSpill::open(path) {
+            Ok(spill) => Ok(Box::new(spill)),
+            Err(error) => Err(error.to_string()),
         }
     }
 }
@@ -197,6 +212,7 @@ pub struct FileSpill {
     path: PathBuf,
     writer: BufWriter<File>,
     reader: File,
+    remove_on_drop: bool,
 }
 
 impl FileSpill {
@@ -222,6 +238,32 @@ impl FileSpill {
             path,
             writer: BufWriter::with_capacity(1 << 20, file),
             reader,
+            remove_on_drop: true,
+        })
+    }
+
+    /// Opens the file `path` that an earlier run left (kept, not removed when dropped).
+    ///
+    /// # Errors
+    /// The file cannot be opened.
+    pub fn open(path: PathBuf) -> Result<FileSpill> {
+        let file = File::options()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(|error| Error::Io {
+                path: path.display().to_string(),
+                error,
+            })?;
+        let reader = file.try_clone().map_err(|error| Error::Io {
+            path: path.display().to_string(),
+            error,
+        })?;
+        Ok(FileSpill {
+            path,
+            writer: BufWriter::with_capacity(1 << 20, file),
+            reader,
+            remove_on_drop: false,
         })
     }
 
@@ -254,7 +296,9 @@ impl Drop for FileSpill {
     /// A spill is removed as soon as the engine is done with it (the temporary directory
     /// would remove it at the end of the run): sorted runs do not pile up on the disk.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.remove_on_drop {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 

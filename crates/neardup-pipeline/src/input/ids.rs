@@ -34,6 +34,86 @@ impl SeenIds {
     }
 }
 
+impl SeenIds {
+    /// [`SeenIds::find`] over ids held as their JSON text (an [`IdArena`]).
+    pub(super) fn find_text<'v>(
+        &self,
+        id: &[u8],
+        id_of: impl Fn(u32) -> &'v [u8],
+    ) -> Option<u32> {
+        let hash = self.hasher.hash_one(id);
+        let index = self.table.find(hash, |&index| id_of(index) == id)?;
+        Some(*index)
+    }
+
+    /// [`SeenIds::insert`] over ids held as their JSON text (an [`IdArena`]).
+    pub(super) fn insert_text<'v>(&mut self, index: u32, id_of: impl Fn(u32) -> &'v [u8]) {
+        let hasher = &self.hasher;
+        let hash_of = |index: &u32| hasher.hash_one(id_of(*index));
+        self.table.insert_unique(hash_of(&index), index, hash_of);
+    }
+}
+
+/// Ids kept as their JSON text, end to end in one buffer: about the id's length and 8 bytes
+/// a record, where a [`Value`] costs 32 bytes and an allocation. Two ids are equal exactly
+/// when their texts are (serde_json writes a value one way).
+#[derive(Debug, Default, Clone)]
+pub struct IdArena {
+    text: Vec<u8>,
+    ends: Vec<u64>,
+}
+
+impl IdArena {
+    /// Ids held.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no id is held.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Adds an id.
+    pub fn push(&mut self, id: &Value) {
+        // Writing a `Value` into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut self.text, id);
+        self.ends.push(self.text.len() as u64);
+    }
+
+    /// The JSON text of id `index`.
+    pub fn text(&self, index: usize) -> &[u8] {
+        let start = match index {
+            0 => 0,
+            _ => self.ends[index - 1] as usize,
+        };
+        &self.text[start..self.ends[index] as usize]
+    }
+
+    /// Id `index`, or `None` past the end.
+    pub fn get(&self, index: usize) -> Option<Value> {
+        (index < self.len()).then(|| {
+            // The text was written from a `Value`.
+            serde_json::from_slice(self.text(index)).unwrap_or(Value::Null)
+        })
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.ends.capacity() * 8
+    }
+}
+
+impl FromIterator<Value> for IdArena {
+    fn from_iter<I: IntoIterator<Item = Value>>(ids: I) -> IdArena {
+        let mut arena = IdArena::default();
+        for id in ids {
+            arena.push(&id);
+        }
+        arena
+    }
+}
+
 pub(super) fn empty_id(id: &Value, field: &str) -> Option<String> {
     match id {
         Value::String(text) if text.is_empty() => {
@@ -45,6 +125,9 @@ pub(super) fn empty_id(id: &Value, field: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
+    use super::IdArena;
     #[cfg(feature = "parquet")]
     use crate::input::tests::write_parquet_file;
     use crate::input::tests::{read_one, skip, texts, write_file};
@@ -175,5 +258,19 @@ mod tests {
         let corpus = read_one(&path, &by_id()).unwrap();
         let ids: Vec<String> = corpus.records.iter().map(|r| r.id.to_string()).collect();
         assert_eq!(ids, ["-9223372036854775808", "0"]);
+    }
+
+    #[test]
+    fn an_id_arena_gives_back_every_id() {
+        let ids = vec![json!("a"), json!(7), json!(""), json!("長い id"), json!(1.5), json!(-3)];
+        let arena: IdArena = ids.iter().cloned().collect();
+        assert_eq!(arena.len(), ids.len());
+        for (index, id) in ids.iter().enumerate() {
+            assert_eq!(arena.get(index).as_ref(), Some(id));
+            assert_eq!(arena.text(index), serde_json::to_vec(id).unwrap());
+        }
+        assert_eq!(arena.get(ids.len()), None);
+        // Equal ids have equal texts, different ones different texts.
+        assert_ne!(arena.text(1), IdArena::from_iter([json!("7")]).text(0));
     }
 }

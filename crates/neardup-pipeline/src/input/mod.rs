@@ -45,6 +45,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
+pub use self::ids::IdArena;
 use self::ids::{empty_id, SeenIds};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -348,7 +349,7 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
 #[derive(Debug, Default, Clone)]
 pub struct Meta {
     /// The ids read from [`InputOptions::id_field`] (empty without one).
-    pub ids: Vec<Value>,
+    pub ids: IdArena,
     /// The 1-based ordinals, which are the ids without an id field (empty with one).
     pub ordinals: Vec<u64>,
     /// The index of each record's input.
@@ -371,7 +372,7 @@ impl Meta {
     /// The id of record `index`.
     pub fn id(&self, index: usize) -> Value {
         match self.ids.get(index) {
-            Some(id) => id.clone(),
+            Some(id) => id,
             None => Value::from(self.ordinals[index]),
         }
     }
@@ -381,12 +382,12 @@ impl Meta {
         self.sources.len() * 4
             + self.lines.len() * 8
             + self.ordinals.len() * 8
-            + self.ids.len() * (std::mem::size_of::<Value>() + 16)
+            + self.ids.heap_bytes()
     }
 
     fn push(&mut self, record: &Record, by_field: bool) {
         if by_field {
-            self.ids.push(record.id.clone());
+            self.ids.push(&record.id);
         } else {
             self.ordinals.push(record.id.as_u64().unwrap_or(0));
         }
@@ -590,7 +591,7 @@ impl CorpusReader<'_> {
                 self.meta.push(&record, by_field);
                 if by_field {
                     let ids = &self.meta.ids;
-                    self.ids.insert(index, |i| &ids[i as usize]);
+                    self.ids.insert_text(index, |i| ids.text(i as usize));
                 }
                 if let Some(sink) = self.sink.as_mut() {
                     sink(record)?;
@@ -630,8 +631,11 @@ impl CorpusReader<'_> {
             return Err(Error::input(name, record.line, message));
         }
         let first = match self.sink {
-            Some(_) => (self.ids.find(&record.id, |i| &self.meta.ids[i as usize]))
-                .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize])),
+            Some(_) => {
+                let text = serde_json::to_vec(&record.id).unwrap_or_default();
+                (self.ids.find_text(&text, |i| self.meta.ids.text(i as usize)))
+                    .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize]))
+            }
             None => (self
                 .ids
                 .find(&record.id, |i| &self.corpus.records[i as usize].id))

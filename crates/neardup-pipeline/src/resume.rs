@@ -1,0 +1,396 @@
+//! Resumable runs (`dedup --resume`): a run under a memory limit that stops midway (killed,
+//! out of disk, Ctrl-C) starts again from its last finished stage.
+//!
+//! A resumable run works in a directory with a fixed name beside its output (or in
+//! `--temp-dir`): `.neardup-resume-{output file name}-{hash of the output path}`. The
+//! directory holds a manifest (what the run was asked: neardup's version, the method and its
+//! settings, the reading and engine options, and per input its path, size, modification time
+//! and the xxh3 of its first and last MiB) and a checkpoint per finished stage:
+//!
+//! - `corpus.ckpt`: the corpus pass's document frequencies (methods that learn from the
+//!   corpus);
+//! - `sketch.ckpt`: the sketch stage: per document its facts and the place of its sketch in
+//!   the spill `sketches` (kept beside it), the ids and places of the records, and the
+//!   inputs' skips and sizes.
+//!
+//! A run with `--resume` whose manifest matches the directory's takes up the checkpoints it
+//! finds there, newest first, and runs the stages after them; a manifest that does not match
+//! (an input or an option changed) clears the directory and says why. Checkpoints are written
+//! to a temporary name and renamed, so a run killed while writing one leaves the previous
+//! state. The candidates, verification and clustering run again after a resumed sketch stage
+//! (they are one stage here: their spills are not kept). The directory is removed when the
+//! run succeeds, and kept when it fails or is interrupted.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use neardup_core::codec::{Decoder, Encoder};
+use neardup_core::hash::hash64;
+
+use crate::error::{Error, Result};
+use crate::paths::STANDARD;
+
+/// The manifest's file name.
+const MANIFEST: &str = "manifest.txt";
+/// Bytes hashed at each end of an input for its fingerprint.
+const ENDS: u64 = 1 << 20;
+
+/// The stages a resumable run checkpoints, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// The corpus pass (`corpus.ckpt`).
+    Corpus,
+    /// The sketch stage (`sketch.ckpt`, with the spill `sketches`).
+    Sketch,
+}
+
+impl Stage {
+    /// The stage's name in stats and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Corpus => "corpus",
+            Stage::Sketch => "sketch",
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Stage::Corpus => "corpus.ckpt",
+            Stage::Sketch => "sketch.ckpt",
+        }
+    }
+
+    /// The files besides its checkpoint that the stage's checkpoint needs.
+    fn companions(self) -> &'static [&'static str] {
+        match self {
+            Stage::Corpus => &[],
+            Stage::Sketch => &["sketches"],
+        }
+    }
+}
+
+/// The directory of a resumable run, and what it found there.
+#[derive(Debug)]
+pub struct ResumeDir {
+    path: PathBuf,
+    key: u64,
+    /// The stages whose checkpoints were found and match.
+    found: Vec<Stage>,
+    /// Why the checkpoints found were not taken, when they were not.
+    discarded: Option<String>,
+    /// Set once the run succeeded: the directory is then removed.
+    done: bool,
+}
+
+impl ResumeDir {
+    /// Opens (or creates) the directory of a resumable run writing `output`, in `parent`,
+    /// for a run described by `manifest` (see [`manifest`]). Checkpoints of another manifest,
+    /// and every file no checkpoint needs, are removed.
+    ///
+    /// # Errors
+    /// The directory cannot be made or cleared (parameter `temp_dir`).
+    pub fn open(parent: &Path, output: &str, manifest: &str) -> Result<ResumeDir> {
+        let name = Path::new(output)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "stdout".to_owned());
+        let absolute = std::path::absolute(output).unwrap_or_else(|_| PathBuf::from(output));
+        let hash = hash64(absolute.to_string_lossy().as_bytes());
+        let path = parent.join(format!(".neardup-resume-{name}-{:08x}", hash as u32));
+        let dir_error = |doing: &str, e: std::io::Error| {
+            Error::Parameter(neardup_core::Error::invalid(
+                "temp_dir",
+                format!("cannot {doing} {}: {e}", path.display()),
+            ))
+        };
+        std::fs::create_dir_all(&path).map_err(|e| dir_error("create", e))?;
+        let key = hash64(manifest.as_bytes());
+        let previous = std::fs::read_to_string(path.join(MANIFEST)).ok();
+        let (mut found, discarded) = match previous.as_deref() {
+            None => (Vec::new(), None),
+            Some(previous) if previous == manifest => (Vec::new(), None),
+            Some(previous) => (Vec::new(), Some(difference(previous, manifest))),
+        };
+        if previous.as_deref() == Some(manifest) {
+            for stage in [Stage::Corpus, Stage::Sketch] {
+                let complete = path.join(stage.file()).is_file()
+                    && stage.companions().iter().all(|c| path.join(c).is_file());
+                if complete {
+                    found.push(stage);
+                }
+            }
+        }
+        // Keep the manifest and the checkpoints taken up; remove the rest (partial
+        // checkpoints, sorted runs and spills of the run that stopped).
+        let mut keep: Vec<&str> = vec![MANIFEST];
+        for stage in &found {
+            keep.push(stage.file());
+            keep.extend(stage.companions());
+        }
+        let entries = std::fs::read_dir(&path).map_err(|e| dir_error("read", e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| dir_error("read", e))?;
+            let file = entry.file_name();
+            if !keep.iter().any(|k| file.to_str() == Some(k)) {
+                let target = entry.path();
+                let removed = match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&target),
+                    _ => std::fs::remove_file(&target),
+                };
+                removed.map_err(|e| dir_error("clear", e))?;
+            }
+        }
+        write_atomic(&path, MANIFEST, manifest.as_bytes())?;
+        Ok(ResumeDir {
+            path,
+            key,
+            found,
+            discarded,
+            done: false,
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Why checkpoints found were not taken up (another manifest), if they were not.
+    pub fn discarded(&self) -> Option<&str> {
+        self.discarded.as_deref()
+    }
+
+    /// The last stage whose checkpoint was taken up.
+    pub fn last(&self) -> Option<Stage> {
+        self.found.last().copied()
+    }
+
+    /// The payload of `stage`'s checkpoint, when it was found.
+    ///
+    /// # Errors
+    /// It cannot be read, or is not this run's (parameter `checkpoint`).
+    pub fn load(&self, stage: Stage) -> Result<Option<Vec<u8>>> {
+        if !self.found.contains(&stage) {
+            return Ok(None);
+        }
+        let path = self.path.join(stage.file());
+        let bytes = std::fs::read(&path).map_err(|error| Error::Io {
+            path: path.display().to_string(),
+            error,
+        })?;
+        let mut from = Decoder::new(&bytes).map_err(|e| named(&path, e))?;
+        let key = from.u64().map_err(|e| named(&path, e))?;
+        if key != self.key {
+            return Err(named(
+                &path,
+                neardup_core::codec::corrupt("it belongs to another run"),
+            ));
+        }
+        let payload = from.bytes().map_err(|e| named(&path, e))?.to_vec();
+        from.end().map_err(|e| named(&path, e))?;
+        Ok(Some(payload))
+    }
+
+    /// Saves `payload` as `stage`'s checkpoint (its companions must be complete already).
+    ///
+    /// # Errors
+    /// It cannot be written (parameter `temp_dir`).
+    pub fn save(&self, stage: Stage, payload: &[u8]) -> Result<()> {
+        let mut out = Encoder::new();
+        out.u64(self.key);
+        out.bytes(payload);
+        write_atomic(&self.path, stage.file(), &out.finish())?;
+        fail_after_stage(stage)
+    }
+
+    /// The run succeeded: the directory goes when this is dropped.
+    pub fn complete(&mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for ResumeDir {
+    fn drop(&mut self) {
+        if self.done {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A checkpoint error naming its file.
+fn named(path: &Path, error: neardup_core::Error) -> Error {
+    Error::Parameter(neardup_core::Error::invalid(
+        "checkpoint",
+        format!("{}: {}", path.display(), error.message()),
+    ))
+}
+
+/// For tests of resumption: `NEARDUP_FAIL_AFTER_STAGE=corpus|sketch` makes a resumable run
+/// fail right after saving that stage's checkpoint, as a run killed there would stop.
+fn fail_after_stage(stage: Stage) -> Result<()> {
+    match std::env::var("NEARDUP_FAIL_AFTER_STAGE") {
+        Ok(name) if name == stage.name() => Err(Error::Parameter(neardup_core::Error::invalid(
+            "checkpoint",
+            format!("stopped after the {name} stage (NEARDUP_FAIL_AFTER_STAGE)"),
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `dir/name` through a temporary name and a rename.
+fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let temporary = dir.join(format!("{name}.partial"));
+    let target = dir.join(name);
+    let failed = |e: std::io::Error| {
+        Error::Parameter(neardup_core::Error::invalid(
+            "temp_dir",
+            format!("cannot write {}: {e}", target.display()),
+        ))
+    };
+    std::fs::write(&temporary, bytes).map_err(failed)?;
+    File::open(&temporary)
+        .and_then(|f| f.sync_all())
+        .map_err(failed)?;
+    std::fs::rename(&temporary, &target).map_err(failed)
+}
+
+/// The first line where two manifests differ, as a reason.
+fn difference(previous: &str, now: &str) -> String {
+    let mut old = previous.lines();
+    for line in now.lines() {
+        match old.next() {
+            Some(was) if was == line => continue,
+            Some(was) => return format!("`{was}` is now `{line}`"),
+            None => return format!("`{line}` is new"),
+        }
+    }
+    match old.next() {
+        Some(was) => format!("`{was}` is gone"),
+        None => "the manifest changed".to_owned(),
+    }
+}
+
+/// The manifest of a run: `head` (the version, the method and options, one fact a line),
+/// then one line per input of `against` and `inputs` with its size, modification time and
+/// the xxh3 of its first and last MiB.
+///
+/// # Errors
+/// Standard input, which cannot be read again (parameter `resume`), or an input that
+/// cannot be read.
+pub fn manifest(head: &[String], against: &[String], inputs: &[String]) -> Result<String> {
+    let mut text = String::new();
+    for line in head {
+        text.push_str(line);
+        text.push('\n');
+    }
+    for (side, paths) in [("against", against), ("input", inputs)] {
+        for path in paths {
+            if path == STANDARD {
+                return Err(Error::Parameter(neardup_core::Error::invalid(
+                    "resume",
+                    "standard input cannot be read again by a resumed run; give a file",
+                )));
+            }
+            text.push_str(&format!("{side} {path} {}\n", fingerprint(path)?));
+        }
+    }
+    Ok(text)
+}
+
+/// Size, modification time (ns) and the xxh3 of the first and last [`ENDS`] bytes of `path`.
+fn fingerprint(path: &str) -> Result<String> {
+    let io = |error: std::io::Error| Error::Io {
+        path: path.to_owned(),
+        error,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let size = meta.len();
+    let modified = (meta.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let mut head = Vec::new();
+    (&mut file).take(ENDS).read_to_end(&mut head).map_err(io)?;
+    let mut tail = Vec::new();
+    if size > ENDS {
+        file.seek(SeekFrom::Start(size - ENDS)).map_err(io)?;
+        file.take(ENDS).read_to_end(&mut tail).map_err(io)?;
+    }
+    Ok(format!(
+        "size={size} mtime={modified} head={:016x} tail={:016x}",
+        hash64(&head),
+        hash64(&tail)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_are_taken_up_only_under_the_same_manifest() {
+        let parent = tempfile::tempdir().unwrap();
+        let output = parent.path().join("out.jsonl").display().to_string();
+        let dir = ResumeDir::open(parent.path(), &output, "a\nb\n").unwrap();
+        assert_eq!(dir.last(), None);
+        dir.save(Stage::Corpus, b"counts").unwrap();
+        std::fs::write(dir.path().join("keys-0"), b"stale run").unwrap();
+        let path = dir.path().to_path_buf();
+        drop(dir);
+        // Kept after a failure; the checkpoint is taken up, the stale run removed.
+        let dir = ResumeDir::open(parent.path(), &output, "a\nb\n").unwrap();
+        assert_eq!(dir.last(), Some(Stage::Corpus));
+        assert_eq!(dir.load(Stage::Corpus).unwrap().unwrap(), b"counts");
+        assert_eq!(dir.load(Stage::Sketch).unwrap(), None);
+        assert!(!path.join("keys-0").exists());
+        // A sketch checkpoint without its spill is not complete.
+        dir.save(Stage::Sketch, b"facts").unwrap();
+        drop(dir);
+        let dir = ResumeDir::open(parent.path(), &output, "a\nb\n").unwrap();
+        assert_eq!(dir.last(), Some(Stage::Corpus));
+        drop(dir);
+        // Another manifest: nothing is taken up, and the reason names the change.
+        let mut dir = ResumeDir::open(parent.path(), &output, "a\nc\n").unwrap();
+        assert_eq!(dir.last(), None);
+        assert_eq!(dir.discarded(), Some("`b` is now `c`"));
+        assert!(!path.join("corpus.ckpt").exists());
+        dir.complete();
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_changed_checkpoint_is_an_error_naming_it() {
+        let parent = tempfile::tempdir().unwrap();
+        let output = parent.path().join("o").display().to_string();
+        let dir = ResumeDir::open(parent.path(), &output, "m\n").unwrap();
+        dir.save(Stage::Corpus, b"counts").unwrap();
+        let file = dir.path().join("corpus.ckpt");
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[9] ^= 0xff;
+        std::fs::write(&file, bytes).unwrap();
+        drop(dir);
+        let dir = ResumeDir::open(parent.path(), &output, "m\n").unwrap();
+        let error = dir.load(Stage::Corpus).unwrap_err().to_string();
+        assert!(error.contains("corpus.ckpt") && error.contains("checksum"), "{error}");
+    }
+
+    #[test]
+    fn the_manifest_names_each_input_and_refuses_standard_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("a.jsonl");
+        std::fs::write(&input, b"{\"text\": \"x\"}\n").unwrap();
+        let input = input.display().to_string();
+        let text = manifest(&["v".to_owned()], &[], std::slice::from_ref(&input)).unwrap();
+        assert!(text.starts_with("v\ninput "), "{text}");
+        assert!(text.contains("size=14"), "{text}");
+        let again = manifest(&["v".to_owned()], &[], std::slice::from_ref(&input)).unwrap();
+        assert_eq!(text, again);
+        std::fs::write(&input, b"{\"text\": \"y\"}\n").unwrap();
+        let changed = manifest(&["v".to_owned()], &[], std::slice::from_ref(&input)).unwrap();
+        assert_ne!(text, changed);
+        let error = manifest(&[], &["-".to_owned()], &[]).unwrap_err().to_string();
+        assert!(error.contains("standard input"), "{error}");
+    }
+}
