@@ -47,14 +47,25 @@ pub struct DedupArgs {
     /// of the memory available when the run starts). A run expected to need more (about 10
     /// bytes per byte of input) streams its inputs instead of holding them, spills its
     /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
-    /// outputs are the same. A target, not yet a guarantee (see BENCHMARKS.md, "Bounded
-    /// memory"). Parquet inputs are always held in memory.
+    /// outputs are the same. The spilling path holds about 80 bytes per document besides
+    /// buffers sized from the limit, so the limit holds while documents x 80 bytes stays
+    /// well under it (see BENCHMARKS.md, "Bounded memory"). Parquet inputs are always held
+    /// in memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
     /// Where a run that spills makes its temporary directory (default: beside the output);
-    /// removed when the run ends, fails or is interrupted.
+    /// removed when the run ends, fails or is interrupted (with --resume: kept until the
+    /// run succeeds).
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<String>,
+    /// Make a run that spills resumable: it checkpoints its finished stages (the corpus
+    /// pass, the sketch stage) in `.neardup-resume-*` in the temporary directory's place,
+    /// and the same command run again after a kill, a full disk or Ctrl-C starts from the
+    /// last of them. The checkpoints are taken up only when neardup's version, the options
+    /// and every input (size, modification time, first and last MiB) are unchanged;
+    /// otherwise the run starts over and `--stats` says why. Not for standard input.
+    #[arg(long)]
+    resume: bool,
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
     /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances), `join`
     /// (exact similarity join for short texts: every pair at the threshold), `ngram` (the
@@ -127,6 +138,7 @@ impl DedupArgs {
             against: self.against.clone(),
             memory_limit: self.memory_limit.map(|bytes| bytes as u64),
             temp_dir: self.temp_dir.clone(),
+            resume: self.resume,
         }
     }
 }

@@ -221,3 +221,112 @@ fn texts_must_match_the_announced_count() {
         .unwrap_err();
     assert_eq!(error.parameter(), "documents");
 }
+
+/// Spills in memory that a later sketch stage can open again by name, as the pipeline's
+/// files of a resumable run.
+#[derive(Default)]
+struct NamedSpills(std::sync::Mutex<std::collections::HashMap<String, SharedSpill>>);
+
+#[derive(Clone, Default)]
+struct SharedSpill(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Spill for SharedSpill {
+    fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<(), String> {
+        let bytes = self.0.lock().unwrap();
+        let start = offset as usize;
+        let slice = bytes.get(start..start + buffer.len()).ok_or("short read")?;
+        buffer.copy_from_slice(slice);
+        Ok(())
+    }
+}
+
+impl SpillDir for NamedSpills {
+    fn create(&self, name: &str) -> Result<Box<dyn Spill>, String> {
+        let spill = SharedSpill::default();
+        self.0.lock().unwrap().insert(name.to_owned(), spill.clone());
+        Ok(Box::new(spill))
+    }
+    fn open(&self, name: &str) -> Result<Box<dyn Spill>, String> {
+        match self.0.lock().unwrap().get(name) {
+            Some(spill) => Ok(Box::new(spill.clone())),
+            None => Err(format!("no spill {name}")),
+        }
+    }
+}
+
+struct Resumed<'a> {
+    texts: &'a [String],
+}
+
+impl MethodVisitor for Resumed<'_> {
+    type Output = ();
+    fn visit<M: Registered>(self, method: M) {
+        let options = EngineOptions::default();
+        let expected = dedup(&method, self.texts, options, &NoProgress).unwrap();
+        // The corpus counts go through their checkpoint encoding.
+        let corpus = method.learns_from_corpus().then(|| {
+            let mut learner = CorpusLearner::new(options.corpus_memory);
+            learner.push(&method, self.texts, &NoProgress);
+            let mut out = neardup_core::codec::Encoder::new();
+            learner.finish().encode(&mut out);
+            let bytes = out.finish();
+            let mut from = neardup_core::codec::Decoder::new(&bytes).unwrap();
+            let stats = neardup_core::corpus::CorpusStats::decode(&mut from).unwrap();
+            (stats, 0.0)
+        });
+        let learned = Learned::new(&method, corpus, options).unwrap();
+        let dir = std::sync::Arc::new(NamedSpills::default());
+        let spilling = Spilling {
+            dir: dir.clone(),
+            budget: 1,
+        };
+        let half = self.texts.len() / 2;
+        let mut sketcher = Sketcher::new(
+            learned.method(),
+            Some(self.texts.len()),
+            Some(spilling.clone()),
+            &NoProgress,
+        )
+        .unwrap();
+        sketcher
+            .push_owned(self.texts[..half].to_vec(), &NoProgress)
+            .unwrap();
+        let checkpoint = sketcher.checkpoint().unwrap();
+        drop(sketcher);
+        // A sketch stage taken up from the checkpoint goes on where the first one stopped.
+        let mut sketcher = Sketcher::resume(learned.method(), &checkpoint, spilling).unwrap();
+        sketcher
+            .push_owned(self.texts[half..].to_vec(), &NoProgress)
+            .unwrap();
+        let mut got = sketcher.finish(options, &NoProgress).unwrap();
+        learned.complete(&mut got);
+        assert_eq!(summary(&got), summary(&expected), "{}", method.name());
+        // A damaged checkpoint is refused with an error, not a panic.
+        let mut damaged = checkpoint.clone();
+        let middle = damaged.len() / 2;
+        damaged[middle] ^= 1;
+        let spilling = Spilling {
+            dir,
+            budget: 1,
+        };
+        let error = Sketcher::resume(learned.method(), &damaged, spilling)
+            .err()
+            .unwrap();
+        assert_eq!(error.parameter(), "checkpoint", "{error}");
+    }
+}
+
+#[test]
+fn every_method_resumes_from_a_sketch_checkpoint() {
+    let texts = corpus();
+    for spec in registry::methods() {
+        registry::with_method(spec.name, &Params::new(), Resumed { texts: &texts }).unwrap();
+    }
+}

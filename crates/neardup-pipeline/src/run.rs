@@ -535,8 +535,9 @@ fn read_streamed<M: Registered>(
             _ => {
                 let started = Instant::now();
                 progress.stage_bytes("read+corpus", sides.total_bytes());
-                let memory = corpus_memory(engine.corpus_memory, limit);
-                let mut learner = CorpusLearner::new(memory);
+                // The table's memory is `--corpus-memory` on either path, so that both
+                // count alike (it is not shrunk to fit a small limit).
+                let mut learner = CorpusLearner::new(engine.corpus_memory);
                 let read = sides.read(progress, &mut |texts| {
                     learner.push(method, &texts, &NoProgress);
                     Ok(())
@@ -575,7 +576,7 @@ fn read_streamed<M: Registered>(
         )));
     }
     let learned = Learned::new(method, corpus, engine)?;
-    let (mut sketcher, read) = match sketched {
+    let (sketcher, read) = match sketched {
         Some(payload) => {
             resumed = Some(Stage::Sketch.name());
             let (state, read) = split_sketch_checkpoint(&payload)?;
@@ -677,16 +678,6 @@ fn read_streamed<M: Registered>(
     })
 }
 
-/// The corpus table of a spilling run under `limit`: `memory` (`--corpus-memory`), at most
-/// an eighth of the limit but not under 1 MiB (past it the table counts by count-min, as
-/// [`neardup_core::corpus`] says).
-fn corpus_memory(memory: usize, limit: u64) -> usize {
-    let share = usize::try_from(limit / 8)
-        .unwrap_or(usize::MAX)
-        .max(1 << 20);
-    memory.min(share)
-}
-
 /// Bytes of candidate-stage entries a spilling run under `limit` holds before sorting them
 /// into a run on disk: an eighth of the limit, between 1 MiB and 256 MiB.
 fn key_budget(limit: u64) -> usize {
@@ -720,10 +711,6 @@ struct SidesRead {
 }
 
 impl SidesRead {
-    fn documents(&self) -> usize {
-        self.reference_meta.len() + self.corpus_meta.len()
-    }
-
     /// What a second read must find again: reference records and bytes, input records
     /// and bytes.
     fn summary(&self) -> ReadSummary {
@@ -976,6 +963,10 @@ fn finish<M: Registered>(
         stats.memory_limit_bytes = Some(*limit);
         stats.memory_path = Some(if plan.spill { "spill" } else { "memory" }.to_owned());
         stats.memory_reason = Some(plan.reason.clone());
+    }
+    if let Some(resume) = &read.resume {
+        stats.resumed_from = Some(resume.from.map(str::to_owned));
+        stats.resume_discarded = resume.discarded.clone();
     }
     stats.peak_rss_by_stage = peaks.finish();
     if let Some(out) = outputs.stats.as_mut() {

@@ -97,6 +97,15 @@ pub struct RunStats {
     pub memory_reason: Option<String>,
     /// Bytes written to temporary files (sketches, copies of standard input).
     pub spilled_bytes: u64,
+    /// With `--resume` on the spilling path: the last stage whose checkpoint an earlier run
+    /// left and this one took up (`corpus` or `sketch`), `null` when it started from the
+    /// beginning; absent without `--resume`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_from: Option<Option<String>>,
+    /// With `--resume`: why the checkpoints found were not taken up (an input or an option
+    /// changed), when they were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_discarded: Option<String>,
     /// What boilerplate handling found (methods with `max_df`, `boilerplate_df` or
     /// `boilerplate_file`; absent otherwise).
     pub boilerplate: Option<BoilerplateReport>,
@@ -178,6 +187,8 @@ impl Default for RunStats {
             memory_path: None,
             memory_reason: None,
             spilled_bytes: 0,
+            resumed_from: None,
+            resume_discarded: None,
             boilerplate: None,
         }
     }

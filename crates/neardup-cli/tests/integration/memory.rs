@@ -257,3 +257,139 @@ fn a_signal_while_spilling_removes_the_temporary_directory() {
     assert_eq!(status.code(), Some(130));
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
 }
+
+/// Runs `dedup` with `args` (outputs in `dir` under `prefix`), with
+/// `NEARDUP_FAIL_AFTER_STAGE=stage` when given: a run that stops right after saving that
+/// stage's checkpoint, as a run killed there.
+fn run_stopping(
+    dir: &std::path::Path,
+    prefix: &str,
+    args: &[&str],
+    stage: Option<&str>,
+) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    command.arg("dedup").args(args).args([
+        "-o",
+        &path(dir, &format!("{prefix}-kept")),
+        "--clusters",
+        &path(dir, &format!("{prefix}-clusters.jsonl")),
+        "--pairs",
+        &path(dir, &format!("{prefix}-pairs.jsonl")),
+        "--stats",
+        &path(dir, &format!("{prefix}-stats.json")),
+        "-q",
+    ]);
+    if let Some(stage) = stage {
+        command.env("NEARDUP_FAIL_AFTER_STAGE", stage);
+    }
+    command.output().unwrap()
+}
+
+fn resume_dirs(dir: &std::path::Path) -> Vec<String> {
+    (files_in(dir).into_iter())
+        .filter(|f| f.starts_with(".neardup-resume-"))
+        .collect()
+}
+
+#[test]
+fn a_resumed_run_gives_the_same_outputs_as_one_that_never_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = example();
+    // minhash learns from the corpus (max-df, boilerplate-df): two checkpoints; exact and
+    // simhash (no tfidf) one.
+    for (method, stages) in [
+        ("minhash", &["corpus", "sketch"][..]),
+        ("exact", &["sketch"][..]),
+        ("simhash", &["sketch"][..]),
+    ] {
+        let args = [input.as_str(), "--id-field", "id", "--method", method];
+        let (expected, _) = outputs(dir.path(), &format!("{method}-memory"), &args);
+        for stage in stages {
+            let mut resumable = args.to_vec();
+            resumable.extend(["--memory-limit", "1", "--resume"]);
+            let prefix = format!("{method}-{stage}");
+            let stopped = run_stopping(dir.path(), &prefix, &resumable, Some(stage));
+            assert!(!stopped.status.success(), "{method} {stage}");
+            assert!(stderr(&stopped).contains(stage), "{}", stderr(&stopped));
+            // Nothing that looks like an output; the checkpoints kept.
+            assert!(!dir.path().join(format!("{prefix}-kept")).exists());
+            let work = resume_dirs(dir.path());
+            assert_eq!(work.len(), 1, "{work:?}");
+            let checkpoint = format!("{stage}.ckpt");
+            assert!(
+                files_in(&dir.path().join(&work[0])).contains(&checkpoint),
+                "{:?}",
+                files_in(&dir.path().join(&work[0]))
+            );
+            let again = run_stopping(dir.path(), &prefix, &resumable, None);
+            assert!(again.status.success(), "{}", stderr(&again));
+            let stats: Value = serde_json::from_slice(
+                &std::fs::read(dir.path().join(format!("{prefix}-stats.json"))).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(stats["resumed_from"], *stage, "{stats}");
+            assert_eq!(stats["memory_path"], "spill");
+            for (name, expected) in ["kept", "clusters.jsonl", "pairs.jsonl"]
+                .iter()
+                .zip(&expected)
+            {
+                let got = std::fs::read(dir.path().join(format!("{prefix}-{name}"))).unwrap();
+                assert!(got == *expected, "{method} {stage}: {name} differs");
+            }
+            assert_eq!(resume_dirs(dir.path()), Vec::<String>::new());
+        }
+    }
+}
+
+#[test]
+fn a_changed_input_or_option_is_not_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "in.jsonl");
+    std::fs::copy(example(), &input).unwrap();
+    let args = [input.as_str(), "--memory-limit", "1", "--resume"];
+    let stopped = run_stopping(dir.path(), "a", &args, Some("sketch"));
+    assert!(!stopped.status.success());
+    // The input grows by one record: the checkpoints are not taken up.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&input).unwrap();
+    file.write_all(b"{\"id\": \"new\", \"text\": \"a record added after the stop\"}\n")
+        .unwrap();
+    drop(file);
+    let again = run_stopping(dir.path(), "a", &args, None);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("a-stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["resumed_from"], Value::Null, "{stats}");
+    let why = stats["resume_discarded"].as_str().unwrap();
+    assert!(why.contains("in.jsonl") && why.contains("size="), "{why}");
+    // Another option: the same.
+    let stopped = run_stopping(dir.path(), "b", &args, Some("sketch"));
+    assert!(!stopped.status.success());
+    let mut other = args.to_vec();
+    other.extend(["--threshold", "0.5"]);
+    let again = run_stopping(dir.path(), "b", &other, None);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("b-stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["resumed_from"], Value::Null, "{stats}");
+    assert!(stats["resume_discarded"].as_str().unwrap().contains("method"));
+    assert_eq!(resume_dirs(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn resume_refuses_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = path(dir.path(), "kept.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["dedup", "-", "--format", "text", "-o", &out, "-q"])
+        .args(["--memory-limit", "1", "--resume"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"one\ntwo\n").unwrap();
+    let run = child.wait_with_output().unwrap();
+    assert!(!run.status.success());
+    let message = String::from_utf8_lossy(&run.stderr);
+    assert!(message.contains("standard input") && message.contains("resume"), "{message}");
+    assert_eq!(files_in(dir.path()), Vec::<String>::new());
+}
