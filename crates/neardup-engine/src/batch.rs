@@ -1314,15 +1314,16 @@ fn crowded_documents<M: Method>(
                     .flat_map(|(&leader, keys)| keys.into_iter().map(move |key| (key, leader))),
             )?;
         }
-        let crowded_keys = external.crowded_keys(limit)?;
+        // A leader is crowded when one of its keys is: the members of the crowded keys'
+        // buckets, marked as the merge meets them (no second scan of the sketches).
         let mut crowded = vec![false; sketches.len()];
-        for chunk in leaders.chunks(KEY_CHUNK) {
-            let keys = leader_keys(chunk)?;
-            for (&leader, keys) in chunk.iter().zip(keys) {
-                crowded[leader as usize] =
-                    keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
+        external.buckets(|_, members| {
+            if members.len() as u64 > limit {
+                for &member in members {
+                    crowded[member as usize] = true;
+                }
             }
-        }
+        })?;
         return Ok(crowded);
     }
     let keys: Vec<Vec<u64>> = sketches.map_sorted(method, leaders, |_, sketch| {

@@ -165,17 +165,6 @@ impl<'d> ExternalKeys<'d> {
         ))
     }
 
-    /// The keys that more than `limit` distinct documents have, sorted.
-    pub(crate) fn crowded_keys(self, limit: u64) -> Result<Vec<u64>> {
-        let mut crowded = Vec::new();
-        self.buckets(|key, bucket| {
-            if bucket.len() as u64 > limit {
-                crowded.push(key);
-            }
-        })?;
-        Ok(crowded)
-    }
-
     /// Calls `bucket` with every key, in order, and the distinct ranks given with it,
     /// ascending.
     pub(crate) fn buckets(mut self, bucket: impl FnMut(u64, &[u32])) -> Result<()> {
