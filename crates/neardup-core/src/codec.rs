@@ -230,7 +230,10 @@ impl<'a> Decoder<'a> {
 
 /// The error of a checkpoint that cannot be read.
 pub fn corrupt(why: impl std::fmt::Display) -> Error {
-    Error::invalid("checkpoint", format!("the checkpoint cannot be read: {why}"))
+    Error::invalid(
+        "checkpoint",
+        format!("the checkpoint cannot be read: {why}"),
+    )
 }
 
 #[cfg(test)]

@@ -187,10 +187,13 @@ impl CorpusStats {
             }
             1 => {
                 let mask = from.u64()?;
-                let counters: Box<[AtomicU32]> =
-                    from.seq(4, |d| Ok(AtomicU32::new(d.u32()?)))?.into_boxed_slice();
+                let counters: Box<[AtomicU32]> = from
+                    .seq(4, |d| Ok(AtomicU32::new(d.u32()?)))?
+                    .into_boxed_slice();
                 let width = mask.checked_add(1).filter(|w| w.is_power_of_two());
-                if width.is_none_or(|w| w.saturating_mul(COUNT_MIN_DEPTH as u64) != counters.len() as u64) {
+                if width.is_none_or(|w| {
+                    w.saturating_mul(COUNT_MIN_DEPTH as u64) != counters.len() as u64
+                }) {
                     return Err(corrupt("a count-min table of the wrong size"));
                 }
                 Table::CountMin { mask, counters }

@@ -28,8 +28,8 @@ use rayon::prelude::*;
 use neardup_core::{Error, Result};
 
 use crate::external::{ExternalKeys, ExternalPairs};
-use neardup_core::codec::{self, Decoder, Encoder};
 use crate::spill::{Held, SketchStore, Spilling, StoreBuilder};
+use neardup_core::codec::{self, Decoder, Encoder};
 
 /// Options of [`dedup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -662,11 +662,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
     /// # Errors
     /// The checkpoint is malformed (parameter `checkpoint`), or its spill is missing or
     /// shorter than it says (parameter `temp_dir`).
-    pub fn resume(
-        method: &'m M,
-        checkpoint: &[u8],
-        spilling: Spilling,
-    ) -> Result<Sketcher<'m, M>> {
+    pub fn resume(method: &'m M, checkpoint: &[u8], spilling: Spilling) -> Result<Sketcher<'m, M>> {
         let mut from = Decoder::new(checkpoint)?;
         let documents = match from.u64()? {
             u64::MAX => None,
@@ -699,9 +695,15 @@ impl<'m, M: Method> Sketcher<'m, M> {
         from.end()?;
         let count = lengths.len();
         if offsets.is_empty()
-            || [identity.len(), empty.len(), exact_only.len(), notes.len(), offsets.len() - 1]
-                .iter()
-                .any(|&n| n != count)
+            || [
+                identity.len(),
+                empty.len(),
+                exact_only.len(),
+                notes.len(),
+                offsets.len() - 1,
+            ]
+            .iter()
+            .any(|&n| n != count)
         {
             return Err(codec::corrupt("its per-document lists differ in length"));
         }
@@ -1145,7 +1147,8 @@ fn mark_common<M: Method>(
         .filter(|&leader| crowded[leader as usize])
         .collect();
     if let Some(spilling) = spilling {
-        let common = common_features_external(method, sketches, spilling, leaders, &crowded, limit)?;
+        let common =
+            common_features_external(method, sketches, spilling, leaders, &crowded, limit)?;
         if common.is_empty() {
             return Ok(0);
         }
@@ -1237,11 +1240,13 @@ fn common_features_external<M: Method>(
         let features = sketches.map_sorted(method, chunk, |_, sketch| {
             method.frequency_features(sketch).to_vec()
         })?;
-        external.extend((chunk.iter().zip(features)).flat_map(|(&leader, features)| {
-            features
-                .into_iter()
-                .map(move |feature| (u64::from(feature), leader))
-        }))?;
+        external.extend(
+            (chunk.iter().zip(features)).flat_map(|(&leader, features)| {
+                features
+                    .into_iter()
+                    .map(move |feature| (u64::from(feature), leader))
+            }),
+        )?;
     }
     let mut common = Vec::new();
     external.buckets(|feature, members| {
@@ -1249,7 +1254,13 @@ fn common_features_external<M: Method>(
             return;
         }
         let count: u64 = (members.iter())
-            .map(|&m| if crowded[m as usize] { 1 } else { SAMPLE as u64 })
+            .map(|&m| {
+                if crowded[m as usize] {
+                    1
+                } else {
+                    SAMPLE as u64
+                }
+            })
             .sum();
         if count > limit {
             common.push(feature as u32);
@@ -1428,10 +1439,7 @@ fn candidate_pairs<'d, M: Method>(
                 for (document, &r) in rank.iter().enumerate() {
                     by_rank[r as usize] = document as u32;
                 }
-                return Ok((
-                    CandidateList::Spilled { pairs, by_rank },
-                    (stats, spilled),
-                ));
+                return Ok((CandidateList::Spilled { pairs, by_rank }, (stats, spilled)));
             }
             None => CandidateGenerator::candidate_pairs(
                 KeyTable::from_entries(entries(M::keys)?),

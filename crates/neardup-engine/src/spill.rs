@@ -61,7 +61,9 @@ pub trait SpillDir: Send + Sync {
     /// # Errors
     /// It does not exist or cannot be opened.
     fn open(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
-        Err(format!("the spill {name} of an earlier run cannot be opened here"))
+        Err(format!(
+            "the spill {name} of an earlier run cannot be opened here"
+        ))
     }
 }
 
@@ -374,7 +376,9 @@ impl<S: Sketch> StoreBuilder<S> {
         if let Some(&end) = offsets.last().filter(|&&end| end > 0) {
             let mut last = [0u8; 1];
             spill.read_at(end - 1, &mut last).map_err(|e| {
-                spill_error(format!("the sketches of the checkpoint are incomplete: {e}"))
+                spill_error(format!(
+                    "the sketches of the checkpoint are incomplete: {e}"
+                ))
             })?;
         }
         Ok(StoreBuilder::Spilled {

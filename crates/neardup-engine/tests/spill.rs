@@ -250,7 +250,10 @@ impl Spill for SharedSpill {
 impl SpillDir for NamedSpills {
     fn create(&self, name: &str) -> Result<Box<dyn Spill>, String> {
         let spill = SharedSpill::default();
-        self.0.lock().unwrap().insert(name.to_owned(), spill.clone());
+        self.0
+            .lock()
+            .unwrap()
+            .insert(name.to_owned(), spill.clone());
         Ok(Box::new(spill))
     }
     fn open(&self, name: &str) -> Result<Box<dyn Spill>, String> {
@@ -312,10 +315,7 @@ impl MethodVisitor for Resumed<'_> {
         let mut damaged = checkpoint.clone();
         let middle = damaged.len() / 2;
         damaged[middle] ^= 1;
-        let spilling = Spilling {
-            dir,
-            budget: 1,
-        };
+        let spilling = Spilling { dir, budget: 1 };
         let error = Sketcher::resume(learned.method(), &damaged, spilling)
             .err()
             .unwrap();

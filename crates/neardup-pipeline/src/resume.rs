@@ -373,7 +373,10 @@ mod tests {
         drop(dir);
         let dir = ResumeDir::open(parent.path(), &output, "m\n").unwrap();
         let error = dir.load(Stage::Corpus).unwrap_err().to_string();
-        assert!(error.contains("corpus.ckpt") && error.contains("checksum"), "{error}");
+        assert!(
+            error.contains("corpus.ckpt") && error.contains("checksum"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -390,7 +393,9 @@ mod tests {
         std::fs::write(&input, b"{\"text\": \"y\"}\n").unwrap();
         let changed = manifest(&["v".to_owned()], &[], std::slice::from_ref(&input)).unwrap();
         assert_ne!(text, changed);
-        let error = manifest(&[], &["-".to_owned()], &[]).unwrap_err().to_string();
+        let error = manifest(&[], &["-".to_owned()], &[])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("standard input"), "{error}");
     }
 }

@@ -542,7 +542,11 @@ fn read_streamed<M: Registered>(
                     learner.push(method, &texts, &NoProgress);
                     Ok(())
                 })?;
-                let pass = (learner.finish(), started.elapsed().as_secs_f64(), read.summary());
+                let pass = (
+                    learner.finish(),
+                    started.elapsed().as_secs_f64(),
+                    read.summary(),
+                );
                 drop(read);
                 if let Some(resume) = &resume {
                     resume.save(Stage::Corpus, &encode_corpus_checkpoint(&pass))?;
@@ -764,7 +768,10 @@ fn encode_sketch_checkpoint(state: &[u8], read: &SidesRead) -> Vec<u8> {
     ] {
         out.seq(&corpus.sources, |out, source| {
             out.str(&source.path);
-            out.u8(Format::ALL.iter().position(|&f| f == source.format).unwrap_or(0) as u8);
+            out.u8(Format::ALL
+                .iter()
+                .position(|&f| f == source.format)
+                .unwrap_or(0) as u8);
             match &source.csv_headers {
                 None => out.bool(false),
                 Some(headers) => {
@@ -799,7 +806,9 @@ fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)> {
                 .ok_or_else(|| codec::corrupt("an input format"))?;
             let csv_headers = match d.bool()? {
                 false => None,
-                true => Some(csv::ByteRecord::from(d.seq(8, |d| Ok(d.bytes()?.to_vec()))?)),
+                true => Some(csv::ByteRecord::from(
+                    d.seq(8, |d| Ok(d.bytes()?.to_vec()))?,
+                )),
             };
             Ok(Source {
                 path,
@@ -815,8 +824,8 @@ fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)> {
         let bytes_read = from.u64()?;
         let mut ids = IdArena::default();
         for id in from.seq(8, |d| d.bytes())? {
-            let value: Value = serde_json::from_slice(id)
-                .map_err(|e| codec::corrupt(format!("an id: {e}")))?;
+            let value: Value =
+                serde_json::from_slice(id).map_err(|e| codec::corrupt(format!("an id: {e}")))?;
             ids.push(&value);
         }
         let meta = Meta {

@@ -350,7 +350,10 @@ fn a_changed_input_or_option_is_not_resumed() {
     let stopped = run_stopping(dir.path(), "a", &args, Some("sketch"));
     assert!(!stopped.status.success());
     // The input grows by one record: the checkpoints are not taken up.
-    let mut file = std::fs::OpenOptions::new().append(true).open(&input).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&input)
+        .unwrap();
     file.write_all(b"{\"id\": \"new\", \"text\": \"a record added after the stop\"}\n")
         .unwrap();
     drop(file);
@@ -371,7 +374,10 @@ fn a_changed_input_or_option_is_not_resumed() {
     let stats: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("b-stats.json")).unwrap()).unwrap();
     assert_eq!(stats["resumed_from"], Value::Null, "{stats}");
-    assert!(stats["resume_discarded"].as_str().unwrap().contains("method"));
+    assert!(stats["resume_discarded"]
+        .as_str()
+        .unwrap()
+        .contains("method"));
     assert_eq!(resume_dirs(dir.path()), Vec::<String>::new());
 }
 
@@ -386,10 +392,18 @@ fn resume_refuses_standard_input() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"one\ntwo\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"one\ntwo\n")
+        .unwrap();
     let run = child.wait_with_output().unwrap();
     assert!(!run.status.success());
     let message = String::from_utf8_lossy(&run.stderr);
-    assert!(message.contains("standard input") && message.contains("resume"), "{message}");
+    assert!(
+        message.contains("standard input") && message.contains("resume"),
+        "{message}"
+    );
     assert_eq!(files_in(dir.path()), Vec::<String>::new());
 }

@@ -36,11 +36,7 @@ impl SeenIds {
 
 impl SeenIds {
     /// [`SeenIds::find`] over ids held as their JSON text (an [`IdArena`]).
-    pub(super) fn find_text<'v>(
-        &self,
-        id: &[u8],
-        id_of: impl Fn(u32) -> &'v [u8],
-    ) -> Option<u32> {
+    pub(super) fn find_text<'v>(&self, id: &[u8], id_of: impl Fn(u32) -> &'v [u8]) -> Option<u32> {
         let hash = self.hasher.hash_one(id);
         let index = self.table.find(hash, |&index| id_of(index) == id)?;
         Some(*index)
@@ -262,7 +258,14 @@ mod tests {
 
     #[test]
     fn an_id_arena_gives_back_every_id() {
-        let ids = vec![json!("a"), json!(7), json!(""), json!("長い id"), json!(1.5), json!(-3)];
+        let ids = vec![
+            json!("a"),
+            json!(7),
+            json!(""),
+            json!("長い id"),
+            json!(1.5),
+            json!(-3),
+        ];
         let arena: IdArena = ids.iter().cloned().collect();
         assert_eq!(arena.len(), ids.len());
         for (index, id) in ids.iter().enumerate() {

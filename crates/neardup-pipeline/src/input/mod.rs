@@ -633,8 +633,10 @@ impl CorpusReader<'_> {
         let first = match self.sink {
             Some(_) => {
                 let text = serde_json::to_vec(&record.id).unwrap_or_default();
-                (self.ids.find_text(&text, |i| self.meta.ids.text(i as usize)))
-                    .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize]))
+                (self
+                    .ids
+                    .find_text(&text, |i| self.meta.ids.text(i as usize)))
+                .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize]))
             }
             None => (self
                 .ids
