@@ -47,8 +47,8 @@ pub struct DedupArgs {
     /// of the memory available when the run starts). A run expected to need more (about 10
     /// bytes per byte of input) streams its inputs instead of holding them, spills its
     /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
-    /// outputs are the same. The spilling path holds about 80 bytes per document besides
-    /// buffers sized from the limit, so the limit holds while documents x 80 bytes stays
+    /// outputs are the same. The spilling path holds about 200 bytes per document besides
+    /// buffers sized from the limit, so the limit holds while documents x 200 bytes stays
     /// well under it (see BENCHMARKS.md, "Bounded memory"). Parquet inputs are always held
     /// in memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
