@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn an_id_arena_gives_back_every_id() {
-        let ids = vec![
+        let ids = [
             json!("a"),
             json!(7),
             json!(""),
