@@ -74,19 +74,11 @@ impl<'d> ExternalKeys<'d> {
         self.buffer.par_sort_unstable();
         self.buffer.dedup();
         let name = format!("{}-{}", self.name, self.runs.len());
-        let mut spill = self.dir.create(&name).map_err(spill_error)?;
-        let mut bytes = Vec::with_capacity(RUN_READ_BYTES);
-        for &(key, rank) in &self.buffer {
-            bytes.extend_from_slice(&key.to_le_bytes());
-            bytes.extend_from_slice(&rank.to_le_bytes());
-            if bytes.len() >= RUN_READ_BYTES {
-                spill.append(&bytes).map_err(spill_error)?;
-                bytes.clear();
-            }
-        }
-        spill.append(&bytes).map_err(spill_error)?;
-        spill.flush().map_err(spill_error)?;
-        let length = (self.buffer.len() * ENTRY_BYTES) as u64;
+        let (spill, length) =
+            write_run_file(self.dir, &name, &self.buffer, |&(key, rank), bytes| {
+                bytes.extend_from_slice(&key.to_le_bytes());
+                bytes.extend_from_slice(&rank.to_le_bytes());
+            })?;
         self.spilled += length;
         self.runs.push((spill, length));
         self.buffer.clear();
@@ -308,18 +300,9 @@ impl<'d> ExternalU64<'d> {
         self.buffer.par_sort_unstable();
         self.buffer.dedup();
         let name = format!("{}-{}", self.name, self.runs.len());
-        let mut spill = self.dir.create(&name).map_err(spill_error)?;
-        let mut bytes = Vec::with_capacity(RUN_READ_BYTES);
-        for &value in &self.buffer {
+        let (spill, length) = write_run_file(self.dir, &name, &self.buffer, |&value, bytes| {
             bytes.extend_from_slice(&value.to_le_bytes());
-            if bytes.len() >= RUN_READ_BYTES {
-                spill.append(&bytes).map_err(spill_error)?;
-                bytes.clear();
-            }
-        }
-        spill.append(&bytes).map_err(spill_error)?;
-        spill.flush().map_err(spill_error)?;
-        let length = (self.buffer.len() * 8) as u64;
+        })?;
         self.spilled += length;
         self.runs.push((spill, length));
         self.buffer.clear();
@@ -331,18 +314,18 @@ impl<'d> ExternalU64<'d> {
     fn merge(&mut self, mut value: impl FnMut(u64) -> Result<()>) -> Result<()> {
         self.write_run()?;
         self.buffer = Vec::new();
-        let mut readers: Vec<U64Reader<'_>> = (self.runs.iter())
-            .map(|(spill, length)| U64Reader::new(spill.as_ref(), *length))
+        let mut readers: Vec<RunReader<'_>> = (self.runs.iter())
+            .map(|(spill, length)| RunReader::new(spill.as_ref(), *length))
             .collect();
         let mut heap = BinaryHeap::with_capacity(readers.len());
         for (index, reader) in readers.iter_mut().enumerate() {
-            if let Some(v) = reader.next()? {
+            if let Some(v) = reader.next_u64()? {
                 heap.push(Reverse((v, index)));
             }
         }
         while let Some(Reverse((v, index))) = heap.pop() {
             value(v)?;
-            if let Some(next) = readers[index].next()? {
+            if let Some(next) = readers[index].next_u64()? {
                 heap.push(Reverse((next, index)));
             }
         }
@@ -350,44 +333,28 @@ impl<'d> ExternalU64<'d> {
     }
 }
 
-/// Reads the values of one [`ExternalU64`] run in order.
-struct U64Reader<'s> {
-    spill: &'s dyn Spill,
-    length: u64,
-    offset: u64,
-    buffer: Vec<u8>,
-    at: usize,
-}
-
-impl<'s> U64Reader<'s> {
-    fn new(spill: &'s dyn Spill, length: u64) -> U64Reader<'s> {
-        U64Reader {
-            spill,
-            length,
-            offset: 0,
-            buffer: Vec::new(),
-            at: 0,
+/// Writes `entries` (sorted) as the run `name` in `dir`, each encoded by `encode` into the
+/// same number of bytes; returns the run and its length in bytes.
+fn write_run_file<T>(
+    dir: &dyn SpillDir,
+    name: &str,
+    entries: &[T],
+    encode: impl Fn(&T, &mut Vec<u8>),
+) -> Result<(Box<dyn Spill>, u64)> {
+    let mut spill = dir.create(name).map_err(spill_error)?;
+    let mut bytes = Vec::with_capacity(RUN_READ_BYTES);
+    let mut length = 0;
+    for entry in entries {
+        encode(entry, &mut bytes);
+        if bytes.len() >= RUN_READ_BYTES {
+            spill.append(&bytes).map_err(spill_error)?;
+            length += bytes.len() as u64;
+            bytes.clear();
         }
     }
-
-    fn next(&mut self) -> Result<Option<u64>> {
-        if self.at == self.buffer.len() {
-            if self.offset == self.length {
-                return Ok(None);
-            }
-            let size = (self.length - self.offset).min(RUN_READ_BYTES as u64);
-            self.buffer.resize(size as usize, 0);
-            self.spill
-                .read_at(self.offset, &mut self.buffer)
-                .map_err(spill_error)?;
-            self.offset += size;
-            self.at = 0;
-        }
-        let mut value = [0u8; 8];
-        value.copy_from_slice(&self.buffer[self.at..self.at + 8]);
-        self.at += 8;
-        Ok(Some(u64::from_le_bytes(value)))
-    }
+    spill.append(&bytes).map_err(spill_error)?;
+    spill.flush().map_err(spill_error)?;
+    Ok((spill, length + bytes.len() as u64))
 }
 
 /// Reads the entries of one run in order.
@@ -410,27 +377,44 @@ impl<'s> RunReader<'s> {
         }
     }
 
-    fn next(&mut self) -> Result<Option<(u64, u32)>> {
+    /// The next entry of `size` bytes (every entry of a run has the same size).
+    fn entry(&mut self, size: usize) -> Result<Option<&[u8]>> {
         if self.at == self.buffer.len() {
             if self.offset == self.length {
                 return Ok(None);
             }
-            let entries = (RUN_READ_BYTES / ENTRY_BYTES) as u64;
-            let size = (self.length - self.offset).min(entries * ENTRY_BYTES as u64);
-            self.buffer.resize(size as usize, 0);
+            let block = (RUN_READ_BYTES / size * size) as u64;
+            let read = (self.length - self.offset).min(block);
+            self.buffer.resize(read as usize, 0);
             self.spill
                 .read_at(self.offset, &mut self.buffer)
                 .map_err(spill_error)?;
-            self.offset += size;
+            self.offset += read;
             self.at = 0;
         }
-        let bytes = &self.buffer[self.at..self.at + ENTRY_BYTES];
-        self.at += ENTRY_BYTES;
-        let mut key = [0u8; 8];
-        key.copy_from_slice(&bytes[..8]);
-        let mut rank = [0u8; 4];
-        rank.copy_from_slice(&bytes[8..]);
-        Ok(Some((u64::from_le_bytes(key), u32::from_le_bytes(rank))))
+        let bytes = &self.buffer[self.at..self.at + size];
+        self.at += size;
+        Ok(Some(bytes))
+    }
+
+    /// The next `(key, rank)` entry of an [`ExternalKeys`] run.
+    fn next(&mut self) -> Result<Option<(u64, u32)>> {
+        Ok(self.entry(ENTRY_BYTES)?.map(|bytes| {
+            let mut key = [0u8; 8];
+            key.copy_from_slice(&bytes[..8]);
+            let mut rank = [0u8; 4];
+            rank.copy_from_slice(&bytes[8..]);
+            (u64::from_le_bytes(key), u32::from_le_bytes(rank))
+        }))
+    }
+
+    /// The next value of an [`ExternalU64`] run.
+    fn next_u64(&mut self) -> Result<Option<u64>> {
+        Ok(self.entry(8)?.map(|bytes| {
+            let mut value = [0u8; 8];
+            value.copy_from_slice(bytes);
+            u64::from_le_bytes(value)
+        }))
     }
 }
 

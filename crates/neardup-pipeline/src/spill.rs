@@ -20,7 +20,7 @@
 //!
 //! [`Meta`]: crate::input::Meta
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -221,25 +221,9 @@ impl FileSpill {
     /// # Errors
     /// The file cannot be created.
     pub fn create(path: PathBuf) -> Result<FileSpill> {
-        let file = File::options()
-            .create_new(true)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|error| Error::Io {
-                path: path.display().to_string(),
-                error,
-            })?;
-        let reader = file.try_clone().map_err(|error| Error::Io {
-            path: path.display().to_string(),
-            error,
-        })?;
-        Ok(FileSpill {
-            path,
-            writer: BufWriter::with_capacity(1 << 20, file),
-            reader,
-            remove_on_drop: true,
-        })
+        let mut options = File::options();
+        options.create_new(true).read(true).write(true);
+        FileSpill::with_options(path, &options, true)
     }
 
     /// Opens the file `path` that an earlier run left (kept, not removed when dropped).
@@ -247,23 +231,27 @@ impl FileSpill {
     /// # Errors
     /// The file cannot be opened.
     pub fn open(path: PathBuf) -> Result<FileSpill> {
-        let file = File::options()
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|error| Error::Io {
-                path: path.display().to_string(),
-                error,
-            })?;
-        let reader = file.try_clone().map_err(|error| Error::Io {
+        let mut options = File::options();
+        options.read(true).append(true);
+        FileSpill::with_options(path, &options, false)
+    }
+
+    fn with_options(
+        path: PathBuf,
+        options: &OpenOptions,
+        remove_on_drop: bool,
+    ) -> Result<FileSpill> {
+        let io = |error| Error::Io {
             path: path.display().to_string(),
             error,
-        })?;
+        };
+        let file = options.open(&path).map_err(io)?;
+        let reader = file.try_clone().map_err(io)?;
         Ok(FileSpill {
             path,
             writer: BufWriter::with_capacity(1 << 20, file),
             reader,
-            remove_on_drop: false,
+            remove_on_drop,
         })
     }
 
