@@ -57,6 +57,7 @@ pub mod method;
 pub mod methods;
 pub mod minhash;
 pub mod normalize;
+pub mod offsets;
 pub mod registry;
 pub mod simhash;
 mod t2s_table;

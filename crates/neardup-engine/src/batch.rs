@@ -536,8 +536,8 @@ struct Facts {
     empty: Vec<bool>,
     /// [`Sketch::exact_only`].
     exact_only: Vec<bool>,
-    /// Characters of the text (for the keep policy).
-    lengths: Vec<usize>,
+    /// Characters of the text (for the keep policy), at most `u32::MAX`.
+    lengths: Vec<u32>,
     /// Whether pairs carry a distance ([`Method::distance`] of the first sketch with itself).
     distances: Option<bool>,
 }
@@ -553,9 +553,22 @@ pub struct Sketcher<'m, M: Method> {
     store: StoreBuilder<M::Sketch>,
     spilling: Option<Spilling>,
     facts: Facts,
-    notes: Vec<Option<Box<DocumentNotes>>>,
+    notes: NoteTotals,
     first_lines: FirstLines,
     started: Instant,
+}
+
+impl Facts {
+    /// Room for `documents` documents, so that a known corpus takes no growth slack.
+    fn with_capacity(documents: usize) -> Facts {
+        Facts {
+            identity: Vec::with_capacity(documents),
+            empty: Vec::with_capacity(documents),
+            exact_only: Vec::with_capacity(documents),
+            lengths: Vec::with_capacity(documents),
+            distances: None,
+        }
+    }
 }
 
 impl<'m, M: Method> Sketcher<'m, M> {
@@ -587,10 +600,10 @@ impl<'m, M: Method> Sketcher<'m, M> {
         Ok(Sketcher {
             method,
             documents,
-            store: StoreBuilder::new(spill),
+            store: StoreBuilder::new(spill, documents.unwrap_or(0)),
             spilling,
-            facts: Facts::default(),
-            notes: Vec::new(),
+            facts: Facts::with_capacity(documents.unwrap_or(0)),
+            notes: NoteTotals::default(),
             first_lines: FirstLines::default(),
             started: Instant::now(),
         })
@@ -616,25 +629,21 @@ impl<'m, M: Method> Sketcher<'m, M> {
         let mut out = Encoder::new();
         out.u64(self.documents.map_or(u64::MAX, |d| d as u64));
         out.f64(self.started.elapsed().as_secs_f64());
-        out.seq(offsets, |out, &offset| out.u64(offset));
+        out.u64(offsets.len() as u64);
+        for offset in offsets.iter() {
+            out.u64(offset);
+        }
         let facts = &self.facts;
         out.seq(&facts.identity, |out, &identity| out.u128(identity));
         out.seq(&facts.empty, |out, &empty| out.bool(empty));
         out.seq(&facts.exact_only, |out, &only| out.bool(only));
-        out.seq(&facts.lengths, |out, &length| out.u64(length as u64));
+        out.seq(&facts.lengths, |out, &length| out.u32(length));
         out.u8(match facts.distances {
             None => 0,
             Some(false) => 1,
             Some(true) => 2,
         });
-        out.seq(&self.notes, |out, note| match note {
-            None => out.bool(false),
-            Some(note) => {
-                out.bool(true);
-                out.seq(&note.lines, |out, &line| out.u64(line));
-                out.u64(note.discounted);
-            }
-        });
+        self.notes.encode(&mut out);
         let mut first: Vec<(u64, (u32, u32), Box<str>)> = (self.first_lines.shards.iter())
             .flat_map(|shard| {
                 let map = shard
@@ -673,22 +682,14 @@ impl<'m, M: Method> Sketcher<'m, M> {
         let identity = from.seq(16, |d| d.u128())?;
         let empty = from.seq(1, |d| d.bool())?;
         let exact_only = from.seq(1, |d| d.bool())?;
-        let lengths = from.seq(8, |d| Ok(d.u64()? as usize))?;
+        let lengths = from.seq(4, |d| d.u32())?;
         let distances = match from.u8()? {
             0 => None,
             1 => Some(false),
             2 => Some(true),
             other => return Err(codec::corrupt(format!("distances {other}"))),
         };
-        let notes = from.seq(1, |d| {
-            Ok(match d.bool()? {
-                false => None,
-                true => Some(Box::new(DocumentNotes {
-                    lines: d.seq(8, |d| d.u64())?.into_boxed_slice(),
-                    discounted: d.u64()?,
-                })),
-            })
-        })?;
+        let notes = NoteTotals::decode(&mut from)?;
         let first = from.seq(24, |d| {
             Ok((d.u64()?, (d.u32()?, d.u32()?), Box::<str>::from(d.str()?)))
         })?;
@@ -699,7 +700,6 @@ impl<'m, M: Method> Sketcher<'m, M> {
                 identity.len(),
                 empty.len(),
                 exact_only.len(),
-                notes.len(),
                 offsets.len() - 1,
             ]
             .iter()
@@ -773,7 +773,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
                 ),
             ));
         }
-        type Noted = (usize, Option<Box<DocumentNotes>>);
+        type Noted = (u32, Option<DocumentNotes>);
         let (method, first_lines) = (self.method, &self.first_lines);
         let (sketches, noted): (Vec<M::Sketch>, Vec<Noted>) = texts
             .enumerate()
@@ -798,7 +798,9 @@ impl<'m, M: Method> Sketcher<'m, M> {
         }
         for (length, note) in noted {
             facts.lengths.push(length);
-            self.notes.push(note);
+            if let Some(note) = note {
+                self.notes.add(&note);
+            }
         }
         self.store.extend(sketches)
     }
@@ -852,8 +854,59 @@ impl<'m, M: Method> Sketcher<'m, M> {
 /// What sketching removed from one document, when it removed anything: the keys of its
 /// boilerplate lines (their texts are kept once, in [`FirstLines`]).
 struct DocumentNotes {
-    lines: Box<[u64]>,
+    lines: Vec<u64>,
     discounted: u64,
+}
+
+/// The documents' notes summed as they are sketched (sums and counts, so the order of the
+/// documents does not change them): nothing is held per document.
+#[derive(Default)]
+struct NoteTotals {
+    /// Features discounted, over all documents.
+    discounted: u64,
+    /// Documents with at least one boilerplate line removed.
+    documents: u64,
+    /// Lines removed, over all documents.
+    removed_lines: u64,
+    /// Per distinct line key, the documents it was removed from.
+    counts: std::collections::HashMap<u64, u64>,
+}
+
+impl NoteTotals {
+    fn add(&mut self, note: &DocumentNotes) {
+        self.discounted += note.discounted;
+        if note.lines.is_empty() {
+            return;
+        }
+        self.documents += 1;
+        self.removed_lines += note.lines.len() as u64;
+        for &key in &note.lines {
+            *self.counts.entry(key).or_insert(0) += 1;
+        }
+    }
+
+    fn encode(&self, out: &mut Encoder) {
+        out.u64(self.discounted);
+        out.u64(self.documents);
+        out.u64(self.removed_lines);
+        let mut counts: Vec<(u64, u64)> = self.counts.iter().map(|(&k, &n)| (k, n)).collect();
+        counts.sort_unstable();
+        out.seq(&counts, |out, &(key, documents)| {
+            out.u64(key);
+            out.u64(documents);
+        });
+    }
+
+    fn decode(from: &mut Decoder<'_>) -> Result<NoteTotals> {
+        let (discounted, documents, removed_lines) = (from.u64()?, from.u64()?, from.u64()?);
+        let counts = from.seq(16, |d| Ok((d.u64()?, d.u64()?)))?;
+        Ok(NoteTotals {
+            discounted,
+            documents,
+            removed_lines,
+            counts: counts.into_iter().collect(),
+        })
+    }
 }
 
 /// Line key -> ((document, position), text) of its first occurrence.
@@ -908,7 +961,7 @@ fn sketch_one<M: Method>(
     text: &str,
     first_lines: &FirstLines,
     progress: &dyn Progress,
-) -> (M::Sketch, (usize, Option<Box<DocumentNotes>>)) {
+) -> (M::Sketch, (u32, Option<DocumentNotes>)) {
     let mut notes = SketchNotes::default();
     let sketch = method.sketch_noted(text, &mut notes);
     progress.advance(1);
@@ -920,33 +973,25 @@ fn sketch_one<M: Method>(
                 lines.push(line.key);
             }
         }
-        Box::new(DocumentNotes {
-            lines: lines.into_boxed_slice(),
+        DocumentNotes {
+            lines,
             discounted: notes.discounted_features,
-        })
+        }
     });
-    (sketch, (text.chars().count(), noted))
+    let length = u32::try_from(text.chars().count()).unwrap_or(u32::MAX);
+    (sketch, (length, noted))
 }
 
 /// Sums the documents' notes: per distinct line, its first text and the documents it was
 /// removed from, most documents first.
-fn boilerplate_stats(
-    notes: Vec<Option<Box<DocumentNotes>>>,
-    first_lines: FirstLines,
-) -> BoilerplateStats {
-    let mut stats = BoilerplateStats::default();
-    let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    for note in notes.into_iter().flatten() {
-        stats.discounted_features += note.discounted;
-        if note.lines.is_empty() {
-            continue;
-        }
-        stats.documents += 1;
-        stats.removed_lines += note.lines.len() as u64;
-        for &key in note.lines.iter() {
-            *counts.entry(key).or_insert(0) += 1;
-        }
-    }
+fn boilerplate_stats(notes: NoteTotals, first_lines: FirstLines) -> BoilerplateStats {
+    let mut stats = BoilerplateStats {
+        discounted_features: notes.discounted,
+        documents: notes.documents,
+        removed_lines: notes.removed_lines,
+        ..BoilerplateStats::default()
+    };
+    let counts = notes.counts;
     let mut first = first_lines.into_map();
     let mut lines: Vec<(u64, (u32, u32), Box<str>)> = (counts.into_iter())
         .filter_map(|(key, documents)| {
@@ -1005,16 +1050,23 @@ fn dedup_sketched<M: Method>(
     stats
         .seconds
         .push(("sketch", started.elapsed().as_secs_f64()));
-    stats.empty_documents = facts.empty.iter().filter(|&&e| e).count() as u64;
-    stats.exact_only_documents = facts.exact_only.iter().filter(|&&e| e).count() as u64;
-    let distances = facts.distances.unwrap_or(false);
+    // Each fact is dropped once it has served, so that the later stages do not hold it.
+    let Facts {
+        identity,
+        empty,
+        exact_only,
+        lengths,
+        distances,
+    } = facts;
+    stats.empty_documents = empty.iter().filter(|&&e| e).count() as u64;
+    stats.exact_only_documents = exact_only.iter().filter(|&&e| e).count() as u64;
+    let distances = distances.unwrap_or(false);
 
     let started = Instant::now();
-    let rank = reference_first(
-        cluster::ranks(&facts.lengths, options.keep),
-        options.reference,
-    );
-    let (leaders, groups) = exact_groups(&facts, &rank);
+    let rank = reference_first(cluster::ranks(&lengths, options.keep), options.reference);
+    drop(lengths);
+    let (leaders, groups) = exact_groups(&identity, &empty, &rank);
+    drop((identity, empty));
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
         progress.stage("common", leaders.len() as u64);
         let marked = mark_common(method, &mut sketches, spilling, &leaders, limit)?;
@@ -1026,11 +1078,12 @@ fn dedup_sketched<M: Method>(
         method,
         &sketches,
         spilling,
-        &facts,
+        &exact_only,
         &leaders,
         &rank,
         options.limits(),
     )?;
+    drop((exact_only, leaders));
     stats.spilled_bytes += bucket_stats.1;
     let mut bucket_stats = bucket_stats.0;
     // Pairs inside the reference corpus, and among the new documents unless asked.
@@ -1097,7 +1150,11 @@ fn dedup_sketched<M: Method>(
     let started = Instant::now();
     progress.stage("cluster", documents);
     let mut assignment = match options.cluster {
-        ClusterMode::Representative => cluster::representative(&rank, &leader_pairs),
+        ClusterMode::Representative => {
+            // The sketches are not read again: their offsets need not stay.
+            drop(sketches);
+            cluster::representative(&rank, &leader_pairs)
+        }
         ClusterMode::Connected => {
             let failed = FirstError::default();
             let assignment = cluster::connected(&rank, &leader_pairs, |a, b| {
@@ -1360,23 +1417,49 @@ fn crowded_documents<M: Method>(
 
 /// Groups non-empty documents by identity. Returns the leaders (one per distinct identity,
 /// in input order) and the groups of two or more (leader first, then by rank).
-fn exact_groups(facts: &Facts, rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut by_identity: Vec<(u128, u32, u32)> = (facts.identity.par_iter())
-        .zip(facts.empty.par_iter())
-        .enumerate()
-        .filter(|(_, (_, &empty))| !empty)
-        .map(|(document, (&identity, _))| (identity, rank[document], document as u32))
+///
+/// A first pass sorts only the identities' upper 64 bits (8 bytes a document) to find the
+/// ones that repeat; only the documents whose upper bits repeat are then sorted by full
+/// identity and rank, so a corpus with few exact copies takes 8 bytes a document here, not
+/// the 24 of sorting every `(identity, rank, document)`.
+fn exact_groups(identity: &[u128], empty: &[bool], rank: &[u32]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let upper = |id: u128| (id >> 64) as u64;
+    let mut uppers: Vec<u64> = (identity.par_iter().zip(empty.par_iter()))
+        .filter(|(_, &empty)| !empty)
+        .map(|(&id, _)| upper(id))
         .collect();
+    uppers.par_sort_unstable();
+    let repeated: Vec<u64> = (uppers.chunk_by(|x, y| x == y))
+        .filter(|run| run.len() > 1)
+        .map(|run| run[0])
+        .collect();
+    drop(uppers);
+    let mut by_identity: Vec<(u128, u32, u32)> = (identity.par_iter().zip(empty.par_iter()))
+        .enumerate()
+        .filter(|(_, (&id, &empty))| !empty && repeated.binary_search(&upper(id)).is_ok())
+        .map(|(document, (&id, _))| (id, rank[document], document as u32))
+        .collect();
+    drop(repeated);
     by_identity.par_sort_unstable();
-    let mut leaders = Vec::new();
-    let mut groups = Vec::new();
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    let mut followers: Vec<u32> = Vec::new();
     for group in by_identity.chunk_by(|x, y| x.0 == y.0) {
-        leaders.push(group[0].2);
         if group.len() > 1 {
             groups.push(group.iter().map(|entry| entry.2).collect());
+            followers.extend(group[1..].iter().map(|entry| entry.2));
         }
     }
-    leaders.sort_unstable();
+    drop(by_identity);
+    followers.par_sort_unstable();
+    let mut next = followers.iter().peekable();
+    let leaders = (0..identity.len() as u32)
+        .filter(|&document| {
+            if next.next_if_eq(&&document).is_some() {
+                return false;
+            }
+            !empty[document as usize]
+        })
+        .collect();
     (leaders, groups)
 }
 
@@ -1389,7 +1472,7 @@ fn candidate_pairs<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    facts: &Facts,
+    exact_only: &[bool],
     leaders: &[u32],
     rank: &[u32],
     limits: CandidateLimits,
@@ -1397,7 +1480,7 @@ fn candidate_pairs<'d, M: Method>(
     let mut spilled = 0;
     // Documents with too few features take part in exact-copy groups only.
     let leaders: Vec<u32> = (leaders.iter().copied())
-        .filter(|&document| !facts.exact_only[document as usize])
+        .filter(|&document| !exact_only[document as usize])
         .collect();
     let leaders = &leaders[..];
     let entries = |emit: fn(&M, &M::Sketch, &mut Vec<u64>)| -> Result<Vec<(u64, u32)>> {

@@ -18,6 +18,7 @@
 //! again each time it is decoded, so a spilled run verifies exactly what an in-memory run
 //! verifies.
 
+use neardup_core::offsets::Offsets;
 use neardup_core::{Error, Method, Result, Sketch};
 use rayon::prelude::*;
 
@@ -147,7 +148,7 @@ pub(crate) enum SketchStore<S> {
     /// Encoded in a [`Spill`]: document `d` is at `offsets[d]..offsets[d + 1]`.
     Spilled {
         spill: Box<dyn Spill>,
-        offsets: Vec<u64>,
+        offsets: Offsets,
         marks: Option<Marks>,
     },
 }
@@ -165,7 +166,7 @@ impl<S: Sketch> SketchStore<S> {
     pub(crate) fn spilled_bytes(&self) -> u64 {
         match self {
             SketchStore::Memory(_) => 0,
-            SketchStore::Spilled { offsets, .. } => offsets.last().copied().unwrap_or(0),
+            SketchStore::Spilled { offsets, .. } => offsets.last(),
         }
     }
 
@@ -182,7 +183,8 @@ impl<S: Sketch> SketchStore<S> {
                 offsets,
                 marks,
             } => {
-                let (start, end) = (offsets[document as usize], offsets[document as usize + 1]);
+                let document_at = document as usize;
+                let (start, end) = (offsets.get(document_at), offsets.get(document_at + 1));
                 let mut bytes = vec![0u8; (end - start) as usize];
                 spill.read_at(start, &mut bytes).map_err(spill_error)?;
                 Ok(Held::Owned(decode(
@@ -216,21 +218,21 @@ impl<S: Sketch> SketchStore<S> {
                 let mut results = Vec::with_capacity(documents.len());
                 let mut start = 0;
                 while start < documents.len() {
-                    let first = offsets[documents[start] as usize];
+                    let first = offsets.get(documents[start] as usize);
                     let mut end = start + 1;
                     while end < documents.len()
-                        && offsets[documents[end] as usize + 1] - first <= READ_BLOCK_BYTES
+                        && offsets.get(documents[end] as usize + 1) - first <= READ_BLOCK_BYTES
                     {
                         end += 1;
                     }
-                    let last = offsets[documents[end - 1] as usize + 1];
+                    let last = offsets.get(documents[end - 1] as usize + 1);
                     let mut block = vec![0u8; (last - first) as usize];
                     spill.read_at(first, &mut block).map_err(spill_error)?;
                     let decoded: Result<Vec<R>> = documents[start..end]
                         .par_iter()
                         .map(|&d| {
-                            let at = (offsets[d as usize] - first) as usize;
-                            let to = (offsets[d as usize + 1] - first) as usize;
+                            let at = (offsets.get(d as usize) - first) as usize;
+                            let to = (offsets.get(d as usize + 1) - first) as usize;
                             let sketch = decode(method, marks.as_ref(), d, &block[at..to])?;
                             Ok(f(d, &sketch))
                         })
@@ -312,20 +314,25 @@ pub(crate) enum StoreBuilder<S> {
     Memory(Vec<S>),
     Spilled {
         spill: Box<dyn Spill>,
-        offsets: Vec<u64>,
+        offsets: Offsets,
         buffer: Vec<u8>,
     },
 }
 
 impl<S: Sketch> StoreBuilder<S> {
-    pub(crate) fn new(spill: Option<Box<dyn Spill>>) -> StoreBuilder<S> {
+    /// A builder with room for `documents` sketches (0 when the count is not known).
+    pub(crate) fn new(spill: Option<Box<dyn Spill>>, documents: usize) -> StoreBuilder<S> {
         match spill {
-            None => StoreBuilder::Memory(Vec::new()),
-            Some(spill) => StoreBuilder::Spilled {
-                spill,
-                offsets: vec![0],
-                buffer: Vec::new(),
-            },
+            None => StoreBuilder::Memory(Vec::with_capacity(documents)),
+            Some(spill) => {
+                let mut offsets = Offsets::with_capacity(documents + 1);
+                offsets.push(0);
+                StoreBuilder::Spilled {
+                    spill,
+                    offsets,
+                    buffer: Vec::new(),
+                }
+            }
         }
     }
 
@@ -347,7 +354,7 @@ impl<S: Sketch> StoreBuilder<S> {
                     })
                     .collect();
                 buffer.clear();
-                let mut end = *offsets.last().unwrap_or(&0);
+                let mut end = offsets.last();
                 for bytes in &encoded {
                     buffer.extend_from_slice(bytes);
                     end += bytes.len() as u64;
@@ -361,7 +368,7 @@ impl<S: Sketch> StoreBuilder<S> {
 
     /// Makes every sketch added so far readable from the spill; the offsets of the spilled
     /// sketches (`None` for a store in memory).
-    pub(crate) fn flushed_offsets(&mut self) -> Result<Option<&[u64]>> {
+    pub(crate) fn flushed_offsets(&mut self) -> Result<Option<&Offsets>> {
         match self {
             StoreBuilder::Memory(_) => Ok(None),
             StoreBuilder::Spilled { spill, offsets, .. } => {
@@ -372,8 +379,17 @@ impl<S: Sketch> StoreBuilder<S> {
     }
 
     /// A store whose sketches an earlier run spilled to `spill` at `offsets`.
-    pub(crate) fn reopened(spill: Box<dyn Spill>, offsets: Vec<u64>) -> Result<StoreBuilder<S>> {
-        if let Some(&end) = offsets.last().filter(|&&end| end > 0) {
+    pub(crate) fn reopened(spill: Box<dyn Spill>, given: Vec<u64>) -> Result<StoreBuilder<S>> {
+        if given.first() != Some(&0) || given.windows(2).any(|w| w[1] < w[0]) {
+            return Err(spill_error(
+                "the sketch offsets of the checkpoint do not start at 0 and go up".to_owned(),
+            ));
+        }
+        let mut offsets = Offsets::with_capacity(given.len());
+        for offset in given {
+            offsets.push(offset);
+        }
+        if let Some(end) = Some(offsets.last()).filter(|&end| end > 0) {
             let mut last = [0u8; 1];
             spill.read_at(end - 1, &mut last).map_err(|e| {
                 spill_error(format!(

@@ -19,8 +19,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::input::{
-    read_inputs, read_inputs_streamed, Corpus, Format, IdArena, InputOptions, Meta, Raw, Record,
-    Skipped, Source,
+    read_inputs, read_inputs_replayed, read_inputs_streamed, Corpus, Format, IdArena, InputOptions,
+    Meta, Raw, Record, Runs, Skipped, Source,
 };
 use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
 use crate::paths::{check_distinct, STANDARD};
@@ -524,12 +524,14 @@ fn read_streamed<M: Registered>(
     let last = resume.as_ref().and_then(ResumeDir::last);
 
     // The corpus pass, when the method learns from the corpus: what the first read found
-    // is kept as a summary, to check the second read against.
+    // (ids, places, skips) is kept, and the second read replays it (no table of ids, no
+    // second copy of the ids); a corpus pass taken up from a checkpoint has only its
+    // summary, and the second read is a full one checked against it.
     let corpus_pass = match method.learns_from_corpus() {
         true => match resume.as_ref().map(|r| r.load(Stage::Corpus)).transpose()? {
             Some(Some(payload)) => {
                 resumed = Some(Stage::Corpus.name());
-                Some(decode_corpus_checkpoint(&payload)?)
+                Some((decode_corpus_checkpoint(&payload)?, None))
             }
             _ if last == Some(Stage::Sketch) => None,
             _ => {
@@ -547,18 +549,17 @@ fn read_streamed<M: Registered>(
                     started.elapsed().as_secs_f64(),
                     read.summary(),
                 );
-                drop(read);
                 if let Some(resume) = &resume {
                     resume.save(Stage::Corpus, &encode_corpus_checkpoint(&pass))?;
                 }
-                Some(pass)
+                Some((pass, Some(read)))
             }
         },
         false => None,
     };
-    let (corpus, first_read) = match corpus_pass {
-        Some((stats, seconds, summary)) => (Some((stats, seconds)), Some(summary)),
-        None => (None, None),
+    let (corpus, first_read, first_full) = match corpus_pass {
+        Some(((stats, seconds, summary), full)) => (Some((stats, seconds)), Some(summary), full),
+        None => (None, None, None),
     };
     let spilling = Spilling {
         dir: std::sync::Arc::new(FileSpillDir {
@@ -588,14 +589,20 @@ fn read_streamed<M: Registered>(
             (sketcher, read)
         }
         None => {
-            let documents = first_read.as_ref().map(|summary| summary.0 + summary.2);
+            let documents =
+                (first_read.as_ref()).map(|summary| summary.reference.0 + summary.corpus.0);
             progress.stage_bytes("read+sketch", sides.total_bytes());
             let mut sketcher =
                 Sketcher::new(learned.method(), documents, Some(spilling), &NoProgress)?;
-            let read = sides.read(progress, &mut |texts| {
+            let sizes = first_read.map(|summary| (summary.reference, summary.corpus));
+            let mut each = |texts| -> Result<()> {
                 sketcher.push_owned(texts, &NoProgress)?;
                 Ok(())
-            })?;
+            };
+            let read = match first_full {
+                Some(first) => sides.replay(first, progress, &mut each)?,
+                None => sides.read_sized(sizes, progress, &mut each)?,
+            };
             if let Some(resume) = &resume {
                 let state = sketcher.checkpoint()?;
                 resume.save(Stage::Sketch, &encode_sketch_checkpoint(&state, &read))?;
@@ -622,12 +629,15 @@ fn read_streamed<M: Registered>(
     let first = reference_meta.len();
     if !config.against.is_empty() && config.input.id_field.is_none() {
         // As in memory: reference documents are named by file and line.
-        reference_meta.ids = (reference_meta.sources.iter().zip(&reference_meta.lines))
-            .map(|(&source, line)| {
-                let path = &reference.sources[source as usize].path;
-                Value::String(format!("{path}:{line}"))
-            })
-            .collect();
+        reference_meta.ids = (reference_meta
+            .sources
+            .iter()
+            .zip(reference_meta.lines.iter()))
+        .map(|(source, line)| {
+            let path = &reference.sources[source as usize].path;
+            Value::String(format!("{path}:{line}"))
+        })
+        .collect();
     }
     let engine = EngineOptions {
         reference: first as u32,
@@ -642,10 +652,11 @@ fn read_streamed<M: Registered>(
     let mut index = 0;
     let mut count = Corpus::default();
     write_kept_streamed(&corpus.sources, &mut outputs.kept, |write| {
-        let (again, _) = read_inputs_streamed(
+        let again = read_inputs_replayed(
             &config.inputs,
             &inputs_opened,
             &config.input,
+            &corpus_meta,
             &mut |record| {
                 let keep = duplicate_of.get(index).is_some_and(Option::is_none);
                 index += 1;
@@ -718,17 +729,27 @@ impl SidesRead {
     /// What a second read must find again: reference records and bytes, input records
     /// and bytes.
     fn summary(&self) -> ReadSummary {
-        (
-            self.reference_meta.len(),
-            self.reference.bytes_read,
-            self.corpus_meta.len(),
-            self.corpus.bytes_read,
-        )
+        ReadSummary {
+            reference: (
+                self.reference_meta.len(),
+                self.reference_meta.ids.text_bytes(),
+            ),
+            reference_bytes: self.reference.bytes_read,
+            corpus: (self.corpus_meta.len(), self.corpus_meta.ids.text_bytes()),
+            corpus_bytes: self.corpus.bytes_read,
+        }
     }
 }
 
-/// [`SidesRead::summary`].
-type ReadSummary = (usize, u64, usize, u64);
+/// [`SidesRead::summary`]: per side, the records accepted, the bytes of their ids' text and
+/// the bytes read. A second read must find them again, and reserves its memory by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReadSummary {
+    reference: (usize, usize),
+    reference_bytes: u64,
+    corpus: (usize, usize),
+    corpus_bytes: u64,
+}
 
 /// The corpus pass's checkpoint: its counts, seconds and what it read.
 fn encode_corpus_checkpoint(pass: &(CorpusStats, f64, ReadSummary)) -> Vec<u8> {
@@ -736,10 +757,12 @@ fn encode_corpus_checkpoint(pass: &(CorpusStats, f64, ReadSummary)) -> Vec<u8> {
     let mut out = Encoder::new();
     stats.encode(&mut out);
     out.f64(*seconds);
-    out.u64(summary.0 as u64);
-    out.u64(summary.1);
-    out.u64(summary.2 as u64);
-    out.u64(summary.3);
+    for (records, id_bytes) in [summary.reference, summary.corpus] {
+        out.u64(records as u64);
+        out.u64(id_bytes as u64);
+    }
+    out.u64(summary.reference_bytes);
+    out.u64(summary.corpus_bytes);
     out.finish()
 }
 
@@ -747,12 +770,15 @@ fn decode_corpus_checkpoint(bytes: &[u8]) -> Result<(CorpusStats, f64, ReadSumma
     let mut from = Decoder::new(bytes)?;
     let stats = CorpusStats::decode(&mut from)?;
     let seconds = from.f64()?;
-    let summary = (
-        from.u64()? as usize,
-        from.u64()?,
-        from.u64()? as usize,
-        from.u64()?,
-    );
+    let mut side =
+        || -> Result<(usize, usize)> { Ok((from.u64()? as usize, from.u64()? as usize)) };
+    let (reference, corpus) = (side()?, side()?);
+    let summary = ReadSummary {
+        reference,
+        corpus,
+        reference_bytes: from.u64()?,
+        corpus_bytes: from.u64()?,
+    };
     from.end()?;
     Ok((stats, seconds, summary))
 }
@@ -784,11 +810,10 @@ fn encode_sketch_checkpoint(state: &[u8], read: &SidesRead) -> Vec<u8> {
         out.u64(corpus.skipped.count);
         out.seq(&corpus.skipped.first, |out, message| out.str(message));
         out.u64(corpus.bytes_read);
-        let ids: Vec<&[u8]> = (0..meta.ids.len()).map(|i| meta.ids.text(i)).collect();
-        out.seq(&ids, |out, id| out.bytes(id));
-        out.seq(&meta.ordinals, |out, &ordinal| out.u64(ordinal));
-        out.seq(&meta.sources, |out, &source| out.u32(source));
-        out.seq(&meta.lines, |out, &line| out.u64(line));
+        meta.ids.encode(&mut out);
+        meta.ordinals.encode(&mut out);
+        meta.sources.encode(&mut out);
+        meta.lines.encode(&mut out);
     }
     out.finish()
 }
@@ -822,17 +847,11 @@ fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)> {
             first: from.seq(8, |d| Ok(d.str()?.to_owned()))?,
         };
         let bytes_read = from.u64()?;
-        let mut ids = IdArena::default();
-        for id in from.seq(8, |d| d.bytes())? {
-            let value: Value =
-                serde_json::from_slice(id).map_err(|e| codec::corrupt(format!("an id: {e}")))?;
-            ids.push(&value);
-        }
         let meta = Meta {
-            ids,
-            ordinals: from.seq(8, |d| d.u64())?,
-            sources: from.seq(4, |d| d.u32())?,
-            lines: from.seq(8, |d| d.u64())?,
+            ids: IdArena::decode(&mut from)?,
+            ordinals: Runs::decode(&mut from)?,
+            sources: Runs::decode(&mut from)?,
+            lines: Runs::decode(&mut from)?,
         };
         let corpus = Corpus {
             records: Vec::new(),
@@ -871,21 +890,66 @@ impl Sides<'_> {
         progress: &dyn Progress,
         each: &mut dyn FnMut(Vec<String>) -> Result<()>,
     ) -> Result<SidesRead> {
-        let (mut block, mut bytes) = (Vec::new(), 0usize);
-        let mut sink = |record: Record| -> Result<()> {
-            let raw = match &record.raw {
-                Raw::Line(line) => line.len() + 1,
-                _ => record.text.len(),
-            };
-            progress.advance(raw as u64);
-            bytes += record.text.len();
-            block.push(record.text);
-            if bytes >= STREAM_BLOCK_BYTES {
-                bytes = 0;
-                each(std::mem::take(&mut block))?;
+        self.read_sized(None, progress, each)
+    }
+
+    /// [`Sides::read`] again after a read that found `first`, giving `each` the texts of the
+    /// same records ([`read_inputs_replayed`]) and keeping nothing per record: returns
+    /// `first`, or fails when this read met other records or bytes (an input that changed).
+    fn replay(
+        &self,
+        first: SidesRead,
+        progress: &dyn Progress,
+        each: &mut dyn FnMut(Vec<String>) -> Result<()>,
+    ) -> Result<SidesRead> {
+        let mut blocks = Blocks::new(progress, each);
+        let mut sink = |record: Record| blocks.push(record);
+        let options = &self.config.input;
+        let reference_bytes = match self.config.against.is_empty() {
+            true => 0,
+            false => {
+                (read_inputs_replayed(
+                    &self.config.against,
+                    self.against_opened,
+                    options,
+                    &first.reference_meta,
+                    &mut sink,
+                )?)
+                .bytes_read
             }
-            Ok(())
         };
+        let corpus_bytes = read_inputs_replayed(
+            &self.config.inputs,
+            self.inputs_opened,
+            options,
+            &first.corpus_meta,
+            &mut sink,
+        )?
+        .bytes_read;
+        let records = blocks.finish()?;
+        if records != first.reference_meta.len() + first.corpus_meta.len()
+            || reference_bytes != first.reference.bytes_read
+            || corpus_bytes != first.corpus.bytes_read
+        {
+            let all: Vec<String> = (self.config.against.iter().chain(&self.config.inputs))
+                .cloned()
+                .collect();
+            return Err(changed(&all));
+        }
+        Ok(first)
+    }
+
+    /// [`Sides::read`], reserving memory for the ids of the records an earlier read found
+    /// on each side (records, bytes of id text), when it is known.
+    fn read_sized(
+        &self,
+        sizes: Option<((usize, usize), (usize, usize))>,
+        progress: &dyn Progress,
+        each: &mut dyn FnMut(Vec<String>) -> Result<()>,
+    ) -> Result<SidesRead> {
+        let (reference_size, corpus_size) = sizes.unwrap_or_default();
+        let mut blocks = Blocks::new(progress, each);
+        let mut sink = |record: Record| blocks.push(record);
         let options = &self.config.input;
         let (reference, reference_meta) = match self.config.against.is_empty() {
             true => (Corpus::default(), Meta::default()),
@@ -893,20 +957,70 @@ impl Sides<'_> {
                 &self.config.against,
                 self.against_opened,
                 options,
+                reference_size,
                 &mut sink,
             )?,
         };
-        let (corpus, corpus_meta) =
-            read_inputs_streamed(&self.config.inputs, self.inputs_opened, options, &mut sink)?;
-        if !block.is_empty() {
-            each(block)?;
-        }
+        let (corpus, corpus_meta) = read_inputs_streamed(
+            &self.config.inputs,
+            self.inputs_opened,
+            options,
+            corpus_size,
+            &mut sink,
+        )?;
+        blocks.finish()?;
         Ok(SidesRead {
             reference,
             corpus,
             reference_meta,
             corpus_meta,
         })
+    }
+}
+
+/// The texts of a streamed read, gathered into blocks of about [`STREAM_BLOCK_BYTES`] for
+/// `each`, the bytes read counted in `progress`.
+struct Blocks<'e> {
+    block: Vec<String>,
+    bytes: usize,
+    records: usize,
+    progress: &'e dyn Progress,
+    each: &'e mut dyn FnMut(Vec<String>) -> Result<()>,
+}
+
+impl<'e> Blocks<'e> {
+    fn new(progress: &'e dyn Progress, each: &'e mut dyn FnMut(Vec<String>) -> Result<()>) -> Self {
+        Blocks {
+            block: Vec::new(),
+            bytes: 0,
+            records: 0,
+            progress,
+            each,
+        }
+    }
+
+    fn push(&mut self, record: Record) -> Result<()> {
+        self.records += 1;
+        let raw = match &record.raw {
+            Raw::Line(line) => line.len() + 1,
+            _ => record.text.len(),
+        };
+        self.progress.advance(raw as u64);
+        self.bytes += record.text.len();
+        self.block.push(record.text);
+        if self.bytes >= STREAM_BLOCK_BYTES {
+            self.bytes = 0;
+            (self.each)(std::mem::take(&mut self.block))?;
+        }
+        Ok(())
+    }
+
+    /// Hands on the last block; returns the records seen.
+    fn finish(mut self) -> Result<usize> {
+        if !self.block.is_empty() {
+            (self.each)(std::mem::take(&mut self.block))?;
+        }
+        Ok(self.records)
     }
 }
 

@@ -60,9 +60,15 @@ fn same_both_ways(dir: &std::path::Path, args: &[&str]) {
     assert_eq!(stats["memory_path"], "memory", "{args:?}");
     let mut limited = args.to_vec();
     limited.extend(["--memory-limit", "1"]);
-    let (spilled, stats) = outputs(dir, "spill", &limited);
-    assert_eq!(stats["memory_path"], "spill", "{args:?}");
-    assert!(stats["spilled_bytes"].as_u64().unwrap() > 0, "{stats}");
+    let (spilled, spill_stats) = outputs(dir, "spill", &limited);
+    assert_eq!(spill_stats["memory_path"], "spill", "{args:?}");
+    assert!(
+        spill_stats["spilled_bytes"].as_u64().unwrap() > 0,
+        "{spill_stats}"
+    );
+    for field in ["documents_in", "kept", "skipped", "skipped_first"] {
+        assert_eq!(stats[field], spill_stats[field], "{args:?}: {field}");
+    }
     for (name, (a, b)) in ["kept", "clusters", "pairs"]
         .iter()
         .zip(memory.iter().zip(&spilled))
@@ -138,6 +144,16 @@ fn every_input_kind_gives_the_same_outputs_when_spilling() {
     std::fs::write(&b, lines[half..].join("\n") + "\n{\"no\": 1}\n").unwrap();
     same_both_ways(dir.path(), &[&a, &b, "--on-error", "skip"]);
     let skip = "--on-error=skip";
+    // Repeated ids, skipped: the later reads of the spilling path replay the first one
+    // (records met again by input and line) instead of checking ids again.
+    let repeated = path(dir.path(), "repeated.jsonl");
+    let mut doubled = lines.clone();
+    doubled.insert(3, lines[0].clone());
+    doubled.insert(10, String::new());
+    doubled.push(lines[5].clone());
+    doubled.push(lines[7].replace("\"text\"", "\"body\""));
+    std::fs::write(&repeated, doubled.join("\n") + "\n").unwrap();
+    same_both_ways(dir.path(), &[&repeated, "--id-field", "id", skip]);
     same_both_ways(dir.path(), &[&b, "--against", &a, skip]);
     same_both_ways(
         dir.path(),

@@ -8,6 +8,7 @@
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
+use neardup_core::offsets::Offsets;
 use serde_json::Value;
 
 /// The ids of the records accepted so far.
@@ -35,6 +36,15 @@ impl SeenIds {
 }
 
 impl SeenIds {
+    /// Room for `ids` ids.
+    pub(super) fn reserve(&mut self, ids: usize) {
+        // Only a new table is sized: its entries' hashes would need their ids.
+        if self.table.is_empty() {
+            let hasher = &self.hasher;
+            self.table.reserve(ids, |_| hasher.hash_one(0u32));
+        }
+    }
+
     /// [`SeenIds::find`] over ids held as their JSON text (an [`IdArena`]).
     pub(super) fn find_text<'v>(&self, id: &[u8], id_of: impl Fn(u32) -> &'v [u8]) -> Option<u32> {
         let hash = self.hasher.hash_one(id);
@@ -50,13 +60,14 @@ impl SeenIds {
     }
 }
 
-/// Ids kept as their JSON text, end to end in one buffer: about the id's length and 8 bytes
+/// Ids kept as their JSON text, end to end in one buffer: about the id's length and 4 bytes
 /// a record, where a [`Value`] costs 32 bytes and an allocation. Two ids are equal exactly
 /// when their texts are (serde_json writes a value one way).
 #[derive(Debug, Default, Clone)]
 pub struct IdArena {
     text: Vec<u8>,
-    ends: Vec<u64>,
+    /// The end of each id in `text`.
+    ends: Offsets,
 }
 
 impl IdArena {
@@ -65,9 +76,20 @@ impl IdArena {
         self.ends.len()
     }
 
+    /// Bytes of the ids' JSON text, in all.
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
     /// Whether no id is held.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+
+    /// Room for `ids` more ids of about `bytes` bytes in all.
+    pub fn reserve(&mut self, ids: usize, bytes: usize) {
+        self.ends.reserve_exact(ids);
+        self.text.reserve_exact(bytes);
     }
 
     /// Adds an id.
@@ -77,13 +99,48 @@ impl IdArena {
         self.ends.push(self.text.len() as u64);
     }
 
+    /// Adds an id given as its JSON text (as [`IdArena::text`] gives it).
+    fn push_text(&mut self, text: &[u8]) {
+        self.text.extend_from_slice(text);
+        self.ends.push(self.text.len() as u64);
+    }
+
+    /// Where id `index` ends in `text`.
+    fn end(&self, index: usize) -> usize {
+        self.ends.get(index) as usize
+    }
+
     /// The JSON text of id `index`.
     pub fn text(&self, index: usize) -> &[u8] {
         let start = match index {
             0 => 0,
-            _ => self.ends[index - 1] as usize,
+            _ => self.end(index - 1),
         };
-        &self.text[start..self.ends[index] as usize]
+        &self.text[start..self.end(index)]
+    }
+
+    /// Writes the ids to `out`.
+    pub fn encode(&self, out: &mut neardup_core::codec::Encoder) {
+        out.u64(self.len() as u64);
+        for index in 0..self.len() {
+            out.bytes(self.text(index));
+        }
+    }
+
+    /// Reads what [`IdArena::encode`] wrote.
+    ///
+    /// # Errors
+    /// Malformed ids (parameter `checkpoint`).
+    pub fn decode(from: &mut neardup_core::codec::Decoder<'_>) -> crate::Result<IdArena> {
+        let count = from.u64()?;
+        let mut arena = IdArena::default();
+        for _ in 0..count {
+            let text = from.bytes()?;
+            serde_json::from_slice::<serde::de::IgnoredAny>(text)
+                .map_err(|e| neardup_core::codec::corrupt(format!("an id: {e}")))?;
+            arena.push_text(text);
+        }
+        Ok(arena)
     }
 
     /// Id `index`, or `None` past the end.
@@ -96,7 +153,7 @@ impl IdArena {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.text.capacity() + self.ends.capacity() * 8
+        self.text.capacity() + self.ends.heap_bytes()
     }
 }
 

@@ -28,9 +28,11 @@ mod delimited;
 mod ids;
 mod lines;
 mod row_tracker;
+mod runs;
 
 pub use crate::compression::open_stream;
 pub use lines::describe;
+pub use runs::Runs;
 #[cfg(feature = "parquet")]
 mod parquet;
 
@@ -339,23 +341,26 @@ pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
         ids: SeenIds::default(),
         sink: None,
         meta: Meta::default(),
+        replay: None,
     };
     reader.read_all()?;
     Ok(reader.corpus)
 }
 
 /// What a streamed read ([`read_inputs_streamed`]) keeps of each accepted record: its id
-/// and where it came from, in a few bytes, not its text or its raw form.
+/// and where it came from, in a few bytes, not its text or its raw form. Inputs, lines and
+/// ordinals are held as [`Runs`] (a few bytes per input file, and per record skipped or
+/// line not a record); ids taken from a field cost their JSON text and 4 bytes.
 #[derive(Debug, Default, Clone)]
 pub struct Meta {
     /// The ids read from [`InputOptions::id_field`] (empty without one).
     pub ids: IdArena,
     /// The 1-based ordinals, which are the ids without an id field (empty with one).
-    pub ordinals: Vec<u64>,
+    pub ordinals: Runs<1>,
     /// The index of each record's input.
-    pub sources: Vec<u32>,
+    pub sources: Runs<0>,
     /// Each record's line ([`Record::line`]).
-    pub lines: Vec<u64>,
+    pub lines: Runs<1>,
 }
 
 impl Meta {
@@ -373,15 +378,25 @@ impl Meta {
     pub fn id(&self, index: usize) -> Value {
         match self.ids.get(index) {
             Some(id) => id,
-            None => Value::from(self.ordinals[index]),
+            None => Value::from(self.ordinals.get(index)),
         }
+    }
+
+    /// The index of record `index`'s input.
+    pub fn source(&self, index: usize) -> u32 {
+        self.sources.get(index) as u32
+    }
+
+    /// Record `index`'s line.
+    pub fn line(&self, index: usize) -> u64 {
+        self.lines.get(index)
     }
 
     /// Bytes held, about.
     pub fn heap_bytes(&self) -> usize {
-        self.sources.len() * 4
-            + self.lines.len() * 8
-            + self.ordinals.len() * 8
+        self.sources.heap_bytes()
+            + self.lines.heap_bytes()
+            + self.ordinals.heap_bytes()
             + self.ids.heap_bytes()
     }
 
@@ -391,7 +406,7 @@ impl Meta {
         } else {
             self.ordinals.push(record.id.as_u64().unwrap_or(0));
         }
-        self.sources.push(record.source);
+        self.sources.push(u64::from(record.source));
         self.lines.push(record.line);
     }
 }
@@ -400,7 +415,9 @@ impl Meta {
 /// hands each accepted record to `sink` in input order instead of keeping it: the returned
 /// [`Corpus`] has no records (its sources, skips and bytes read are filled), the [`Meta`]
 /// has each record's id and place. Input `i` is opened at `open_as[i]` (a copy of standard
-/// input, say) and named `paths[i]` in messages.
+/// input, say) and named `paths[i]` in messages. `expected` (records, bytes of their ids'
+/// JSON text; zeros when unknown) is what an earlier read of the same inputs found: the
+/// [`Meta`] and the table of ids are made that size at once, not grown by doubling.
 ///
 /// # Errors
 /// As [`read_inputs`], and whatever `sink` returns.
@@ -408,8 +425,46 @@ pub fn read_inputs_streamed(
     paths: &[String],
     open_as: &[String],
     options: &InputOptions,
+    expected: (usize, usize),
     sink: &mut dyn FnMut(Record) -> Result<()>,
 ) -> Result<(Corpus, Meta)> {
+    let by_field = options.id_field.is_some();
+    let mut meta = Meta::default();
+    let mut ids = SeenIds::default();
+    if by_field {
+        meta.ids.reserve(expected.0, expected.1);
+        ids.reserve(expected.0);
+    }
+    let mut reader = CorpusReader {
+        options,
+        paths,
+        open_as,
+        corpus: Corpus::default(),
+        ordinal: 0,
+        ids,
+        sink: Some(sink),
+        meta,
+        replay: None,
+    };
+    reader.read_all()?;
+    Ok((reader.corpus, reader.meta))
+}
+
+/// Reads the inputs again after a [`read_inputs_streamed`] of them that found `earlier`,
+/// handing `sink` the same records in the same order, and keeping nothing per record: a
+/// record is accepted when it is the next one `earlier` holds (same input and line), so
+/// that records the earlier read refused for their ids are refused again without a table
+/// of ids. Returns the corpus without records (sources, skips and bytes read).
+///
+/// # Errors
+/// As [`read_inputs`], and whatever `sink` returns.
+pub fn read_inputs_replayed(
+    paths: &[String],
+    open_as: &[String],
+    options: &InputOptions,
+    earlier: &Meta,
+    sink: &mut dyn FnMut(Record) -> Result<()>,
+) -> Result<Corpus> {
     let mut reader = CorpusReader {
         options,
         paths,
@@ -419,9 +474,10 @@ pub fn read_inputs_streamed(
         ids: SeenIds::default(),
         sink: Some(sink),
         meta: Meta::default(),
+        replay: Some((earlier, 0)),
     };
     reader.read_all()?;
-    Ok((reader.corpus, reader.meta))
+    Ok(reader.corpus)
 }
 
 /// The name of an input `path` in messages (`-` is `<stdin>`).
@@ -533,6 +589,9 @@ struct CorpusReader<'a> {
     ordinal: u64,
     /// The ids of the records in `corpus` (only kept with [`InputOptions::id_field`]).
     ids: SeenIds,
+    /// A read that replays an earlier one ([`read_inputs_replayed`]): what it found, and
+    /// how many of its records were met again.
+    replay: Option<(&'a Meta, usize)>,
 }
 
 impl CorpusReader<'_> {
@@ -581,6 +640,28 @@ impl CorpusReader<'_> {
     /// Keeps a record, or handles its error (or its repeated id) as [`InputOptions::on_error`]
     /// says.
     fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
+        if let Some((earlier, met)) = self.replay.as_mut() {
+            match outcome {
+                Ok(record) => {
+                    let next = *met;
+                    let again = next < earlier.len()
+                        && earlier.source(next) == record.source
+                        && earlier.line(next) == record.line;
+                    // Otherwise a record the earlier read refused for its id.
+                    if again {
+                        *met += 1;
+                        if let Some(sink) = self.sink.as_mut() {
+                            sink(record)?;
+                        }
+                    }
+                }
+                Err(error @ Error::Input { .. }) if self.options.on_error == OnError::Skip => {
+                    self.corpus.skipped.note(&error);
+                }
+                Err(error) => return Err(error),
+            }
+            return Ok(());
+        }
         match outcome.and_then(|record| self.check_id(record)) {
             Ok(record) if self.sink.is_some() => {
                 let by_field = self.options.id_field.is_some();
@@ -636,7 +717,7 @@ impl CorpusReader<'_> {
                 (self
                     .ids
                     .find_text(&text, |i| self.meta.ids.text(i as usize)))
-                .map(|i| (self.meta.sources[i as usize], self.meta.lines[i as usize]))
+                .map(|i| (self.meta.source(i as usize), self.meta.line(i as usize)))
             }
             None => (self
                 .ids
