@@ -49,6 +49,12 @@ impl Offsets {
         (wrapped << 32) | u64::from(self.low[index])
     }
 
+    /// Gives back the room no offset uses.
+    pub fn shrink_to_fit(&mut self) {
+        self.low.shrink_to_fit();
+        self.wraps.shrink_to_fit();
+    }
+
     /// Offsets held.
     pub fn len(&self) -> usize {
         self.low.len()

@@ -467,6 +467,9 @@ fn read_streamed<M: Registered>(
         true => {
             let head = vec![
                 format!("neardup {}", env!("CARGO_PKG_VERSION")),
+                // Raised whenever a checkpoint's layout changes, so that checkpoints of
+                // another layout are discarded, not read.
+                format!("checkpoints {CHECKPOINT_LAYOUT}"),
                 format!(
                     "method {} {}",
                     method.name(),
@@ -540,10 +543,13 @@ fn read_streamed<M: Registered>(
                 // The table's memory is `--corpus-memory` on either path, so that both
                 // count alike (it is not shrunk to fit a small limit).
                 let mut learner = CorpusLearner::new(engine.corpus_memory);
-                let read = sides.read(progress, &mut |texts| {
+                let mut read = sides.read(progress, &mut |texts| {
                     learner.push(method, &texts, &NoProgress);
                     Ok(())
                 })?;
+                // Kept through the run: without the slack of a read of unknown size.
+                read.reference_meta.shrink_to_fit();
+                read.corpus_meta.shrink_to_fit();
                 let pass = (
                     learner.finish(),
                     started.elapsed().as_secs_f64(),
@@ -740,6 +746,10 @@ impl SidesRead {
         }
     }
 }
+
+/// The layout of the checkpoints a resumable run writes (a line of its manifest): 2 since
+/// the sketch checkpoint sums the boilerplate notes and holds places as runs.
+const CHECKPOINT_LAYOUT: u32 = 2;
 
 /// [`SidesRead::summary`]: per side, the records accepted, the bytes of their ids' text and
 /// the bytes read. A second read must find them again, and reserves its memory by them.

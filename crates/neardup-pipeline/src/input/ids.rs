@@ -76,6 +76,12 @@ impl IdArena {
         self.ends.len()
     }
 
+    /// Gives back the room no id uses.
+    pub fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     /// Bytes of the ids' JSON text, in all.
     pub fn text_bytes(&self) -> usize {
         self.text.len()

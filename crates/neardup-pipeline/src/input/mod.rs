@@ -392,6 +392,15 @@ impl Meta {
         self.lines.get(index)
     }
 
+    /// Gives back the growth slack of a read whose size was not known in advance (about a
+    /// third of the ids' memory, on average).
+    pub fn shrink_to_fit(&mut self) {
+        self.ids.shrink_to_fit();
+        self.ordinals.shrink_to_fit();
+        self.sources.shrink_to_fit();
+        self.lines.shrink_to_fit();
+    }
+
     /// Bytes held, about.
     pub fn heap_bytes(&self) -> usize {
         self.sources.heap_bytes()

@@ -59,6 +59,11 @@ impl<const STEP: u64> Runs<STEP> {
         })
     }
 
+    /// Gives back the room no run uses.
+    pub fn shrink_to_fit(&mut self) {
+        self.starts.shrink_to_fit();
+    }
+
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.starts.capacity() * 16
