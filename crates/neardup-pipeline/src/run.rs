@@ -618,10 +618,7 @@ fn read_streamed<M: Registered>(
     };
     if let Some(first) = &first_read {
         if *first != read.summary() {
-            let all: Vec<String> = (config.against.iter().chain(&config.inputs))
-                .cloned()
-                .collect();
-            return Err(changed(&all));
+            return Err(sides.changed());
         }
     }
     let SidesRead {
@@ -886,6 +883,14 @@ fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)> {
 }
 
 impl Sides<'_> {
+    /// The error of inputs (of either side) that changed between two reads.
+    fn changed(&self) -> Error {
+        let all: Vec<String> = (self.config.against.iter().chain(&self.config.inputs))
+            .cloned()
+            .collect();
+        changed(&all)
+    }
+
     /// Bytes of the inputs on disk, for progress (0 when unknown).
     fn total_bytes(&self) -> u64 {
         (self.against_opened.iter().chain(self.inputs_opened))
@@ -941,10 +946,7 @@ impl Sides<'_> {
             || reference_bytes != first.reference.bytes_read
             || corpus_bytes != first.corpus.bytes_read
         {
-            let all: Vec<String> = (self.config.against.iter().chain(&self.config.inputs))
-                .cloned()
-                .collect();
-            return Err(changed(&all));
+            return Err(self.changed());
         }
         Ok(first)
     }

@@ -332,17 +332,7 @@ pub struct Corpus {
 /// is missing, and [`Error::Input`] for the first malformed record when
 /// [`InputOptions::on_error`] is [`OnError::Fail`].
 pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
-    let mut reader = CorpusReader {
-        options,
-        paths,
-        open_as: paths,
-        corpus: Corpus::default(),
-        ordinal: 0,
-        ids: SeenIds::default(),
-        sink: None,
-        meta: Meta::default(),
-        replay: None,
-    };
+    let mut reader = CorpusReader::new(options, paths, paths, None);
     reader.read_all()?;
     Ok(reader.corpus)
 }
@@ -445,15 +435,9 @@ pub fn read_inputs_streamed(
         ids.reserve(expected.0);
     }
     let mut reader = CorpusReader {
-        options,
-        paths,
-        open_as,
-        corpus: Corpus::default(),
-        ordinal: 0,
         ids,
-        sink: Some(sink),
         meta,
-        replay: None,
+        ..CorpusReader::new(options, paths, open_as, Some(sink))
     };
     reader.read_all()?;
     Ok((reader.corpus, reader.meta))
@@ -475,15 +459,8 @@ pub fn read_inputs_replayed(
     sink: &mut dyn FnMut(Record) -> Result<()>,
 ) -> Result<Corpus> {
     let mut reader = CorpusReader {
-        options,
-        paths,
-        open_as,
-        corpus: Corpus::default(),
-        ordinal: 0,
-        ids: SeenIds::default(),
-        sink: Some(sink),
-        meta: Meta::default(),
         replay: Some((earlier, 0)),
+        ..CorpusReader::new(options, paths, open_as, Some(sink))
     };
     reader.read_all()?;
     Ok(reader.corpus)
@@ -603,7 +580,28 @@ struct CorpusReader<'a> {
     replay: Option<(&'a Meta, usize)>,
 }
 
-impl CorpusReader<'_> {
+impl<'a> CorpusReader<'a> {
+    /// A reader of `paths` (opened at `open_as`) that keeps its records in its corpus, or
+    /// hands them to `sink`; nothing read yet.
+    fn new(
+        options: &'a InputOptions,
+        paths: &'a [String],
+        open_as: &'a [String],
+        sink: Option<&'a mut dyn FnMut(Record) -> Result<()>>,
+    ) -> CorpusReader<'a> {
+        CorpusReader {
+            options,
+            paths,
+            open_as,
+            corpus: Corpus::default(),
+            ordinal: 0,
+            ids: SeenIds::default(),
+            sink,
+            meta: Meta::default(),
+            replay: None,
+        }
+    }
+
     /// Reads every input in order.
     fn read_all(&mut self) -> Result<()> {
         for (index, path) in self.paths.iter().enumerate() {
