@@ -106,7 +106,7 @@ pub fn assignment_batch(assignment: &Assignment) -> RecordBatch {
     let duplicate_of: Int64Array = (assignment.duplicate_of.iter())
         .map(|d| d.map(i64::from))
         .collect();
-    let similarity: Float64Array = assignment.similarity.iter().copied().collect();
+    let similarity: Float64Array = assignment.similarity.iter().collect();
     batch(vec![
         ("cluster", Arc::new(cluster)),
         ("duplicate_of", Arc::new(duplicate_of)),

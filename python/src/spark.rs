@@ -286,7 +286,7 @@ fn representative<'py>(
                     out.0.push(nodes[document]);
                     out.1.push(nodes[*kept as usize]);
                     out.2
-                        .push(assignment.similarity[document].unwrap_or(f64::NAN));
+                        .push(assignment.similarity.get(document).unwrap_or(f64::NAN));
                 }
             }
             out

@@ -108,7 +108,63 @@ pub struct Assignment {
     /// `None` for a kept document, else the kept document it duplicates.
     pub duplicate_of: Vec<Option<u32>>,
     /// The similarity to `duplicate_of`, when set.
-    pub similarity: Vec<Option<f64>>,
+    pub similarity: Similarities,
+}
+
+/// One optional similarity per document, in 8 bytes each (an `Option<f64>` takes 16): NaN
+/// stands for none, and a similarity is never NaN.
+#[derive(Debug, Clone, Default)]
+pub struct Similarities(Vec<f64>);
+
+/// Equal when every document has the same similarity or none in both (NaN, which marks none,
+/// is not equal to itself as an `f64`).
+impl PartialEq for Similarities {
+    fn eq(&self, other: &Similarities) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Similarities {
+    /// `documents` documents without a similarity.
+    pub fn none(documents: usize) -> Similarities {
+        Similarities(vec![f64::NAN; documents])
+    }
+
+    /// Every similarity, in document order (as [`Similarities::iter`] gives them).
+    pub fn to_vec(&self) -> Vec<Option<f64>> {
+        self.iter().collect()
+    }
+
+    /// The similarity of `document`.
+    pub fn get(&self, document: usize) -> Option<f64> {
+        Some(self.0[document]).filter(|s| !s.is_nan())
+    }
+
+    /// Sets the similarity of `document` (a NaN similarity is none).
+    pub fn set(&mut self, document: usize, similarity: Option<f64>) {
+        self.0[document] = similarity.unwrap_or(f64::NAN);
+    }
+
+    /// The similarities in document order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        self.0.iter().map(|&s| Some(s).filter(|s| !s.is_nan()))
+    }
+
+    /// Documents held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no document is held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<Option<f64>>> for Similarities {
+    fn from(values: Vec<Option<f64>>) -> Similarities {
+        Similarities(values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+    }
 }
 
 impl Assignment {
@@ -121,7 +177,7 @@ impl Assignment {
     pub fn all_kept(documents: usize) -> Assignment {
         Assignment {
             duplicate_of: vec![None; documents],
-            similarity: vec![None; documents],
+            similarity: Similarities::none(documents),
         }
     }
     /// The representative (kept document) of `document`.
@@ -175,7 +231,7 @@ pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
             });
         if let Some(&(_, other, similarity)) = best {
             assignment.duplicate_of[document as usize] = Some(other);
-            assignment.similarity[document as usize] = Some(similarity);
+            assignment.similarity.set(document as usize, Some(similarity));
         }
     }
     assignment
@@ -203,7 +259,7 @@ pub fn connected(rank: &[u32], pairs: &[Pair], similarity: impl Fn(u32, u32) -> 
         let kept = best[root].unwrap_or(document);
         if kept != document {
             assignment.duplicate_of[document as usize] = Some(kept);
-            assignment.similarity[document as usize] = Some(similarity(document, kept));
+            assignment.similarity.set(document as usize, Some(similarity(document, kept)));
         }
     }
     assignment
@@ -266,7 +322,7 @@ mod tests {
         let rank = ranks(&[10, 10, 10], KeepPolicy::First);
         let got = representative(&rank, &[pair(1, 2, 0.9), pair(0, 1, 0.8)]);
         assert_eq!(got.duplicate_of, vec![None, Some(0), None]);
-        assert_eq!(got.similarity, vec![None, Some(0.8), None]);
+        assert_eq!(got.similarity.to_vec(), vec![None, Some(0.8), None]);
     }
 
     #[test]
@@ -274,7 +330,7 @@ mod tests {
         let rank = ranks(&[10, 10, 10], KeepPolicy::First);
         let got = connected(&rank, &[pair(1, 2, 0.9), pair(0, 1, 0.8)], |_, _| 0.5);
         assert_eq!(got.duplicate_of, vec![None, Some(0), Some(0)]);
-        assert_eq!(got.similarity[2], Some(0.5));
+        assert_eq!(got.similarity.get(2), Some(0.5));
     }
 
     #[test]
@@ -323,7 +379,7 @@ mod tests {
             match best {
                 Some(&(other, similarity)) => {
                     assignment.duplicate_of[document as usize] = Some(other);
-                    assignment.similarity[document as usize] = Some(similarity);
+                    assignment.similarity.set(document as usize, Some(similarity));
                 }
                 None => kept[document as usize] = true,
             }

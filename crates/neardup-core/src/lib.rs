@@ -59,6 +59,7 @@ pub mod minhash;
 pub mod normalize;
 pub mod offsets;
 pub mod registry;
+pub mod sharded;
 pub mod simhash;
 mod t2s_table;
 pub mod tokenize;

@@ -34,7 +34,7 @@
 //! ];
 //! let assignment = Assignment {
 //!     duplicate_of: vec![None, Some(0)],
-//!     similarity: vec![None, Some(0.8)],
+//!     similarity: vec![None, Some(0.8)].into(),
 //! };
 //! let data = ReportData {
 //!     inputs: &[],
@@ -349,8 +349,8 @@ fn push_charts(page: &mut String, data: &ReportData<'_>, sample: &Sample) {
         .assignment
         .duplicate_of
         .iter()
-        .zip(&data.assignment.similarity)
-        .filter_map(|(duplicate_of, similarity)| duplicate_of.and(*similarity));
+        .zip(data.assignment.similarity.iter())
+        .filter_map(|(duplicate_of, similarity)| duplicate_of.and(similarity));
     let bins = chart::similarity_bins(similarities);
     let similarity_chart = BarChart {
         title: "Duplicates by similarity to their representative".to_owned(),
@@ -497,7 +497,7 @@ mod tests {
                 texts: texts.iter().map(|t| t.to_string()).collect(),
                 assignment: Assignment {
                     duplicate_of: vec![None, Some(0), Some(0), None, Some(3)],
-                    similarity: vec![None, Some(0.9), Some(0.75), None, Some(0.8)],
+                    similarity: vec![None, Some(0.9), Some(0.75), None, Some(0.8)].into(),
                 },
             }
         }

@@ -146,7 +146,7 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
         let cluster = find(&mut ids, "cluster", &row.cluster, rows)?;
         if cluster != document {
             assignment.duplicate_of[document as usize] = Some(cluster);
-            assignment.similarity[document as usize] = row.similarity;
+            assignment.similarity.set(document as usize, row.similarity);
         }
         rows += 1;
     }
@@ -226,7 +226,7 @@ mod tests {
         );
         let assignment = read_clusters(&clusters, &records).unwrap();
         assert_eq!(assignment.duplicate_of, [None, None, Some(1)]);
-        assert_eq!(assignment.similarity, [None, None, Some(0.8)]);
+        assert_eq!(assignment.similarity.to_vec(), [None, None, Some(0.8)]);
     }
 
     #[test]

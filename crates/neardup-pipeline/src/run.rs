@@ -4,7 +4,7 @@
 //! starts, so an unwritable path fails at once; all of them are renamed into place only after
 //! everything was written, so a failed or killed run leaves no complete-looking file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use neardup_core::codec::{self, Decoder, Encoder};
@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::input::{
     read_inputs, read_inputs_replayed, read_inputs_streamed, Corpus, Format, IdArena, InputOptions,
-    Meta, Raw, Record, Runs, Skipped, Source,
+    Meta, ParkedIds, Raw, Record, Runs, Skipped, Source,
 };
 use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
 use crate::paths::{check_distinct, STANDARD};
@@ -525,6 +525,8 @@ fn read_streamed<M: Registered>(
     };
     let mut resumed: Option<&'static str> = None;
     let last = resume.as_ref().and_then(ResumeDir::last);
+    // The ids, while the stages that do not need them run.
+    let mut parked: Option<ParkedSides> = None;
 
     // The corpus pass, when the method learns from the corpus: what the first read found
     // (ids, places, skips) is kept, and the second read replays it (no table of ids, no
@@ -557,6 +559,11 @@ fn read_streamed<M: Registered>(
                 );
                 if let Some(resume) = &resume {
                     resume.save(Stage::Corpus, &encode_corpus_checkpoint(&pass))?;
+                }
+                // The replayed read needs places, not ids: they wait on disk (a resumable
+                // run's sketch checkpoint holds them, so it parks them after that stage).
+                if resume.is_none() {
+                    parked = Some(ParkedSides::park(&mut read, &work)?);
                 }
                 Some((pass, Some(read)))
             }
@@ -607,7 +614,15 @@ fn read_streamed<M: Registered>(
             };
             let read = match first_full {
                 Some(first) => sides.replay(first, progress, &mut each)?,
-                None => sides.read_sized(sizes, progress, &mut each)?,
+                None => {
+                    let read = sides.read_sized(sizes, progress, &mut each)?;
+                    if let Some(first) = &first_read {
+                        if *first != read.summary() {
+                            return Err(sides.changed());
+                        }
+                    }
+                    read
+                }
             };
             if let Some(resume) = &resume {
                 let state = sketcher.checkpoint()?;
@@ -616,32 +631,26 @@ fn read_streamed<M: Registered>(
             (sketcher, read)
         }
     };
-    if let Some(first) = &first_read {
-        if *first != read.summary() {
-            return Err(sides.changed());
+    let mut read = read;
+    if resumed == Some(Stage::Sketch.name()) {
+        if let Some(first) = &first_read {
+            if *first != read.summary() {
+                return Err(sides.changed());
+            }
         }
+    }
+    if parked.is_none() {
+        parked = Some(ParkedSides::park(&mut read, &work)?);
     }
     let SidesRead {
         reference,
         corpus,
         mut reference_meta,
-        corpus_meta,
+        mut corpus_meta,
     } = read;
     refuse_all_skipped_meta(&reference, &reference_meta)?;
     refuse_all_skipped_meta(&corpus, &corpus_meta)?;
     let first = reference_meta.len();
-    if !config.against.is_empty() && config.input.id_field.is_none() {
-        // As in memory: reference documents are named by file and line.
-        reference_meta.ids = (reference_meta
-            .sources
-            .iter()
-            .zip(reference_meta.lines.iter()))
-        .map(|(source, line)| {
-            let path = &reference.sources[source as usize].path;
-            Value::String(format!("{path}:{line}"))
-        })
-        .collect();
-    }
     let engine = EngineOptions {
         reference: first as u32,
         ..engine
@@ -674,6 +683,22 @@ fn read_streamed<M: Registered>(
     })?;
     if index != corpus_meta.len() || count.bytes_read != corpus.bytes_read {
         return Err(changed(&config.inputs));
+    }
+    // The ids again, for the clusters and pairs files.
+    if let Some(parked) = parked {
+        parked.restore(&mut reference_meta, &mut corpus_meta)?;
+    }
+    if !config.against.is_empty() && config.input.id_field.is_none() {
+        // As in memory: reference documents are named by file and line.
+        reference_meta.ids = (reference_meta
+            .sources
+            .iter()
+            .zip(reference_meta.lines.iter()))
+        .map(|(source, line)| {
+            let path = &reference.sources[source as usize].path;
+            Value::String(format!("{path}:{line}"))
+        })
+        .collect();
     }
     drop(area);
     let resume_stats = resume.as_mut().map(|resume| {
@@ -718,6 +743,52 @@ struct Sides<'a> {
     config: &'a RunConfig,
     against_opened: &'a [String],
     inputs_opened: &'a [String],
+}
+
+/// The ids of both sides of a [`SidesRead`], parked in the run's temporary directory
+/// ([`ParkedIds`]): the stages between the first read and the clusters file need only the
+/// records' places.
+struct ParkedSides {
+    reference: ParkedIds,
+    corpus: ParkedIds,
+}
+
+impl ParkedSides {
+    /// Moves the ids of `read` to files in `dir`.
+    fn park(read: &mut SidesRead, dir: &Path) -> Result<ParkedSides> {
+        let park = |meta: &mut Meta, name: &str| {
+            let path = dir.join(name);
+            ParkedIds::park(std::mem::take(&mut meta.ids), &path)
+                .map_err(|e| parked_error("writing", &path, &e))
+        };
+        Ok(ParkedSides {
+            reference: park(&mut read.reference_meta, "ids-reference")?,
+            corpus: park(&mut read.corpus_meta, "ids")?,
+        })
+    }
+
+    /// Gives the ids back to the metas they were taken from.
+    fn restore(self, reference: &mut Meta, corpus: &mut Meta) -> Result<()> {
+        for (parked, meta) in [(self.reference, reference), (self.corpus, corpus)] {
+            let path = parked.path().to_path_buf();
+            meta.ids = parked
+                .restore()
+                .map_err(|e| parked_error("reading", &path, &e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The error of parking ids, under the parameter `--temp-dir` names.
+fn parked_error(doing: &str, path: &Path, error: &std::io::Error) -> Error {
+    Error::Parameter(neardup_core::Error::invalid(
+        "temp_dir",
+        format!(
+            "{doing} {}: {error} (the temporary directory holds the ids while the engine runs; \
+             give one with room with --temp-dir)",
+            path.display()
+        ),
+    ))
 }
 
 /// What one streamed read of both sides found.
@@ -1227,7 +1298,7 @@ fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item 
             "id": view.corpus.get(input),
             "cluster": view.id(cluster),
             "duplicate_of": duplicate_of,
-            "similarity": assignment.similarity[index],
+            "similarity": assignment.similarity.get(index),
         })
     })
 }

@@ -342,7 +342,7 @@ mod tests {
     fn histogram_counts_clusters_by_size() {
         let assignment = Assignment {
             duplicate_of: vec![None, Some(0), Some(0), None, None, Some(4)],
-            similarity: vec![None; 6],
+            similarity: vec![None; 6].into(),
         };
         assert_eq!(
             cluster_size_histogram(&assignment),

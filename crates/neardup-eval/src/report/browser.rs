@@ -53,7 +53,7 @@ fn push_cluster(
     out.push_str("</summary>");
     for &member in &cluster.members {
         if let Some(duplicate) = data.documents.get(member as usize) {
-            let similarity = data.assignment.similarity[member as usize];
+            let similarity = data.assignment.similarity.get(member as usize);
             let pair = Pair {
                 representative: representative.text,
                 duplicate: duplicate.text,

@@ -151,7 +151,7 @@ fn duplicates(assignment: &Assignment) -> impl Iterator<Item = (Duplicate, Optio
     assignment
         .duplicate_of
         .iter()
-        .zip(&assignment.similarity)
+        .zip(assignment.similarity.iter())
         .enumerate()
         .filter_map(|(index, (duplicate_of, similarity))| {
             let representative = (*duplicate_of)? as usize;
@@ -160,7 +160,7 @@ fn duplicates(assignment: &Assignment) -> impl Iterator<Item = (Duplicate, Optio
                     index,
                     representative,
                 },
-                *similarity,
+                similarity,
             ))
         })
 }
@@ -187,7 +187,7 @@ fn describe(
     mut members: Vec<u32>,
     max_members: usize,
 ) -> SampledCluster {
-    let similarity = |document: u32| assignment.similarity[document as usize];
+    let similarity = |document: u32| assignment.similarity.get(document as usize);
     let known = members.iter().filter_map(|&d| similarity(d));
     let similarity_range = known.fold(None, |range: Option<(f64, f64)>, s| match range {
         None => Some((s, s)),
@@ -235,7 +235,7 @@ mod tests {
         }
         Assignment {
             duplicate_of,
-            similarity,
+            similarity: similarity.into(),
         }
     }
 

@@ -7,15 +7,16 @@
 
 use std::hash::BuildHasher;
 
-use hashbrown::HashTable;
+use neardup_core::sharded::ShardedTable;
 use neardup_core::offsets::Offsets;
 use serde_json::Value;
 
 /// The ids of the records accepted so far.
 #[derive(Default)]
 pub(super) struct SeenIds {
-    /// Indexes into the accepted records.
-    table: HashTable<u32>,
+    /// Indexes into the accepted records, in shards (so that growing never holds the whole
+    /// table twice).
+    table: ShardedTable<u32>,
     hasher: foldhash::fast::FixedState,
 }
 
@@ -160,6 +161,71 @@ impl IdArena {
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity() + self.ends.heap_bytes()
+    }
+}
+
+/// An [`IdArena`] moved to a file while a run does not need its ids (the engine stage of a
+/// spilling run), so that they take disk instead of memory; [`ParkedIds::restore`] gives it
+/// back as it was.
+#[derive(Debug)]
+pub struct ParkedIds {
+    path: std::path::PathBuf,
+    text_bytes: usize,
+    ids: usize,
+}
+
+impl ParkedIds {
+    /// Writes `arena` to `path` (created) and frees it.
+    ///
+    /// # Errors
+    /// The file cannot be written (its path and the error: a full disk, for one).
+    pub fn park(arena: IdArena, path: &std::path::Path) -> std::io::Result<ParkedIds> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        out.write_all(&arena.text)?;
+        for end in arena.ends.iter() {
+            out.write_all(&end.to_le_bytes())?;
+        }
+        out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data()?;
+        Ok(ParkedIds {
+            path: path.to_path_buf(),
+            text_bytes: arena.text.len(),
+            ids: arena.len(),
+        })
+    }
+
+    /// The file the ids wait in.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// The arena written by [`ParkedIds::park`]; the file is removed.
+    ///
+    /// # Errors
+    /// The file cannot be read back whole, or holds ends that do not fit its text.
+    pub fn restore(self) -> std::io::Result<IdArena> {
+        use std::io::Read;
+        let mut file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&self.path)?);
+        let mut text = vec![0u8; self.text_bytes];
+        file.read_exact(&mut text)?;
+        let mut ends = Offsets::with_capacity(self.ids);
+        let mut previous = 0;
+        let mut end = [0u8; 8];
+        for _ in 0..self.ids {
+            file.read_exact(&mut end)?;
+            let value = u64::from_le_bytes(end);
+            if value < previous || value > self.text_bytes as u64 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{}: an id ends at {value}, out of order", self.path.display()),
+                ));
+            }
+            ends.push(value);
+            previous = value;
+        }
+        drop(file);
+        std::fs::remove_file(&self.path)?;
+        Ok(IdArena { text, ends })
     }
 }
 
@@ -338,5 +404,27 @@ mod tests {
         assert_eq!(arena.get(ids.len()), None);
         // Equal ids have equal texts, different ones different texts.
         assert_ne!(arena.text(1), IdArena::from_iter([json!("7")]).text(0));
+    }
+
+    #[test]
+    fn parked_ids_come_back_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena: IdArena = [json!("a"), json!(7), json!({"k": [1, 2]}), json!("")]
+            .into_iter()
+            .collect();
+        let path = dir.path().join("ids");
+        let parked = super::ParkedIds::park(arena.clone(), &path).unwrap();
+        assert!(path.exists());
+        let back = parked.restore().unwrap();
+        assert!(!path.exists());
+        assert_eq!(back.len(), arena.len());
+        for index in 0..arena.len() {
+            assert_eq!(back.text(index), arena.text(index));
+        }
+        // A file cut short is an error, not a shorter arena.
+        let parked = super::ParkedIds::park(arena, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(parked.restore().is_err());
     }
 }
