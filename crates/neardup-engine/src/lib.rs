@@ -39,5 +39,5 @@ pub mod spill;
 
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,
-    EngineOptions, EngineStats, Learned, NoProgress, Outcome, Progress, Sketcher,
+    EngineOptions, EngineStats, Groups, Learned, NoProgress, Outcome, Progress, Sketcher,
 };

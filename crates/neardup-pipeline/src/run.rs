@@ -684,9 +684,12 @@ fn read_streamed<M: Registered>(
     if index != corpus_meta.len() || count.bytes_read != corpus.bytes_read {
         return Err(changed(&config.inputs));
     }
-    // The ids again, for the clusters and pairs files.
+    // The ids again, for the clusters and pairs files (the only outputs that name
+    // documents); without them the parked files go with the temporary directory.
     if let Some(parked) = parked {
-        parked.restore(&mut reference_meta, &mut corpus_meta)?;
+        if outputs.clusters.is_some() || outputs.pairs.is_some() {
+            parked.restore(&mut reference_meta, &mut corpus_meta)?;
+        }
     }
     if !config.against.is_empty() && config.input.id_field.is_none() {
         // As in memory: reference documents are named by file and line.

@@ -287,7 +287,8 @@ pub fn cluster_size_histogram(assignment: &Assignment) -> Vec<(usize, u64)> {
 /// documents before `first` are the reference corpus): each counts its documents from
 /// `first` on, plus its representative when that is a reference document.
 pub fn cluster_size_histogram_from(assignment: &Assignment, first: usize) -> Vec<(usize, u64)> {
-    let mut sizes: Vec<usize> = vec![0; assignment.duplicate_of.len()];
+    // 4 bytes a document (a cluster holds fewer than 2^32 of the run's documents).
+    let mut sizes: Vec<u32> = vec![0; assignment.duplicate_of.len()];
     for document in first as u32..assignment.duplicate_of.len() as u32 {
         sizes[assignment.cluster_of(document) as usize] += 1;
     }
@@ -298,7 +299,7 @@ pub fn cluster_size_histogram_from(assignment: &Assignment, first: usize) -> Vec
     }
     let mut histogram: BTreeMap<usize, u64> = BTreeMap::new();
     for size in sizes.into_iter().filter(|&s| s > 0) {
-        *histogram.entry(size).or_default() += 1;
+        *histogram.entry(size as usize).or_default() += 1;
     }
     histogram.into_iter().collect()
 }
