@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use neardup_core::cluster::{self, Assignment, ClusterMode, KeepPolicy, Pair};
-use neardup_core::hash::hash128_u64s;
+use neardup_core::hash::{hash128_u64s, mix64};
 use neardup_core::sharded::ShardedTable;
 use neardup_core::{CorpusStats, SketchNotes};
 use neardup_core::{EditLimit, Join, JoinMeasure, Method, Sketch};
@@ -1712,12 +1712,25 @@ fn verify<M: Method>(
     candidates: &[(u32, u32)],
     progress: &dyn Progress,
 ) -> Result<Vec<Pair>> {
+    // Spilled sketches cost a read and a decoding each: the partners of one chunk of pairs
+    // are kept in a small cache by document (a bucket's members meet again and again), and
+    // the chunks are large enough for it to serve. In memory a sketch is borrowed for free.
+    let (slots, chunk) = match sketches.is_spilled() {
+        true => (
+            VERIFY_CACHE,
+            (candidates.len() / (4 * rayon::current_num_threads())).clamp(4096, 1 << 18),
+        ),
+        false => (0, 4096),
+    };
     let chunks: Vec<Result<Vec<Pair>>> = candidates
-        .par_chunks(4096)
+        .par_chunks(chunk)
         .map(|chunk| {
             progress.advance(chunk.len() as u64);
             let mut verified = Vec::new();
             let mut last: Option<(u32, Held<'_, M::Sketch>)> = None;
+            let mut cache: Vec<Option<(u32, Held<'_, M::Sketch>)>> =
+                (0..slots).map(|_| None).collect();
+            let mut fresh: Option<Held<'_, M::Sketch>>;
             for &(a, b) in chunk {
                 if last.as_ref().is_none_or(|(document, _)| *document != a) {
                     last = Some((a, sketches.get(method, a)?));
@@ -1725,11 +1738,26 @@ fn verify<M: Method>(
                 let Some((_, sa)) = last.as_ref() else {
                     continue;
                 };
-                let sb = sketches.get(method, b)?;
-                let Some(similarity) = method.verify(sa, &sb) else {
+                let sb: &M::Sketch = match slots {
+                    0 => {
+                        fresh = Some(sketches.get(method, b)?);
+                        fresh.as_deref().unwrap_or_else(|| unreachable!())
+                    }
+                    _ => {
+                        let slot = (mix64(u64::from(b)) as usize) % slots;
+                        if cache[slot].as_ref().is_none_or(|(document, _)| *document != b) {
+                            cache[slot] = Some((b, sketches.get(method, b)?));
+                        }
+                        match &cache[slot] {
+                            Some((_, held)) => held,
+                            None => continue,
+                        }
+                    }
+                };
+                let Some(similarity) = method.verify(sa, sb) else {
                     continue;
                 };
-                let distance = method.distance(sa, &sb);
+                let distance = method.distance(sa, sb);
                 verified.push(Pair {
                     a,
                     b,
@@ -1746,6 +1774,10 @@ fn verify<M: Method>(
     }
     Ok(pairs)
 }
+
+/// Slots of the cache of partners' sketches that [`verify`] keeps per chunk of a spilled
+/// store (each a decoded sketch: about a kilobyte for MinHash's defaults).
+const VERIFY_CACHE: usize = 4096;
 
 /// `rank` with the first `reference` documents moved before all others, each side in its
 /// own order.

@@ -171,6 +171,11 @@ impl<S: Sketch> SketchStore<S> {
     }
 
     /// The sketch of `document`, marked as [`Method::mark_common`] marked it.
+    /// Whether the sketches are in a spill (each read costs a read and a decoding).
+    pub(crate) fn is_spilled(&self) -> bool {
+        matches!(self, SketchStore::Spilled { .. })
+    }
+
     pub(crate) fn get<M: Method<Sketch = S>>(
         &self,
         method: &M,
