@@ -189,6 +189,10 @@ impl Assignment {
 /// The rank of every document under `policy` (0 = kept first); `lengths` in characters (any
 /// integer type: the engine holds them as `u32`).
 pub fn ranks<L: Ord + Copy>(lengths: &[L], policy: KeepPolicy) -> Vec<u32> {
+    if policy == KeepPolicy::First {
+        // The input order is the rank order: no second vector.
+        return (0..lengths.len() as u32).collect();
+    }
     let mut order: Vec<u32> = (0..lengths.len() as u32).collect();
     match policy {
         KeepPolicy::First => {}
@@ -208,20 +212,25 @@ pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
     // A document only ever joins a better-ranked one: each pair is listed once, under its
     // worse-ranked document, as (worse, better, similarity), and the lists are visited in
     // rank order. A document without a list is kept; one visited earlier is kept when it
-    // found no kept document to join. Per pair 16 bytes, per document nothing beyond the
-    // assignment.
-    let mut edges: Vec<(u32, u32, f64)> = (pairs.iter())
-        .map(|pair| match rank[pair.a as usize] < rank[pair.b as usize] {
+    // found no kept document to join. Per pair 4 bytes (the pairs in that order, by index),
+    // per document nothing beyond the assignment.
+    let edge = |index: u32| {
+        let pair = &pairs[index as usize];
+        match rank[pair.a as usize] < rank[pair.b as usize] {
             true => (pair.b, pair.a, pair.similarity),
             false => (pair.a, pair.b, pair.similarity),
-        })
-        .collect();
-    edges.sort_unstable_by_key(|&(worse, _, _)| (rank[worse as usize], worse));
+        }
+    };
+    let mut order: Vec<u32> = (0..pairs.len() as u32).collect();
+    order.sort_unstable_by_key(|&index| {
+        let worse = edge(index).0;
+        (rank[worse as usize], worse)
+    });
     let mut assignment = Assignment::all_kept(documents);
-    for list in edges.chunk_by(|x, y| x.0 == y.0) {
-        let document = list[0].0;
-        let best = (list.iter())
-            .filter(|&&(_, other, _)| {
+    for list in order.chunk_by(|&x, &y| edge(x).0 == edge(y).0) {
+        let document = edge(list[0]).0;
+        let best = (list.iter().map(|&index| edge(index)))
+            .filter(|&(_, other, _)| {
                 assignment.duplicate_of[other as usize].is_none()
                     && rank[other as usize] < rank[document as usize]
             })
@@ -229,9 +238,11 @@ pub fn representative(rank: &[u32], pairs: &[Pair]) -> Assignment {
                 y.2.total_cmp(&x.2)
                     .then(rank[x.1 as usize].cmp(&rank[y.1 as usize]))
             });
-        if let Some(&(_, other, similarity)) = best {
+        if let Some((_, other, similarity)) = best {
             assignment.duplicate_of[document as usize] = Some(other);
-            assignment.similarity.set(document as usize, Some(similarity));
+            assignment
+                .similarity
+                .set(document as usize, Some(similarity));
         }
     }
     assignment
@@ -259,7 +270,9 @@ pub fn connected(rank: &[u32], pairs: &[Pair], similarity: impl Fn(u32, u32) -> 
         let kept = best[root].unwrap_or(document);
         if kept != document {
             assignment.duplicate_of[document as usize] = Some(kept);
-            assignment.similarity.set(document as usize, Some(similarity(document, kept)));
+            assignment
+                .similarity
+                .set(document as usize, Some(similarity(document, kept)));
         }
     }
     assignment
@@ -305,6 +318,26 @@ impl UnionFind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn similarities_hold_none_apart_from_any_value() {
+        let mut held = Similarities::none(4);
+        held.set(1, Some(0.0));
+        held.set(2, Some(1.0));
+        held.set(3, Some(f64::NAN));
+        assert_eq!(held.to_vec(), [None, Some(0.0), Some(1.0), None]);
+        assert_eq!(held.get(1), Some(0.0));
+        assert_eq!(
+            held,
+            Similarities::from(vec![None, Some(0.0), Some(1.0), None])
+        );
+        assert_ne!(
+            held,
+            Similarities::from(vec![None, Some(0.0), Some(0.5), None])
+        );
+        assert_ne!(held, Similarities::none(3));
+        assert_eq!(Similarities::none(2).len(), 2);
+    }
+
     use super::*;
 
     fn pair(a: u32, b: u32, similarity: f64) -> Pair {
@@ -379,7 +412,9 @@ mod tests {
             match best {
                 Some(&(other, similarity)) => {
                     assignment.duplicate_of[document as usize] = Some(other);
-                    assignment.similarity.set(document as usize, Some(similarity));
+                    assignment
+                        .similarity
+                        .set(document as usize, Some(similarity));
                 }
                 None => kept[document as usize] = true,
             }

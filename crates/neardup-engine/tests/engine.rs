@@ -484,3 +484,15 @@ fn simhash_pairs_equal_brute_force() {
         }
     }
 }
+
+#[test]
+fn groups_give_back_what_was_pushed() {
+    let lists: Vec<Vec<u32>> = vec![vec![3, 1], vec![7, 8, 9], vec![2, 5]];
+    let groups = neardup_engine::Groups::from(lists.clone());
+    assert_eq!(groups.len(), 3);
+    assert!(!groups.is_empty());
+    assert_eq!(groups.get(1), [7, 8, 9]);
+    let back: Vec<Vec<u32>> = groups.iter().map(<[u32]>::to_vec).collect();
+    assert_eq!(back, lists);
+    assert!(neardup_engine::Groups::default().is_empty());
+}

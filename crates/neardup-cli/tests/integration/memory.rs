@@ -98,6 +98,40 @@ fn every_method_gives_the_same_outputs_when_spilling() {
     );
 }
 
+/// Without `--clusters` or `--pairs` the spilling path never reads its parked ids back:
+/// the kept file is still the in-memory one, and the parked ids leave with the temporary
+/// directory.
+#[test]
+fn spilling_without_reports_keeps_the_same_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = example();
+    let memory = path(dir.path(), "memory.jsonl");
+    let spilled = path(dir.path(), "spilled.jsonl");
+    let stats = path(dir.path(), "stats.json");
+    let run = neardup(&["dedup", &input, "--id-field", "id", "-o", &memory, "-q"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let run = neardup(&[
+        "dedup",
+        &input,
+        "--id-field",
+        "id",
+        "-o",
+        &spilled,
+        "--memory-limit",
+        "1",
+        "--stats",
+        &stats,
+        "-q",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let stats: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(stats["memory_path"], "spill");
+    assert!(std::fs::read(&memory).unwrap() == std::fs::read(&spilled).unwrap());
+    let mut files = files_in(dir.path());
+    files.sort();
+    assert_eq!(files, ["memory.jsonl", "spilled.jsonl", "stats.json"]);
+}
+
 #[test]
 fn every_input_kind_gives_the_same_outputs_when_spilling() {
     let dir = tempfile::tempdir().unwrap();

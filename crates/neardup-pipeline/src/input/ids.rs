@@ -7,8 +7,8 @@
 
 use std::hash::BuildHasher;
 
-use neardup_core::sharded::ShardedTable;
 use neardup_core::offsets::Offsets;
+use neardup_core::sharded::ShardedTable;
 use serde_json::Value;
 
 /// The ids of the records accepted so far.
@@ -186,7 +186,9 @@ impl ParkedIds {
         for end in arena.ends.iter() {
             out.write_all(&end.to_le_bytes())?;
         }
-        out.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_data()?;
+        out.into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?
+            .sync_data()?;
         Ok(ParkedIds {
             path: path.to_path_buf(),
             text_bytes: arena.text.len(),
@@ -217,7 +219,10 @@ impl ParkedIds {
             if value < previous || value > self.text_bytes as u64 {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    format!("{}: an id ends at {value}, out of order", self.path.display()),
+                    format!(
+                        "{}: an id ends at {value}, out of order",
+                        self.path.display()
+                    ),
                 ));
             }
             ends.push(value);

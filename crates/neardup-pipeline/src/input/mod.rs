@@ -47,8 +47,8 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use serde_json::Value;
 
-pub use self::ids::{IdArena, ParkedIds};
 use self::ids::{empty_id, SeenIds};
+pub use self::ids::{IdArena, ParkedIds};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 
