@@ -1739,7 +1739,6 @@ fn verify<M: Method>(
             let mut last: Option<(u32, Held<'_, M::Sketch>)> = None;
             let mut cache: Vec<Option<(u32, Held<'_, M::Sketch>)>> =
                 (0..slots).map(|_| None).collect();
-            let mut fresh: Option<Held<'_, M::Sketch>>;
             for &(a, b) in chunk {
                 if last.as_ref().is_none_or(|(document, _)| *document != a) {
                     last = Some((a, sketches.get(method, a)?));
@@ -1747,20 +1746,18 @@ fn verify<M: Method>(
                 let Some((_, sa)) = last.as_ref() else {
                     continue;
                 };
+                let fresh;
                 let sb: &M::Sketch = match slots {
                     0 => {
-                        fresh = Some(sketches.get(method, b)?);
-                        fresh.as_deref().unwrap_or_else(|| unreachable!())
+                        fresh = sketches.get(method, b)?;
+                        &fresh
                     }
                     _ => {
-                        let slot = (mix64(u64::from(b)) as usize) % slots;
-                        if cache[slot]
-                            .as_ref()
-                            .is_none_or(|(document, _)| *document != b)
-                        {
-                            cache[slot] = Some((b, sketches.get(method, b)?));
+                        let entry = &mut cache[(mix64(u64::from(b)) as usize) % slots];
+                        if entry.as_ref().is_none_or(|(document, _)| *document != b) {
+                            *entry = Some((b, sketches.get(method, b)?));
                         }
-                        match &cache[slot] {
+                        match entry {
                             Some((_, held)) => held,
                             None => continue,
                         }

@@ -594,12 +594,14 @@ fn read_streamed<M: Registered>(
         )));
     }
     let learned = Learned::new(method, corpus, engine)?;
-    let (sketcher, read) = match sketched {
+    // A replayed read is the first read itself (checked as it went): only the others are
+    // compared with the first read's summary.
+    let (sketcher, mut read, replayed) = match sketched {
         Some(payload) => {
             resumed = Some(Stage::Sketch.name());
             let (state, read) = split_sketch_checkpoint(&payload)?;
             let sketcher = Sketcher::resume(learned.method(), state, spilling)?;
-            (sketcher, read)
+            (sketcher, read, false)
         }
         None => {
             let documents =
@@ -612,31 +614,20 @@ fn read_streamed<M: Registered>(
                 sketcher.push_owned(texts, &NoProgress)?;
                 Ok(())
             };
-            let read = match first_full {
-                Some(first) => sides.replay(first, progress, &mut each)?,
-                None => {
-                    let read = sides.read_sized(sizes, progress, &mut each)?;
-                    if let Some(first) = &first_read {
-                        if *first != read.summary() {
-                            return Err(sides.changed());
-                        }
-                    }
-                    read
-                }
+            let (read, replayed) = match first_full {
+                Some(first) => (sides.replay(first, progress, &mut each)?, true),
+                None => (sides.read_sized(sizes, progress, &mut each)?, false),
             };
             if let Some(resume) = &resume {
                 let state = sketcher.checkpoint()?;
                 resume.save(Stage::Sketch, &encode_sketch_checkpoint(&state, &read))?;
             }
-            (sketcher, read)
+            (sketcher, read, replayed)
         }
     };
-    let mut read = read;
-    if resumed == Some(Stage::Sketch.name()) {
-        if let Some(first) = &first_read {
-            if *first != read.summary() {
-                return Err(sides.changed());
-            }
+    if let Some(first) = first_read.as_ref().filter(|_| !replayed) {
+        if *first != read.summary() {
+            return Err(sides.changed());
         }
     }
     if parked.is_none() {
