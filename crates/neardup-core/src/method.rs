@@ -215,6 +215,13 @@ pub trait Method: Send + Sync + Clone {
         0
     }
 
+    /// Whether [`Method::mark_common`] can change a sketch's [`Method::keys`]; `true` (the
+    /// default) unless the method says otherwise. When it cannot, an engine may find the
+    /// candidates from the keys it gathered before marking (a spilling run sorts them once).
+    fn marks_change_keys(&self) -> bool {
+        true
+    }
+
     /// The lexicon the method learned or read, as the text of a file its `lexicon_file`
     /// parameter reads back (`dedup --save-lexicon`); `None` (the default) for methods
     /// without a lexicon.

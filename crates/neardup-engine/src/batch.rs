@@ -1128,17 +1128,29 @@ fn dedup_sketched<M: Method>(
     drop(lengths);
     let (leaders, groups) = exact_groups(&identity, &empty, &rank);
     drop((identity, empty));
+    // A spilling run's crowd check sorts the leaders' keys; when marks leave keys alone,
+    // the candidates are found from those runs instead of sorting the keys again.
+    let mut gathered = None;
     if let Some(limit) = method.common_limit(leaders.len() as u64) {
         progress.stage("common", leaders.len() as u64);
-        let marked = mark_common(method, &mut sketches, spilling, &leaders, limit)?;
+        let (marked, keys, spilled) =
+            mark_common(method, &mut sketches, spilling, &leaders, limit)?;
         stats.boilerplate.discounted_features += marked;
         stats.boilerplate.limits.push(("max_df", limit));
+        stats.spilled_bytes += spilled;
+        if let Some(keys) = keys {
+            // The runs' bytes count once: here, or with the candidates that read them.
+            match method.marks_change_keys() {
+                true => stats.spilled_bytes += keys.spilled,
+                false => gathered = Some(keys),
+            }
+        }
     }
     progress.stage("candidates", leaders.len() as u64);
     let (candidates, bucket_stats) = candidate_pairs(
         method,
         &sketches,
-        spilling,
+        (spilling, gathered),
         &exact_only,
         &leaders,
         &rank,
@@ -1253,28 +1265,35 @@ fn dedup_sketched<M: Method>(
 /// (each counting [`SAMPLE`] times), by a sorted merge of each leader's features with them.
 /// A template's wording is in all of its crowd; ordinary language is spread over the rest,
 /// where a sample estimates its frequency.
-fn mark_common<M: Method>(
+///
+/// When spilling, also returns the crowd check's runs of `(key, leader)` entries (see
+/// [`crowded_documents`]) and the bytes the count of common features spilled.
+fn mark_common<'d, M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
-    spilling: Option<&Spilling>,
+    spilling: Option<&'d Spilling>,
     leaders: &[u32],
     limit: u64,
-) -> Result<u64> {
-    let crowded = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
+) -> Result<(u64, Option<ExternalKeys<'d>>, u64)> {
+    let (crowded, gathered) = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
     let crowded_leaders: Vec<u32> = (leaders.iter().copied())
         .filter(|&leader| crowded[leader as usize])
         .collect();
     if let Some(spilling) = spilling {
-        let common =
+        let (common, spilled) =
             common_features_external(method, sketches, spilling, leaders, &crowded, limit)?;
         if common.is_empty() {
-            return Ok(0);
+            return Ok((0, gathered, spilled));
         }
         let mut marked = vec![false; sketches.len()];
         for &leader in &crowded_leaders {
             marked[leader as usize] = true;
         }
-        return sketches.mark_common(method, common, marked);
+        return Ok((
+            sketches.mark_common(method, common, marked)?,
+            gathered,
+            spilled,
+        ));
     }
     let mut keys: Vec<u32> = sketches
         .map_sorted(method, &crowded_leaders, |_, sketch| {
@@ -1282,7 +1301,7 @@ fn mark_common<M: Method>(
         })?
         .concat();
     if keys.is_empty() {
-        return Ok(0);
+        return Ok((0, None, 0));
     }
     keys.par_sort_unstable();
     keys.dedup();
@@ -1327,20 +1346,20 @@ fn mark_common<M: Method>(
         .map(|(&key, _)| key)
         .collect();
     if common.is_empty() {
-        return Ok(0);
+        return Ok((0, None, 0));
     }
     let mut marked = vec![false; sketches.len()];
     for &leader in &crowded_leaders {
         marked[leader as usize] = true;
     }
-    sketches.mark_common(method, common, marked)
+    Ok((sketches.mark_common(method, common, marked)?, None, 0))
 }
 
 /// The common features that [`mark_common`] finds, counted by sorting `(feature, leader)`
 /// entries in runs in the spill directory instead of gathering the crowded leaders' features
 /// in memory: the same leaders are counted with the same weights (a crowded leader once, one
 /// in [`SAMPLE`] of the others by position [`SAMPLE`] times), and a feature counts only when a
-/// crowded leader has it.
+/// crowded leader has it. Also returns the bytes its runs took.
 fn common_features_external<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
@@ -1348,7 +1367,7 @@ fn common_features_external<M: Method>(
     leaders: &[u32],
     crowded: &[bool],
     limit: u64,
-) -> Result<Vec<u32>> {
+) -> Result<(Vec<u32>, u64)> {
     let counted: Vec<u32> = (leaders.iter().enumerate())
         .filter(|&(position, &leader)| crowded[leader as usize] || position % SAMPLE == 0)
         .map(|(_, &leader)| leader)
@@ -1367,7 +1386,8 @@ fn common_features_external<M: Method>(
         )?;
     }
     let mut common = Vec::new();
-    external.buckets(|feature, members| {
+    external.finish()?;
+    external.walk(None, |feature, members| {
         if !members.iter().any(|&m| crowded[m as usize]) {
             return;
         }
@@ -1384,7 +1404,7 @@ fn common_features_external<M: Method>(
             common.push(feature as u32);
         }
     })?;
-    Ok(common)
+    Ok((common, external.spilled))
 }
 
 /// One in this many uncrowded leaders is counted by [`mark_common`].
@@ -1413,15 +1433,18 @@ const CROWD: u64 = 10;
 /// document whose common features are spread over ordinary language. Only such documents
 /// get the rare-feature check. Methods that do not find candidates by shared keys have all
 /// their documents checked.
-fn crowded_documents<M: Method>(
+///
+/// When spilling, also returns the runs the check sorted: every leader's distinct keys, as
+/// `(key, leader)` entries.
+fn crowded_documents<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
-    spilling: Option<&Spilling>,
+    spilling: Option<&'d Spilling>,
     leaders: &[u32],
     limit: u64,
-) -> Result<Vec<bool>> {
+) -> Result<(Vec<bool>, Option<ExternalKeys<'d>>)> {
     if method.join() != Join::SymmetricKeys {
-        return Ok(vec![true; sketches.len()]);
+        return Ok((vec![true; sketches.len()], None));
     }
     let leader_keys = |documents: &[u32]| {
         sketches.map_sorted(method, documents, |_, sketch| {
@@ -1446,14 +1469,15 @@ fn crowded_documents<M: Method>(
         // A leader is crowded when one of its keys is: the members of the crowded keys'
         // buckets, marked as the merge meets them (no second scan of the sketches).
         let mut crowded = vec![false; sketches.len()];
-        external.buckets(|_, members| {
+        external.finish()?;
+        external.walk(None, |_, members| {
             if members.len() as u64 > limit {
                 for &member in members {
                     crowded[member as usize] = true;
                 }
             }
         })?;
-        return Ok(crowded);
+        return Ok((crowded, Some(external)));
     }
     let keys: Vec<Vec<u64>> = sketches.map_sorted(method, leaders, |_, sketch| {
         let mut keys = Vec::new();
@@ -1473,7 +1497,7 @@ fn crowded_documents<M: Method>(
     for (&leader, keys) in leaders.iter().zip(keys) {
         crowded[leader as usize] = keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
     }
-    Ok(crowded)
+    Ok((crowded, None))
 }
 
 /// Slices of [`exact_groups`]' first pass (by the top 4 bits of the identities).
@@ -1538,10 +1562,13 @@ fn exact_groups(identity: &[u128], empty: &[bool], rank: &[u32]) -> (Vec<u32>, G
 /// cap takes its best-ranked members (the ones the keep policy would keep) as anchors, and a
 /// document over the candidate budget keeps its best-ranked partners: the ones it can be a
 /// duplicate of.
+///
+/// `gathered`: the crowd check's runs of every leader's keys (spilling, and keys that marks
+/// do not change), walked instead of gathering the keys again.
 fn candidate_pairs<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
-    spilling: Option<&'d Spilling>,
+    (spilling, gathered): (Option<&'d Spilling>, Option<ExternalKeys<'d>>),
     exact_only: &[bool],
     leaders: &[u32],
     rank: &[u32],
@@ -1574,19 +1601,32 @@ fn candidate_pairs<'d, M: Method>(
         }
         Join::SymmetricKeys => match spilling {
             Some(spilling) => {
-                let mut external =
-                    ExternalKeys::new(spilling.dir.as_ref(), "keys", spilling.budget);
-                for chunk in leaders.chunks(KEY_CHUNK) {
-                    let keyed = sketches.map_sorted(method, chunk, |document, sketch| {
-                        let mut keys = Vec::new();
-                        method.keys(sketch, &mut keys);
-                        (keys, rank[document as usize])
-                    })?;
-                    external.extend(keyed.into_iter().flat_map(|(keys, ranked)| {
-                        keys.into_iter().map(move |key| (key, ranked))
-                    }))?;
-                }
-                let (pairs, stats) = external.candidate_pairs(limits)?;
+                let (pairs, stats) = match gathered {
+                    Some(gathered) => {
+                        // Entries by leader, of every leader: the exact-only ones left out,
+                        // the others paired by rank.
+                        let map = |leader: u32| {
+                            (!exact_only[leader as usize]).then(|| rank[leader as usize])
+                        };
+                        gathered.candidate_pairs(limits, Some((&map, rank.len())))?
+                    }
+                    None => {
+                        let mut external =
+                            ExternalKeys::new(spilling.dir.as_ref(), "keys", spilling.budget);
+                        for chunk in leaders.chunks(KEY_CHUNK) {
+                            let keyed =
+                                sketches.map_sorted(method, chunk, |document, sketch| {
+                                    let mut keys = Vec::new();
+                                    method.keys(sketch, &mut keys);
+                                    (keys, rank[document as usize])
+                                })?;
+                            external.extend(keyed.into_iter().flat_map(|(keys, ranked)| {
+                                keys.into_iter().map(move |key| (key, ranked))
+                            }))?;
+                        }
+                        external.candidate_pairs(limits, None)?
+                    }
+                };
                 spilled = pairs.spilled();
                 let mut by_rank = vec![0u32; rank.len()];
                 for (document, &r) in rank.iter().enumerate() {

@@ -21,6 +21,10 @@ const RUN_READ_BYTES: usize = 256 << 10;
 /// Bytes of one entry in a run: the key (8) and the rank (4), little-endian.
 const ENTRY_BYTES: usize = 12;
 
+/// Maps a run's member to the rank it is paired under, or `None` to leave it out: for runs
+/// gathered by document (the crowd check's), walked for candidates by rank.
+pub(crate) type Remap<'m> = &'m (dyn Fn(u32) -> Option<u32> + Sync);
+
 /// `(key, rank)` entries gathered into sorted runs in spills.
 pub(crate) struct ExternalKeys<'d> {
     dir: &'d dyn SpillDir,
@@ -85,22 +89,41 @@ impl<'d> ExternalKeys<'d> {
         Ok(())
     }
 
+    /// Writes the buffered entries to a last run: the entries are all in runs.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        self.write_run()?;
+        self.buffer = Vec::new();
+        Ok(())
+    }
+
     /// The candidate pairs `(x, y)` of ranks, `x < y`, and the statistics that
     /// [`neardup_index::KeyTable`] gives for the same entries and limits; the pairs are
     /// themselves sorted in runs in the spill directory and handed out by
     /// [`ExternalPairs::drain`], which completes the statistics (`budget_hits`).
+    ///
+    /// With `remap = (map, ranks)`, the entries' second halves are not ranks but what `map`
+    /// turns into ranks below `ranks` (or leaves out): the pairs and statistics are those of
+    /// the mapped entries.
     pub(crate) fn candidate_pairs(
         mut self,
         limits: CandidateLimits,
+        remap: Option<(Remap<'_>, usize)>,
     ) -> Result<(ExternalPairs<'d>, BucketStats)> {
-        let documents = self.documents;
-        self.write_run()?;
-        self.buffer = Vec::new();
+        self.finish()?;
+        let (map, ranks) = match remap {
+            Some((map, ranks)) => (Some(map), ranks),
+            None => (None, self.documents),
+        };
         let cap = limits.bucket_cap;
-        // First walk: statistics and each document's most partners.
+        // First walk: statistics, each document's most partners, and the documents the
+        // budget is counted over (one more than the highest rank with a key).
         let mut stats = BucketStats::default();
-        let mut upper_bounds = vec![0u64; documents];
-        self.walk(|_, bucket| {
+        let mut upper_bounds = vec![0u64; ranks];
+        let mut documents = 0;
+        self.walk(map, |_, bucket| {
+            if let Some(&last) = bucket.last() {
+                documents = documents.max(last as usize + 1);
+            }
             if bucket.len() < 2 {
                 return;
             }
@@ -122,7 +145,7 @@ impl<'d> ExternalKeys<'d> {
         let mut pairs = ExternalU64::new(self.dir, "pairs", self.capacity * 16);
         let mut over = vec![false; if take == usize::MAX { 0 } else { documents }];
         let mut failed = None;
-        self.walk(|_, bucket| {
+        self.walk(map, |_, bucket| {
             if failed.is_some() {
                 return;
             }
@@ -157,16 +180,27 @@ impl<'d> ExternalKeys<'d> {
         ))
     }
 
-    /// Calls `bucket` with every key, in order, and the distinct ranks given with it,
-    /// ascending.
-    pub(crate) fn buckets(mut self, bucket: impl FnMut(u64, &[u32])) -> Result<()> {
-        self.write_run()?;
-        self.buffer = Vec::new();
-        self.walk(bucket)
-    }
-
-    /// Calls `bucket` with every key and its documents' ranks, ascending, keys in order.
-    fn walk(&self, mut bucket: impl FnMut(u64, &[u32])) -> Result<()> {
+    /// Calls `bucket` with every key and its documents' ranks, ascending, keys in order (the
+    /// runs are complete: see [`ExternalKeys::finish`]). With `map`, the ranks are the mapped
+    /// members, and a key none of whose members maps is skipped.
+    pub(crate) fn walk(
+        &self,
+        map: Option<Remap<'_>>,
+        mut bucket: impl FnMut(u64, &[u32]),
+    ) -> Result<()> {
+        debug_assert!(self.buffer.is_empty(), "walked before finish");
+        let mut mapped: Vec<u32> = Vec::new();
+        let mut emit = |key: u64, members: &[u32]| match map {
+            None => bucket(key, members),
+            Some(map) => {
+                mapped.clear();
+                mapped.extend(members.iter().filter_map(|&member| map(member)));
+                mapped.sort_unstable();
+                if !mapped.is_empty() {
+                    bucket(key, &mapped);
+                }
+            }
+        };
         let mut readers: Vec<RunReader<'_>> = (self.runs.iter())
             .map(|(spill, length)| RunReader::new(spill.as_ref(), *length))
             .collect();
@@ -181,7 +215,7 @@ impl<'d> ExternalKeys<'d> {
         while let Some(Reverse(((k, rank), index))) = heap.pop() {
             if key != Some(k) {
                 if let (Some(key), false) = (key, members.is_empty()) {
-                    bucket(key, &members);
+                    emit(key, &members);
                 }
                 members.clear();
                 key = Some(k);
@@ -195,7 +229,7 @@ impl<'d> ExternalKeys<'d> {
             }
         }
         if let (Some(key), false) = (key, members.is_empty()) {
-            bucket(key, &members);
+            emit(key, &members);
         }
         Ok(())
     }
@@ -450,10 +484,54 @@ mod tests {
             let mut external = ExternalKeys::new(&dir, "keys", 16);
             external.capacity = buffer;
             external.extend(entries).unwrap();
-            let (pairs, mut stats) = external.candidate_pairs(limits).unwrap();
+            let (pairs, mut stats) = external.candidate_pairs(limits, None).unwrap();
             let mut got = Vec::new();
             stats.budget_hits = pairs
                 .drain(chunk, |c| {
+                    got.extend_from_slice(c);
+                    Ok(())
+                })
+                .unwrap();
+            got.sort_unstable();
+            prop_assert_eq!(got, expected.0);
+            prop_assert_eq!(stats, expected.1);
+        }
+
+        /// Runs gathered by document, each key once a document, and walked through a map
+        /// to ranks that leaves some documents out, give the pairs and statistics of the
+        /// ranks' own entries.
+        #[test]
+        fn remapped_runs_equal_the_key_table_of_the_ranks(
+            keys in proptest::collection::vec(proptest::collection::vec(0u64..12, 0..5), 0..60),
+            left_out in proptest::collection::vec(any::<bool>(), 60),
+            shift in 0usize..60,
+            cap in 1usize..6,
+            budget in 1usize..4,
+            buffer in 1usize..40,
+        ) {
+            let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
+            let n = keys.len();
+            // A permutation of the documents: rank = (document + shift) mod n.
+            let rank = |d: usize| ((d + shift) % n.max(1)) as u32;
+            let by_rank: Vec<(u64, u32)> = (keys.iter().enumerate())
+                .filter(|&(d, _)| !left_out[d])
+                .flat_map(|(d, ks)| ks.iter().map(move |&k| (k, rank(d))))
+                .collect();
+            let expected = KeyTable::from_entries(by_rank).candidate_pairs_with_stats(limits);
+            let dir = MemorySpillDir;
+            let mut external = ExternalKeys::new(&dir, "crowd", 16);
+            external.capacity = buffer;
+            external.extend((keys.iter().enumerate()).flat_map(|(d, ks)| {
+                let mut ks = ks.clone();
+                ks.sort_unstable();
+                ks.dedup();
+                ks.into_iter().map(move |k| (k, d as u32))
+            })).unwrap();
+            let map = |d: u32| (!left_out[d as usize]).then(|| rank(d as usize));
+            let (pairs, mut stats) = external.candidate_pairs(limits, Some((&map, n))).unwrap();
+            let mut got = Vec::new();
+            stats.budget_hits = pairs
+                .drain(7, |c| {
                     got.extend_from_slice(c);
                     Ok(())
                 })

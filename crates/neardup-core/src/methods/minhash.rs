@@ -703,6 +703,11 @@ impl Method for MinHash {
         marked
     }
 
+    /// The keys are bands of the signature, which marks do not touch.
+    fn marks_change_keys(&self) -> bool {
+        false
+    }
+
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !sketch.is_empty() && !sketch.exact_only() {
             self.lsh.band_keys(&sketch.signature, keys);
