@@ -38,6 +38,9 @@ pub(crate) struct ExternalKeys<'d> {
     documents: usize,
     /// Bytes written to runs.
     pub(crate) spilled: u64,
+    /// Members past the anchors a bucket needs before its anchors are remembered (see
+    /// [`AnchorRepeats`]); a field so that tests can lower it.
+    flood_members: usize,
 }
 
 impl<'d> ExternalKeys<'d> {
@@ -56,6 +59,7 @@ impl<'d> ExternalKeys<'d> {
             runs: Vec::new(),
             documents: 0,
             spilled: 0,
+            flood_members: FLOOD_MEMBERS,
         }
     }
 
@@ -145,16 +149,42 @@ impl<'d> ExternalKeys<'d> {
         let mut pairs = ExternalU64::new(self.dir, "pairs", self.capacity * 16);
         let mut over = vec![false; if take == usize::MAX { 0 } else { documents }];
         let mut failed = None;
+        let anchored = cap.min(take);
+        let mut repeats = AnchorRepeats::new(self.capacity / 2, self.flood_members);
         self.walk(map, |_, bucket| {
             if failed.is_some() {
                 return;
             }
+            // The members past the first `anchored` all pair with those same anchors.
+            let anchors = repeats.intern(bucket, anchored);
             for (position, &document) in bucket.iter().enumerate().skip(1) {
                 let partners = position.min(cap);
                 if partners > take {
                     over[document as usize] = true;
                 }
-                for &partner in &bucket[..partners.min(take)] {
+                let mut partners = &bucket[..partners.min(take)];
+                let mut before: &[u32] = &[];
+                if position >= anchored {
+                    if let Some(anchors) = anchors {
+                        // `partners` is the anchors: only those not paired before go, and
+                        // none ranked past `take` partners the document has already.
+                        let (last, bound) = repeats.pair(document, anchors, anchored == take);
+                        before = last.map_or(&[], |last| repeats.anchors(last));
+                        if last == Some(anchors) {
+                            partners = &[];
+                        }
+                        let within = partners.partition_point(|&p| p <= bound);
+                        if within < partners.len() {
+                            // More than `take` partners: the drain would have said so.
+                            over[document as usize] = true;
+                            partners = &partners[..within];
+                        }
+                    }
+                }
+                for &partner in partners {
+                    if before.binary_search(&partner).is_ok() {
+                        continue;
+                    }
                     if let Err(error) = pairs.push((u64::from(document) << 32) | u64::from(partner))
                     {
                         failed = Some(error);
@@ -232,6 +262,96 @@ impl<'d> ExternalKeys<'d> {
             emit(key, &members);
         }
         Ok(())
+    }
+}
+
+/// A bucket with at least this many members past its anchors has its anchors remembered.
+const FLOOD_MEMBERS: usize = 64;
+
+/// The anchors of large buckets, and per document the last anchors it was paired with: a
+/// template flood's documents share a bucket in each of its LSH bands, and in each such
+/// bucket every member past the first `bucket_cap` (or partner-limit) members pairs with
+/// those first members, mostly the same ones from band to band. Without this, the second
+/// walk pushed each of those pairs once a band (a flood of a million one-template messages
+/// spilled 9.8 GB of pairs for a 189 MB input). A document past a bucket's anchors pushes
+/// only the anchors that were not among the last anchors it was paired with, which are in
+/// the runs already: the pairs are the same, fewer repeats reach the runs.
+struct AnchorRepeats {
+    /// Interned anchor lists, by content: their ids.
+    ids: std::collections::HashMap<Box<[u32]>, u32>,
+    /// The interned anchor lists, by id.
+    lists: Vec<Box<[u32]>>,
+    /// Members held by `ids`, bounded by `slots`.
+    held: usize,
+    /// Slot `document % slots.len()`: `document << 32 | anchors id + 1` of its last pairing
+    /// with interned anchors (0: none); allocated with the first large bucket.
+    seen: Vec<u64>,
+    /// Per slot, the highest rank among `take` partners its document has been paired with
+    /// (`u32::MAX`: not known): a partner ranked past it can never be kept.
+    bounds: Vec<u32>,
+    slots: usize,
+    flood_members: usize,
+}
+
+impl AnchorRepeats {
+    fn new(slots: usize, flood_members: usize) -> AnchorRepeats {
+        AnchorRepeats {
+            ids: std::collections::HashMap::new(),
+            lists: Vec::new(),
+            held: 0,
+            seen: Vec::new(),
+            bounds: Vec::new(),
+            slots: slots.max(1024).next_power_of_two(),
+            flood_members,
+        }
+    }
+
+    /// The id of `bucket`'s first `anchored` members when the bucket is large enough to be
+    /// worth it and room is left; `None` otherwise.
+    fn intern(&mut self, bucket: &[u32], anchored: usize) -> Option<u32> {
+        if anchored == 0 || bucket.len() < anchored.saturating_add(self.flood_members) {
+            return None;
+        }
+        let anchors = &bucket[..anchored];
+        if let Some(&id) = self.ids.get(anchors) {
+            return Some(id);
+        }
+        // Each list is held twice (the map's key and `lists`).
+        if self.held + 2 * anchored > self.slots || self.lists.len() >= u32::MAX as usize - 1 {
+            return None;
+        }
+        if self.seen.is_empty() {
+            self.seen = vec![0; self.slots];
+            self.bounds = vec![u32::MAX; self.slots];
+        }
+        let id = self.lists.len() as u32;
+        self.ids.insert(anchors.into(), id);
+        self.lists.push(anchors.into());
+        self.held += 2 * anchored;
+        Some(id)
+    }
+
+    /// The anchors of `id`, sorted.
+    fn anchors(&self, id: u32) -> &[u32] {
+        &self.lists[id as usize]
+    }
+
+    /// Records that `document` is paired with the anchors `id` (all `take` of its partners
+    /// when `full`); returns the anchors it was last paired with and its bound (see `bounds`)
+    /// before this pairing, if remembered (its slot may have gone to another document).
+    fn pair(&mut self, document: u32, id: u32, full: bool) -> (Option<u32>, u32) {
+        let index = document as usize & (self.slots - 1);
+        let slot = &mut self.seen[index];
+        let known = *slot >> 32 == u64::from(document) && *slot != 0;
+        let last = known.then(|| (*slot & u64::from(u32::MAX)) as u32 - 1);
+        let bound = if known { self.bounds[index] } else { u32::MAX };
+        *slot = (u64::from(document) << 32) | u64::from(id + 1);
+        let anchors = &self.lists[id as usize];
+        self.bounds[index] = match (full, anchors.last()) {
+            (true, Some(&highest)) => bound.min(highest),
+            _ => bound,
+        };
+        (last, bound)
     }
 }
 
@@ -466,6 +586,84 @@ mod tests {
     use crate::spill::MemorySpillDir;
     use neardup_index::KeyTable;
 
+    /// A template flood: every document in the same five buckets. The members past the
+    /// bucket cap pair with the same anchors in each bucket; those pairs reach the runs once,
+    /// not five times, and the pairs are still the key table's.
+    #[test]
+    fn a_flood_pushes_its_anchor_pairs_once() {
+        let limits = CandidateLimits {
+            bucket_cap: 4,
+            candidate_budget: 1000,
+        };
+        let entries: Vec<(u64, u32)> = (0..300u32)
+            .flat_map(|d| (1..=5u64).map(move |k| (k, d)))
+            .collect();
+        let expected = KeyTable::from_entries(entries.clone()).candidate_pairs_with_stats(limits);
+        let dir = MemorySpillDir;
+        let mut external = ExternalKeys::new(&dir, "keys", 16);
+        external.capacity = 64;
+        external.extend(entries).unwrap();
+        let (pairs, mut stats) = external.candidate_pairs(limits, None).unwrap();
+        // One bucket's pairs: 296 members with 4 anchors each, and the anchors among
+        // themselves; 8 bytes each.
+        let once = (296 * 4 + 6) * 8;
+        assert!(
+            pairs.pairs.spilled <= once + 64 * 16,
+            "{} > {once}",
+            pairs.pairs.spilled
+        );
+        let mut got = Vec::new();
+        stats.budget_hits = pairs
+            .drain(1000, |c| {
+                got.extend_from_slice(c);
+                Ok(())
+            })
+            .unwrap();
+        got.sort_unstable();
+        assert_eq!(got, expected.0);
+        assert_eq!(stats, expected.1);
+    }
+
+    /// A flood whose documents each miss some of its buckets, so that the anchors differ
+    /// from bucket to bucket: the pairs are still the key table's, and far fewer than a
+    /// push per bucket reach the runs.
+    #[test]
+    fn a_flood_with_varying_anchors_gives_the_key_tables_pairs() {
+        for budget in [1000, 3] {
+            let limits = CandidateLimits {
+                bucket_cap: 6,
+                candidate_budget: budget,
+            };
+            let entries: Vec<(u64, u32)> = (0..400u32)
+                .flat_map(|d| (1..=8u64).map(move |k| (k, d)))
+                .filter(|&(k, d)| (u64::from(d) + k) % 5 != 0)
+                .collect();
+            let expected =
+                KeyTable::from_entries(entries.clone()).candidate_pairs_with_stats(limits);
+            let dir = MemorySpillDir;
+            let mut external = ExternalKeys::new(&dir, "keys", 16);
+            external.capacity = 64;
+            external.extend(entries).unwrap();
+            let (pairs, mut stats) = external.candidate_pairs(limits, None).unwrap();
+            // A push per bucket would be about 8 x 314 x 6 pairs of 8 bytes.
+            assert!(
+                pairs.pairs.spilled < 8 * 314 * 6 * 8 / 2,
+                "{}",
+                pairs.pairs.spilled
+            );
+            let mut got = Vec::new();
+            stats.budget_hits = pairs
+                .drain(1000, |c| {
+                    got.extend_from_slice(c);
+                    Ok(())
+                })
+                .unwrap();
+            got.sort_unstable();
+            assert_eq!(got, expected.0, "budget {budget}");
+            assert_eq!(stats, expected.1, "budget {budget}");
+        }
+    }
+
     proptest! {
         #[test]
         fn external_keys_equal_the_key_table(
@@ -474,6 +672,7 @@ mod tests {
             budget in 1usize..4,
             buffer in 1usize..40,
             chunk in 1usize..7,
+            flood in 1usize..4,
         ) {
             let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
             let entries: Vec<(u64, u32)> = (keys.iter().enumerate())
@@ -483,6 +682,7 @@ mod tests {
             let dir = MemorySpillDir;
             let mut external = ExternalKeys::new(&dir, "keys", 16);
             external.capacity = buffer;
+            external.flood_members = flood;
             external.extend(entries).unwrap();
             let (pairs, mut stats) = external.candidate_pairs(limits, None).unwrap();
             let mut got = Vec::new();
@@ -521,6 +721,7 @@ mod tests {
             let dir = MemorySpillDir;
             let mut external = ExternalKeys::new(&dir, "crowd", 16);
             external.capacity = buffer;
+            external.flood_members = 1;
             external.extend((keys.iter().enumerate()).flat_map(|(d, ks)| {
                 let mut ks = ks.clone();
                 ks.sort_unstable();
