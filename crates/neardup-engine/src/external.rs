@@ -586,6 +586,19 @@ mod tests {
     use crate::spill::MemorySpillDir;
     use neardup_index::KeyTable;
 
+    /// The pairs `drain` hands out in chunks of `size`, sorted, and its budget hits.
+    fn drained(pairs: ExternalPairs<'_>, size: usize) -> (Vec<(u32, u32)>, u64) {
+        let mut got = Vec::new();
+        let hits = pairs
+            .drain(size, |c| {
+                got.extend_from_slice(c);
+                Ok(())
+            })
+            .unwrap();
+        got.sort_unstable();
+        (got, hits)
+    }
+
     /// A template flood: every document in the same five buckets. The members past the
     /// bucket cap pair with the same anchors in each bucket; those pairs reach the runs once,
     /// not five times, and the pairs are still the key table's.
@@ -612,14 +625,8 @@ mod tests {
             "{} > {once}",
             pairs.pairs.spilled
         );
-        let mut got = Vec::new();
-        stats.budget_hits = pairs
-            .drain(1000, |c| {
-                got.extend_from_slice(c);
-                Ok(())
-            })
-            .unwrap();
-        got.sort_unstable();
+        let got;
+        (got, stats.budget_hits) = drained(pairs, 1000);
         assert_eq!(got, expected.0);
         assert_eq!(stats, expected.1);
     }
@@ -651,14 +658,8 @@ mod tests {
                 "{}",
                 pairs.pairs.spilled
             );
-            let mut got = Vec::new();
-            stats.budget_hits = pairs
-                .drain(1000, |c| {
-                    got.extend_from_slice(c);
-                    Ok(())
-                })
-                .unwrap();
-            got.sort_unstable();
+            let got;
+            (got, stats.budget_hits) = drained(pairs, 1000);
             assert_eq!(got, expected.0, "budget {budget}");
             assert_eq!(stats, expected.1, "budget {budget}");
         }
@@ -685,14 +686,8 @@ mod tests {
             external.flood_members = flood;
             external.extend(entries).unwrap();
             let (pairs, mut stats) = external.candidate_pairs(limits, None).unwrap();
-            let mut got = Vec::new();
-            stats.budget_hits = pairs
-                .drain(chunk, |c| {
-                    got.extend_from_slice(c);
-                    Ok(())
-                })
-                .unwrap();
-            got.sort_unstable();
+            let got;
+            (got, stats.budget_hits) = drained(pairs, chunk);
             prop_assert_eq!(got, expected.0);
             prop_assert_eq!(stats, expected.1);
         }
@@ -730,14 +725,8 @@ mod tests {
             })).unwrap();
             let map = |d: u32| (!left_out[d as usize]).then(|| rank(d as usize));
             let (pairs, mut stats) = external.candidate_pairs(limits, Some((&map, n))).unwrap();
-            let mut got = Vec::new();
-            stats.budget_hits = pairs
-                .drain(7, |c| {
-                    got.extend_from_slice(c);
-                    Ok(())
-                })
-                .unwrap();
-            got.sort_unstable();
+            let got;
+            (got, stats.budget_hits) = drained(pairs, 7);
             prop_assert_eq!(got, expected.0);
             prop_assert_eq!(stats, expected.1);
         }
