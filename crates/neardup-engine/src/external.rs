@@ -8,7 +8,10 @@
 //! holds one read buffer per run.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
 
 use neardup_index::{BucketStats, CandidateLimits};
 use rayon::prelude::*;
@@ -277,11 +280,12 @@ const FLOOD_MEMBERS: usize = 64;
 /// only the anchors that were not among the last anchors it was paired with, which are in
 /// the runs already: the pairs are the same, fewer repeats reach the runs.
 struct AnchorRepeats {
-    /// Interned anchor lists, by content: their ids.
-    ids: std::collections::HashMap<Box<[u32]>, u32>,
+    /// Interned anchor lists, by a hash of their content: their ids (a list whose hash is
+    /// another list's is not interned).
+    ids: HashMap<u64, u32, FixedState>,
     /// The interned anchor lists, by id.
     lists: Vec<Box<[u32]>>,
-    /// Members held by `ids`, bounded by `slots`.
+    /// Members held by `lists`, bounded by `slots`.
     held: usize,
     /// Slot `document % slots.len()`: `document << 32 | anchors id + 1` of its last pairing
     /// with interned anchors (0: none); allocated with the first large bucket.
@@ -296,7 +300,7 @@ struct AnchorRepeats {
 impl AnchorRepeats {
     fn new(slots: usize, flood_members: usize) -> AnchorRepeats {
         AnchorRepeats {
-            ids: std::collections::HashMap::new(),
+            ids: HashMap::default(),
             lists: Vec::new(),
             held: 0,
             seen: Vec::new(),
@@ -313,11 +317,11 @@ impl AnchorRepeats {
             return None;
         }
         let anchors = &bucket[..anchored];
-        if let Some(&id) = self.ids.get(anchors) {
-            return Some(id);
+        let hash = FixedState::default().hash_one(anchors);
+        if let Some(&id) = self.ids.get(&hash) {
+            return (*self.lists[id as usize] == *anchors).then_some(id);
         }
-        // Each list is held twice (the map's key and `lists`).
-        if self.held + 2 * anchored > self.slots || self.lists.len() >= u32::MAX as usize - 1 {
+        if self.held + anchored > self.slots || self.lists.len() >= u32::MAX as usize - 1 {
             return None;
         }
         if self.seen.is_empty() {
@@ -325,9 +329,9 @@ impl AnchorRepeats {
             self.bounds = vec![u32::MAX; self.slots];
         }
         let id = self.lists.len() as u32;
-        self.ids.insert(anchors.into(), id);
+        self.ids.insert(hash, id);
         self.lists.push(anchors.into());
-        self.held += 2 * anchored;
+        self.held += anchored;
         Some(id)
     }
 
