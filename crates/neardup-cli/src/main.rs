@@ -10,6 +10,7 @@ mod eval;
 mod fingerprint;
 mod progress;
 mod report;
+mod salvage;
 mod serve;
 mod signals;
 mod synth;
@@ -54,6 +55,9 @@ enum Command {
     /// Talk to `neardup serve`: create collections, insert, check, bulk-load a JSONL file,
     /// load-test.
     Client(serve::ClientArgs),
+    /// Make a service collection that refuses to open (a corrupt record, a missing segment)
+    /// open again: cut at the bad record, keeping a copy of the original file.
+    Salvage(salvage::SalvageArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Hamming(args) => fingerprint::hamming(args),
         Command::Serve(args) => serve::serve(args),
         Command::Client(args) => serve::client(args),
+        Command::Salvage(args) => salvage::salvage(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

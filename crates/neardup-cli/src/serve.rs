@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// The longest text accepted.
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
     max_text_bytes: usize,
+    /// The most collections (each costs a writer thread and an open file per segment); a
+    /// creation beyond it is refused with 409.
+    #[arg(long, value_name = "N", default_value_t = neardup_service::DEFAULT_MAX_COLLECTIONS)]
+    max_collections: usize,
 }
 
 fn token(file: Option<&PathBuf>) -> Result<Option<String>> {
@@ -60,6 +64,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_batch: args.max_batch,
         max_text_bytes: args.max_text_bytes,
+        max_collections: args.max_collections,
         ..HttpConfig::default()
     };
     let data_dir = args.data_dir.clone();

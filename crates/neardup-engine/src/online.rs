@@ -400,8 +400,8 @@ pub struct Match {
 }
 
 /// Whether candidate `seq` (with `stored`, its sketch, and `stored_entry`) matches the text
-/// whose sketch is `sketch` and entry `entry`: an exact copy always does (similarity 1), an
-/// exact-only document on either side matches nothing else, and otherwise the method's
+/// whose sketch is `sketch` and entry `entry`: an empty text matches nothing, an exact copy
+/// always does (similarity 1), an exact-only document on either side matches nothing else, and otherwise the method's
 /// verification decides, within the fingerprint radius when there is one.
 pub fn verify<M: Method>(
     method: &M,
@@ -411,6 +411,11 @@ pub fn verify<M: Method>(
     stored: &M::Sketch,
     stored_entry: &IndexEntry,
 ) -> Option<Match> {
+    // An empty text (nothing left after normalisation) is kept on its own, as in batch runs:
+    // never a duplicate of another empty text.
+    if sketch.is_empty() || stored.is_empty() {
+        return None;
+    }
     let distance = method.distance(sketch, stored);
     if entry.identity == stored_entry.identity {
         return Some(Match {

@@ -34,7 +34,7 @@ use tokio::sync::oneshot;
 
 use crate::error::ServiceError;
 use crate::settings::{format_time, RetentionBy, Settings};
-use crate::store::{self, Insert, Record, Segment, StoreError};
+use crate::store::{self, Insert, Record, Recovery, Segment, StoreError};
 
 /// Documents handled in one group at most (one sync per group).
 const MAX_GROUP: usize = 4096;
@@ -135,6 +135,94 @@ pub struct Counters {
     pub recovered_bytes: AtomicU64,
     /// Candidates left unverified by the per-text cap (template floods).
     pub candidates_capped: AtomicU64,
+}
+
+/// The file of a collection's counters, kept across restarts.
+const COUNTERS_FILE: &str = "counters.json";
+/// The file of the sequence gaps `neardup salvage` accepted.
+pub const ACCEPTED_GAPS_FILE: &str = "accepted-gaps.json";
+
+impl Counters {
+    /// The counters by name, as stored in `counters.json` and shown by `stats`.
+    fn all(&self) -> [(&'static str, &AtomicU64); 10] {
+        [
+            ("stored", &self.stored),
+            ("duplicates", &self.duplicates),
+            ("refused", &self.refused),
+            ("checks", &self.checks),
+            ("groups", &self.groups),
+            ("deleted", &self.deleted),
+            ("expired", &self.expired),
+            ("partitions_dropped", &self.partitions_dropped),
+            ("recovered_bytes", &self.recovered_bytes),
+            ("candidates_capped", &self.candidates_capped),
+        ]
+    }
+
+    fn snapshot(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        self.all()
+            .into_iter()
+            .map(|(name, counter)| (name, counter.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Counters as saved in `dir` (zero when never saved).
+    ///
+    /// # Errors
+    /// A file that cannot be read or is not the counters' JSON.
+    fn load(dir: &Path) -> Result<Counters, StoreError> {
+        let counters = Counters::default();
+        let path = dir.join(COUNTERS_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(counters),
+            Err(e) => return Err(StoreError::io(&path, "cannot read", &e)),
+        };
+        let saved: std::collections::BTreeMap<String, u64> = serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError {
+                path: path.clone(),
+                message: format!("not the collection's counters: {e}"),
+                disk_full: false,
+            })?;
+        for (name, counter) in counters.all() {
+            counter.store(saved.get(name).copied().unwrap_or(0), Ordering::Relaxed);
+        }
+        Ok(counters)
+    }
+}
+
+/// The gaps in sequence numbers that `neardup salvage` accepted: `(first missing, first after)`.
+///
+/// # Errors
+/// An unreadable or malformed file.
+fn read_accepted_gaps(dir: &Path) -> Result<Vec<(u64, u64)>, StoreError> {
+    let path = dir.join(ACCEPTED_GAPS_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError {
+            path: path.clone(),
+            message: format!("not a list of [first missing, first after] pairs: {e}"),
+            disk_full: false,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(StoreError::io(&path, "cannot read", &e)),
+    }
+}
+
+/// Adds `gap` to the accepted gaps of the collection in `dir`.
+///
+/// # Errors
+/// The file cannot be read or written.
+pub fn accept_gap(dir: &Path, gap: (u64, u64)) -> Result<(), StoreError> {
+    let mut gaps = read_accepted_gaps(dir)?;
+    if !gaps.contains(&gap) {
+        gaps.push(gap);
+    }
+    let bytes = serde_json::to_vec(&gaps).map_err(|e| StoreError {
+        path: dir.join(ACCEPTED_GAPS_FILE),
+        message: e.to_string(),
+        disk_full: false,
+    })?;
+    store::write_atomic(&dir.join(ACCEPTED_GAPS_FILE), &bytes)
 }
 
 /// The collection operations the HTTP layer uses, whatever the method.
@@ -273,6 +361,8 @@ pub struct Collection<M: Registered> {
     /// Set when a sync failed: the collection answers 500 until restarted.
     failed: Mutex<Option<String>>,
     counters: Counters,
+    /// The counters as last saved to `counters.json`.
+    saved: Mutex<std::collections::BTreeMap<&'static str, u64>>,
 }
 
 impl<M: Registered + 'static> Collection<M> {
@@ -291,7 +381,7 @@ impl<M: Registered + 'static> Collection<M> {
         std::fs::create_dir_all(&segments_dir)
             .map_err(|e| StoreError::io(&segments_dir, "cannot create", &e))?;
         let max_radius = method.max_radius();
-        let counters = Counters::default();
+        let counters = Counters::load(dir)?;
         let mut state = State {
             partitions: VecDeque::new(),
             ids: HashMap::default(),
@@ -300,6 +390,7 @@ impl<M: Registered + 'static> Collection<M> {
         };
         let paths = store::list_segments(&segments_dir)?;
         let count = paths.len();
+        let accepted_gaps = read_accepted_gaps(dir)?;
         for (i, path) in paths.iter().enumerate() {
             let mut docs = Vec::new();
             let mut index = PartitionIndex::new(&method, max_radius)?;
@@ -308,7 +399,12 @@ impl<M: Registered + 'static> Collection<M> {
             let mut deletes = Vec::new();
             let mut fingerprints = Vec::new();
             let mut first: Option<u64> = None;
-            let (segment, cut) = Segment::open(path, i + 1 == count, |offset, len, record| {
+            let recovery = if i + 1 == count {
+                Recovery::CutTornTail
+            } else {
+                Recovery::Strict
+            };
+            let (segment, cut) = Segment::open(path, recovery, |offset, len, record| {
                 match record {
                     Record::Insert(doc) => {
                         let first = *first.get_or_insert(doc.seq);
@@ -342,7 +438,40 @@ impl<M: Registered + 'static> Collection<M> {
                 }
                 Ok(())
             })?;
-            counters.recovered_bytes.fetch_add(cut, Ordering::Relaxed);
+            if cut.bytes > 0 {
+                eprintln!(
+                    "neardup: collection {name:?}: cut {} bytes of a write torn by a crash at \
+                     byte {} of {} ({}); it was never acknowledged",
+                    cut.bytes,
+                    cut.offset,
+                    path.display(),
+                    cut.message
+                );
+            }
+            counters
+                .recovered_bytes
+                .fetch_add(cut.bytes, Ordering::Relaxed);
+            // The segments follow each other without a gap: a missing file in the middle is
+            // lost acknowledged documents, refused like a corrupt record.
+            if i > 0
+                && segment.first_seq() != state.next_seq
+                && !accepted_gaps.contains(&(state.next_seq, segment.first_seq()))
+            {
+                return Err(StoreError {
+                    path: path.clone(),
+                    message: format!(
+                        "documents {} to {} are missing: the segment before ends at sequence \
+                         {} and this one starts at {} (a segment file was removed?); see \
+                         `neardup salvage` in docs/service.md",
+                        state.next_seq,
+                        segment.first_seq().saturating_sub(1),
+                        state.next_seq,
+                        segment.first_seq()
+                    ),
+                    disk_full: false,
+                }
+                .into());
+            }
             index.set_fingerprints(&fingerprints)?;
             drop(fingerprints);
             if let Some(first) = first {
@@ -401,6 +530,7 @@ impl<M: Registered + 'static> Collection<M> {
             queue: Mutex::new(None),
             writer: Mutex::new(None),
             failed: Mutex::new(None),
+            saved: Mutex::new(counters.snapshot()),
             counters,
         });
         let (sender, receiver) = mpsc::sync_channel(QUEUE);
@@ -536,10 +666,14 @@ impl<M: Registered + 'static> Collection<M> {
                         Ok(job) => job,
                         Err(RecvTimeoutError::Timeout) => {
                             self.maintain();
+                            self.save_counters();
                             next_maintenance = Instant::now() + MAINTENANCE;
                             continue;
                         }
-                        Err(RecvTimeoutError::Disconnected) => break,
+                        Err(RecvTimeoutError::Disconnected) => {
+                            self.save_counters();
+                            break;
+                        }
                     }
                 }
             };
@@ -571,6 +705,7 @@ impl<M: Registered + 'static> Collection<M> {
             }
             if Instant::now() >= next_maintenance {
                 self.maintain();
+                self.save_counters();
                 next_maintenance = Instant::now() + MAINTENANCE;
             }
         }
@@ -630,7 +765,7 @@ impl<M: Registered + 'static> Collection<M> {
                 for document in documents {
                     let stored = against_stored.next().unwrap_or(Ok(None));
                     job_slots.push(None);
-                    if state.ids.contains_key(document.id.as_str())
+                    if self.live_id(&state, &document.id, now).is_some()
                         || local_ids.contains(document.id.as_str())
                     {
                         job_answers.push(Err(ServiceError::new(
@@ -868,8 +1003,8 @@ impl<M: Registered + 'static> Collection<M> {
 
     fn apply_delete(&self, id: &str) -> Result<bool, ServiceError> {
         self.check_failed()?;
-        let seq = match self.read().ids.get(id) {
-            Some(&seq) => seq,
+        let seq = match self.live_id(&self.read(), id, now_ms()) {
+            Some(seq) => seq,
             None => return Ok(false),
         };
         let mut bytes = Vec::new();
@@ -878,6 +1013,32 @@ impl<M: Registered + 'static> Collection<M> {
         kill(&mut self.write(), seq);
         self.counters.deleted.fetch_add(1, Ordering::Relaxed);
         Ok(true)
+    }
+
+    /// Saves the counters when they changed (every second at most, and when the writer
+    /// stops): a crash loses at most the last second's counts. A failure is logged.
+    fn save_counters(&self) {
+        let now = self.counters.snapshot();
+        let mut saved = lock(&self.saved);
+        if *saved == now {
+            return;
+        }
+        let path = self.dir.join(COUNTERS_FILE);
+        let written = serde_json::to_vec(&now)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| store::write_atomic(&path, &bytes).map_err(|e| e.to_string()));
+        match written {
+            Ok(()) => *saved = now,
+            Err(error) => eprintln!("neardup: collection {:?}: {error}", self.name),
+        }
+    }
+
+    /// The stored document called `id`, unless it was deleted or has expired (then the id is
+    /// free: it is gone for every route).
+    fn live_id(&self, state: &State, id: &str, now: i64) -> Option<u64> {
+        let &seq = state.ids.get(id)?;
+        let (_, doc) = state.doc(seq)?;
+        (doc.live && !self.expired(doc.time_ms, now)).then_some(seq)
     }
 
     /// Drops the oldest partitions whose documents have all expired, and rolls an expired
@@ -1125,24 +1286,20 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
             + 2 * state.id_bytes;
         let disk: u64 = state.partitions.iter().map(|p| p.segment.len()).sum();
         let c = &self.counters;
-        json!({
+        let mut stats = json!({
             "documents": state.ids.len(),
             "partitions": state.partitions.len(),
             "disk_bytes": disk,
             "memory_bytes": memory,
             "next_seq": state.next_seq,
-            "stored": c.stored.load(Ordering::Relaxed),
-            "duplicates": c.duplicates.load(Ordering::Relaxed),
-            "refused": c.refused.load(Ordering::Relaxed),
-            "checks": c.checks.load(Ordering::Relaxed),
-            "groups": c.groups.load(Ordering::Relaxed),
-            "deleted": c.deleted.load(Ordering::Relaxed),
-            "expired": c.expired.load(Ordering::Relaxed),
-            "partitions_dropped": c.partitions_dropped.load(Ordering::Relaxed),
-            "recovered_bytes": c.recovered_bytes.load(Ordering::Relaxed),
-            "candidates_capped": c.candidates_capped.load(Ordering::Relaxed),
             "failed": lock(&self.failed).clone(),
-        })
+        });
+        if let Value::Object(object) = &mut stats {
+            for (name, value) in c.snapshot() {
+                object.insert(name.to_owned(), json!(value));
+            }
+        }
+        stats
     }
 
     fn counters(&self) -> &Counters {

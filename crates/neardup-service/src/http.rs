@@ -57,6 +57,8 @@ pub struct HttpConfig {
     pub max_id_bytes: usize,
     /// The most matches a check returns.
     pub max_matches: usize,
+    /// The most collections the service holds (`--max-collections`).
+    pub max_collections: usize,
 }
 
 impl Default for HttpConfig {
@@ -68,6 +70,7 @@ impl Default for HttpConfig {
             max_text_bytes: 1 << 20,
             max_id_bytes: 512,
             max_matches: 100,
+            max_collections: crate::DEFAULT_MAX_COLLECTIONS,
         }
     }
 }
@@ -443,10 +446,17 @@ async fn blocking<T: Send + 'static>(
 }
 
 async fn healthz(State(state): State<Shared>) -> Answer {
-    ok(
-        StatusCode::OK,
-        json!({"status": "ok", "collections": state.service.names().len()}),
-    )
+    // Unauthenticated: says whether every collection opened, never which or how many.
+    let body = if state.service.unavailable().is_empty() {
+        json!({"status": "ok"})
+    } else {
+        json!({
+            "status": "degraded",
+            "message": "some collections could not be opened at start and are unavailable \
+                        (the others serve); GET /v1/collections names them",
+        })
+    };
+    ok(StatusCode::OK, body)
 }
 
 async fn openapi() -> Response {
@@ -462,6 +472,10 @@ async fn list_collections(State(state): State<Shared>) -> Answer {
                 list.push(service.describe(collection.as_ref()));
             }
         }
+        for (name, error) in service.unavailable() {
+            list.push(json!({"name": name, "unavailable": true, "error": error}));
+        }
+        list.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
         Ok(list)
     })
     .await?;
@@ -883,7 +897,10 @@ pub fn run(
             ));
         }
         let dir = data_dir.to_owned();
-        let service = tokio::task::spawn_blocking(move || Service::open(&dir))
+        let options = crate::ServiceOptions {
+            max_collections: config.max_collections,
+        };
+        let service = tokio::task::spawn_blocking(move || Service::open_with(&dir, options))
             .await
             .map_err(|e| ServiceError::new(500, "internal", e.to_string()))??;
         ready(addr);

@@ -34,11 +34,40 @@ use crate::store::StoreError;
 
 /// The longest collection name.
 const MAX_NAME: usize = 64;
+/// The default most collections a service holds (`--max-collections`).
+pub const DEFAULT_MAX_COLLECTIONS: usize = 1000;
+
+/// Options of a [`Service`].
+#[derive(Debug, Clone)]
+pub struct ServiceOptions {
+    /// The most collections, open or unavailable: each costs a writer thread and an open file
+    /// per segment.
+    pub max_collections: usize,
+}
+
+impl Default for ServiceOptions {
+    fn default() -> ServiceOptions {
+        ServiceOptions {
+            max_collections: DEFAULT_MAX_COLLECTIONS,
+        }
+    }
+}
 
 /// Every collection of a data folder.
+///
+/// # Layout
+///
+/// `DIR/collections/<name>/` holds each collection (any legal name, `x.creating` included:
+/// nothing else lives in that folder); `DIR/staging/` holds creations under way (renamed into
+/// `collections/` once complete; what is left there at a start was never acknowledged and is
+/// removed); `DIR/trash/` holds dropped collections until they are removed.
 pub struct Service {
     data_dir: PathBuf,
     collections: RwLock<BTreeMap<String, Arc<dyn AnyCollection>>>,
+    /// Collections whose folder could not be opened at start: name -> why. They are listed,
+    /// answer 503, and can be dropped; the others serve.
+    unavailable: RwLock<BTreeMap<String, String>>,
+    options: ServiceOptions,
     /// Serialises creating and dropping collections.
     admin: Mutex<()>,
     /// Held while the service runs: one service per data folder.
@@ -101,74 +130,192 @@ pub fn check_name(name: &str) -> Result<(), ServiceError> {
     }
 }
 
+/// Takes the data folder's lock: one service (or salvage) per folder.
+fn lock_data_dir(data_dir: &Path) -> Result<File, ServiceError> {
+    let lock_path = data_dir.join("neardup-service.lock");
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| StoreError::io(&lock_path, "cannot open", &e))?;
+    lock.try_lock().map_err(|_| {
+        ServiceError::new(
+            500,
+            "data_dir_in_use",
+            format!(
+                "{}: another neardup service is using this data folder",
+                data_dir.display()
+            ),
+        )
+    })?;
+    Ok(lock)
+}
+
+/// The names of the folders in `collections/`, sorted.
+fn list_names(collections_dir: &Path) -> Result<Vec<String>, ServiceError> {
+    let entries = fs::read_dir(collections_dir)
+        .map_err(|e| StoreError::io(collections_dir, "cannot list", &e))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(collections_dir, "cannot list", &e))?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The settings stored in a collection's folder.
+fn read_settings(dir: &Path) -> Result<Settings, ServiceError> {
+    let path = dir.join("settings.json");
+    let bytes = fs::read(&path).map_err(|e| StoreError::io(&path, "cannot read", &e))?;
+    let settings: Settings = serde_json::from_slice(&bytes)
+        .map_err(|e| ServiceError::new(500, "store_error", format!("{}: {e}", path.display())))?;
+    settings.check().map_err(|e| {
+        ServiceError::new(
+            500,
+            "store_error",
+            format!("{}: settings refused: {}", path.display(), e.message),
+        )
+    })?;
+    Ok(settings)
+}
+
+/// Opens the collection stored in `dir` at start.
+fn open_stored(name: &str, dir: &Path) -> Result<Arc<dyn AnyCollection>, ServiceError> {
+    check_name(name).map_err(|e| {
+        ServiceError::new(
+            500,
+            "store_error",
+            format!("{}: {}", dir.display(), e.message),
+        )
+    })?;
+    let settings = read_settings(dir)?;
+    open_collection(name, dir, settings)
+}
+
+/// What [`salvage`] did to a collection.
+#[derive(Debug, Default)]
+pub struct Salvaged {
+    /// Segments cut at a bad record: the file, the offset, the bytes removed, and where the
+    /// original was copied.
+    pub cut: Vec<(PathBuf, u64, u64, PathBuf)>,
+    /// Gaps in sequence numbers accepted: (first missing, first after).
+    pub gaps: Vec<(u64, u64)>,
+}
+
+/// Salvages collection `name` of a data folder whose service is stopped: every segment with a
+/// bad record is copied whole to `collections/<name>/salvaged/` and then cut at that record;
+/// every gap in sequence numbers (a missing segment, or one cut short before later ones) is
+/// accepted in `accepted-gaps.json`. The collection then opens with what was before each bad
+/// record; the copies keep the rest for inspection.
+///
+/// # Errors
+/// The folder is in use by a running service, the collection does not exist, or a file
+/// cannot be read, copied or cut.
+pub fn salvage(data_dir: &Path, name: &str) -> Result<Salvaged, ServiceError> {
+    let _lock = lock_data_dir(data_dir)?;
+    let dir = data_dir.join("collections").join(name);
+    if !dir.is_dir() {
+        return Err(ServiceError::unknown_collection(name));
+    }
+    let copies = dir.join("salvaged");
+    let mut report = Salvaged::default();
+    let mut next_seq: Option<u64> = None;
+    for path in store::list_segments(&dir.join("segments"))? {
+        let mut docs = 0u64;
+        let strict = store::Segment::open(&path, store::Recovery::Strict, |_, _, record| {
+            docs += u64::from(matches!(record, store::Record::Insert(_)));
+            Ok(())
+        });
+        let (segment, inserts) = match strict {
+            Ok((segment, _)) => (segment, docs),
+            Err(_) => {
+                fs::create_dir_all(&copies)
+                    .map_err(|e| StoreError::io(&copies, "cannot create", &e))?;
+                let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+                let copy = copies.join(format!("{file_name}.{}", collection::now_ms()));
+                fs::copy(&path, &copy).map_err(|e| StoreError::io(&copy, "cannot copy", &e))?;
+                File::open(&copy)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| StoreError::io(&copy, "cannot sync", &e))?;
+                store::sync_dir(&copies)?;
+                let mut docs = 0u64;
+                let (segment, cut) =
+                    store::Segment::open(&path, store::Recovery::Salvage, |_, _, record| {
+                        docs += u64::from(matches!(record, store::Record::Insert(_)));
+                        Ok(())
+                    })?;
+                report.cut.push((path.clone(), cut.offset, cut.bytes, copy));
+                (segment, docs)
+            }
+        };
+        if let Some(expected) = next_seq {
+            if segment.first_seq() != expected {
+                let gap = (expected, segment.first_seq());
+                collection::accept_gap(&dir, gap)?;
+                report.gaps.push(gap);
+            }
+        }
+        next_seq = Some(segment.first_seq() + inserts);
+    }
+    Ok(report)
+}
+
 impl Service {
-    /// Opens (creating if needed) the data folder and every collection in it.
+    /// Opens (creating if needed) the data folder and every collection in it, with the
+    /// default options.
     ///
     /// # Errors
-    /// The folder cannot be created or locked (another service uses it), or a collection
-    /// cannot be opened (named).
+    /// As [`Service::open_with`].
     pub fn open(data_dir: &Path) -> Result<Arc<Service>, ServiceError> {
+        Service::open_with(data_dir, ServiceOptions::default())
+    }
+
+    /// Opens (creating if needed) the data folder and every collection in it. A collection
+    /// that cannot be opened (a corrupt segment, an unreadable settings file, no file
+    /// descriptor left) is logged by name and kept [unavailable](Service::unavailable): it
+    /// never stops the others from serving.
+    ///
+    /// # Errors
+    /// The folder cannot be created, listed or locked (another service uses it).
+    pub fn open_with(
+        data_dir: &Path,
+        options: ServiceOptions,
+    ) -> Result<Arc<Service>, ServiceError> {
         let collections_dir = data_dir.join("collections");
         fs::create_dir_all(&collections_dir)
             .map_err(|e| StoreError::io(&collections_dir, "cannot create", &e))?;
-        let lock_path = data_dir.join("neardup-service.lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| StoreError::io(&lock_path, "cannot open", &e))?;
-        lock.try_lock().map_err(|_| {
-            ServiceError::new(
-                500,
-                "data_dir_in_use",
-                format!(
-                    "{}: another neardup service is using this data folder",
-                    data_dir.display()
-                ),
-            )
-        })?;
-        // Collections dropped before a crash: finish removing them.
-        let trash = data_dir.join("trash");
-        if trash.exists() {
-            fs::remove_dir_all(&trash).map_err(|e| StoreError::io(&trash, "cannot remove", &e))?;
+        let lock = lock_data_dir(data_dir)?;
+        // Collections dropped, and creations interrupted, before a crash: finish removing them.
+        for leftover in [data_dir.join("trash"), data_dir.join("staging")] {
+            if leftover.exists() {
+                fs::remove_dir_all(&leftover)
+                    .map_err(|e| StoreError::io(&leftover, "cannot remove", &e))?;
+            }
         }
         let mut collections = BTreeMap::new();
-        let entries = fs::read_dir(&collections_dir)
-            .map_err(|e| StoreError::io(&collections_dir, "cannot list", &e))?;
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| StoreError::io(&collections_dir, "cannot list", &e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".creating") {
-                // A creation interrupted before its rename: never acknowledged.
-                fs::remove_dir_all(entry.path())
-                    .map_err(|e| StoreError::io(&entry.path(), "cannot remove", &e))?;
-                continue;
+        let mut unavailable = BTreeMap::new();
+        for name in list_names(&collections_dir)? {
+            match open_stored(&name, &collections_dir.join(&name)) {
+                Ok(collection) => {
+                    collections.insert(name, collection);
+                }
+                Err(error) => {
+                    eprintln!(
+                        "neardup: collection {name:?} cannot be opened and is unavailable \
+                         (the others serve): {}",
+                        error.message
+                    );
+                    unavailable.insert(name, error.message);
+                }
             }
-            names.push(name);
-        }
-        names.sort();
-        for name in names {
-            let dir = collections_dir.join(&name);
-            let settings_path = dir.join("settings.json");
-            let settings: Settings = fs::read(&settings_path)
-                .map_err(|e| StoreError::io(&settings_path, "cannot read", &e).into())
-                .and_then(|bytes| {
-                    serde_json::from_slice(&bytes).map_err(|e| {
-                        ServiceError::new(
-                            500,
-                            "store_error",
-                            format!("{}: {e}", settings_path.display()),
-                        )
-                    })
-                })?;
-            let collection = open_collection(&name, &dir, settings)?;
-            collections.insert(name, collection);
         }
         Ok(Arc::new(Service {
             data_dir: data_dir.to_owned(),
             collections: RwLock::new(collections),
+            unavailable: RwLock::new(unavailable),
+            options,
             admin: Mutex::new(()),
             _lock: lock,
         }))
@@ -180,10 +327,35 @@ impl Service {
     /// 404 when there is none.
     pub fn collection(&self, name: &str) -> Result<Arc<dyn AnyCollection>, ServiceError> {
         let collections = self.collections.read().unwrap_or_else(|e| e.into_inner());
-        collections
-            .get(name)
-            .cloned()
-            .ok_or_else(|| ServiceError::unknown_collection(name))
+        if let Some(collection) = collections.get(name) {
+            return Ok(Arc::clone(collection));
+        }
+        match self.unavailable_reason(name) {
+            Some(why) => Err(ServiceError::new(
+                503,
+                "collection_unavailable",
+                format!(
+                    "collection {name:?} could not be opened at start: {why}; see the recovery \
+                     rules in docs/service.md (DELETE drops it)"
+                ),
+            )),
+            None => Err(ServiceError::unknown_collection(name)),
+        }
+    }
+
+    /// Why collection `name` is unavailable, if it is.
+    fn unavailable_reason(&self, name: &str) -> Option<String> {
+        let unavailable = self.unavailable.read().unwrap_or_else(|e| e.into_inner());
+        unavailable.get(name).cloned()
+    }
+
+    /// The collections that could not be opened at start, with the reason, sorted by name.
+    pub fn unavailable(&self) -> Vec<(String, String)> {
+        let unavailable = self.unavailable.read().unwrap_or_else(|e| e.into_inner());
+        unavailable
+            .iter()
+            .map(|(name, why)| (name.clone(), why.clone()))
+            .collect()
     }
 
     /// The names of the collections, sorted.
@@ -193,14 +365,27 @@ impl Service {
     }
 
     /// Creates collection `name` with `settings`; true when created, false when it exists
-    /// with the same settings.
+    /// with the same settings. The settings are checked completely before anything is
+    /// written; the collection is built in `staging/` and renamed into place, and a creation
+    /// that fails after that is undone: it either completes or leaves nothing.
     ///
     /// # Errors
-    /// A bad name, settings that differ from the existing collection's (409), or a store
-    /// failure.
+    /// A bad name or settings (422), settings that differ from the existing collection's
+    /// (409), an unavailable collection of that name (409), the collection limit (409), or a
+    /// store failure.
     pub fn create(&self, name: &str, settings: Settings) -> Result<bool, ServiceError> {
         check_name(name)?;
+        settings.check()?;
         let _admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(why) = self.unavailable_reason(name) {
+            return Err(ServiceError::new(
+                409,
+                "collection_exists",
+                format!(
+                    "collection {name:?} exists but could not be opened ({why}); DELETE it first"
+                ),
+            ));
+        }
         if let Ok(existing) = self.collection(name) {
             if existing.settings() == &settings {
                 return Ok(false);
@@ -214,26 +399,84 @@ impl Service {
                 ),
             ));
         }
-        let collections_dir = self.data_dir.join("collections");
-        let building = collections_dir.join(format!("{name}.creating"));
-        let dir = collections_dir.join(name);
-        let _ = fs::remove_dir_all(&building);
-        fs::create_dir_all(building.join("segments"))
-            .map_err(|e| StoreError::io(&building, "cannot create", &e))?;
-        let bytes = serde_json::to_vec_pretty(&settings)
-            .map_err(|e| ServiceError::new(500, "internal", e.to_string()))?;
-        store::write_atomic(&building.join("settings.json"), &bytes)?;
-        fs::rename(&building, &dir).map_err(|e| StoreError::io(&dir, "cannot create", &e))?;
-        store::sync_dir(&collections_dir)?;
-        let collection = open_collection(name, &dir, settings)?;
-        self.collections
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_owned(), collection);
-        Ok(true)
+        let count = self.names().len() + self.unavailable().len();
+        if count >= self.options.max_collections {
+            return Err(ServiceError::new(
+                409,
+                "collection_limit",
+                format!(
+                    "this service holds {count} collections, its limit (--max-collections {}); \
+                     drop one or raise the limit",
+                    self.options.max_collections
+                ),
+            ));
+        }
+        let dir = self.stage(name, &settings)?;
+        match open_collection(name, &dir, settings) {
+            Ok(collection) => {
+                self.collections
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.to_owned(), collection);
+                Ok(true)
+            }
+            Err(error) => {
+                // Undo: the collection was never acknowledged.
+                self.discard(name, &dir)?;
+                Err(error)
+            }
+        }
     }
 
-    /// Drops collection `name` and its stored documents; false when there was none.
+    /// Writes a new collection's folder in `staging/` and renames it into `collections/`;
+    /// returns its folder. Nothing is left behind on failure.
+    fn stage(&self, name: &str, settings: &Settings) -> Result<PathBuf, ServiceError> {
+        let collections_dir = self.data_dir.join("collections");
+        let staging = self.data_dir.join("staging");
+        let building = staging.join(name);
+        let dir = collections_dir.join(name);
+        if fs::symlink_metadata(&dir).is_ok() {
+            return Err(ServiceError::new(
+                409,
+                "collection_exists",
+                format!(
+                    "{} exists but is not a collection this service opened; move it away",
+                    dir.display()
+                ),
+            ));
+        }
+        let _ = fs::remove_dir_all(&building);
+        let result = (|| {
+            fs::create_dir_all(building.join("segments"))
+                .map_err(|e| StoreError::io(&building, "cannot create", &e))?;
+            let bytes = serde_json::to_vec_pretty(settings)
+                .map_err(|e| ServiceError::new(500, "internal", e.to_string()))?;
+            store::write_atomic(&building.join("settings.json"), &bytes)?;
+            fs::rename(&building, &dir).map_err(|e| StoreError::io(&dir, "cannot create", &e))?;
+            store::sync_dir(&collections_dir)?;
+            Ok(dir.clone())
+        })();
+        if result.is_err() {
+            let _ = fs::remove_dir_all(&building);
+        }
+        result
+    }
+
+    /// Moves a collection's folder to the trash and removes it.
+    fn discard(&self, name: &str, dir: &Path) -> Result<(), ServiceError> {
+        let trash = self.data_dir.join("trash");
+        fs::create_dir_all(&trash).map_err(|e| StoreError::io(&trash, "cannot create", &e))?;
+        let target = trash.join(format!("{name}.{}", collection::now_ms()));
+        fs::rename(dir, &target).map_err(|e| StoreError::io(dir, "cannot drop", &e))?;
+        store::sync_dir(&self.data_dir.join("collections"))?;
+        std::thread::spawn(move || {
+            let _ = fs::remove_dir_all(&target);
+        });
+        Ok(())
+    }
+
+    /// Drops collection `name` and its stored documents (an unavailable one too); false when
+    /// there was none.
     ///
     /// # Errors
     /// A store failure.
@@ -244,21 +487,23 @@ impl Service {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
-        let Some(collection) = removed else {
-            return Ok(false);
-        };
-        collection.close();
-        let trash = self.data_dir.join("trash");
-        fs::create_dir_all(&trash).map_err(|e| StoreError::io(&trash, "cannot create", &e))?;
-        let target = trash.join(format!("{name}.{}", collection::now_ms()));
-        fs::rename(collection.dir(), &target)
-            .map_err(|e| StoreError::io(collection.dir(), "cannot drop", &e))?;
-        store::sync_dir(&self.data_dir.join("collections"))?;
-        drop(collection);
-        std::thread::spawn(move || {
-            let _ = fs::remove_dir_all(&target);
-        });
-        Ok(true)
+        if let Some(collection) = removed {
+            collection.close();
+            let dir = collection.dir().to_owned();
+            drop(collection);
+            self.discard(name, &dir)?;
+            return Ok(true);
+        }
+        let was_unavailable = self
+            .unavailable
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name)
+            .is_some();
+        if was_unavailable {
+            self.discard(name, &self.data_dir.join("collections").join(name))?;
+        }
+        Ok(was_unavailable)
     }
 
     /// A collection as JSON: name, settings, the method's settings in effect, and counts.

@@ -161,6 +161,17 @@ impl Settings {
                 }
             }
         }
+        // Everything a collection builds from its settings is built here once, so that a
+        // refused PUT has touched nothing on disk and a stored settings.json always opens.
+        struct Online;
+        impl registry::MethodVisitor for Online {
+            type Output = Result<(), neardup_core::Error>;
+            fn visit<M: registry::Registered>(self, method: M) -> Self::Output {
+                let radius = neardup_core::Method::max_radius(&method);
+                neardup_engine::online::PartitionIndex::new(&method, radius).map(drop)
+            }
+        }
+        registry::with_method(&self.method, &self.method_params()?, Online)??;
         struct Learns;
         impl registry::MethodVisitor for Learns {
             type Output = bool;

@@ -15,11 +15,17 @@
 //! # Durability
 //!
 //! [`Segment::append`] writes a group of records after the durable end and syncs the file
-//! (`fdatasync`) before returning: the writer acknowledges a group only after that. A crash
-//! can leave a partly written group after the durable end of the newest segment; opening
-//! truncates the newest segment at the first record that is incomplete or fails its checksum
-//! (that write was never acknowledged). A bad record anywhere else is corruption and an error
-//! naming the file and offset: nothing is dropped silently.
+//! (`fdatasync`) before returning: the writer acknowledges a group only after that.
+//!
+//! # Recovery
+//!
+//! A crash can leave a partly written group after the durable end of the newest segment: a
+//! *torn tail*, a bad record (incomplete, failing its checksum, or not decodable) with no
+//! valid record after it. Opening cuts it off (that write was never acknowledged) and the
+//! collection counts the bytes in `recovered_bytes`. A bad record followed by a valid one, in
+//! any segment, is *corruption*: opening refuses, naming the file and the offset, rather
+//! than drop acknowledged documents ([`Recovery`]). `neardup salvage` cuts a corrupt segment
+//! at its bad record after copying the whole file aside.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -252,6 +258,81 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// What [`Segment::open`] does at a bad record (incomplete, failing its checksum, or not
+/// decodable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Every bad record is an error (segments before the newest).
+    Strict,
+    /// The newest segment: a torn tail (a bad record with no valid record after it, as a
+    /// crash during a group's write leaves) is cut; a bad record followed by a valid one is
+    /// corruption, an error.
+    CutTornTail,
+    /// `neardup salvage`: cut at the first bad record whatever follows (the caller has kept a
+    /// copy of the file).
+    Salvage,
+}
+
+/// What [`Segment::open`] cut from the end of a segment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Bytes removed (0: nothing was cut).
+    pub bytes: u64,
+    /// Where the cut was made.
+    pub offset: u64,
+    /// No valid record followed the bad one (a torn write).
+    pub torn: bool,
+    /// What was wrong with the first removed record.
+    pub message: String,
+}
+
+/// The offset of the first whole, valid record at or after `from` and before `len`, if any:
+/// a frame whose body fits in the file, passes its checksum and decodes. Scanned a byte at a
+/// time through a window, so that a bad record followed by good ones is told from a torn
+/// tail whatever the bad record's length field says.
+fn next_valid_record(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
+    const WINDOW: usize = 1 << 20;
+    let mut window = Vec::new();
+    let mut start = from;
+    let mut body = Vec::new();
+    while start + (FRAME as u64) < len {
+        let size = (len - start).min(WINDOW as u64 + FRAME as u64) as usize;
+        window.resize(size, 0);
+        file.read_exact_at(&mut window, start)?;
+        let last = size - FRAME;
+        for i in 0..=last.min(WINDOW - 1) {
+            let offset = start + i as u64;
+            let frame = &window[i..i + FRAME];
+            let body_len = u32::from_le_bytes(frame[..4].try_into().unwrap_or_default());
+            let remaining = len - offset - FRAME as u64;
+            // The smallest record is a delete: kind and sequence number.
+            if body_len < 9 || u64::from(body_len) > remaining || body_len > MAX_BODY {
+                continue;
+            }
+            let kind_at = i + FRAME;
+            let kind = match window.get(kind_at) {
+                Some(&kind) => kind,
+                None => {
+                    let mut one = [0u8; 1];
+                    file.read_exact_at(&mut one, offset + FRAME as u64)?;
+                    one[0]
+                }
+            };
+            if kind != KIND_INSERT && kind != KIND_DELETE {
+                continue;
+            }
+            let hash = u64::from_le_bytes(frame[4..].try_into().unwrap_or_default());
+            body.resize(body_len as usize, 0);
+            file.read_exact_at(&mut body, offset + FRAME as u64)?;
+            if xxh3_64(&body) == hash && Record::decode(&body).is_ok() {
+                return Ok(Some(offset));
+            }
+        }
+        start += (last.min(WINDOW - 1) + 1) as u64;
+    }
+    Ok(None)
+}
+
 /// One segment file, shared by the writer (appends) and the readers (verification reads).
 #[derive(Debug)]
 pub struct Segment {
@@ -295,17 +376,17 @@ impl Segment {
         })
     }
 
-    /// Opens a segment and reads every record, calling `visit(offset, record)`. When `newest`,
-    /// a torn or corrupt tail is cut off (returned: the bytes removed); otherwise it is an
-    /// error.
+    /// Opens a segment and reads every record, calling `visit(offset, length, record)`; what
+    /// happens at a bad record is `recovery`'s rule. Returns the segment and what was cut.
     ///
     /// # Errors
-    /// An unreadable file, a bad header, or a bad record in a segment that is not the newest.
+    /// An unreadable file, a bad header, or a bad record that `recovery` does not cut: the
+    /// error names the file and the offset.
     pub fn open(
         path: &Path,
-        newest: bool,
+        recovery: Recovery,
         mut visit: impl FnMut(u64, u32, Record) -> Result<(), StoreError>,
-    ) -> Result<(Segment, u64), StoreError> {
+    ) -> Result<(Segment, Cut), StoreError> {
         let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
         let file = OpenOptions::new()
             .read(true)
@@ -348,17 +429,44 @@ impl Segment {
                 bad = Some("checksum mismatch".into());
                 break;
             }
-            let record = Record::decode(&body).map_err(|m| StoreError::corrupt(path, at, m))?;
+            let record = match Record::decode(&body) {
+                Ok(record) => record,
+                Err(message) => {
+                    bad = Some(message);
+                    break;
+                }
+            };
             visit(at, FRAME as u32 + body_len, record)?;
             at += FRAME as u64 + u64::from(body_len);
         }
         drop(reader);
-        let mut cut = 0;
+        let mut cut = Cut::default();
         if let Some(message) = bad {
-            if !newest {
-                return Err(StoreError::corrupt(path, at, message));
+            let valid_after =
+                next_valid_record(&file, at + 1, len).map_err(|e| io("cannot read", &e))?;
+            let torn = valid_after.is_none();
+            match recovery {
+                Recovery::CutTornTail if torn => {}
+                Recovery::Salvage => {}
+                Recovery::Strict | Recovery::CutTornTail => {
+                    let after = match valid_after {
+                        Some(next) => format!(
+                            "; a valid record follows at byte {next}, so this is corruption, \
+                             not a write torn by a crash ({} bytes from the bad record to the \
+                             end of the file)",
+                            len - at
+                        ),
+                        None => String::new(),
+                    };
+                    return Err(StoreError::corrupt(path, at, format!("{message}{after}")));
+                }
             }
-            cut = len - at;
+            cut = Cut {
+                bytes: len - at,
+                offset: at,
+                torn,
+                message,
+            };
             file.set_len(at)
                 .map_err(|e| io("cannot cut off a torn write", &e))?;
             file.sync_all().map_err(|e| io("cannot sync", &e))?;
@@ -521,12 +629,85 @@ mod tests {
     }
 
     fn collect(path: &Path, newest: bool) -> Result<(Vec<Record>, u64), StoreError> {
+        let recovery = if newest {
+            Recovery::CutTornTail
+        } else {
+            Recovery::Strict
+        };
+        let (records, cut) = collect_with(path, recovery)?;
+        Ok((records, cut.bytes))
+    }
+
+    fn collect_with(path: &Path, recovery: Recovery) -> Result<(Vec<Record>, Cut), StoreError> {
         let mut records = Vec::new();
-        let (_, cut) = Segment::open(path, newest, |_, _, record| {
+        let (_, cut) = Segment::open(path, recovery, |_, _, record| {
             records.push(record);
             Ok(())
         })?;
         Ok((records, cut))
+    }
+
+    /// Writes records `0..n` to a new segment; returns its path and each record's offset.
+    fn segment_of(dir: &Path, n: u64) -> (PathBuf, Vec<u64>) {
+        let segment = Segment::create(dir, 0).unwrap();
+        let mut offsets = Vec::new();
+        for seq in 0..n {
+            let mut bytes = Vec::new();
+            insert(seq, &format!("id-{seq}")).encode(&mut bytes);
+            offsets.push(segment.append(&bytes).unwrap());
+        }
+        (segment.path().to_owned(), offsets)
+    }
+
+    #[test]
+    fn a_flipped_bit_before_valid_records_of_the_newest_segment_is_corruption_not_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, offsets) = segment_of(dir.path(), 10);
+        let size = fs::metadata(&path).unwrap().len();
+        // One bit in the body of record 4, then one in the length field of record 6.
+        for (record, byte) in [(4usize, 20u64), (6, 1)] {
+            let mut bytes = fs::read(&path).unwrap();
+            let original = bytes.clone();
+            bytes[(offsets[record] + byte) as usize] ^= 0x10;
+            fs::write(&path, &bytes).unwrap();
+            let error = collect(&path, true).unwrap_err();
+            assert_eq!(error.path, path);
+            assert!(
+                error
+                    .message
+                    .contains(&format!("corrupt record at byte {}", offsets[record])),
+                "{error}"
+            );
+            assert!(error.message.contains("a valid record follows"), "{error}");
+            // Nothing was cut.
+            assert_eq!(fs::metadata(&path).unwrap().len(), size);
+            // Salvage cuts at the bad record and keeps the ones before.
+            let copy = dir.path().join("copy.log");
+            fs::copy(&path, &copy).unwrap();
+            let (records, cut) = collect_with(&copy, Recovery::Salvage).unwrap();
+            assert_eq!(records.len(), record);
+            assert_eq!(cut.offset, offsets[record]);
+            assert!(!cut.torn);
+            assert_eq!(fs::metadata(&copy).unwrap().len(), offsets[record]);
+            fs::remove_file(&copy).unwrap();
+            fs::write(&path, &original).unwrap();
+        }
+        assert_eq!(collect(&path, true).unwrap().0.len(), 10);
+    }
+
+    #[test]
+    fn zeros_after_the_last_record_are_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = segment_of(dir.path(), 3);
+        let size = fs::metadata(&path).unwrap().len();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(&[0u8; 4096]).unwrap();
+        drop(file);
+        let (records, cut) = collect_with(&path, Recovery::CutTornTail).unwrap();
+        assert_eq!(records.len(), 3);
+        assert!(cut.torn);
+        assert_eq!(cut.bytes, 4096);
+        assert_eq!(fs::metadata(&path).unwrap().len(), size);
     }
 
     #[test]

@@ -1,0 +1,353 @@
+//! What the service keeps and refuses across restarts: collection names, refused creations,
+//! corrupt and missing segments, salvage, limits, expired ids, empty texts and counters.
+//! Driven through [`Service`] directly (the HTTP layer is tested in `service.rs`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use neardup_service::{salvage, AnyCollection, NewDocument, Service, ServiceOptions, Settings};
+use serde_json::{json, Value};
+
+fn settings(body: Value) -> Settings {
+    Settings::from_json(&body).unwrap()
+}
+
+/// A text of `chars` characters drawn from `seed` among the 20,000 common CJK ideographs:
+/// two seeds' texts share almost nothing.
+fn text(seed: u64, chars: usize) -> String {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..chars)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from_u32(0x4e00 + (state % 20_000) as u32).unwrap_or('中')
+        })
+        .collect()
+}
+
+/// Inserts one document; `Ok(stored)` or the error's status.
+fn insert(collection: &Arc<dyn AnyCollection>, id: &str, text: &str) -> Result<bool, u16> {
+    let answer = collection
+        .submit(vec![NewDocument {
+            id: id.into(),
+            text: text.into(),
+            time_ms: None,
+        }])
+        .unwrap()
+        .blocking_recv()
+        .unwrap();
+    match answer.into_iter().next().unwrap() {
+        Ok(inserted) => Ok(inserted.stored),
+        Err(error) => Err(error.status),
+    }
+}
+
+fn fill(service: &Service, name: &str, n: u64) {
+    let collection = service.collection(name).unwrap();
+    for i in 0..n {
+        assert_eq!(
+            insert(&collection, &format!("d{i}"), &text(i, 60)),
+            Ok(true)
+        );
+    }
+}
+
+fn reopen(service: Arc<Service>, dir: &Path) -> Arc<Service> {
+    service.close();
+    drop(service);
+    Service::open(dir).unwrap()
+}
+
+fn segments(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir.join("collections").join(name).join("segments"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn collections_with_reserved_looking_names_are_created_filled_and_kept_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    // `x.creating` used to be removed as an interrupted creation at every start, and when
+    // collection `x` was created.
+    let names = [
+        "x.creating",
+        "x",
+        "staging",
+        "trash",
+        "collections",
+        "segments",
+        "settings.json",
+        "counters.json",
+        "neardup-service.lock",
+        "a.tmp",
+        "x.creating.creating",
+    ];
+    for name in names {
+        assert!(service.create(name, settings(json!({}))).unwrap(), "{name}");
+        fill(&service, name, 3);
+    }
+    let service = reopen(service, dir.path());
+    let service = reopen(service, dir.path());
+    assert!(
+        service.unavailable().is_empty(),
+        "{:?}",
+        service.unavailable()
+    );
+    for name in names {
+        assert_eq!(service.collection(name).unwrap().len(), 3, "{name}");
+    }
+    // Dropping and re-creating one leaves the others alone.
+    assert!(service.drop_collection("x").unwrap());
+    assert!(service.create("x", settings(json!({}))).unwrap());
+    let service = reopen(service, dir.path());
+    assert_eq!(service.collection("x.creating").unwrap().len(), 3);
+    assert_eq!(service.collection("x").unwrap().len(), 0);
+}
+
+#[test]
+fn a_refused_put_writes_nothing_and_the_service_still_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    for method in ["ngram", "segments", "sentences"] {
+        // The settings are refused when read, before the service sees them...
+        let body = json!({ "method": method });
+        let error = Settings::from_json(&body).unwrap_err();
+        assert_eq!(error.status, 422, "{method}: {error}");
+        // ... and by `create` itself, for settings built by hand.
+        let raw: Settings = serde_json::from_value(json!({
+            "method": method, "params": {}, "retention": null, "retention_by": "insert",
+            "keep_text": false, "partition_documents": 1_000_000u64,
+        }))
+        .unwrap();
+        for _ in 0..2 {
+            let error = service.create("evil", raw.clone()).unwrap_err();
+            assert_eq!(error.status, 422, "{method}: {error}");
+        }
+        let left: Vec<_> = fs::read_dir(dir.path().join("collections"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{method}: {left:?}");
+    }
+    let service = reopen(service, dir.path());
+    assert!(service.names().is_empty());
+    assert!(service.create("evil", settings(json!({}))).unwrap());
+}
+
+#[test]
+fn a_collection_that_cannot_open_is_named_and_the_others_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    for name in ["a", "b"] {
+        service.create(name, settings(json!({}))).unwrap();
+        fill(&service, name, 2);
+    }
+    let service_dir = dir.path().join("collections/b/settings.json");
+    service.close();
+    drop(service);
+    fs::write(&service_dir, b"{not json").unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    assert_eq!(service.collection("a").unwrap().len(), 2);
+    let unavailable = service.unavailable();
+    assert_eq!(unavailable.len(), 1);
+    assert_eq!(unavailable[0].0, "b");
+    assert!(
+        unavailable[0].1.contains("settings.json"),
+        "{unavailable:?}"
+    );
+    let error = service.collection("b").err().unwrap();
+    assert_eq!(error.status, 503);
+    assert!(error.message.contains("settings.json"), "{error}");
+    // It cannot be re-created over, but it can be dropped, then created anew.
+    assert_eq!(
+        service.create("b", settings(json!({}))).unwrap_err().status,
+        409
+    );
+    assert!(service.drop_collection("b").unwrap());
+    assert!(service.unavailable().is_empty());
+    assert!(service.create("b", settings(json!({}))).unwrap());
+}
+
+#[test]
+fn a_flipped_bit_in_the_newest_segment_refuses_the_collection_and_salvage_cuts_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    service.create("c", settings(json!({}))).unwrap();
+    service.create("other", settings(json!({}))).unwrap();
+    fill(&service, "c", 40);
+    fill(&service, "other", 5);
+    service.close();
+    drop(service);
+    let files = segments(dir.path(), "c");
+    assert_eq!(files.len(), 1);
+    let path = &files[0];
+    let original = fs::read(path).unwrap();
+    let mut flipped = original.clone();
+    let middle = original.len() / 2;
+    flipped[middle] ^= 0x04;
+    fs::write(path, &flipped).unwrap();
+
+    let service = Service::open(dir.path()).unwrap();
+    // Nothing was cut, the collection is refused by name with the file and the offset,
+    // and the other collection serves.
+    assert_eq!(fs::read(path).unwrap(), flipped);
+    let error = service.collection("c").err().unwrap();
+    assert_eq!(error.status, 503);
+    assert!(
+        error.message.contains(&path.display().to_string()),
+        "{error}"
+    );
+    assert!(error.message.contains("corrupt record at byte"), "{error}");
+    assert_eq!(service.collection("other").unwrap().len(), 5);
+    // Salvage needs the folder to itself.
+    assert!(salvage(dir.path(), "c").is_err());
+    drop(service);
+
+    let report = salvage(dir.path(), "c").unwrap();
+    assert_eq!(report.cut.len(), 1);
+    let (cut_path, offset, bytes, copy) = &report.cut[0];
+    assert_eq!(cut_path, path);
+    assert!(*offset > 16 && *offset as usize <= middle, "{offset}");
+    assert_eq!(*offset + *bytes, original.len() as u64);
+    assert_eq!(fs::read(copy).unwrap(), flipped);
+    let service = Service::open(dir.path()).unwrap();
+    let kept = service.collection("c").unwrap().len();
+    assert!(kept > 0 && kept < 40, "{kept}");
+    // The collection takes new documents after the cut.
+    let collection = service.collection("c").unwrap();
+    assert_eq!(insert(&collection, "new", &text(1000, 60)), Ok(true));
+}
+
+#[test]
+fn a_missing_middle_segment_is_detected_and_salvage_accepts_the_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    service
+        .create(
+            "c",
+            settings(json!({"partition_documents": 1000, "method": "exact"})),
+        )
+        .unwrap();
+    let collection = service.collection("c").unwrap();
+    for batch in 0..25u64 {
+        let documents = (0..100)
+            .map(|i| NewDocument {
+                id: format!("d{}", batch * 100 + i),
+                text: text(batch * 100 + i, 20),
+                time_ms: None,
+            })
+            .collect();
+        let answers = collection
+            .submit(documents)
+            .unwrap()
+            .blocking_recv()
+            .unwrap();
+        assert!(answers.iter().all(|a| a.as_ref().is_ok_and(|a| a.stored)));
+    }
+    drop(collection);
+    service.close();
+    drop(service);
+    let files = segments(dir.path(), "c");
+    assert_eq!(files.len(), 3, "{files:?}");
+    fs::remove_file(&files[1]).unwrap();
+
+    let service = Service::open(dir.path()).unwrap();
+    let error = service.collection("c").err().unwrap();
+    assert!(error.message.contains("are missing"), "{error}");
+    assert!(
+        error.message.contains(&files[2].display().to_string()),
+        "{error}"
+    );
+    drop(service);
+    let report = salvage(dir.path(), "c").unwrap();
+    assert_eq!(report.gaps, vec![(1000, 2000)]);
+    let service = Service::open(dir.path()).unwrap();
+    assert_eq!(service.collection("c").unwrap().len(), 1500);
+}
+
+#[test]
+fn the_collection_limit_refuses_a_creation_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open_with(dir.path(), ServiceOptions { max_collections: 2 }).unwrap();
+    service.create("a", settings(json!({}))).unwrap();
+    service.create("b", settings(json!({}))).unwrap();
+    let error = service.create("c", settings(json!({}))).unwrap_err();
+    assert_eq!(error.status, 409);
+    assert_eq!(error.code, "collection_limit");
+    assert!(!dir.path().join("collections/c").exists());
+    let staged: Vec<_> = fs::read_dir(dir.path().join("staging"))
+        .map(|entries| entries.collect())
+        .unwrap_or_default();
+    assert!(staged.is_empty(), "{staged:?}");
+    service.drop_collection("a").unwrap();
+    assert!(service.create("c", settings(json!({}))).unwrap());
+}
+
+#[test]
+fn an_expired_id_is_gone_for_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    service
+        .create("c", settings(json!({"retention": "1s"})))
+        .unwrap();
+    let collection = service.collection("c").unwrap();
+    assert_eq!(insert(&collection, "x", &text(1, 60)), Ok(true));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(collection.get("x").unwrap(), None);
+    let deleted = collection.delete("x").unwrap().blocking_recv().unwrap();
+    assert_eq!(deleted, Ok(false));
+    // Posting it again stores it (it used to answer 409: the id exists).
+    assert_eq!(insert(&collection, "x", &text(2, 60)), Ok(true));
+    assert!(collection.get("x").unwrap().is_some());
+}
+
+#[test]
+fn empty_and_punctuation_only_texts_are_never_duplicates_of_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    for method in ["simhash", "minhash", "exact", "join"] {
+        service
+            .create(method, settings(json!({ "method": method })))
+            .unwrap();
+        let collection = service.collection(method).unwrap();
+        for (i, empty) in ["", "！！！", "...", "   ", "，。"].iter().enumerate() {
+            assert_eq!(
+                insert(&collection, &format!("e{i}"), empty),
+                Ok(true),
+                "{method}: {empty:?}"
+            );
+        }
+        // A real text and its copy still are.
+        assert_eq!(insert(&collection, "t", &text(7, 60)), Ok(true));
+        assert_eq!(
+            insert(&collection, "u", &text(7, 60)),
+            Ok(false),
+            "{method}"
+        );
+    }
+}
+
+#[test]
+fn counters_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    service.create("c", settings(json!({}))).unwrap();
+    let collection = service.collection("c").unwrap();
+    assert_eq!(insert(&collection, "a", &text(1, 60)), Ok(true));
+    assert_eq!(insert(&collection, "b", &text(2, 60)), Ok(true));
+    assert_eq!(insert(&collection, "c", &text(1, 60)), Ok(false));
+    collection
+        .check(&[text(1, 60), text(3, 60), text(4, 60)], 10)
+        .unwrap();
+    drop(collection);
+    let service = reopen(service, dir.path());
+    let stats = service.collection("c").unwrap().stats();
+    assert_eq!(stats["stored"], 2, "{stats}");
+    assert_eq!(stats["duplicates"], 1, "{stats}");
+    assert_eq!(stats["checks"], 3, "{stats}");
+}
