@@ -287,10 +287,11 @@ pub struct Cut {
 }
 
 /// The offset of the first whole, valid record at or after `from` and before `len`, if any:
-/// a frame whose body fits in the file, passes its checksum and decodes. Scanned a byte at a
+/// a frame whose body fits in the file, whose sequence number can be in a segment starting
+/// at `first_seq`, and which passes its checksum and decodes. Scanned a byte at a
 /// time through a window, so that a bad record followed by good ones is told from a torn
 /// tail whatever the bad record's length field says.
-fn next_valid_record(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
+fn next_valid_record(file: &File, first_seq: u64, from: u64, len: u64) -> io::Result<Option<u64>> {
     const WINDOW: usize = 1 << 20;
     let mut window = Vec::new();
     let mut start = from;
@@ -309,16 +310,21 @@ fn next_valid_record(file: &File, from: u64, len: u64) -> io::Result<Option<u64>
             if body_len < 9 || u64::from(body_len) > remaining || body_len > MAX_BODY {
                 continue;
             }
-            let kind_at = i + FRAME;
-            let kind = match window.get(kind_at) {
-                Some(&kind) => kind,
-                None => {
-                    let mut one = [0u8; 1];
-                    file.read_exact_at(&mut one, offset + FRAME as u64)?;
-                    one[0]
-                }
+            // The kind and the sequence number (both kinds start so), from the window or the
+            // file: a sequence number that cannot be this segment's rules out random bytes
+            // before the body is read and hashed.
+            let mut head = [0u8; 9];
+            match window.get(i + FRAME..i + FRAME + 9) {
+                Some(bytes) => head.copy_from_slice(bytes),
+                None => file.read_exact_at(&mut head, offset + FRAME as u64)?,
+            }
+            let seq = u64::from_le_bytes(head[1..].try_into().unwrap_or_default());
+            let plausible = match head[0] {
+                KIND_INSERT => seq >= first_seq && seq - first_seq < len,
+                KIND_DELETE => seq < first_seq.saturating_add(len),
+                _ => false,
             };
-            if kind != KIND_INSERT && kind != KIND_DELETE {
+            if !plausible {
                 continue;
             }
             let hash = u64::from_le_bytes(frame[4..].try_into().unwrap_or_default());
@@ -442,8 +448,8 @@ impl Segment {
         drop(reader);
         let mut cut = Cut::default();
         if let Some(message) = bad {
-            let valid_after =
-                next_valid_record(&file, at + 1, len).map_err(|e| io("cannot read", &e))?;
+            let valid_after = next_valid_record(&file, first_seq, at + 1, len)
+                .map_err(|e| io("cannot read", &e))?;
             let torn = valid_after.is_none();
             match recovery {
                 Recovery::CutTornTail if torn => {}
