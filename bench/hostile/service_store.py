@@ -191,7 +191,10 @@ def limit_and_descriptors(root: Path) -> None:
     server.stop()
     case("12 collection limit (5)", "201 x5 then 409, five folders",
          f"{statuses} {left}", statuses == [201] * 5 + [409] * 2 and len(left) == 5)
-    # A low descriptor limit: creations fail cleanly or succeed, and the next start serves.
+
+
+def descriptors(root: Path) -> None:
+    """A low descriptor limit: creations fail cleanly or succeed, and the next start serves."""
     data = root / "fds"
     prlimit = ["prlimit", "--nofile=40:40"]
     if subprocess.run(["which", "prlimit"], capture_output=True).returncode != 0:
@@ -204,7 +207,7 @@ def limit_and_descriptors(root: Path) -> None:
     wrapper.chmod(0o755)
     BIN = str(wrapper)
     try:
-        server = Server(data, "--max-collections", "1000")
+        server = Server(data)
         statuses = [server.call("PUT", f"/v1/collections/c{i}", {})[0] for i in range(60)]
         server.stop()
         created = sum(1 for s in statuses if s == 201)
@@ -252,7 +255,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-") as tmp:
         root = Path(tmp)
         for run in (reserved_names, refused_put, flipped_bit, missing_segment,
-                    limit_and_descriptors, small_items):
+                    limit_and_descriptors, descriptors, small_items):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case
