@@ -1,13 +1,15 @@
 //! `neardup serve`: the online dedup service, and `neardup client`: talk to it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct;
+use neardup_service::client::answers::Expected;
 use neardup_service::client::{self, BenchOptions, Client, LoadOptions};
-use neardup_service::http::{self, HttpConfig};
+use neardup_service::http::{self, HttpConfig, Tokens};
 use serde_json::{json, Value};
 
 use crate::dedup::parse_size;
@@ -20,10 +22,33 @@ pub struct ServeArgs {
     /// The address to listen on; beyond loopback a token is required.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: String,
-    /// A file holding the bearer token clients must send (else the environment variable
-    /// NEARDUP_TOKEN; none: no authentication, allowed on loopback only).
+    /// A file holding a bearer token with every right (admin on every collection; else the
+    /// environment variable NEARDUP_TOKEN). With neither this nor --tokens-file: no
+    /// authentication, allowed on loopback only.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// A file of scoped tokens, one grant a line: `SCOPE COLLECTION TOKEN` with SCOPE read
+    /// (check, get, show), write (read + insert, delete) or admin (write + create, drop),
+    /// COLLECTION a name or * for all; `#` starts a comment line (see docs/service.md).
+    #[arg(long, value_name = "FILE")]
+    tokens_file: Option<PathBuf>,
+    /// The most open connections (default: half the open-files limit, at most 10,000); at the
+    /// limit a new connection closes the longest idle one.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Seconds a connection may wait for a request (its first, or the next one) before it is
+    /// closed.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value_t = Seconds(http::DEFAULT_IDLE_TIMEOUT))]
+    idle_timeout: Seconds,
+    /// Seconds from the first byte of a request to the end of its headers.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value_t = Seconds(http::DEFAULT_HEADER_TIMEOUT))]
+    header_timeout: Seconds,
+    /// Seconds a request body may send nothing before it is answered 408.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value_t = Seconds(http::DEFAULT_BODY_TIMEOUT))]
+    body_timeout: Seconds,
     /// The largest request body.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     max_body_bytes: usize,
@@ -58,15 +83,53 @@ fn token(file: Option<&PathBuf>) -> Result<Option<String>> {
     }
 }
 
+/// A duration given in seconds on the command line.
+#[derive(Debug, Clone, Copy)]
+struct Seconds(Duration);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.as_secs_f64())
+    }
+}
+
+/// A positive number of seconds (fractions allowed).
+fn parse_seconds(text: &str) -> Result<Seconds, String> {
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 1e6 => {
+            Ok(Seconds(Duration::from_secs_f64(seconds)))
+        }
+        _ => Err(format!(
+            "{text:?}: expected a number of seconds greater than 0 (at most 1000000)"
+        )),
+    }
+}
+
 pub fn serve(args: &ServeArgs) -> Result<()> {
-    let config = HttpConfig {
+    // Each connection and each collection's segments hold a file descriptor.
+    http::raise_open_files_limit();
+    let tokens = match &args.tokens_file {
+        Some(path) => Tokens::read(path).map_err(|e| anyhow!("--tokens-file: {}", e.message))?,
+        None => Tokens::new(),
+    };
+    let mut config = HttpConfig {
         token: token(args.token_file.as_ref())?,
+        tokens,
+        idle_timeout: args.idle_timeout.0,
+        header_timeout: args.header_timeout.0,
+        body_timeout: args.body_timeout.0,
         max_body_bytes: args.max_body_bytes,
         max_batch: args.max_batch,
         max_text_bytes: args.max_text_bytes,
         max_collections: args.max_collections,
         ..HttpConfig::default()
     };
+    if let Some(max) = args.max_connections {
+        if max == 0 {
+            bail!("--max-connections 0: at least one connection is needed");
+        }
+        config.max_connections = max;
+    }
     let data_dir = args.data_dir.clone();
     http::run(&args.data_dir, &args.listen, config, |addr| {
         eprintln!(
@@ -89,6 +152,14 @@ pub struct ClientArgs {
     /// A file holding the bearer token (else the environment variable NEARDUP_TOKEN).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Seconds to wait for a connection to open.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value_t = Seconds(client::DEFAULT_CONNECT_TIMEOUT))]
+    connect_timeout: Seconds,
+    /// Seconds to wait for each whole answer (a batch of `load` included).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+          default_value_t = Seconds(client::DEFAULT_ANSWER_TIMEOUT))]
+    timeout: Seconds,
     #[command(subcommand)]
     command: ClientCommand,
 }
@@ -222,18 +293,36 @@ pub fn client(args: &ClientArgs) -> Result<()> {
     let token = token(args.token_file.as_ref())?;
     let runtime = client::runtime()?;
     runtime.block_on(async {
-        let client = Client::new(&url, token)?;
+        let client =
+            Client::new(&url, token)?.with_timeouts(args.connect_timeout.0, args.timeout.0);
         let c = |name: &str| format!("/v1/collections/{}", client::segment(name));
         use neardup_service::client::Method;
         let (status, answer) = match &args.command {
             ClientCommand::Create { name, settings } => {
                 let settings: Value = serde_json::from_str(settings)
                     .with_context(|| format!("--settings {settings:?}: not JSON"))?;
-                client.json(Method::PUT, &c(name), Some(&settings)).await?
+                let path = c(name);
+                let expected = Expected::Collection;
+                client
+                    .call(Method::PUT, &path, Some(&settings), expected)
+                    .await?
             }
-            ClientCommand::List => client.json(Method::GET, "/v1/collections", None).await?,
-            ClientCommand::Show { name } => client.json(Method::GET, &c(name), None).await?,
-            ClientCommand::Drop { name } => client.json(Method::DELETE, &c(name), None).await?,
+            ClientCommand::List => {
+                let expected = Expected::Collections;
+                client
+                    .call(Method::GET, "/v1/collections", None, expected)
+                    .await?
+            }
+            ClientCommand::Show { name } => {
+                let expected = Expected::Collection;
+                client.call(Method::GET, &c(name), None, expected).await?
+            }
+            ClientCommand::Drop { name } => {
+                let expected = Expected::Dropped;
+                client
+                    .call(Method::DELETE, &c(name), None, expected)
+                    .await?
+            }
             ClientCommand::Insert {
                 name,
                 id,
@@ -248,20 +337,30 @@ pub fn client(args: &ClientArgs) -> Result<()> {
                     };
                 }
                 let path = format!("{}/documents", c(name));
-                client.json(Method::POST, &path, Some(&body)).await?
+                let expected = Expected::Inserted;
+                client
+                    .call(Method::POST, &path, Some(&body), expected)
+                    .await?
             }
             ClientCommand::Check { name, limit, text } => {
                 let body = json!({"text": read_text(text)?, "limit": limit});
                 let path = format!("{}/check", c(name));
-                client.json(Method::POST, &path, Some(&body)).await?
+                let expected = Expected::Matches;
+                client
+                    .call(Method::POST, &path, Some(&body), expected)
+                    .await?
             }
             ClientCommand::Get { name, id } => {
                 let path = format!("{}/documents/{}", c(name), client::segment(id));
-                client.json(Method::GET, &path, None).await?
+                client
+                    .call(Method::GET, &path, None, Expected::Document)
+                    .await?
             }
             ClientCommand::Delete { name, id } => {
                 let path = format!("{}/documents/{}", c(name), client::segment(id));
-                client.json(Method::DELETE, &path, None).await?
+                client
+                    .call(Method::DELETE, &path, None, Expected::Deleted)
+                    .await?
             }
             ClientCommand::Load {
                 name,

@@ -1,5 +1,11 @@
 //! A small HTTP/1.1 client of the service: single calls, the JSONL bulk loader, and the load
 //! generator behind `neardup client bench`.
+//!
+//! Every call has a connect timeout and an answer timeout (a server that accepts and never
+//! answers is an error, not a hang), and every answer is checked against what its route
+//! promises ([`answers`]): a batch must answer each document sent, in order.
+
+pub mod answers;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -15,6 +21,13 @@ use hyper::Request;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
+
+use answers::{BatchResult, Expected};
+
+/// How long a connection may take to open, by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an answer may take, from sending the request to its last byte, by default.
+pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A client error: the connection, or an answer that is not what the route promises.
 #[derive(Debug)]
@@ -34,33 +47,90 @@ pub struct Client {
     base: String,
     token: Option<String>,
     http: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+    answer_timeout: Duration,
+}
+
+/// The base of every request path: `http://host:port` and the path prefix of `url`, if any,
+/// without a trailing `/`.
+fn base_url(url: &str) -> Result<String, ClientError> {
+    let bad = |why: &str| {
+        ClientError(format!(
+            "--url {url:?}: {why} (expected http://host:port or http://host:port/prefix; the \
+             service speaks plain HTTP: put TLS in a proxy in front of it)"
+        ))
+    };
+    let uri: hyper::Uri = url.parse().map_err(|_| bad("not a URL"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(bad("not an http:// URL"));
+    }
+    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+    if authority.as_str().contains('@') {
+        return Err(bad("a user name in the URL is not sent; use --token-file"));
+    }
+    if uri.query().is_some() || url.contains('#') {
+        return Err(bad("a query or fragment cannot prefix the routes"));
+    }
+    let prefix = uri.path().trim_end_matches('/');
+    Ok(format!("http://{authority}{prefix}"))
+}
+
+fn connector(connect_timeout: Duration) -> HttpConnector {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(connect_timeout));
+    connector
+}
+
+/// An error and its causes, as one line (`client error (Connect): tcp connect error:
+/// Connection refused (os error 111)`).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
 }
 
 impl Client {
-    /// A client of the service at `url` (`http://127.0.0.1:8080`), sending `token` when given.
+    /// A client of the service at `url` (`http://127.0.0.1:8080`, or with a path prefix when
+    /// a proxy serves it under one: `http://proxy/neardup`), sending `token` when given, with
+    /// the default timeouts.
     ///
     /// # Errors
-    /// A URL that is not `http://host:port`.
+    /// A URL that is not `http://host:port` with an optional path.
     pub fn new(url: &str, token: Option<String>) -> Result<Client, ClientError> {
-        let base = url.trim_end_matches('/').to_owned();
-        if !base.starts_with("http://") {
-            return Err(ClientError(format!(
-                "--url {url:?}: expected http://host:port (the service speaks plain HTTP; put \
-                 TLS in a proxy in front of it)"
-            )));
-        }
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        let base = base_url(url)?;
         let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(connector);
-        Ok(Client { base, token, http })
+            .build(connector(DEFAULT_CONNECT_TIMEOUT));
+        Ok(Client {
+            base,
+            token,
+            http,
+            answer_timeout: DEFAULT_ANSWER_TIMEOUT,
+        })
+    }
+
+    /// The same client with other timeouts: `connect` to open a connection, `answer` from
+    /// sending a request to the last byte of its answer.
+    pub fn with_timeouts(mut self, connect: Duration, answer: Duration) -> Client {
+        self.http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector(connect));
+        self.answer_timeout = answer;
+        self
     }
 
     /// Sends a request with a raw body; the status and the body.
     ///
     /// # Errors
-    /// The connection fails.
+    /// The connection fails, or the whole answer does not arrive within the answer timeout.
     pub async fn send(
         &self,
         method: Method,
@@ -68,7 +138,26 @@ impl Client {
         body: Option<Vec<u8>>,
     ) -> Result<(u16, Bytes), ClientError> {
         let url = format!("{}{path}", self.base);
-        let mut request = Request::builder().method(method.clone()).uri(&url);
+        let seconds = self.answer_timeout.as_secs_f64();
+        tokio::time::timeout(
+            self.answer_timeout,
+            self.exchange(method.clone(), &url, body),
+        )
+        .await
+        .map_err(|_| {
+            ClientError(format!(
+                "{method} {url}: no complete answer within {seconds} s (--timeout)"
+            ))
+        })?
+    }
+
+    async fn exchange(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<(u16, Bytes), ClientError> {
+        let mut request = Request::builder().method(method.clone()).uri(url);
         if body.is_some() {
             request = request.header("content-type", "application/json");
         }
@@ -82,13 +171,18 @@ impl Client {
             .http
             .request(request)
             .await
-            .map_err(|e| ClientError(format!("{method} {url}: {e:?}")))?;
+            .map_err(|e| ClientError(format!("{method} {url}: {}", causes(&e))))?;
         let status = response.status().as_u16();
         let bytes = response
             .into_body()
             .collect()
             .await
-            .map_err(|e| ClientError(format!("{method} {url}: reading the answer: {e}")))?
+            .map_err(|e| {
+                ClientError(format!(
+                    "{method} {url}: reading the answer: {}",
+                    causes(&e)
+                ))
+            })?
             .to_bytes();
         Ok((status, bytes))
     }
@@ -112,6 +206,28 @@ impl Client {
             ))
         })?;
         Ok((status, value))
+    }
+
+    /// Sends JSON and reads JSON, checking the answer against what the route promises
+    /// (`expected` on success, an error body on failure).
+    ///
+    /// # Errors
+    /// The connection fails, or the answer is not JSON or not of the promised shape.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        expected: Expected,
+    ) -> Result<(u16, Value), ClientError> {
+        let (status, answer) = self.json(method.clone(), path, body).await?;
+        answers::check(expected, status, &answer).map_err(|why| {
+            ClientError(format!(
+                "{method} {}{path}: status {status}: {why} (is --url a neardup service?)",
+                self.base
+            ))
+        })?;
+        Ok((status, answer))
     }
 }
 
@@ -185,8 +301,10 @@ impl LoadSummary {
 ///
 /// # Errors
 /// An unreadable file or a line without the id or text (named by file, line and field), a
-/// failed connection, or a request the service refused as a whole; the summary of what was
-/// sent before is in the message.
+/// failed connection, a request the service refused as a whole, or an answer that does not
+/// answer each document sent, in order (then the load stops: it is not a neardup service, or
+/// something in between changed the answer); the summary of what was answered before is in
+/// the message.
 pub async fn load(
     client: &Client,
     options: &LoadOptions,
@@ -207,33 +325,34 @@ pub async fn load(
         segment(&options.collection)
     );
     let mut summary = LoadSummary::default();
-    let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Value, ClientError>>> =
+    let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Answered, ClientError>>> =
         VecDeque::new();
     let mut batch: Vec<Value> = Vec::new();
     // The input line of each document of the batch, to name it when the batch is refused.
     let mut batch_lines: Vec<u64> = Vec::new();
     let mut lines = reader.lines();
     let mut line_number = 0u64;
-    let mut finish = |summary: &mut LoadSummary, answer: Value| -> Result<(), ClientError> {
-        for result in answer["results"].as_array().into_iter().flatten() {
+    let mut finish = |summary: &mut LoadSummary, answered: Answered| -> Result<(), ClientError> {
+        let raw = answered.answer["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for (result, raw) in answered.results.into_iter().zip(&raw) {
             summary.sent += 1;
-            if let Some(error) = result.get("error") {
-                let code = error["code"].as_str().unwrap_or("error").to_owned();
-                *summary.refused.entry(code).or_default() += 1;
-                if summary.examples.len() < 5 {
-                    summary.examples.push(format!(
-                        "{}: {}",
-                        result["id"].as_str().unwrap_or_default(),
-                        error["message"].as_str().unwrap_or_default()
-                    ));
+            match result {
+                BatchResult::Refused(refused) => {
+                    *summary.refused.entry(refused.error.code).or_default() += 1;
+                    if summary.examples.len() < 5 {
+                        summary
+                            .examples
+                            .push(format!("{}: {}", refused.id, refused.error.message));
+                    }
                 }
-            } else if result["stored"].as_bool() == Some(true) {
-                summary.stored += 1;
-            } else {
-                summary.duplicates += 1;
+                BatchResult::Inserted(inserted) if inserted.stored => summary.stored += 1,
+                BatchResult::Inserted(_) => summary.duplicates += 1,
             }
             if let Some(out) = answers.as_mut() {
-                serde_json::to_writer(&mut *out, result)
+                serde_json::to_writer(&mut *out, raw)
                     .and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
                     .map_err(|e| ClientError(format!("writing the answers: {e}")))?;
             }
@@ -283,6 +402,10 @@ pub async fn load(
             batch_lines.push(line_number);
         }
         if batch.len() >= options.batch || (end && !batch.is_empty()) {
+            let ids: Vec<String> = batch
+                .iter()
+                .map(|d| d["id"].as_str().unwrap_or_default().to_owned())
+                .collect();
             let body = json!({"documents": std::mem::take(&mut batch)});
             let lines = std::mem::take(&mut batch_lines);
             let client = client.clone();
@@ -290,32 +413,55 @@ pub async fn load(
             let name = name.clone();
             in_flight.push_back(tokio::spawn(async move {
                 let (status, answer) = client.json(Method::POST, &path, Some(&body)).await?;
-                if status != 200 {
-                    // A field such as `documents[3].text` names the document: give its line.
-                    let error = &answer["error"];
-                    let field = error["field"].as_str().unwrap_or_default();
-                    let at = field
-                        .strip_prefix("documents[")
-                        .and_then(|rest| rest.split(']').next())
-                        .and_then(|i| i.parse::<usize>().ok())
-                        .and_then(|i| lines.get(i));
-                    let message = error["message"].as_str().unwrap_or_default();
-                    return Err(ClientError(match at {
-                        Some(line) => format!(
-                            "{name}:{line}: the service refused the batch holding this line \
-                             ({status}, field {field}): {message}"
-                        ),
-                        None => format!("the service refused a batch ({status}): {answer}"),
-                    }));
+                let span = match (lines.first(), lines.last()) {
+                    (Some(first), Some(last)) => format!("{name}:{first}-{last}"),
+                    _ => name.clone(),
+                };
+                if status == 200 {
+                    let results = answers::batch_results(&answer, &ids).map_err(|why| {
+                        ClientError(format!(
+                            "{span}: POST {path}: {why}; the load stops (is --url a neardup \
+                             service?)"
+                        ))
+                    })?;
+                    return Ok(Answered { answer, results });
                 }
-                Ok(answer)
+                let refusal = match status {
+                    400..=599 => answers::check(Expected::Inserted, status, &answer),
+                    _ => Err(format!("unexpected status {status}")),
+                };
+                refusal.map_err(|why| {
+                    ClientError(format!(
+                        "{span}: POST {path}: status {status}: {why} (is --url a neardup \
+                         service?)"
+                    ))
+                })?;
+                // A field such as `documents[3].text` names the document: give its line.
+                let error = &answer["error"];
+                let field = error["field"].as_str().unwrap_or_default();
+                let at = field
+                    .strip_prefix("documents[")
+                    .and_then(|rest| rest.split(']').next())
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .and_then(|i| lines.get(i));
+                let message = error["message"].as_str().unwrap_or_default();
+                Err(ClientError(match at {
+                    Some(line) => format!(
+                        "{name}:{line}: the service refused the batch holding this line \
+                         ({status}, field {field}): {message}"
+                    ),
+                    None => format!(
+                        "{span}: the service refused the batch ({status}, {}): {message}",
+                        error["code"].as_str().unwrap_or_default()
+                    ),
+                }))
             }));
         }
         while in_flight.len() >= options.concurrency.max(1) || (end && !in_flight.is_empty()) {
             let Some(handle) = in_flight.pop_front() else {
                 break;
             };
-            let answer = handle
+            let answered = handle
                 .await
                 .map_err(|e| ClientError(format!("a request task failed: {e}")))?
                 .map_err(|e| {
@@ -324,7 +470,7 @@ pub async fn load(
                         summary.sent, summary.stored, summary.duplicates
                     ))
                 })?;
-            finish(&mut summary, answer)?;
+            finish(&mut summary, answered)?;
         }
         if end {
             break;
@@ -332,6 +478,12 @@ pub async fn load(
     }
     summary.seconds = start.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// A batch's answer and its results, checked against the ids sent.
+struct Answered {
+    answer: Value,
+    results: Vec<BatchResult>,
 }
 
 /// What `neardup client bench` does.
@@ -421,7 +573,8 @@ pub fn read_corpus(path: &Path, field: &str) -> Result<Vec<String>, ClientError>
 /// Sends `requests` requests, `concurrency` at a time, and measures throughput and latency.
 ///
 /// # Errors
-/// A failed connection.
+/// A failed connection, or an answer that is not what the route promises (a batch's results
+/// must answer each document sent).
 pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, ClientError> {
     let corpus = Arc::new(read_corpus(&options.corpus, &options.text_field)?);
     if options.mode == "dump" {
@@ -484,20 +637,42 @@ pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, Cli
                 let (status, answer) = client.send(Method::POST, &path, Some(bytes)).await?;
                 latencies.push(sent.elapsed().as_secs_f64());
                 *statuses.entry(status).or_default() += 1;
-                if status == 200 && options.mode != "check" {
-                    let answer: Value = serde_json::from_slice(&answer).unwrap_or_default();
-                    let results: Vec<Value> = match answer.get("results") {
-                        Some(Value::Array(items)) => items.clone(),
-                        _ => vec![answer],
-                    };
-                    for result in results {
-                        match result["stored"].as_bool() {
-                            Some(true) => stored += 1,
-                            Some(false) => duplicates += 1,
-                            None => *statuses.entry(0).or_default() += 1,
-                        }
+                let answer: Value = serde_json::from_slice(&answer).map_err(|e| {
+                    ClientError(format!(
+                        "POST {path}: status {status}, the answer is not JSON ({e}) (is --url \
+                         a neardup service?)"
+                    ))
+                })?;
+                let counted = match options.mode.as_str() {
+                    "batch" if status == 200 => {
+                        let ids: Vec<String> = (first..first + per)
+                            .map(|n| format!("{}{n}", options.id_prefix))
+                            .collect();
+                        answers::batch_results(&answer, &ids).map(|results| {
+                            for result in results {
+                                match result {
+                                    BatchResult::Inserted(i) if i.stored => stored += 1,
+                                    BatchResult::Inserted(_) => duplicates += 1,
+                                    BatchResult::Refused(_) => {}
+                                }
+                            }
+                        })
                     }
-                }
+                    "check" => answers::check(Expected::Matches, status, &answer),
+                    _ => answers::check(Expected::Inserted, status, &answer).map(|()| match answer
+                        ["stored"]
+                        .as_bool()
+                    {
+                        Some(true) => stored += 1,
+                        Some(false) => duplicates += 1,
+                        None => {}
+                    }),
+                };
+                counted.map_err(|why| {
+                    ClientError(format!(
+                        "POST {path}: status {status}: {why} (is --url a neardup service?)"
+                    ))
+                })?;
             }
             Ok::<_, ClientError>((latencies, statuses, stored, duplicates))
         }));

@@ -16,21 +16,35 @@
 //! | `GET /healthz`, `GET /metrics`, `GET /v1/openapi.json` | health, Prometheus, OpenAPI |
 //!
 //! Every error is answered as `{"error": {"code", "message", "field"}}` with a 4xx or 5xx
-//! status. With a token, every route but `/healthz` needs `Authorization: Bearer <token>`.
+//! status. With tokens, every route but `/healthz` needs `Authorization: Bearer <token>` and
+//! a token whose scope covers it ([`tokens`]: read, write, admin, per collection or for all):
+//! 401 without a known token, 403 outside its scope.
+//!
+//! Connections are served by [`connections`]: idle, header and body timeouts and a
+//! connection limit. Metrics labels come from closed sets (the routes of the table, the
+//! methods the service knows), so no request can add a series.
+
+mod connections;
+mod strict_json;
+pub mod tokens;
+
+pub use connections::{default_max_connections, open_files_limit, raise_open_files_limit};
+pub use tokens::{Grant, Scope, Tokens};
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
-use axum::http::{header, StatusCode};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Path, RawPathParams, Request, State};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
+use axum::RequestExt as _;
 use axum::Router;
 use serde_json::{json, Map, Value};
 
@@ -42,11 +56,31 @@ use crate::Service;
 /// The OpenAPI document served at `GET /v1/openapi.json`.
 pub const OPENAPI: &str = include_str!("openapi.json");
 
+/// How long a connection may wait for a request, by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a request's head may take from its first byte, by default.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request body may send nothing, by default.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Limits and authentication of the HTTP front end.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// The bearer token every request but `/healthz` must carry; `None`: no authentication.
+    /// A bearer token with the admin scope on every collection (`--token-file`,
+    /// `NEARDUP_TOKEN`).
     pub token: Option<String>,
+    /// Scoped tokens (`--tokens-file`). With neither `token` nor `tokens` the service does
+    /// not authenticate (allowed on loopback only).
+    pub tokens: Tokens,
+    /// The most open connections; at the limit a new one closes the idlest idle one.
+    pub max_connections: usize,
+    /// The most time from the first byte of a request to the end of its head.
+    pub header_timeout: Duration,
+    /// The most time a connection waits for a request (the first, or the next after an
+    /// answer).
+    pub idle_timeout: Duration,
+    /// The most time a request body may send nothing.
+    pub body_timeout: Duration,
     /// The largest request body in bytes.
     pub max_body_bytes: usize,
     /// The most documents or texts in one batch.
@@ -65,6 +99,11 @@ impl Default for HttpConfig {
     fn default() -> HttpConfig {
         HttpConfig {
             token: None,
+            tokens: Tokens::new(),
+            max_connections: default_max_connections(),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             max_body_bytes: 64 << 20,
             max_batch: 10_000,
             max_text_bytes: 1 << 20,
@@ -111,6 +150,9 @@ struct Metrics {
 struct AppState {
     service: Arc<Service>,
     config: HttpConfig,
+    /// `config.tokens` and `config.token` (admin on every collection); empty: no
+    /// authentication.
+    tokens: Tokens,
     metrics: Metrics,
     started: Instant,
 }
@@ -143,9 +185,14 @@ fn ok(status: StatusCode, body: Value) -> Answer {
 /// The router of the service.
 pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
+    let mut tokens = config.tokens.clone();
+    if let Some(token) = &config.token {
+        tokens.grant_admin(token);
+    }
     let state = Arc::new(AppState {
         service,
         config,
+        tokens,
         metrics: Metrics::default(),
         started: Instant::now(),
     });
@@ -200,34 +247,120 @@ async fn method_not_allowed() -> Failure {
     ))
 }
 
-async fn authenticate(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    if let Some(token) = &state.config.token {
-        if request.uri().path() != "/healthz" {
-            let given = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "));
-            if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
-                let mut response = Failure(ServiceError::new(
-                    401,
-                    "unauthorized",
-                    "this service needs the header Authorization: Bearer <token>",
-                ))
-                .into_response();
-                response.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    header::HeaderValue::from_static("Bearer"),
-                );
-                return response;
-            }
-        }
-    }
-    next.run(request).await
+/// What a route needs of the request's token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// Nothing (`/healthz`).
+    Nothing,
+    /// Any known token (`/v1/openapi.json`, and routes that answer 404 or 405 anyway).
+    AnyToken,
+    /// A scope on every collection (`/metrics`, the list of collections).
+    OnAll(Scope),
+    /// A scope on the collection named in the path.
+    OnCollection(Scope),
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The table of what each route and method needs (scopes in [`tokens`]).
+fn needs(route: Option<&str>, method: &Method) -> Needs {
+    const DOCUMENTS: &str = "/v1/collections/{name}/documents";
+    const BATCH: &str = "/v1/collections/{name}/documents/batch";
+    const DOCUMENT: &str = "/v1/collections/{name}/documents/{id}";
+    const CHECK: &str = "/v1/collections/{name}/check";
+    const CHECK_BATCH: &str = "/v1/collections/{name}/check/batch";
+    let Some(route) = route else {
+        return Needs::AnyToken;
+    };
+    match (route, method.as_str()) {
+        ("/healthz", _) => Needs::Nothing,
+        ("/metrics" | "/v1/collections", _) => Needs::OnAll(Scope::Read),
+        ("/v1/collections/{name}", "PUT" | "DELETE") => Needs::OnCollection(Scope::Admin),
+        ("/v1/collections/{name}", "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
+        (CHECK | CHECK_BATCH, "POST") => Needs::OnCollection(Scope::Read),
+        (DOCUMENTS | BATCH, "POST") => Needs::OnCollection(Scope::Write),
+        (BATCH | DOCUMENT, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
+        (BATCH | DOCUMENT, "DELETE") => Needs::OnCollection(Scope::Write),
+        _ => Needs::AnyToken,
+    }
+}
+
+/// The token of an `Authorization` header: the scheme `Bearer` in any case (RFC 7235), one
+/// or more spaces, the token.
+fn bearer(request: &Request) -> Option<&str> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
+}
+
+fn unauthorized() -> Response {
+    let mut response = Failure(ServiceError::new(
+        401,
+        "unauthorized",
+        "this service needs the header Authorization: Bearer <token> with a token it knows",
+    ))
+    .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+fn forbidden(method: &Method, route: &str, scope: Scope, collection: Option<&str>) -> Response {
+    let on = match collection {
+        Some(name) => format!("collection {name:?} (or on \"*\")"),
+        None => "\"*\" (every collection)".to_owned(),
+    };
+    Failure(ServiceError::new(
+        403,
+        "forbidden",
+        format!(
+            "this token may not {method} {route}: that needs the {} scope on {on}; see the \
+             scopes in docs/service.md",
+            scope.name()
+        ),
+    ))
+    .into_response()
+}
+
+async fn authenticate(State(state): State<Shared>, mut request: Request, next: Next) -> Response {
+    if state.tokens.is_empty() {
+        return next.run(request).await;
+    }
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let needs = needs(route.as_deref(), request.method());
+    if needs == Needs::Nothing {
+        return next.run(request).await;
+    }
+    let Some(grants) = bearer(&request).and_then(|given| state.tokens.find(given.as_bytes()))
+    else {
+        return unauthorized();
+    };
+    let (scope, collection) = match needs {
+        Needs::Nothing | Needs::AnyToken => return next.run(request).await,
+        Needs::OnAll(scope) => (scope, None),
+        Needs::OnCollection(scope) => {
+            let params = request.extract_parts::<RawPathParams>().await.ok();
+            let name = params
+                .as_ref()
+                .and_then(|p| p.iter().find(|(key, _)| *key == "name"))
+                .map(|(_, value)| value.to_owned());
+            (scope, name)
+        }
+    };
+    if !tokens::allows(grants, scope, collection.as_deref()) {
+        let route = route.unwrap_or_default();
+        return forbidden(request.method(), &route, scope, collection.as_deref());
+    }
+    next.run(request).await
 }
 
 async fn observe(State(state): State<Shared>, request: Request, next: Next) -> Response {
@@ -235,7 +368,7 @@ async fn observe(State(state): State<Shared>, request: Request, next: Next) -> R
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method()).to_owned();
     let start = Instant::now();
     let response = next.run(request).await;
     let seconds = start.elapsed().as_secs_f64();
@@ -260,9 +393,26 @@ async fn observe(State(state): State<Shared>, request: Request, next: Next) -> R
     response
 }
 
-/// Reads a JSON body: an empty body is `null`; bad JSON and oversized bodies are JSON errors.
+/// The `method` label of a request: one of the methods the routes take, else `other` (a
+/// label from the request itself would let each new token add a series forever).
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        _ => "other",
+    }
+}
+
+/// Reads a JSON body: an empty body is `null`; bad JSON, a repeated key, oversized and stalled
+/// bodies are JSON errors.
 fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ServiceError> {
     let bytes = body.map_err(|rejection| {
+        if let Some(stalled) = stalled(&rejection) {
+            return ServiceError::new(408, "body_timeout", stalled.to_string());
+        }
         let status = rejection.status().as_u16();
         let code = if status == 413 {
             "body_too_large"
@@ -274,8 +424,19 @@ fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ServiceError>
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ServiceError::bad_request(format!("the body is not valid JSON: {e}")))
+    strict_json::parse(&bytes)
+}
+
+/// The stall behind a body that could not be read, if that is why.
+fn stalled(rejection: &BytesRejection) -> Option<&connections::BodyStalled> {
+    let mut error: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
+    while let Some(current) = error {
+        if let Some(stalled) = current.downcast_ref::<connections::BodyStalled>() {
+            return Some(stalled);
+        }
+        error = current.source();
+    }
+    None
 }
 
 fn object(value: &Value) -> Result<&Map<String, Value>, ServiceError> {
@@ -828,24 +989,30 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
 
-/// Serves `service` on `listener` until `shutdown` completes, then lets the in-flight
-/// requests finish and closes every collection (their queues drain first).
+/// Serves `service` on `listener` until `shutdown` completes, then closes the idle
+/// connections, lets the in-flight requests finish and closes every collection (their
+/// queues drain first). Connections are bounded by the timeouts and the limit of `config`
+/// (see [`connections`]).
 ///
 /// # Errors
-/// The server fails.
+/// None today: a failed accept is retried; the result is kept for callers.
 pub async fn serve(
     service: Arc<Service>,
     config: HttpConfig,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let limits = connections::Limits {
+        max_connections: config.max_connections,
+        header_timeout: config.header_timeout,
+        idle_timeout: config.idle_timeout,
+        body_timeout: config.body_timeout,
+    };
     let app = router(Arc::clone(&service), config);
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    connections::serve(listener, app, limits, shutdown).await;
     let closing = Arc::clone(&service);
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;
-    result
+    Ok(())
 }
 
 /// Completes on SIGTERM or SIGINT.
@@ -887,12 +1054,12 @@ pub fn run(
         let addr = listener
             .local_addr()
             .map_err(|e| ServiceError::invalid("listen", format!("{listen}: {e}")))?;
-        if !is_loopback(&addr) && config.token.is_none() {
+        if !is_loopback(&addr) && config.token.is_none() && config.tokens.is_empty() {
             return Err(ServiceError::invalid(
                 "listen",
                 format!(
-                    "{addr} is reachable beyond this machine: give a token (--token-file or \
-                     NEARDUP_TOKEN) so that only its holders can write"
+                    "{addr} is reachable beyond this machine: give a token (--token-file, \
+                     NEARDUP_TOKEN or --tokens-file) so that only its holders can write"
                 ),
             ));
         }

@@ -11,6 +11,11 @@ use neardup_service::Service;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+#[path = "service/access.rs"]
+mod access;
+#[path = "service/hostile.rs"]
+mod hostile;
+
 const NEWS: &str = "国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施，\
                     会议决定加大对基础设施建设的投入，并要求各地加快推进重点项目的审批和开工。";
 const REPOST: &str = "國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!\
