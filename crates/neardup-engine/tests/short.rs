@@ -352,3 +352,38 @@ fn a_template_flood_stops_the_join_with_an_error_not_a_quadratic_answer() {
         assert_eq!(outcome.all_pairs().count(), expected.len(), "{params:?}");
     }
 }
+
+/// Issue 28, item 7: `dedup --method join --measure edit` on one 50 MB document aborted at
+/// 3.9 GB (and probing it alone would have looked up about 2 x 10^14 substrings). A text
+/// whose edit bound needs `MAX_JOIN_EDITS` edits or more is left out of the edit join and
+/// counted in `budget_hits`: it is still grouped with its exact copies, never compared
+/// otherwise; shorter texts are joined as before, and `--max-edits` keeps any length.
+#[test]
+fn join_edit_leaves_out_texts_too_long_to_probe() {
+    use neardup_index::MAX_JOIN_EDITS;
+    // Over MAX_JOIN_EDITS edits at 0.7 (3/7 of the length): about 2,400 characters.
+    let words: Vec<String> = (0..700u32)
+        .map(|i| format!("w{}", i.wrapping_mul(2_654_435_761) % 9973))
+        .collect();
+    let long = words.join(" ");
+    let long_chars = long.chars().count();
+    assert!(long_chars * 3 / 7 > MAX_JOIN_EDITS, "{long_chars}");
+    let edited = long.replacen("w", "v", 3);
+    let short = "今天北京天气晴朗，适合出门散步。".to_owned();
+    let short_edited = "今天北京天气晴朗,适合出门散步!".to_owned();
+    let texts = vec![long.clone(), long.clone(), edited, short, short_edited];
+    let method = join(&[("measure", "edit".to_owned())]);
+    let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
+    // The copy follows its exact leader; the edited text is not compared with it.
+    assert_eq!(
+        outcome.assignment.duplicate_of,
+        vec![None, Some(0), None, None, Some(3)]
+    );
+    // The long leader and the edited text, counted.
+    assert_eq!(outcome.stats.budget_hits, 2, "{:?}", outcome.stats);
+    // Under an absolute bound the long texts are joined.
+    let absolute = join(&[("max_edits", "3".to_owned())]);
+    let outcome = dedup(&absolute, &texts, EngineOptions::default(), &NoProgress).unwrap();
+    assert_eq!(outcome.assignment.duplicate_of[2], Some(0));
+    assert_eq!(outcome.stats.budget_hits, 0);
+}

@@ -1,6 +1,6 @@
-//! The candidate generators besides the symmetric [`KeyTable`](crate::KeyTable): a probe side
-//! that differs from the stored side, a minimum count of shared keys, and an ordered prefix
-//! join that sees every token set first.
+//! The candidate generators besides the symmetric [`KeyTable`](crate::KeyTable) and the
+//! [`SharedKeyTable`](crate::SharedKeyTable): a probe side that differs from the stored side,
+//! and the exact joins that see every token set or sequence first.
 //!
 //! All of them number documents by rank (lower is better, as the engine numbers them by the
 //! keep policy) and return the pairs `(a, b)`, `a < b`, sorted, without repeats.
@@ -126,59 +126,6 @@ impl CandidateGenerator for ProbeTable {
         stats.raw_pairs = pairs.len() as u64;
         pairs.par_sort_unstable();
         pairs.dedup();
-        budgeted(pairs, documents, limits, stats)
-    }
-}
-
-/// Documents sharing at least `min` distinct keys (`neardup_core::Join::SharedKeys`): the
-/// seed's n-gram index with a count filter. With `min = 1` it is the symmetric key table.
-///
-/// Each bucket pairs its members with its first `bucket_cap` (anchors), as in the key table;
-/// the shared keys are counted over those pairs, then the candidate budget applies.
-#[derive(Debug, Clone, Default)]
-pub struct SharedKeyTable {
-    entries: Vec<(u64, u32)>,
-    min: u32,
-}
-
-impl SharedKeyTable {
-    /// A table of `(key, document)` entries keeping pairs that share `min` keys (at least 1).
-    pub fn new(entries: Vec<(u64, u32)>, min: u32) -> SharedKeyTable {
-        SharedKeyTable {
-            entries,
-            min: min.max(1),
-        }
-    }
-}
-
-impl CandidateGenerator for SharedKeyTable {
-    fn candidate_pairs(mut self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
-        self.entries.par_sort_unstable();
-        self.entries.dedup();
-        let documents = documents_in(&self.entries);
-        let mut stats = BucketStats::default();
-        let mut packed: Vec<u64> = Vec::new();
-        for bucket in self.entries.chunk_by(|x, y| x.0 == y.0) {
-            if bucket.len() < 2 {
-                continue;
-            }
-            count_bucket(&mut stats, bucket.len(), limits.bucket_cap);
-            for (position, &(_, b)) in bucket.iter().enumerate().skip(1) {
-                let anchors = &bucket[..position.min(limits.bucket_cap)];
-                packed.extend(
-                    anchors
-                        .iter()
-                        .map(|&(_, a)| (u64::from(a) << 32) | u64::from(b)),
-                );
-            }
-        }
-        stats.raw_pairs = packed.len() as u64;
-        packed.par_sort_unstable();
-        let pairs: Vec<(u32, u32)> = packed
-            .chunk_by(|x, y| x == y)
-            .filter(|run| run.len() >= self.min as usize)
-            .map(|run| ((run[0] >> 32) as u32, run[0] as u32))
-            .collect();
         budgeted(pairs, documents, limits, stats)
     }
 }
@@ -375,22 +322,6 @@ mod tests {
         }
 
         #[test]
-        fn shared_key_table_counts_distinct_shared_keys(keys in key_sets(), min in 1u32..4) {
-            let sets: Vec<BTreeSet<u64>> = keys.iter().map(|k| k.iter().copied().collect()).collect();
-            let mut expected = Vec::new();
-            for a in 0..sets.len() {
-                for b in a + 1..sets.len() {
-                    if sets[a].intersection(&sets[b]).count() >= min as usize {
-                        expected.push((a as u32, b as u32));
-                    }
-                }
-            }
-            let (pairs, _) = SharedKeyTable::new(entries(&keys), min)
-                .candidate_pairs(CandidateLimits::UNLIMITED);
-            prop_assert_eq!(pairs, expected);
-        }
-
-        #[test]
         fn prefix_join_has_no_false_negatives(keys in key_sets(), threshold in 0.2f64..1.0) {
             let sets: Vec<BTreeSet<u64>> = keys.iter().map(|k| k.iter().copied().collect()).collect();
             let input = keys.iter().enumerate().map(|(d, k)| (d as u32, k.clone())).collect();
@@ -410,21 +341,6 @@ mod tests {
                 prop_assert!(similarity >= threshold - 1e-9, "{a} {b} {similarity}");
             }
         }
-    }
-
-    #[test]
-    fn the_budget_keeps_each_documents_best_partners() {
-        // A flood: every document shares one key with every other.
-        let keys: Vec<Vec<u64>> = (0..50).map(|_| vec![7, 8]).collect();
-        let (pairs, stats) =
-            SharedKeyTable::new(entries(&keys), 2).candidate_pairs(CandidateLimits {
-                bucket_cap: usize::MAX,
-                candidate_budget: 2,
-            });
-        assert!(pairs.len() <= 50 * 2, "{}", pairs.len());
-        assert!(stats.budget_hits > 0);
-        // A document keeps its lowest-numbered partners.
-        assert!(pairs.contains(&(0, 49)) && !pairs.contains(&(48, 49)));
     }
 
     #[test]

@@ -168,18 +168,19 @@ impl KeyTable {
 /// For every document, the buckets in which it has earlier partners: the start (in the
 /// sorted entries) of each shared bucket where it is not the first member, grouped by
 /// document (a counting sort, so linear).
-struct PartnerIndex {
+pub(crate) struct PartnerIndex {
     /// `starts[offsets[d]..offsets[d + 1]]` are the bucket starts of document `d`.
     offsets: Vec<usize>,
     starts: Vec<usize>,
     /// Per document, the members before it in its buckets (anchors only in a capped one):
     /// an upper bound of its distinct earlier partners.
-    upper_bounds: Vec<u64>,
-    stats: BucketStats,
+    pub(crate) upper_bounds: Vec<u64>,
+    pub(crate) stats: BucketStats,
 }
 
 impl PartnerIndex {
-    fn new(entries: &[(u64, u32)], cap: usize) -> PartnerIndex {
+    /// The index of sorted, deduplicated `(key, document)` entries under bucket cap `cap`.
+    pub(crate) fn new(entries: &[(u64, u32)], cap: usize) -> PartnerIndex {
         let documents = entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
         let mut stats = BucketStats::default();
         let mut offsets = vec![0usize; documents + 1];
@@ -215,6 +216,13 @@ impl PartnerIndex {
         }
     }
 
+    /// The starts (in the sorted entries) of the shared buckets where `document` has
+    /// earlier partners.
+    pub(crate) fn starts_of(&self, document: u32) -> &[usize] {
+        let document = document as usize;
+        &self.starts[self.offsets[document]..self.offsets[document + 1]]
+    }
+
     /// The pairs packed `a << 32 | b`, grouped by `b`, and the number of documents with more
     /// earlier partners than `limit`.
     fn pairs(&self, entries: &[(u64, u32)], cap: usize, limit: u64) -> (Vec<u64>, u64) {
@@ -223,8 +231,7 @@ impl PartnerIndex {
         let packed = (0..documents as u32)
             .into_par_iter()
             .map_init(Vec::new, |partners, document| {
-                let starts = &self.starts
-                    [self.offsets[document as usize]..self.offsets[document as usize + 1]];
+                let starts = self.starts_of(document);
                 let limits = (cap, usize::try_from(limit).unwrap_or(usize::MAX));
                 if best_partners(entries, starts, document, limits, partners) {
                     hits.fetch_add(1, Ordering::Relaxed);
@@ -307,6 +314,7 @@ fn best_partners(
     over
 }
 
+/// The pairs a bucket of `size` documents holds under bucket cap `cap`.
 fn pair_count(size: usize, cap: usize) -> u64 {
     let (size, anchors) = (size as u64, size.min(cap) as u64);
     // Pairs among the anchors, plus each other member with every anchor.

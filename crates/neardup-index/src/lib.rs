@@ -10,7 +10,9 @@
 //!   the candidate budget belong to it.
 //! - [`ProbeTable`]: stored keys on one side, probe keys on the other (multi-index hashing,
 //!   Pass-Join).
-//! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index).
+//! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index,
+//!   the classic fingerprints' "M of N"), a merge of each document's buckets that stops at
+//!   its partner limit; the bucket cap and the candidate budget apply.
 //! - [`PrefixJoin`]: the exact set-similarity join (PPJoin: Jaccard, cosine, overlap) that
 //!   sees every token set first; no cap, since a cap would lose pairs.
 //! - [`EditJoin`]: the exact edit-distance join (Pass-Join), absolute or normalised.
@@ -62,16 +64,18 @@ mod ngram_index;
 mod online;
 mod pass_join;
 mod set_join;
+mod shared_keys;
 
-pub use generators::{
-    CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, SharedKeyTable,
-};
+pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
 pub use ngram_index::{ngram_dedup, NgramResult};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
-pub use set_join::{intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure};
+pub use set_join::{
+    intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure, MAX_JOIN_EDITS,
+};
+pub use shared_keys::SharedKeyTable;
 
 pub use key_table::{
     partner_limit, BucketStats, CandidateLimits, KeyTable, DEFAULT_BUCKET_CAP,

@@ -206,78 +206,41 @@ pub fn pass_join(sequences: &[Vec<u32>], bound: EditBound) -> Vec<(u32, u32, u32
 }
 
 /// [`pass_join`] within `budget` (see [`JoinBudget`]): returns the pairs, the number of
-/// sequences a per-sequence limit cut short, and whether the pair limit was passed.
+/// sequences a per-sequence limit cut short or left out, and whether the pair limit was
+/// passed.
+///
+/// A sequence whose bound against its longest partner needs `budget.edits` edits or more
+/// (a long text under a normalised bound: probing it costs about the square of its
+/// segments per partner length) is left out of the join: it has no pair, and counts as cut.
+/// Memory is linear in the segments of the sequences joined: the index holds the lengths
+/// that occur, not every length up to the longest.
 pub fn pass_join_within(
     sequences: &[Vec<u32>],
     bound: EditBound,
     budget: JoinBudget,
 ) -> (Vec<(u32, u32, u32)>, u64, bool) {
-    let mut order: Vec<u32> = (0..sequences.len() as u32).collect();
+    let left_out = |len: usize| (bound.cut_for(len) as usize).min(len) >= budget.edits;
+    let mut order: Vec<u32> = (0..sequences.len() as u32)
+        .filter(|&i| !left_out(sequences[i as usize].len()))
+        .collect();
+    let excluded = (sequences.len() - order.len()) as u64;
     order.sort_by_key(|&i| (sequences[i as usize].len(), i));
-    let max_len = order.last().map_or(0, |&i| sequences[i as usize].len());
     // Every sequence's place in the visiting order: a sequence pairs with those before it.
-    let mut place = vec![0u32; sequences.len()];
+    let mut place = vec![u32::MAX; sequences.len()];
     for (at, &id) in order.iter().enumerate() {
         place[id as usize] = at as u32;
     }
-    // Per length: (segment index, segment hash) -> sequences in visiting order; and the
-    // sequences too short to be cut. Built whole first, so that probes run in parallel.
-    let mut segments: Vec<HashMap<(u32, u64), Vec<u32>>> = vec![HashMap::new(); max_len + 1];
-    let mut short: Vec<Vec<u32>> = vec![Vec::new(); max_len + 1];
-    for &id in &order {
-        let s = &sequences[id as usize];
-        let tau = bound.cut_for(s.len());
-        if tau as usize >= s.len() {
-            short[s.len()].push(id);
-        } else {
-            let k = tau as usize + 1;
-            for i in 0..k {
-                let (p, len) = segment(s.len(), k, i);
-                let key = (i as u32, hash(&s[p..p + len]));
-                segments[s.len()].entry(key).or_default().push(id);
-            }
-        }
-    }
+    let index = SegmentIndex::new(sequences, &order, bound);
     let histograms: Vec<Histogram> = sequences.par_iter().map(|s| Histogram::of(s)).collect();
     let (total, over) = (AtomicUsize::new(0), AtomicBool::new(false));
     let probe = |s_id: u32, candidates: &mut Vec<u32>, out: &mut Vec<(u32, u32, u32)>| {
         let s = &sequences[s_id as usize];
-        let before = |r: u32| place[r as usize] < place[s_id as usize];
         let bound_s = bound.max_edits(s.len());
-        candidates.clear();
-        let mut cut = false;
         if over.load(Ordering::Relaxed) {
             return false;
         }
-        'lengths: for l in bound.shortest_partner(s.len())..=s.len() {
-            candidates.extend(short[l].iter().copied().filter(|&r| before(r)));
-            if candidates.len() > budget.postings {
-                cut = true;
-                break;
-            }
-            let index = &segments[l];
-            if index.is_empty() {
-                continue;
-            }
-            let tau = bound.cut_for(l) as usize;
-            let k = tau + 1;
-            let delta = s.len() - l;
-            for i in 0..k {
-                let (p, len) = segment(l, k, i);
-                let low = p.saturating_sub(i).max((p + delta).saturating_sub(tau - i));
-                let high = (p + i).min(p + delta + (tau - i)).min(s.len() - len);
-                for start in low..=high {
-                    let key = (i as u32, hash(&s[start..start + len]));
-                    if let Some(ids) = index.get(&key) {
-                        candidates.extend(ids.iter().copied().filter(|&r| before(r)));
-                        if candidates.len() > budget.postings {
-                            cut = true;
-                            break 'lengths;
-                        }
-                    }
-                }
-            }
-        }
+        let before = |r: u32| place[r as usize] < place[s_id as usize];
+        let mut cut = index.candidates(s, place[s_id as usize], budget, before, candidates);
         candidates.sort_unstable();
         candidates.dedup();
         let histogram = &histograms[s_id as usize];
@@ -304,7 +267,98 @@ pub fn pass_join_within(
     let (mut pairs, cut) = probe_all(&order, Vec::new, probe);
     pairs.sort_unstable();
     let over = over.load(Ordering::Relaxed);
-    (pairs, cut, over)
+    (pairs, cut + excluded, over)
+}
+
+/// Pass-Join's index, built whole before the probes: the segments of every sequence that is
+/// cut, under `(length, segment number, segment hash)`, and the sequences too short to cut,
+/// by length; the lengths that occur, ascending, each with the place of its first sequence.
+struct SegmentIndex {
+    bound: EditBound,
+    lengths: Vec<(usize, u32)>,
+    segments: HashMap<(u64, u32, u64), Vec<u32>>,
+    short: HashMap<usize, Vec<u32>>,
+}
+
+impl SegmentIndex {
+    /// The index of the sequences in visiting `order` (by length, then position).
+    fn new(sequences: &[Vec<u32>], order: &[u32], bound: EditBound) -> SegmentIndex {
+        let mut index = SegmentIndex {
+            bound,
+            lengths: Vec::new(),
+            segments: HashMap::new(),
+            short: HashMap::new(),
+        };
+        for (at, &id) in order.iter().enumerate() {
+            let s = &sequences[id as usize];
+            if index.lengths.last().map(|l| l.0) != Some(s.len()) {
+                index.lengths.push((s.len(), at as u32));
+            }
+            let tau = bound.cut_for(s.len());
+            if tau as usize >= s.len() {
+                index.short.entry(s.len()).or_default().push(id);
+                continue;
+            }
+            let k = tau as usize + 1;
+            for i in 0..k {
+                let (p, len) = segment(s.len(), k, i);
+                let key = (s.len() as u64, i as u32, hash(&s[p..p + len]));
+                index.segments.entry(key).or_default().push(id);
+            }
+        }
+        index
+    }
+
+    /// Puts in `candidates` (cleared first) the sequences `before(r)` whose segment `s`
+    /// (at visiting place `place`) contains where a partner's segment can be, or too short to
+    /// cut and of a length within reach; true when more than `budget.postings` were met
+    /// (the search then stopped).
+    fn candidates(
+        &self,
+        s: &[u32],
+        place: u32,
+        budget: JoinBudget,
+        before: impl Fn(u32) -> bool,
+        candidates: &mut Vec<u32>,
+    ) -> bool {
+        candidates.clear();
+        let shortest = self.bound.shortest_partner(s.len());
+        let from = self.lengths.partition_point(|l| l.0 < shortest);
+        let to = self.lengths.partition_point(|l| l.0 <= s.len());
+        for &(l, first) in &self.lengths[from..to] {
+            if first >= place {
+                // No sequence of this length, or of any longer one, comes before `s`.
+                break;
+            }
+            if let Some(ids) = self.short.get(&l) {
+                candidates.extend(ids.iter().copied().filter(|&r| before(r)));
+                if candidates.len() > budget.postings {
+                    return true;
+                }
+            }
+            let tau = self.bound.cut_for(l) as usize;
+            if tau >= l {
+                continue;
+            }
+            let k = tau + 1;
+            let delta = s.len() - l;
+            for i in 0..k {
+                let (p, len) = segment(l, k, i);
+                let low = p.saturating_sub(i).max((p + delta).saturating_sub(tau - i));
+                let high = (p + i).min(p + delta + (tau - i)).min(s.len() - len);
+                for start in low..=high {
+                    let key = (l as u64, i as u32, hash(&s[start..start + len]));
+                    if let Some(ids) = self.segments.get(&key) {
+                        candidates.extend(ids.iter().copied().filter(|&r| before(r)));
+                        if candidates.len() > budget.postings {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
 }
 
 /// Item counts in 64 buckets (item modulo 64, each count capped at 255): a lower bound of the

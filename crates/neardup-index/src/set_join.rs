@@ -235,7 +235,18 @@ pub struct JoinBudget {
     pub postings: usize,
     /// Most pairs in all; the join stops once it has found more.
     pub pairs: usize,
+    /// Pass-Join: a sequence whose bound against its longest partner needs this many edits
+    /// or more is left out of the edit join (see [`crate::pass_join_within`]).
+    pub edits: usize,
 }
+
+/// The edits a sequence of an edit join may need against its longest partner, at most, in
+/// a corpus's budget ([`JoinBudget::for_corpus`]): 1,024. Probing a sequence cut for `tau`
+/// edits reads about `tau^2 / 2` substrings per partner length, and verifying costs its
+/// length times `tau / 64` per candidate; at 1,024 (texts of up to 2,389 characters at the
+/// default edit similarity 0.7, 9,215 at 0.9; any length under `--max-edits`) a probe stays
+/// within a few million lookups per length.
+pub const MAX_JOIN_EDITS: usize = 1024;
 
 impl JoinBudget {
     /// No limit: the exact join.
@@ -243,16 +254,19 @@ impl JoinBudget {
         partners: usize::MAX,
         postings: usize::MAX,
         pairs: usize::MAX,
+        edits: usize::MAX,
     };
 
     /// The budget of the engine's candidate budget `n` (pairs per document on average) over
-    /// `documents`: every partner kept, `documents x n` pairs in all, and no per-document
-    /// postings limit (postings are bounded by the pairs they lead to in a flood).
+    /// `documents`: every partner kept, `documents x n` pairs in all, no per-document
+    /// postings limit (postings are bounded by the pairs they lead to in a flood), and edit
+    /// bounds of less than [`MAX_JOIN_EDITS`] edits.
     pub fn for_corpus(documents: usize, n: usize) -> JoinBudget {
         JoinBudget {
             partners: usize::MAX,
             postings: usize::MAX,
             pairs: documents.max(1).saturating_mul(n.max(1)),
+            edits: MAX_JOIN_EDITS,
         }
     }
 }
