@@ -18,7 +18,12 @@ pub struct DedupArgs {
     /// Input files (JSONL, text, CSV, TSV, Parquet; .gz/.zst read transparently; `-` = stdin).
     #[arg(required = true)]
     inputs: Vec<String>,
-    /// Output file for the kept documents, in the input's format (`-` = stdout).
+    /// Output file for the kept documents, in the input's format (`-` = stdout). Every
+    /// output is written to `NAME.tmp-neardup-PID-XXXXXX` beside it and renamed into place at
+    /// the end; such files left by a killed run are removed by the next run writing there
+    /// (said on stderr, with the bytes freed, unless --quiet). An output may not be a file
+    /// the run reads (an input, --against, --boilerplate-file, --lexicon-file, --idf-file,
+    /// --stopwords-file).
     #[arg(short, long)]
     output: String,
     /// Write one JSON row per input document: id, cluster, duplicate_of, similarity.
@@ -47,23 +52,29 @@ pub struct DedupArgs {
     /// of the memory available when the run starts). A run expected to need more (about 10
     /// bytes per byte of input) streams its inputs instead of holding them, spills its
     /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
-    /// outputs are the same. The spilling path holds about 200 bytes per document besides
-    /// buffers sized from the limit, so the limit holds while documents x 200 bytes stays
-    /// well under it (see BENCHMARKS.md, "Bounded memory"). Parquet inputs are always held
-    /// in memory.
+    /// outputs are the same. The spilling path holds about 30 to 40 bytes per document
+    /// (measured from 5M to 20M documents) besides buffers sized from the limit and
+    /// --corpus-memory, so the limit holds while documents x 45 bytes stays under it (20M
+    /// documents ran in 893 MiB under 1G; see BENCHMARKS.md, "Bounded memory"). Parquet
+    /// inputs are always held in memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
-    /// Where a run that spills makes its temporary directory (default: beside the output);
-    /// removed when the run ends, fails or is interrupted (with --resume: kept until the
-    /// run succeeds).
+    /// Where a run that spills makes its temporary directory `.neardup-tmp-PID-XXXXXX`
+    /// (default: beside the output); removed when the run ends, fails or is interrupted
+    /// (with --resume: kept until the run succeeds). One left by a killed run (SIGKILL, a
+    /// crash) is removed by the next run using this directory, which says so on stderr
+    /// with the bytes freed (unless --quiet); a live run's directory is locked and never
+    /// touched.
     #[arg(long, value_name = "DIR")]
     temp_dir: Option<String>,
     /// Make a run that spills resumable: it checkpoints its finished stages (the corpus
     /// pass, the sketch stage) in `.neardup-resume-*` in the temporary directory's place,
     /// and the same command run again after a kill, a full disk or Ctrl-C starts from the
     /// last of them. The checkpoints are taken up only when neardup's version, the options
-    /// and every input (size, modification time, first and last MiB) are unchanged;
-    /// otherwise the run starts over and `--stats` says why. Not for standard input.
+    /// and every input (size, modification time and a hash of its whole content, one more
+    /// read of the inputs when the run starts) are unchanged; otherwise the run starts over
+    /// and `--stats` says why. Not for standard input. Two runs of one output at once: the
+    /// second is refused.
     #[arg(long)]
     resume: bool,
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
@@ -113,6 +124,11 @@ pub struct DedupArgs {
 }
 
 impl DedupArgs {
+    /// `--quiet`.
+    pub fn quiet(&self) -> bool {
+        self.run.quiet
+    }
+
     fn config(&self, params: registry::Params) -> RunConfig {
         RunConfig {
             inputs: self.inputs.clone(),

@@ -30,10 +30,13 @@ pub struct EvalArgs {
 pub fn eval(args: &EvalArgs) -> anyhow::Result<()> {
     use neardup_eval::eval_io::{evaluate, EvalOptions};
     use neardup_pipeline::output::AtomicOutput;
-    use neardup_pipeline::paths::check_distinct;
+    use neardup_pipeline::paths::check_distinct_named;
 
-    let inputs = [args.truth.as_str(), &args.predicted];
-    check_distinct(&inputs, &[("`output`", &args.output)])?;
+    let inputs = [
+        (Some("`truth`"), args.truth.as_str()),
+        (Some("`predicted`"), &args.predicted),
+    ];
+    check_distinct_named(&inputs, &[("`output`", &args.output)])?;
     let options = EvalOptions {
         truth_format: args.truth_format,
         positive_label: args.positive_label,

@@ -32,7 +32,7 @@ pub struct FingerprintArgs {
     #[arg(long, default_value = "64")]
     bits: BitsArg,
     #[command(flatten)]
-    run: RunArgs,
+    pub(crate) run: RunArgs,
     #[command(flatten)]
     input: InputArgs,
     /// The feature and weight parameters of `--method simhash`.
@@ -92,7 +92,7 @@ pub struct HammingArgs {
     threads: usize,
     /// No summary.
     #[arg(short, long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 pub fn hamming(args: &HammingArgs) -> anyhow::Result<()> {

@@ -60,6 +60,20 @@ enum Command {
     Salvage(salvage::SalvageArgs),
 }
 
+impl Command {
+    /// Whether the command was given `--quiet`.
+    fn quiet(&self) -> bool {
+        match self {
+            Command::Dedup(args) => args.quiet(),
+            Command::Fingerprint(args) => args.run.quiet,
+            Command::Hamming(args) => args.quiet,
+            Command::Report(args) => args.quiet,
+            Command::Synth(args) => args.quiet,
+            _ => false,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
@@ -67,6 +81,11 @@ fn main() -> ExitCode {
     // temporary outputs and exits.
     if !matches!(cli.command, Command::Serve(_)) {
         signals::remove_temporaries_on_signal();
+    }
+    // Temporary files and folders of killed runs found where this one writes are removed
+    // (neardup_pipeline::stale); each is told on stderr unless --quiet.
+    if !cli.command.quiet() {
+        neardup_pipeline::stale::report_removed_with(|removed| eprintln!("neardup: {removed}"));
     }
     let result = match &cli.command {
         Command::Dedup(args) => {

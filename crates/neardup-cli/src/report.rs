@@ -29,7 +29,7 @@ pub struct ReportArgs {
     max_chars: usize,
     /// No summary line.
     #[arg(short, long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// The input options given to `dedup`.
     #[command(flatten)]
     input: InputArgs,

@@ -62,7 +62,7 @@ pub struct SynthArgs {
     limit: Option<usize>,
     /// No summary.
     #[arg(short, long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// Where the text and the id are (the id is copied to "source").
     #[command(flatten)]
     input: InputArgs,

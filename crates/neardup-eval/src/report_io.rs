@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::report::{build_html, Document, PageStats, ReportData, ReportOptions};
 use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
 use neardup_pipeline::output::AtomicOutput;
-use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::paths::check_distinct_named;
 use neardup_pipeline::stats::RunStats;
 use neardup_pipeline::{Error, Result};
 
@@ -59,10 +59,14 @@ pub struct ReportSummary {
 /// than the inputs have documents; [`Error::Format`] for a statistics file that is not a JSON
 /// object.
 pub fn write_report(config: &ReportConfig) -> Result<ReportSummary> {
-    let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
-    inputs.push(&config.clusters);
-    inputs.extend(config.stats.as_deref());
-    check_distinct(&inputs, &[("`output`", &config.output)])?;
+    let mut inputs: Vec<(Option<&str>, &str)> = config
+        .inputs
+        .iter()
+        .map(|path| (None, path.as_str()))
+        .collect();
+    inputs.push((Some("`clusters`"), &config.clusters));
+    inputs.extend(config.stats.as_deref().map(|path| (Some("`stats`"), path)));
+    check_distinct_named(&inputs, &[("`output`", &config.output)])?;
     let mut out = AtomicOutput::create(&config.output)?;
     let stats = config.stats.as_deref().map(read_stats).transpose()?;
     let options = InputOptions {

@@ -15,7 +15,8 @@ use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
 use neardup_engine::{dedup, EngineOptions, NoProgress, Outcome};
 use neardup_pipeline::input::{read_inputs, InputOptions};
 use neardup_pipeline::output::AtomicOutput;
-use neardup_pipeline::paths::check_distinct;
+use neardup_pipeline::paths::check_distinct_named;
+use neardup_pipeline::run::{file_params_read, read_file_params};
 use neardup_pipeline::{Error, Result};
 use serde_json::{json, Value};
 
@@ -248,9 +249,16 @@ pub struct TuneConfig {
 /// The output is an input; unreadable inputs or truth; an invalid parameter; too few of the
 /// truth's ids among the inputs; an unwritable output.
 pub fn run_tune(config: &TuneConfig) -> Result<()> {
-    let mut inputs: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
-    inputs.push(&config.truth);
-    check_distinct(&inputs, &[("`output`", &config.output)])?;
+    let mut inputs: Vec<(Option<String>, &str)> = config
+        .inputs
+        .iter()
+        .map(|path| (None, path.as_str()))
+        .collect();
+    inputs.push((Some("`truth`".to_owned()), &config.truth));
+    inputs.extend(file_params_read(&config.method, &config.params));
+    check_distinct_named(&inputs, &[("`output`", &config.output)])?;
+    // File parameters (`boilerplate_file`, ...) are paths: the methods take their contents.
+    let params = read_file_params(&config.method, &config.params)?;
     let mut out = AtomicOutput::create(&config.output)?;
     let truth = load_truth(&config.truth, &config.eval)?;
     let corpus = read_inputs(&config.inputs, &config.input)?;
@@ -261,7 +269,7 @@ pub fn run_tune(config: &TuneConfig) -> Result<()> {
         &ids,
         &truth,
         &config.method,
-        &config.params,
+        &params,
         &config.grid,
         config.engine,
     )?;

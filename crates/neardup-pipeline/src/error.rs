@@ -43,6 +43,16 @@ pub enum Error {
     /// A method or engine parameter was refused (names the parameter and the value).
     #[error("{0}")]
     Parameter(neardup_core::Error),
+    /// A run stopped at a limit it was given (the exact join's candidate budget): the value
+    /// was valid, the corpus needed more. The message says what was reached and which values
+    /// the option accepts.
+    #[error("{message}")]
+    Stopped {
+        /// The option whose limit was reached, as the library names it (`candidate_budget`).
+        parameter: String,
+        /// What was reached, and what to do.
+        message: String,
+    },
     /// An output file cannot be created or written.
     #[error("{path}: cannot write output: {message}")]
     Output {

@@ -21,8 +21,8 @@ use crate::compression::open_stream;
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, InputOptions};
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
-use crate::paths::{check_distinct, display_input};
-use crate::run::read_file_params;
+use crate::paths::{check_distinct, check_distinct_named, display_input};
+use crate::run::{file_params_read, read_file_params};
 
 /// Fingerprint width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,10 +71,12 @@ pub fn fingerprint(
     params: &Params,
     progress: &dyn Progress,
 ) -> Result<FingerprintReport> {
+    let mut read: Vec<(Option<String>, &str)> =
+        inputs.iter().map(|path| (None, path.as_str())).collect();
+    read.extend(file_params_read(SimHash::NAME, params));
+    check_distinct_named(&read, &[("`output`", output)])?;
     let params = read_file_params(SimHash::NAME, params)?;
     let mut method = SimHash::from_params(&params)?;
-    let names: Vec<&str> = inputs.iter().map(String::as_str).collect();
-    check_distinct(&names, &[("`output`", output)])?;
     let mut out = AtomicOutput::create(output)?;
     let corpus = read_inputs(inputs, input)?;
     let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();

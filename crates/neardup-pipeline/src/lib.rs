@@ -9,7 +9,9 @@
 //!   clusters; this crate feeds it and writes what it decided.
 //! - [`output`] writes the kept documents in the input's format, and the clusters, pairs and
 //!   statistics files, each through a temporary file renamed into place at the end;
-//!   [`paths`] decides what stands at an output path and refuses an output that is an input.
+//!   [`paths`] decides what stands at an output path and refuses an output that is a file the
+//!   run reads; [`stale`] names and locks temporary files so that a later run removes those
+//!   a killed run left.
 //! - [`run`] ties them together for the `neardup dedup` command: any method of the registry
 //!   ([`neardup_core::registry`]) by name and parameters, the [`stats::RunStats`] file.
 //!
@@ -49,6 +51,7 @@ pub mod paths;
 pub mod resume;
 pub mod run;
 pub mod spill;
+pub mod stale;
 pub mod stats;
 
 pub use error::{Error, Result};

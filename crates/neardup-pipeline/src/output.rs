@@ -44,11 +44,13 @@ use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::input::{Corpus, Format, Raw, Record, Source};
 use crate::paths::{self, Destination};
+use crate::stale;
 
 /// The zstd level of `.zst` outputs.
 const ZSTD_LEVEL: i32 = 3;
 
-/// One output: a regular file written to `<name>.tmp-XXXXXX` beside it and renamed into place by
+/// One output: a regular file written to `<name>.tmp-neardup-<pid>-XXXXXX` beside it (locked
+/// while the run lives, see [`crate::stale`]) and renamed into place by
 /// [`commit`](AtomicOutput::commit) (dropped without a commit, the temporary file is removed),
 /// or standard output, a device, a FIFO or a descriptor, written in place.
 pub struct AtomicOutput {
@@ -173,7 +175,8 @@ pub fn commit_all(outputs: Vec<AtomicOutput>) -> Result<()> {
 }
 
 /// A temporary file beside the file it will replace, registered for removal on a signal and
-/// removed when dropped unless it was renamed into place.
+/// removed when dropped unless it was renamed into place. It is locked while it lives, so that
+/// a later run can tell it from one a killed run left ([`crate::stale`]).
 #[derive(Debug)]
 struct Temporary {
     /// The output as given, for messages.
@@ -182,13 +185,17 @@ struct Temporary {
     path: PathBuf,
     /// The regular file it replaces (the final target of a symbolic link).
     target: PathBuf,
+    /// A handle on the file that holds its lock until it is renamed or removed (the writer's
+    /// handle is closed before the rename); dropped after the file is removed.
+    _lock: File,
     /// False once renamed into place.
     armed: bool,
 }
 
 impl Temporary {
-    /// Creates `<target>.tmp-XXXXXX` next to `target`, with the permissions of the file it
-    /// replaces (or those of a new file).
+    /// Creates `<target>.tmp-neardup-<pid>-XXXXXX` next to `target`, with the permissions of
+    /// the file it replaces (or those of a new file), after removing the stale temporary files
+    /// of killed runs there.
     fn create(name: &str, target: PathBuf) -> Result<(File, Temporary)> {
         let file_name = target
             .file_name()
@@ -197,34 +204,25 @@ impl Temporary {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
-        let mut prefix = file_name.to_os_string();
-        prefix.push(".tmp-");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix);
-        match std::fs::metadata(&target) {
-            Ok(existing) => {
-                builder.permissions(existing.permissions());
-            }
-            Err(_) => {
-                #[cfg(unix)]
-                {
-                    // Like any new file: readable by all, less the umask.
-                    use std::os::unix::fs::PermissionsExt;
-                    builder.permissions(std::fs::Permissions::from_mode(0o666));
-                }
-            }
-        }
-        let temp = builder.tempfile_in(directory).map_err(|e| {
+        let permissions = match std::fs::metadata(&target) {
+            Ok(existing) => Some(existing.permissions()),
+            Err(_) => new_file_permissions(),
+        };
+        stale::clean_once(directory);
+        let (file, path) = stale::create_file(directory, file_name, permissions).map_err(|e| {
             let message = format!("cannot create a file in {}: {e}", directory.display());
             Error::output(name, message)
         })?;
-        let (file, temp_path) = temp.into_parts();
-        let path = temp_path.keep().map_err(|e| Error::output(name, e.error))?;
+        let lock = file.try_clone().map_err(|e| {
+            let _ = std::fs::remove_file(&path);
+            Error::output(name, e)
+        })?;
         paths::register_temporary(&path);
         let temporary = Temporary {
             name: name.to_owned(),
             path,
             target,
+            _lock: lock,
             armed: true,
         };
         Ok((file, temporary))
@@ -246,6 +244,19 @@ impl Drop for Temporary {
             let _ = std::fs::remove_file(&self.path);
             paths::forget_temporary(&self.path);
         }
+    }
+}
+
+/// The permissions of a new output file: readable by all, less the umask.
+fn new_file_permissions() -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        Some(std::fs::Permissions::from_mode(0o666))
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 

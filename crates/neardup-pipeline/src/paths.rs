@@ -15,8 +15,9 @@
 //!   it and renamed over it. A symbolic link is followed, and its final target is what gets
 //!   replaced; the link itself stays.
 //!
-//! [`check_distinct`] refuses, before anything is read or written, an output that is the same
-//! file as an input or as another output: same canonical path, or same device and inode.
+//! [`check_distinct_named`] refuses, before anything is read or written, an output that is the
+//! same file as any file the run reads (the corpus, and every list, table or lexicon an option
+//! names) or as another output: same canonical path, or same device and inode.
 //!
 //! Temporary files are [registered](register_temporary) while they exist, so that a signal
 //! handler can [remove them all](remove_temporary_files) before the process exits.
@@ -214,8 +215,23 @@ fn is_character_device(_: &fs::Metadata) -> bool {
 }
 
 /// Refuses an output that is the same file as an input or as another output, and more than
-/// one output on standard output. `outputs` pairs each output's option (`--clusters`) with its
-/// path. Call it before reading or creating anything.
+/// one output on standard output: [`check_distinct_named`] for inputs that are all given
+/// without an option (the positional inputs of a command).
+///
+/// # Errors
+///
+/// As [`check_distinct_named`].
+pub fn check_distinct(inputs: &[&str], outputs: &[(&str, &str)]) -> Result<()> {
+    let inputs: Vec<(Option<&str>, &str)> = inputs.iter().map(|&path| (None, path)).collect();
+    check_distinct_named(&inputs, outputs)
+}
+
+/// Refuses an output that is the same file as a file the run reads or as another output, and
+/// more than one output on standard output. `inputs` pairs every file the run reads with the
+/// option that names it (`None` for a positional input; `` `boilerplate_file` `` for a
+/// method's list, `` `truth` ``, ...): every one counts, not only the corpus. `outputs` pairs
+/// each output's option (`` `clusters` ``) with its path. Call it before reading or creating
+/// anything.
 ///
 /// Two paths are the same file when they have the same canonical path (symbolic links and `..`
 /// resolved; for a file not created yet, its directory's) or the same device and inode (hard
@@ -223,10 +239,24 @@ fn is_character_device(_: &fs::Metadata) -> bool {
 ///
 /// # Errors
 ///
-/// [`Error::Output`] naming the output, its option and the file it collides with.
-pub fn check_distinct(inputs: &[&str], outputs: &[(&str, &str)]) -> Result<()> {
+/// [`Error::Output`] naming the output, its option, the file it collides with and that
+/// file's option.
+pub fn check_distinct_named<S: AsRef<str>>(
+    inputs: &[(Option<S>, &str)],
+    outputs: &[(&str, &str)],
+) -> Result<()> {
     let mut on_stdout: Option<&str> = None;
     let mut seen: Vec<(&str, &str, Identity)> = Vec::new();
+    let read: Vec<(Option<&str>, &str, Identity)> = (inputs.iter())
+        .filter(|(_, path)| *path != STANDARD)
+        .map(|(option, path)| {
+            (
+                option.as_ref().map(AsRef::as_ref),
+                *path,
+                Identity::of(path),
+            )
+        })
+        .collect();
     for &(option, path) in outputs {
         if resolve(path).ok() == Some(Destination::Stdout) {
             if let Some(first) = on_stdout {
@@ -238,10 +268,14 @@ pub fn check_distinct(inputs: &[&str], outputs: &[(&str, &str)]) -> Result<()> {
             continue;
         }
         let identity = Identity::of(path);
-        for &input in inputs.iter().filter(|&&input| input != STANDARD) {
-            if identity.same_file(&Identity::of(input)) {
+        for (input_option, input, input_identity) in &read {
+            if identity.same_file(input_identity) {
+                let read_by = match input_option {
+                    Some(input_option) => format!(" (read by {input_option})"),
+                    None => String::new(),
+                };
                 let message = format!(
-                    "{option} is the input {input}; refusing to overwrite an input \
+                    "{option} is the input {input}{read_by}; refusing to overwrite an input \
                      (choose another output path)"
                 );
                 return Err(Error::output(path, message));
@@ -388,6 +422,30 @@ mod tests {
         let other = path_in(&dir, "z");
         check_distinct(&[&input, "-"], &[("--output", "-"), ("--stats", &other)]).unwrap();
         check_distinct(&[], &[("--output", "/dev/null"), ("--stats", "/dev/null")]).unwrap();
+    }
+
+    #[test]
+    fn an_output_may_not_be_a_file_an_option_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let list = path_in(&dir, "boilerplate.txt");
+        std::fs::write(&list, b"header\n").unwrap();
+        let reads = [
+            (None, "corpus.jsonl"),
+            (Some("`boilerplate_file`"), list.as_str()),
+        ];
+        let error = check_distinct_named(&reads, &[("`boilerplate_out`", &list)])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{list}: cannot write output: `boilerplate_out` is the input {list} (read by \
+                 `boilerplate_file`); refusing to overwrite an input (choose another output \
+                 path)"
+            )
+        );
+        let other = path_in(&dir, "kept.jsonl");
+        check_distinct_named(&reads, &[("`output`", &other)]).unwrap();
     }
 
     #[cfg(unix)]

@@ -23,7 +23,7 @@ use crate::input::{
     Meta, ParkedIds, Raw, Record, Runs, Skipped, Source,
 };
 use crate::output::{commit_all, write_json_lines, write_kept, write_kept_streamed, AtomicOutput};
-use crate::paths::{check_distinct, STANDARD};
+use crate::paths::{check_distinct_named, STANDARD};
 use crate::resume::{ResumeDir, Stage};
 use crate::spill::{default_memory_limit, plan, temp_parent, FileSpillDir, Plan, TempArea};
 use crate::stats::{
@@ -112,8 +112,34 @@ pub struct RunReport {
 /// malformed input (unless skipped), unwritable outputs.
 pub fn run(config: &RunConfig, progress: &dyn Progress) -> Result<RunReport> {
     config.engine.validate()?;
+    check_outputs(config)?;
     let params = read_file_params(&config.method, &config.params)?;
+    let budget = config.engine.candidate_budget;
     registry::with_method(&config.method, &params, Job { config, progress })?
+        .map_err(|error| budget_reached(error, budget))
+}
+
+/// The engine stops an exact join that finds more similar pairs than the candidate budget
+/// allows with an error on `candidate_budget`; the value itself was valid ([`run`] checked
+/// it), so the error says that a limit was reached, and which values the option takes.
+fn budget_reached(error: Error, budget: usize) -> Error {
+    match error {
+        Error::Parameter(inner) if inner.parameter() == "candidate_budget" => {
+            let detail = inner.message();
+            let detail = (detail.strip_prefix(&format!("{budget}: "))).unwrap_or(detail);
+            let default = EngineOptions::default().candidate_budget;
+            Error::Stopped {
+                parameter: "candidate_budget".to_owned(),
+                message: format!(
+                    "the run reached its candidate budget (`candidate_budget` {budget}: a valid \
+                     value, too low for this corpus): {detail} (`candidate_budget` takes a \
+                     whole number of at least 1, the similar pairs kept per distinct text; \
+                     default {default})"
+                ),
+            }
+        }
+        other => other,
+    }
 }
 
 /// `params` with the value of every file parameter of `method` (a path, see
@@ -179,11 +205,30 @@ struct Outputs {
     lexicon: Option<AtomicOutput>,
 }
 
-/// Refuses outputs that are inputs or each other, then creates them all.
-fn open_outputs(config: &RunConfig) -> Result<Outputs> {
-    let inputs: Vec<&str> = (config.inputs.iter().chain(&config.against))
-        .map(String::as_str)
+/// Every file a run reads, with the option that names it (`None`: a positional input): the
+/// inputs, the `--against` corpus and the method's file parameters (lists, tables, lexicons),
+/// for [`check_distinct_named`].
+pub fn files_read(config: &RunConfig) -> Vec<(Option<String>, &str)> {
+    let mut read: Vec<(Option<String>, &str)> = config
+        .inputs
+        .iter()
+        .map(|path| (None, path.as_str()))
         .collect();
+    read.extend((config.against.iter()).map(|path| (Some("`against`".to_owned()), path.as_str())));
+    read.extend(file_params_read(&config.method, &config.params));
+    read
+}
+
+/// The files the file parameters of `method` name in `params`, each with its option as
+/// messages name options (`` `boilerplate_file` ``; front ends show their own spelling).
+pub fn file_params_read<'a>(method: &str, params: &'a Params) -> Vec<(Option<String>, &'a str)> {
+    (registry::file_params(method, params).into_iter())
+        .map(|(name, path)| (Some(format!("`{name}`")), path))
+        .collect()
+}
+
+/// The outputs of a run, each with its option, in the order they are created.
+fn named_outputs(config: &RunConfig) -> Vec<(&'static str, &str)> {
     let named = [
         ("`output`", Some(&config.output)),
         ("`clusters`", config.clusters.as_ref()),
@@ -192,10 +237,19 @@ fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         ("`boilerplate_out`", config.boilerplate_out.as_ref()),
         ("`save_lexicon`", config.save_lexicon.as_ref()),
     ];
-    let outputs: Vec<(&str, &str)> = (named.iter())
-        .filter_map(|(option, path)| path.map(|path| (*option, path.as_str())))
-        .collect();
-    check_distinct(&inputs, &outputs)?;
+    (named.into_iter())
+        .filter_map(|(option, path)| path.map(|path| (option, path.as_str())))
+        .collect()
+}
+
+/// Refuses outputs that are files the run reads ([`files_read`]) or each other, before
+/// anything is read or created.
+fn check_outputs(config: &RunConfig) -> Result<()> {
+    check_distinct_named(&files_read(config), &named_outputs(config))
+}
+
+/// Creates every output (checked by [`check_outputs`] when the run started).
+fn open_outputs(config: &RunConfig) -> Result<Outputs> {
     let optional = |path: &Option<String>| path.as_deref().map(AtomicOutput::create).transpose();
     Ok(Outputs {
         kept: AtomicOutput::create(&config.output)?,
@@ -463,6 +517,7 @@ fn read_streamed<M: Registered>(
     progress: &dyn Progress,
 ) -> Result<Read> {
     let parent = temp_parent(config.temp_dir.as_deref(), &config.output);
+    let mut timed: Vec<(String, f64)> = Vec::new();
     let mut resume = match config.resume {
         true => {
             let head = vec![
@@ -478,7 +533,10 @@ fn read_streamed<M: Registered>(
                 format!("input {:?}", config.input),
                 format!("engine {engine:?}"),
             ];
+            // The manifest hashes every input in full: seconds of their own in the stats.
+            let hashing = Instant::now();
             let manifest = crate::resume::manifest(&head, &config.against, &config.inputs)?;
+            timed.push(("resume_hash".to_owned(), hashing.elapsed().as_secs_f64()));
             Some(ResumeDir::open(&parent, &config.output, &manifest)?)
         }
         false => None,
@@ -708,7 +766,10 @@ fn read_streamed<M: Registered>(
         corpus: Ids::Meta(corpus_meta),
         counts: corpus,
         outcome,
-        seconds: vec![("write_kept".to_owned(), writing.elapsed().as_secs_f64())],
+        seconds: {
+            timed.push(("write_kept".to_owned(), writing.elapsed().as_secs_f64()));
+            timed
+        },
         spilled,
         memory: None,
         resume: resume_stats,

@@ -30,6 +30,7 @@ use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::input::Format;
 use crate::paths;
+use crate::stale;
 
 /// Bytes of memory the in-memory path is expected to need per byte of (uncompressed) input.
 pub const BYTES_PER_INPUT_BYTE: u64 = 10;
@@ -111,33 +112,32 @@ pub fn plan(
 
 /// The temporary directory of one run: created in `--temp-dir` (default: beside the
 /// output), removed when dropped (success or error) and by the signal handler (Ctrl-C).
+/// Locked while the run lives, so that a later run removes it only once this one is gone
+/// (killed: [`crate::stale`]).
 #[derive(Debug)]
 pub struct TempArea {
-    dir: Option<tempfile::TempDir>,
     path: PathBuf,
+    /// Holds the directory's lock (where the file system can lock); closed after the
+    /// directory is removed.
+    _lock: Option<File>,
 }
 
 impl TempArea {
-    /// Creates `.neardup-tmp-XXXXXX` in `parent`.
+    /// Creates `.neardup-tmp-<pid>-XXXXXX` in `parent`, after removing the stale temporary
+    /// directories and files of killed runs there.
     ///
     /// # Errors
     /// The directory cannot be created (naming it and `temp_dir`).
     pub fn create(parent: &Path) -> Result<TempArea> {
-        let dir = tempfile::Builder::new()
-            .prefix(".neardup-tmp-")
-            .tempdir_in(parent)
-            .map_err(|e| {
-                Error::Parameter(neardup_core::Error::invalid(
-                    "temp_dir",
-                    format!("cannot create a directory in {}: {e}", parent.display()),
-                ))
-            })?;
-        let path = dir.path().to_path_buf();
+        stale::clean_once(parent);
+        let (path, lock) = stale::create_folder(parent).map_err(|e| {
+            Error::Parameter(neardup_core::Error::invalid(
+                "temp_dir",
+                format!("cannot create a directory in {}: {e}", parent.display()),
+            ))
+        })?;
         paths::register_temporary(&path);
-        Ok(TempArea {
-            dir: Some(dir),
-            path,
-        })
+        Ok(TempArea { path, _lock: lock })
     }
 
     /// The directory.
@@ -149,9 +149,7 @@ impl TempArea {
 impl Drop for TempArea {
     fn drop(&mut self) {
         paths::forget_temporary(&self.path);
-        if let Some(dir) = self.dir.take() {
-            let _ = dir.close();
-        }
+        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 

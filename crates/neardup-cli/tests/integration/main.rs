@@ -11,6 +11,7 @@ mod safety;
 mod serve;
 mod short;
 mod simhash;
+mod stale;
 mod synth;
 mod tune;
 mod util;

@@ -431,6 +431,71 @@ fn a_changed_input_or_option_is_not_resumed() {
     assert_eq!(resume_dirs(dir.path()), Vec::<String>::new());
 }
 
+/// Issue 28, item 14: a resumed run took up its checkpoints after an edit in the middle of an
+/// input that kept its size and had its modification time restored (only the first and last
+/// MiB were hashed), and wrote the edited record by the old one's decision.
+#[test]
+fn regression_a_same_size_edit_in_the_middle_is_not_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "in.jsonl");
+    // 30,000 records of one length, about 2.9 MB: the middle is more than a MiB from either
+    // end.
+    let mut state: u64 = 1;
+    let mut word = || {
+        state = (state.wrapping_mul(6364136223846793005)).wrapping_add(1442695040888963407);
+        format!("w{:05}", (state >> 33) % 100_000)
+    };
+    let texts: Vec<String> = (0..30_000)
+        .map(|_| (0..8).map(|_| word()).collect::<Vec<_>>().join(" "))
+        .collect();
+    let record = |i: usize, text: &str| format!("{{\"id\": \"d{i:05}\", \"text\": \"{text}\"}}\n");
+    let records: Vec<String> = (texts.iter().enumerate())
+        .map(|(i, text)| record(i, text))
+        .collect();
+    std::fs::write(&input, records.concat()).unwrap();
+    let args = [
+        input.as_str(),
+        "--id-field",
+        "id",
+        "--method",
+        "exact",
+        "--memory-limit",
+        "1",
+        "--resume",
+    ];
+    let stopped = run_stopping(dir.path(), "a", &args, Some("sketch"));
+    assert!(!stopped.status.success());
+    // The middle record becomes a copy of the first one's text: same length, same size.
+    let middle = 15_000;
+    let offset: usize = records[..middle].iter().map(String::len).sum();
+    let copy = record(middle, &texts[0]);
+    assert_eq!(copy.len(), records[middle].len());
+    let modified = std::fs::metadata(&input).unwrap().modified().unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&input)
+        .unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset as u64)).unwrap();
+    file.write_all(copy.as_bytes()).unwrap();
+    file.set_modified(modified).unwrap();
+    drop(file);
+    assert_eq!(
+        std::fs::metadata(&input).unwrap().modified().unwrap(),
+        modified
+    );
+    let again = run_stopping(dir.path(), "a", &args, None);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let stats: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("a-stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["resumed_from"], Value::Null, "{stats}");
+    let why = stats["resume_discarded"].as_str().unwrap();
+    assert!(why.contains("in.jsonl") && why.contains("xxh3="), "{why}");
+    // The edited record is a duplicate of the first and is removed.
+    let kept = std::fs::read_to_string(dir.path().join("a-kept")).unwrap();
+    assert_eq!(kept.lines().count(), records.len() - 1);
+    assert!(!kept.contains("\"d15000\""));
+}
+
 #[test]
 fn resume_refuses_standard_input() {
     let dir = tempfile::tempdir().unwrap();

@@ -434,3 +434,171 @@ fn regression_eval_and_tune_refuse_ids_that_do_not_match_the_truth() {
     let run = neardup(&["eval", "--truth", &truth, "--predicted", &clusters]);
     assert!(run.status.success(), "{}", stderr(&run));
 }
+
+/// Issue 28, item 4: an output that is a file an option reads (a list, a table, a lexicon,
+/// the truth, the stats) is refused like one that is an input, for every subcommand. The
+/// file stays byte for byte, and the message names the output's flag, the flag that reads
+/// the file, and the path.
+#[test]
+fn regression_an_output_over_a_file_an_option_reads_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = example();
+    let file = path(dir.path(), "given.txt");
+    let truth = example_truth(dir.path());
+    let clusters = path(dir.path(), "clusters.jsonl");
+    let run = neardup(&[
+        "dedup",
+        &example,
+        "-o",
+        "/dev/null",
+        "--clusters",
+        &clusters,
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let simhash_tfidf = [
+        "--method",
+        "simhash",
+        "--weights",
+        "tfidf",
+        "--tokenizer",
+        "word",
+        "--ngram",
+        "1",
+    ];
+    // (arguments, the output's flag, the reading flag, the file both name)
+    let mut cases: Vec<(Vec<&str>, &str, &str, &str)> = Vec::new();
+    fn dedup<'a>(example: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["dedup", example, "--id-field", "id", "-q"];
+        args.extend_from_slice(extra);
+        args
+    }
+    let list = file.as_str();
+    for output in [
+        "--boilerplate-out",
+        "-o",
+        "--clusters",
+        "--pairs",
+        "--stats",
+    ] {
+        let mut args = dedup(&example, &["--boilerplate-file", list, output, list]);
+        if output != "-o" {
+            args.extend(["-o", "/dev/null"]);
+        }
+        let flag = if output == "-o" { "--output" } else { output };
+        cases.push((args, flag, "--boilerplate-file", list));
+    }
+    for output in ["--save-lexicon", "-o"] {
+        let mut args = dedup(
+            &example,
+            &["--method", "imatch", "--lexicon-file", list, output, list],
+        );
+        if output != "-o" {
+            args.extend(["-o", "/dev/null"]);
+        }
+        let flag = if output == "-o" { "--output" } else { output };
+        cases.push((args, flag, "--lexicon-file", list));
+    }
+    let mut idf = dedup(&example, &simhash_tfidf);
+    idf.extend(["--idf-file", list, "-o", list]);
+    cases.push((idf, "--output", "--idf-file", list));
+    cases.push((
+        dedup(
+            &example,
+            &["--method", "simhash", "--stopwords-file", list, "-o", list],
+        ),
+        "--output",
+        "--stopwords-file",
+        list,
+    ));
+    cases.push((
+        dedup(
+            &example,
+            &["-o", "/dev/null", "--against", list, "--stats", list],
+        ),
+        "--stats",
+        "--against",
+        list,
+    ));
+    for option in ["--stopwords-file", "--idf-file"] {
+        let args = vec![
+            "fingerprint",
+            example.as_str(),
+            option,
+            list,
+            "-o",
+            list,
+            "-q",
+        ];
+        cases.push((args, "--output", option, list));
+    }
+    let tune = vec![
+        "tune",
+        example.as_str(),
+        "--id-field",
+        "id",
+        "--truth",
+        truth.as_str(),
+        "--thresholds",
+        "0.5",
+        "--ngrams",
+        "3",
+        "--boilerplate-file",
+        list,
+        "-o",
+        list,
+    ];
+    cases.push((tune, "--output", "--boilerplate-file", list));
+    let tune_truth = vec!["tune", example.as_str(), "--truth", &truth, "-o", &truth];
+    cases.push((tune_truth, "--output", "--truth", &truth));
+    let eval = vec![
+        "eval",
+        "--truth",
+        &truth,
+        "--predicted",
+        &clusters,
+        "-o",
+        &truth,
+    ];
+    cases.push((eval, "--output", "--truth", &truth));
+    let stats = path(dir.path(), "stats.json");
+    let report = vec![
+        "report",
+        example.as_str(),
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+        "-o",
+        &stats,
+    ];
+    cases.push((report, "--output", "--stats", &stats));
+    let report = vec![
+        "report",
+        example.as_str(),
+        "--clusters",
+        &clusters,
+        "-o",
+        &clusters,
+    ];
+    cases.push((report, "--output", "--clusters", &clusters));
+    for (args, output, reader, target) in cases {
+        // A file worth keeping: a boilerplate line, a lexicon word, an IDF row, a stopword.
+        std::fs::write(&file, "本文来源于网络 1.5\n").unwrap();
+        std::fs::write(&stats, "{\"method\": {\"name\": \"minhash\"}}\n").unwrap();
+        let before = std::fs::read(target).unwrap();
+        let run = neardup(&args);
+        let message = stderr(&run);
+        assert!(!run.status.success(), "{args:?} must fail");
+        assert_eq!(std::fs::read(target).unwrap(), before, "{args:?}");
+        for part in [output, reader, target] {
+            assert!(message.contains(part), "{args:?}: {part} not in {message}");
+        }
+        assert!(
+            message.contains("refusing to overwrite"),
+            "{args:?}: {message}"
+        );
+    }
+    let mut left = files_in(dir.path());
+    left.retain(|name| name.contains(".tmp"));
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -232,3 +232,28 @@ fn ngram_reports_what_its_bucket_cap_left_out() {
     assert!(stats["capped_out"].as_u64().unwrap() >= 50, "{stats}");
     assert!(stderr(&run).contains("left out"), "{}", stderr(&run));
 }
+
+/// Issue 28, item 14: a join stopped by its pair limit said "invalid --candidate-budget: 32",
+/// as if 32 were a bad value; it says that the budget was reached and what values it takes.
+#[test]
+fn regression_the_join_budget_error_says_it_was_reached_and_what_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..3000)
+        .map(|i| format!("document number {i} about topic {} with words", i % 1000))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let input = write(dir.path(), "flood.jsonl", &refs);
+    let out = dir.path().join("kept.jsonl").display().to_string();
+    let run = neardup(&["dedup", &input, "-o", &out, "--method", "join", "-q"]);
+    assert!(!run.status.success());
+    let message = stderr(&run);
+    assert!(!message.contains("invalid --candidate-budget"), "{message}");
+    for part in [
+        "reached its candidate budget (--candidate-budget 32: a valid value",
+        "takes a whole number of at least 1",
+        "raise --candidate-budget",
+    ] {
+        assert!(message.contains(part), "{part} not in {message}");
+    }
+    assert!(!dir.path().join("kept.jsonl").exists());
+}
