@@ -17,6 +17,11 @@
 //! within the threshold shares a key with the text, so the online join misses nothing
 //! either. The n-gram reference index has no online form and is refused by
 //! [`PartitionIndex::new`].
+//!
+//! Like a batch run, a query keeps a candidate budget ([`QUERY_BUDGET`]): it reads at most
+//! that many members per key or fingerprint block value and gives at most that many near
+//! candidates, so that a template flood costs each check a bounded amount; the candidates
+//! left out are returned to the caller, which counts them.
 
 use std::collections::HashMap;
 
@@ -197,12 +202,27 @@ impl Tiered {
 
     /// Every `(id, distance)` within `k` (at most the index's maximum), in no set order.
     pub fn query(&self, fingerprint: u64, k: u32, out: &mut Vec<(u64, u32)>) {
+        self.query_within(fingerprint, k, usize::MAX, out);
+    }
+
+    /// [`Tiered::query`] reading at most `limit` fingerprints per block value of each level
+    /// (see [`HammingIndex::query_within`]); returns the fingerprints left unread.
+    pub fn query_within(
+        &self,
+        fingerprint: u64,
+        k: u32,
+        limit: usize,
+        out: &mut Vec<(u64, u32)>,
+    ) -> u64 {
         let k = k.min(self.max_distance);
+        let mut unread = 0;
         for level in &self.levels {
-            if let Ok(found) = level.query(fingerprint, k) {
+            if let Ok((found, left)) = level.query_within(fingerprint, k, limit) {
                 out.extend(found);
+                unread += left;
             }
         }
+        unread
     }
 
     /// Stored fingerprints.
@@ -226,7 +246,19 @@ impl Tiered {
     }
 }
 
+/// Candidates a query of [`PartitionIndex::candidates`] gives at most, by default: the
+/// online form of the batch engine's candidate budget (32 pairs a document on average, at
+/// least 32 for any document), four times that so that a check asking for up to 100
+/// matches is cut only in a flood.
+pub const QUERY_BUDGET: usize = 4 * neardup_index::DEFAULT_CANDIDATE_BUDGET;
+
 /// The index of one partition: exact identities, and band keys or fingerprints.
+///
+/// A query gives at most [`QUERY_BUDGET`] near candidates (or the budget set with
+/// [`PartitionIndex::with_budget`]) and reads at most that many members per key or
+/// fingerprint block value, so that a template flood (every stored text sharing keys with
+/// every new one) costs each query a bounded amount instead of a walk over the partition;
+/// what the budget leaves out is counted and returned.
 #[derive(Debug)]
 pub struct PartitionIndex {
     identities: HashMap<u128, u64, foldhash::fast::FixedState>,
@@ -235,6 +267,8 @@ pub struct PartitionIndex {
     max_distance: u32,
     /// The keys looked up differ from the keys stored (the exact joins).
     probe_side: bool,
+    /// Near candidates a query gives at most.
+    budget: usize,
 }
 
 impl PartitionIndex {
@@ -266,7 +300,14 @@ impl PartitionIndex {
             hamming,
             max_distance,
             probe_side: matches!(method.join(), Join::Prefix { .. } | Join::Edit { .. }),
+            budget: QUERY_BUDGET,
         })
+    }
+
+    /// The same index giving at most `budget` near candidates a query (at least 1).
+    pub fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget.max(1);
+        self
     }
 
     /// Indexes document `seq`. A repeated `seq` is ignored by the near-duplicate indexes; an
@@ -333,15 +374,28 @@ impl PartitionIndex {
     /// Puts in `out` (cleared first) the documents that may match `entry`, ascending, without
     /// repeats, each with its Hamming distance when the method has fingerprints. Removed
     /// documents may appear through their identity.
-    pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) {
+    ///
+    /// Within the budget (see [`PartitionIndex`]): besides the exact copy, at most the
+    /// budget's near candidates, the oldest sharing a key (band keys, the join's keys) or the
+    /// nearest fingerprints. Returns how many the budget left out: members of a key or block
+    /// value past the budget's first (a document left out under several keys counts once
+    /// per key), and candidates found past the budget; 0 unless a flood cut in.
+    pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) -> u64 {
         out.clear();
+        let mut left_out = 0;
         if let Some(&seq) = self.identities.get(&entry.identity) {
             out.push((seq, entry.hamming.map(|_| 0)));
         }
         if !entry.exact_only {
             if let (Some(index), Some((fingerprint, radius))) = (&self.hamming, entry.hamming) {
                 let mut near = Vec::new();
-                index.query(fingerprint, radius.min(self.max_distance), &mut near);
+                let k = radius.min(self.max_distance);
+                left_out += index.query_within(fingerprint, k, self.budget, &mut near);
+                if near.len() > self.budget {
+                    near.sort_unstable_by_key(|&(seq, distance)| (distance, seq));
+                    left_out += (near.len() - self.budget) as u64;
+                    near.truncate(self.budget);
+                }
                 out.extend(near.into_iter().map(|(seq, d)| (seq, Some(d))));
             }
             if let Some(index) = &self.keys {
@@ -351,12 +405,13 @@ impl PartitionIndex {
                 } else {
                     &entry.keys
                 };
-                index.probe(probes, &mut near);
+                left_out += index.probe_within(probes, self.budget, &mut near);
                 out.extend(near.into_iter().map(|seq| (seq, None)));
             }
         }
         out.sort_unstable();
         out.dedup_by_key(|c| c.0);
+        left_out
     }
 
     /// The document of this partition with identity `identity` (the latest), if any.

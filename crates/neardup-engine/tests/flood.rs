@@ -140,3 +140,60 @@ fn every_method_holds_memory_linear_in_documents_on_a_template_flood() {
         }
     }
 }
+
+/// Inserts `texts` one by one into a partition index of `method` (radii up to
+/// `max_distance`), querying each first as the service does; the most near candidates one
+/// query gave (the exact copy aside), and the candidates the budget left out in all.
+fn online_flood<M: neardup_core::Method>(
+    method: &M,
+    max_distance: u32,
+    texts: &[String],
+) -> (usize, u64) {
+    use neardup_engine::online::{IndexEntry, PartitionIndex};
+    let mut index = PartitionIndex::new(method, max_distance).unwrap();
+    let mut candidates = Vec::new();
+    let (mut most, mut left_out) = (0, 0);
+    for (seq, text) in texts.iter().enumerate() {
+        let entry = IndexEntry::of(method, &method.sketch(text));
+        left_out += index.candidates(&entry, &mut candidates);
+        let copy = index.identity(entry.identity);
+        let near = candidates.iter().filter(|c| Some(c.0) != copy).count();
+        most = most.max(near);
+        index.insert(seq as u64, &entry);
+    }
+    (most, left_out)
+}
+
+/// Issue 28, item 8: the service's `join` collections went quadratic on a template flood (a
+/// batch of 5,000 took 17.9 s, the next 33.8 s): every stored notice shared a prefix key with
+/// every new one, and each check walked them all. A partition's index now gives at most its
+/// query budget of near candidates, reading at most that many per key, and counts the rest.
+#[test]
+fn a_join_partition_gives_bounded_candidates_on_a_template_flood() {
+    use neardup_core::methods::minhash::MinHash;
+    use neardup_core::methods::short::SimilarityJoin;
+    use neardup_core::methods::simhash::SimHash;
+    use neardup_engine::online::QUERY_BUDGET;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let texts = one_line_flood(20_000);
+    let join = SimilarityJoin::from_params(&Params::new()).unwrap();
+    let (most, left_out) = online_flood(&join, 0, &texts);
+    assert!(most <= QUERY_BUDGET, "join: {most} candidates in one query");
+    // Without the budget a query met thousands: the cut is counted.
+    assert!(left_out > 1_000_000, "join: {left_out} left out");
+    // The other online methods keep the same budget.
+    let minhash = MinHash::from_params(&Params::new().set("max_df", "off")).unwrap();
+    let (most, left_out) = online_flood(&minhash, 0, &texts[..5000]);
+    assert!(
+        most <= QUERY_BUDGET,
+        "minhash: {most} candidates in one query"
+    );
+    assert!(left_out > 0, "minhash");
+    let simhash = SimHash::from_params(&Params::new()).unwrap();
+    let (most, left_out) = online_flood(&simhash, 15, &texts[..5000]);
+    assert!(
+        most <= QUERY_BUDGET,
+        "simhash: {most} candidates in one query"
+    );
+    assert!(left_out > 0, "simhash");
+}

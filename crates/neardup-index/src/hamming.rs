@@ -468,13 +468,31 @@ impl HammingIndex {
     /// # Errors
     /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
     pub fn query(&self, fingerprint: u64, k: u32) -> Result<Vec<(u64, u32)>, HammingError> {
+        Ok(self.query_within(fingerprint, k, usize::MAX)?.0)
+    }
+
+    /// [`HammingIndex::query`] reading at most `limit` fingerprints per block value it
+    /// probes (the first in slot order: the lowest ids of the merged slots), and the insert
+    /// buffer whole; also returns the fingerprints left unread. A template flood of
+    /// near-identical fingerprints then costs a query at most `limit` reads per probed value,
+    /// not the whole index; a pair within `k` may be missed only when something was left
+    /// unread.
+    ///
+    /// # Errors
+    /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
+    pub fn query_within(
+        &self,
+        fingerprint: u64,
+        k: u32,
+        limit: usize,
+    ) -> Result<(Vec<(u64, u32)>, u64), HammingError> {
         self.check(k)?;
         let mut found = Vec::new();
-        self.probe(fingerprint, k, &mut |slot, distance| {
+        let unread = self.probe(fingerprint, k, limit, &mut |slot, distance| {
             found.push((self.ids[slot as usize], distance));
         });
         found.sort_unstable();
-        Ok(found)
+        Ok((found, unread))
     }
 
     fn check(&self, k: u32) -> Result<(), HammingError> {
@@ -487,15 +505,27 @@ impl HammingIndex {
         Ok(())
     }
 
-    /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`.
-    fn probe(&self, fingerprint: u64, k: u32, found: &mut impl FnMut(u32, u32)) {
+    /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`
+    /// among the first `limit` of each table bucket probed (and the buffer); returns the
+    /// slots left unread.
+    fn probe(
+        &self,
+        fingerprint: u64,
+        k: u32,
+        limit: usize,
+        found: &mut impl FnMut(u32, u32),
+    ) -> u64 {
         let radius = k / self.blocks.len() as u32;
         let any_dead = self.dead > 0;
+        let mut unread = 0;
         for (index, (&block, table)) in self.blocks.iter().zip(&self.tables).enumerate() {
             let own = block.value(fingerprint);
             let whole = table.key_bits == block.width;
             for_each_within(own, block.width, radius, &mut |value| {
-                for &slot in table.bucket(block, value) {
+                let bucket = table.bucket(block, value);
+                let read = bucket.len().min(limit);
+                unread += (bucket.len() - read) as u64;
+                for &slot in &bucket[..read] {
                     let other = self.fingerprints[slot as usize];
                     if !whole && block.value(other) != value {
                         continue;
@@ -516,6 +546,7 @@ impl HammingIndex {
                 found(slot as u32, distance);
             }
         }
+        unread
     }
 
     /// The first block on which `a` and `b` are within `radius`.
@@ -837,6 +868,26 @@ mod tests {
         );
         assert_eq!(index.query(0xF0, 1).unwrap(), vec![(4, 1), (9, 0)]);
         assert_eq!(index.self_join(3).unwrap(), vec![(4, 9, 1)]);
+    }
+
+    #[test]
+    fn a_budgeted_query_reads_a_flooded_value_up_to_the_limit() {
+        // 10,000 copies of one fingerprint and one other within the distance.
+        let mut entries: Vec<(u64, u64)> = (0..10_000u64).map(|id| (id, 0xABCD)).collect();
+        entries.push((10_000, 0xABCF));
+        let index = HammingIndex::build_dense(&entries, 6, None).unwrap();
+        assert_eq!(index.query(0xABCD, 6).unwrap().len(), 10_001);
+        let (found, unread) = index.query_within(0xABCD, 6, 100).unwrap();
+        // The lowest ids of the flooded value, and what was left unread counted.
+        assert!(found.len() <= 101, "{}", found.len());
+        assert_eq!(
+            &found[..100],
+            &entries[..100].iter().map(|e| (e.0, 0)).collect::<Vec<_>>()[..]
+        );
+        assert!(unread >= 10_000 - 100, "{unread}");
+        // A budget larger than the index reads everything.
+        let (all, unread) = index.query_within(0xABCD, 6, 20_000).unwrap();
+        assert_eq!((all.len(), unread), (10_001, 0));
     }
 
     #[test]

@@ -58,6 +58,35 @@ impl MemoryIndex {
     pub fn new() -> MemoryIndex {
         MemoryIndex::default()
     }
+
+    /// [`OnlineIndex::probe`] within a budget: puts in `out` (cleared first) at most
+    /// `limit` ids, ascending, without repeats, read from the first `limit` members of each
+    /// bucket of `keys` (buckets keep insertion order: with ids inserted in increasing order,
+    /// as the service's sequence numbers are, `out` holds the `limit` lowest ids sharing a
+    /// key). Returns how many were left out: bucket members past the first `limit` (a
+    /// member of several such buckets counts once per bucket) and ids read past `limit`.
+    ///
+    /// A query then reads at most `keys.len() x limit` members whatever the buckets hold: a
+    /// template flood, where every stored text shares a key with every new one, costs a
+    /// bounded amount per query instead of growing with the index.
+    pub fn probe_within(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
+        out.clear();
+        let mut left_out = 0;
+        for key in keys {
+            if let Some(bucket) = self.buckets.get(key) {
+                let read = bucket.len().min(limit);
+                out.extend_from_slice(&bucket[..read]);
+                left_out += (bucket.len() - read) as u64;
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        if out.len() > limit {
+            left_out += (out.len() - limit) as u64;
+            out.truncate(limit);
+        }
+        left_out
+    }
 }
 
 impl OnlineIndex for MemoryIndex {
@@ -157,6 +186,48 @@ mod tests {
                 prop_assert_eq!(index.len(), model.len());
             }
         }
+    }
+
+    proptest! {
+        /// With ids inserted in increasing order, a budgeted probe is the unbounded one's
+        /// first `limit` ids, and says when it left any out.
+        #[test]
+        fn a_budgeted_probe_keeps_the_lowest_ids(
+            stored in prop::collection::vec(prop::collection::vec(0u64..8, 0..4), 0..60),
+            removed in prop::collection::vec(0usize..60, 0..10),
+            keys in prop::collection::vec(0u64..8, 0..4),
+            limit in 1usize..12,
+        ) {
+            let mut index = MemoryIndex::new();
+            for (id, keys) in stored.iter().enumerate() {
+                index.insert(id as u64, keys).unwrap();
+            }
+            for id in removed {
+                index.remove(id as u64);
+            }
+            let (mut all, mut some) = (Vec::new(), Vec::new());
+            index.probe(&keys, &mut all);
+            let left_out = index.probe_within(&keys, limit, &mut some);
+            prop_assert_eq!(&some[..], &all[..all.len().min(limit)]);
+            if all.len() > limit {
+                prop_assert!(left_out > 0);
+            }
+            if left_out == 0 {
+                prop_assert_eq!(&some, &all);
+            }
+        }
+    }
+
+    #[test]
+    fn a_flooded_bucket_is_read_up_to_the_limit() {
+        let mut index = MemoryIndex::new();
+        for id in 0..10_000u64 {
+            index.insert(id, &[7, id + 100]).unwrap();
+        }
+        let mut found = Vec::new();
+        let left_out = index.probe_within(&[7, 1_000_000], 128, &mut found);
+        assert_eq!(found, (0..128).collect::<Vec<u64>>());
+        assert_eq!(left_out, 10_000 - 128);
     }
 
     #[test]

@@ -239,7 +239,12 @@ mod tests {
             }
         }
         let counts: Vec<u64> = partners.iter().map(|p| p.len() as u64).collect();
-        let budget = (keys.len() as u64).saturating_mul(limits.candidate_budget as u64);
+        // Documents up to the last with a key, as the budget counts them.
+        let documents = keys
+            .iter()
+            .rposition(|k| !k.is_empty())
+            .map_or(0, |d| d + 1);
+        let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
         let limit = usize::try_from(partner_limit(&counts, budget)).unwrap_or(usize::MAX);
         let mut pairs: Vec<(u32, u32)> = (partners.iter().enumerate())
             .flat_map(|(b, p)| p.iter().take(limit).map(move |&a| (a, b as u32)))

@@ -594,7 +594,10 @@ impl<M: Registered + 'static> Collection<M> {
                 continue;
             }
             let copy = partition.index.identity(entry.identity);
-            partition.index.candidates(entry, &mut candidates);
+            let left_out = partition.index.candidates(entry, &mut candidates);
+            self.counters
+                .candidates_capped
+                .fetch_add(left_out, Ordering::Relaxed);
             for &(seq, distance) in &candidates {
                 let doc = &partition.docs[(seq - partition.first_seq()) as usize];
                 if doc.live && !self.expired(doc.time_ms, now) {
@@ -821,7 +824,10 @@ impl<M: Registered + 'static> Collection<M> {
                         (m, id.unwrap_or_default())
                     });
                     if best.is_none() {
-                        local.candidates(&document.entry, &mut candidates);
+                        let left_out = local.candidates(&document.entry, &mut candidates);
+                        self.counters
+                            .candidates_capped
+                            .fetch_add(left_out, Ordering::Relaxed);
                         let mut found: Vec<Match> = candidates
                             .iter()
                             .filter_map(|&(at, _)| {
