@@ -81,12 +81,23 @@ pub struct HammingArgs {
     /// Fingerprint file: JSON lines {"id", "fingerprint": "<hex>"} (as `fingerprint` writes)
     /// or one hex fingerprint per line (id = line number); 16 or 32 hex digits.
     input: String,
-    /// Output file: {"a", "b", "distance"} per pair, `a` before `b` in input order.
+    /// Output file: {"a", "b", "distance"} per pair, `a` before `b` in input order (with
+    /// --groups: pairs of distinct fingerprints, each group named by its first id).
     #[arg(short, long)]
     output: String,
     /// Largest Hamming distance of a pair (identical fingerprints, distance 0, included).
     #[arg(long)]
     max_distance: u32,
+    /// Write identical fingerprints compactly here: one row per fingerprint, {"id",
+    /// "group"}, the group being the id of the first fingerprint equal to it; the output then
+    /// names each group once instead of listing the pairs inside and between groups.
+    #[arg(long, value_name = "FILE")]
+    groups: Option<String>,
+    /// Most pairs to write (and to hold: the pairs of distinct fingerprints are held, the rest
+    /// streamed); a run with more is refused before writing anything [default: 32 per
+    /// fingerprint, at least 10,000,000].
+    #[arg(long, value_name = "N")]
+    max_pairs: Option<u64>,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -97,12 +108,19 @@ pub struct HammingArgs {
 
 pub fn hamming(args: &HammingArgs) -> anyhow::Result<()> {
     let pool = threads::pool(args.threads)?;
-    let report =
-        pool.install(|| fingerprints::hamming(&args.input, &args.output, args.max_distance))?;
+    let job = fingerprints::HammingJob {
+        input: args.input.clone(),
+        output: args.output.clone(),
+        max_distance: args.max_distance,
+        groups: args.groups.clone(),
+        max_pairs: args.max_pairs,
+    };
+    let report = pool.install(|| fingerprints::hamming(&job))?;
     if !args.quiet {
         eprintln!(
-            "neardup: {} fingerprints ({} bits), {} pairs within distance {}",
-            report.fingerprints, report.bits, report.pairs, args.max_distance
+            "neardup: {} fingerprints ({} bits, {} groups of identical ones), {} pairs within \
+             distance {}",
+            report.fingerprints, report.bits, report.groups, report.pairs, args.max_distance
         );
     }
     Ok(())

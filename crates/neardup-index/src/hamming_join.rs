@@ -155,7 +155,7 @@ impl Buckets {
 
 /// What a join compares: the fingerprints by position (lower first), the distance, the
 /// bucket cap, and the most partners within the distance a member reads per block (set
-/// when one stopped there).
+/// when one stopped there); the join stops reading once `aborted` is set.
 #[derive(Clone, Copy)]
 struct Scan<'a> {
     fingerprints: &'a [u64],
@@ -163,6 +163,7 @@ struct Scan<'a> {
     cap: usize,
     limit: usize,
     stopped: &'a AtomicBool,
+    aborted: &'a AtomicBool,
 }
 
 impl Scan<'_> {
@@ -186,6 +187,9 @@ impl Scan<'_> {
                     .into_par_iter()
                     .with_min_len(64)
                     .fold(&init, |mut accumulator, bucket| {
+                        if self.aborted.load(Ordering::Relaxed) {
+                            return accumulator;
+                        }
                         let join = BucketJoin {
                             scan: self,
                             blocks: &blocks,
@@ -247,6 +251,9 @@ impl BucketJoin<'_> {
             let anchor_positions = &buckets.positions[anchors.clone()];
             let anchor_fingerprints = &buckets.fingerprints[anchors];
             for at in own.clone() {
+                if self.scan.aborted.load(Ordering::Relaxed) {
+                    return;
+                }
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
                 // Partners within the distance seen, kept here or by an earlier block.
                 let seen = &mut seen[at - own.start];
@@ -286,19 +293,39 @@ impl BucketJoin<'_> {
 /// (any `k`; 64 and above pair everything), sorted, each once; exact. The batch join behind
 /// [`HammingIndex::self_join`](crate::HammingIndex::self_join), without building an index.
 pub fn self_join_64(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
+    self_join_64_within(fingerprints, k, u64::MAX).unwrap_or_default()
+}
+
+/// [`self_join_64`] stopping as soon as it has found more than `max_pairs` pairs (`None`
+/// then): at most `max_pairs` pairs (and one more per thread) are ever held, so a file of
+/// near-identical fingerprints is refused in bounded memory instead of filling it.
+pub fn self_join_64_within(
+    fingerprints: &[u64],
+    k: u32,
+    max_pairs: u64,
+) -> Option<Vec<(u32, u32, u32)>> {
+    let (aborted, count) = (AtomicBool::new(false), AtomicU64::new(0));
     let scan = Scan {
         fingerprints,
         k: k.min(64),
         cap: usize::MAX,
         limit: usize::MAX,
         stopped: &AtomicBool::new(false),
+        aborted: &aborted,
     };
     let (found, _) = scan.run(Vec::new, |found: &mut Vec<(u32, u32, u32)>, a, b, d| {
+        if count.fetch_add(1, Ordering::Relaxed) >= max_pairs {
+            aborted.store(true, Ordering::Relaxed);
+            return;
+        }
         found.push((a, b, d));
     });
+    if aborted.into_inner() {
+        return None;
+    }
     let mut pairs: Vec<(u32, u32, u32)> = found.into_iter().flatten().collect();
     pairs.par_sort_unstable();
-    pairs
+    Some(pairs)
 }
 
 /// Every pair of positions `(a, b, distance)` of 128-bit fingerprints, `a < b`, within `k`,
@@ -312,6 +339,22 @@ pub fn self_join_64(fingerprints: &[u64], k: u32) -> Vec<(u32, u32, u32)> {
 /// # Errors
 /// [`HammingError::Parameter`] for more than `u32::MAX` fingerprints (positions are `u32`).
 pub fn self_join_128(fingerprints: &[u128], k: u32) -> Result<Vec<(u32, u32, u32)>, HammingError> {
+    Ok(self_join_128_within(fingerprints, k, u64::MAX)?.unwrap_or_default())
+}
+
+/// A pair of positions `a < b` and their Hamming distance.
+pub type DistancePair = (u32, u32, u32);
+
+/// [`self_join_128`] stopping as soon as either half's join has found more than
+/// `max_pairs` candidate pairs (`Ok(None)` then; see [`self_join_64_within`]).
+///
+/// # Errors
+/// As [`self_join_128`].
+pub fn self_join_128_within(
+    fingerprints: &[u128],
+    k: u32,
+    max_pairs: u64,
+) -> Result<Option<Vec<DistancePair>>, HammingError> {
     if u32::try_from(fingerprints.len()).is_err() {
         return Err(HammingError::Parameter(format!(
             "{} fingerprints (at most {} can be joined)",
@@ -323,18 +366,24 @@ pub fn self_join_128(fingerprints: &[u128], k: u32) -> Result<Vec<(u32, u32, u32
     let low: Vec<u64> = fingerprints.iter().map(|&f| f as u64).collect();
     let high: Vec<u64> = fingerprints.iter().map(|&f| (f >> 64) as u64).collect();
     let full = |a: u32, b: u32| (fingerprints[a as usize] ^ fingerprints[b as usize]).count_ones();
-    let mut pairs: Vec<(u32, u32, u32)> = (self_join_64(&low, half).into_iter())
+    let Some(low_pairs) = self_join_64_within(&low, half, max_pairs) else {
+        return Ok(None);
+    };
+    let mut pairs: Vec<(u32, u32, u32)> = (low_pairs.into_iter())
         .map(|(a, b, _)| (a, b, full(a, b)))
         .filter(|&(_, _, distance)| distance <= k)
         .collect();
-    for (a, b, high_distance) in self_join_64(&high, half) {
+    let Some(high_pairs) = self_join_64_within(&high, half, max_pairs) else {
+        return Ok(None);
+    };
+    for (a, b, high_distance) in high_pairs {
         let distance = full(a, b);
         if distance <= k && distance - high_distance > half {
             pairs.push((a, b, distance));
         }
     }
     pairs.par_sort_unstable();
-    Ok(pairs)
+    Ok(Some(pairs))
 }
 
 /// Documents within a Hamming distance of their own (`neardup_core::Join::Hamming` with a
@@ -412,6 +461,7 @@ impl HammingJoin {
                 cap,
                 limit,
                 stopped,
+                aborted: &AtomicBool::new(false),
             };
             let (found, pass_stats) = scan.run(&init, |accumulator, a, b, _| {
                 if radii[a as usize].min(radii[b as usize]) == k {

@@ -68,7 +68,10 @@ mod shared_keys;
 
 pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 pub use hamming::{HammingError, HammingIndex};
-pub use hamming_join::{self_join_128, self_join_64, HammingJoin};
+pub use hamming_join::{
+    self_join_128, self_join_128_within, self_join_64, self_join_64_within, DistancePair,
+    HammingJoin,
+};
 pub use ngram_index::{ngram_dedup, NgramResult};
 pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};

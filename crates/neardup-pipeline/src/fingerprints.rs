@@ -6,7 +6,17 @@
 //!   64 bits, 32 for 128, in input order;
 //! - pair rows: `{"a": <id>, "b": <id>, "distance": <d>}`, every pair within the distance
 //!   once, `a` before `b` in input order, sorted by `a` then `b`, identical fingerprints
-//!   included.
+//!   included;
+//! - with a groups file (`hamming --groups`), identical fingerprints are written compactly:
+//!   one row `{"id": <id>, "group": <id of the first fingerprint equal to it>}` per
+//!   fingerprint, in input order, and the pair rows name each group once, by that first id
+//!   (pairs of distinct fingerprints only).
+//!
+//! A `hamming` run holds the pairs of distinct fingerprints (at most its pair budget,
+//! `max_pairs`) and streams the rest: identical fingerprints are grouped first, so 100,000
+//! copies of one fingerprint cost a group, not 5 x 10^9 pairs in memory. A run whose answer
+//! exceeds the budget is refused before anything is written, naming the count and the way
+//! out (`groups`, or a larger `max_pairs`).
 
 use std::io::BufRead;
 
@@ -23,6 +33,9 @@ use crate::input::{read_inputs, InputOptions};
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
 use crate::paths::{check_distinct, check_distinct_named, display_input};
 use crate::run::{file_params_read, read_file_params};
+
+mod groups;
+use groups::{Expanded, Identical};
 
 /// Fingerprint width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -200,25 +213,63 @@ pub fn read_fingerprints(path: &str) -> Result<FingerprintFile> {
     if width == Some(32) {
         file.bits = Bits::B128;
     }
+    if json_rows == Some(true) {
+        check_unique_ids(&name, &file.ids)?;
+    }
     Ok(file)
 }
 
+/// Refuses an id given twice (line `i + 1` holds `ids[i]`), naming the first repeat in file
+/// order and the line it repeats. Ids are compared as JSON values (`1` and `"1"` differ).
+fn check_unique_ids(name: &str, ids: &[Value]) -> Result<()> {
+    let text = |id: &Value| id.to_string();
+    let mut hashed: Vec<(u64, u32)> = (ids.par_iter().enumerate())
+        .map(|(line, id)| (neardup_core::hash::hash64(text(id).as_bytes()), line as u32))
+        .collect();
+    hashed.par_sort_unstable();
+    // (repeat, first) with the earliest repeat; equal hashes are compared by their ids.
+    let mut found: Option<(u32, u32)> = None;
+    for run in hashed
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|run| run.len() > 1)
+    {
+        for (at, &(_, line)) in run.iter().enumerate().skip(1) {
+            let same = run[..at]
+                .iter()
+                .find(|e| ids[e.1 as usize] == ids[line as usize]);
+            if let Some(&(_, first)) = same {
+                if found.is_none_or(|(repeat, _)| line < repeat) {
+                    found = Some((line, first));
+                }
+                break;
+            }
+        }
+    }
+    match found {
+        Some((repeat, first)) => Err(Error::input(
+            name,
+            u64::from(repeat) + 1,
+            format!(
+                "id {} repeats the id of line {} (ids must be unique: pairs name fingerprints \
+                 by id)",
+                ids[repeat as usize],
+                first + 1
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Every pair of `file`'s fingerprints within `max_distance`, as positions `(a, b,
-/// distance)`, `a < b`, sorted.
+/// distance)`, `a < b`, sorted, all held in memory: the reference for small files. A
+/// [`hamming`] run groups identical fingerprints and keeps a pair budget instead.
 ///
 /// # Errors
 /// A distance beyond the fingerprint width (parameter `max_distance`).
 pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u32, u32, u32)>> {
     let bits = file.bits.count();
     if max_distance >= bits {
-        return Err(neardup_core::Error::invalid_owned(
-            "max_distance".into(),
-            format!(
-                "{max_distance} (expected 0 to {} for {bits}-bit fingerprints)",
-                bits - 1
-            ),
-        )
-        .into());
+        return Err(max_distance_error(max_distance, bits));
     }
     let pairs = match file.bits {
         Bits::B64 => {
@@ -234,6 +285,36 @@ pub fn hamming_pairs(file: &FingerprintFile, max_distance: u32) -> Result<Vec<(u
     Ok(pairs)
 }
 
+/// Pairs a `hamming` run writes at most by default, whatever the number of fingerprints
+/// (see [`default_max_pairs`]).
+pub const MIN_PAIR_BUDGET: u64 = 10_000_000;
+
+/// The default pair budget of a `hamming` run over `fingerprints` fingerprints: `dedup`'s
+/// candidate budget (32 a document), and at least [`MIN_PAIR_BUDGET`].
+pub fn default_max_pairs(fingerprints: usize) -> u64 {
+    let per_fingerprint = neardup_index::DEFAULT_CANDIDATE_BUDGET as u64;
+    (fingerprints as u64)
+        .saturating_mul(per_fingerprint)
+        .max(MIN_PAIR_BUDGET)
+}
+
+/// What a `hamming` run is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HammingJob {
+    /// The fingerprint file (see [`read_fingerprints`]).
+    pub input: String,
+    /// The pairs file.
+    pub output: String,
+    /// The largest distance of a pair.
+    pub max_distance: u32,
+    /// Where to write identical fingerprints as groups (see the module docs); the pairs
+    /// file then names each group once.
+    pub groups: Option<String>,
+    /// The most pairs the run may write (and hold: the pairs of distinct fingerprints);
+    /// `None`: [`default_max_pairs`].
+    pub max_pairs: Option<u64>,
+}
+
 /// What a `hamming` run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HammingReport {
@@ -243,28 +324,140 @@ pub struct HammingReport {
     pub bits: u32,
     /// Pairs written.
     pub pairs: u64,
+    /// Groups of identical fingerprints (two or more).
+    pub groups: u64,
 }
 
-/// Reads `input` (see [`read_fingerprints`]) and writes every pair within `max_distance` to
-/// `output` as `{"a", "b", "distance"}` rows.
+/// Reads `job.input` (see [`read_fingerprints`]) and writes every pair within
+/// `job.max_distance` to `job.output` as `{"a", "b", "distance"}` rows, in bounded memory:
+/// identical fingerprints are grouped, the distinct ones joined (holding at most the pair
+/// budget), and the pairs of the groups streamed in order (or, with `job.groups`, the
+/// groups written one row a fingerprint and the pairs named by group).
 ///
 /// # Errors
-/// See [`read_fingerprints`] and [`hamming_pairs`]; an unwritable output.
-pub fn hamming(input: &str, output: &str, max_distance: u32) -> Result<HammingReport> {
-    check_distinct(&[input], &[("`output`", output)])?;
-    let mut out = AtomicOutput::create(output)?;
-    let file = read_fingerprints(input)?;
-    let pairs = hamming_pairs(&file, max_distance)?;
-    let rows = pairs.iter().map(|&(a, b, distance)| {
-        json!({"a": file.ids[a as usize], "b": file.ids[b as usize], "distance": distance})
-    });
-    write_json_lines(&mut out, rows)?;
-    commit_all(vec![out])?;
+/// See [`read_fingerprints`]; a distance beyond the fingerprint width (parameter
+/// `max_distance`); more pairs than the budget (parameter `max_pairs`), before anything is
+/// written; an unwritable output.
+pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
+    let mut outputs = vec![("`output`", job.output.as_str())];
+    outputs.extend(job.groups.as_deref().map(|path| ("`groups`", path)));
+    check_distinct(&[job.input.as_str()], &outputs)?;
+    let mut out = AtomicOutput::create(&job.output)?;
+    let mut groups_out = job
+        .groups
+        .as_deref()
+        .map(AtomicOutput::create)
+        .transpose()?;
+    let file = read_fingerprints(&job.input)?;
+    let n = file.fingerprints.len();
+    let max_pairs = job.max_pairs.unwrap_or_else(|| default_max_pairs(n));
+    let identical = Identical::of(&file.fingerprints);
+    let leader_pairs = leader_pairs(&file, &identical, job.max_distance, max_pairs)?;
+    let ids = &file.ids;
+    let pairs = match groups_out.as_mut() {
+        Some(groups) => {
+            let rows = (leader_pairs.iter()).map(|&(a, b, distance)| {
+                let (a, b) = (identical.leader_of_group(a), identical.leader_of_group(b));
+                json!({"a": ids[a as usize], "b": ids[b as usize], "distance": distance})
+            });
+            write_json_lines(&mut out, rows)?;
+            let rows = (0..n).map(|x| {
+                let leader = identical.leader_of(x as u32) as usize;
+                json!({"id": ids[x], "group": ids[leader]})
+            });
+            write_json_lines(groups, rows)?;
+            leader_pairs.len() as u64
+        }
+        None => {
+            let total = identical.expanded_pairs(&leader_pairs);
+            if total > u128::from(max_pairs) {
+                return Err(over_budget(total, job.max_distance, max_pairs, &identical));
+            }
+            let expanded = Expanded::new(&identical, &leader_pairs);
+            let rows = (0..n as u32).flat_map(|x| {
+                let partners = expanded.partners(x);
+                partners.into_iter().map(move |(y, distance)| {
+                    json!({"a": ids[x as usize], "b": ids[y as usize], "distance": distance})
+                })
+            });
+            write_json_lines(&mut out, rows)?;
+            total as u64
+        }
+    };
+    let mut finished = vec![out];
+    finished.extend(groups_out);
+    commit_all(finished)?;
     Ok(HammingReport {
-        fingerprints: file.fingerprints.len() as u64,
+        fingerprints: n as u64,
         bits: file.bits.count(),
-        pairs: pairs.len() as u64,
+        pairs,
+        groups: identical.repeated_groups(),
     })
+}
+
+/// The pairs of distinct fingerprints within `max_distance`, as `(group, group,
+/// distance)` (groups numbered by their first position), at most `max_pairs` of them.
+fn leader_pairs(
+    file: &FingerprintFile,
+    identical: &Identical,
+    max_distance: u32,
+    max_pairs: u64,
+) -> Result<Vec<(u32, u32, u32)>> {
+    let bits = file.bits.count();
+    if max_distance >= bits {
+        return Err(max_distance_error(max_distance, bits));
+    }
+    let distinct: Vec<u128> = (identical.leaders.iter())
+        .map(|&leader| file.fingerprints[leader as usize])
+        .collect();
+    let joined = match file.bits {
+        Bits::B64 => {
+            let distinct: Vec<u64> = distinct.iter().map(|&fp| fp as u64).collect();
+            neardup_index::self_join_64_within(&distinct, max_distance, max_pairs)
+        }
+        Bits::B128 => neardup_index::self_join_128_within(&distinct, max_distance, max_pairs)
+            .map_err(|e| {
+                neardup_core::Error::invalid_owned("max_distance".into(), e.to_string())
+            })?,
+    };
+    joined.ok_or_else(|| {
+        neardup_core::Error::invalid_owned(
+            "max_pairs".into(),
+            format!(
+                "{max_pairs}: more than {max_pairs} pairs of distinct fingerprints are within \
+                 distance {max_distance} (the pair budget; the run stopped before writing \
+                 anything): lower `max_distance`, or raise `max_pairs`"
+            ),
+        )
+        .into()
+    })
+}
+
+fn max_distance_error(max_distance: u32, bits: u32) -> Error {
+    neardup_core::Error::invalid_owned(
+        "max_distance".into(),
+        format!(
+            "{max_distance} (expected 0 to {} for {bits}-bit fingerprints)",
+            bits - 1
+        ),
+    )
+    .into()
+}
+
+/// The refusal of a run whose pairs, identical fingerprints included, exceed the budget.
+fn over_budget(total: u128, max_distance: u32, max_pairs: u64, identical: &Identical) -> Error {
+    neardup_core::Error::invalid_owned(
+        "max_pairs".into(),
+        format!(
+            "{max_pairs}: {total} pairs are within distance {max_distance}, more than the pair \
+             budget (the largest group of identical fingerprints has {} members; the run \
+             stopped before writing anything): write identical fingerprints as groups with \
+             `groups` FILE (one row a fingerprint; the pairs then name each group once), or \
+             raise `max_pairs`",
+            identical.largest_group()
+        ),
+    )
+    .into()
 }
 
 #[cfg(test)]
@@ -299,6 +492,158 @@ mod tests {
         assert_eq!(hamming_pairs(&file, 1).unwrap(), vec![(0, 1, 1)]);
         assert!(hamming_pairs(&file, 0).unwrap().is_empty());
         assert!(hamming_pairs(&file, 128).is_err());
+    }
+
+    fn job(dir: &tempfile::TempDir, input: &str, max_distance: u32) -> HammingJob {
+        HammingJob {
+            input: input.to_owned(),
+            output: dir.path().join("pairs.jsonl").to_str().unwrap().to_owned(),
+            max_distance,
+            groups: None,
+            max_pairs: None,
+        }
+    }
+
+    fn rows(path: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Fingerprints with many repeats and near ones: `copies` of each of a few values.
+    fn repeated(copies: usize) -> String {
+        let values = [0x00ffu64, 0x00fe, 0x0ff0, 0xffff_0000, 0x00ff];
+        let mut text = String::new();
+        for i in 0..copies * values.len() {
+            let value = values[(i * 7) % values.len()] ^ u64::from(i % 3 == 0) << 40;
+            text.push_str(&format!("{value:016x}\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn streamed_pairs_equal_the_held_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = write(&dir, "fp.txt", &repeated(20));
+        let file = read_fingerprints(&input).unwrap();
+        for k in [0, 1, 2, 9, 40] {
+            let job = job(&dir, &input, k);
+            let report = hamming(&job).unwrap();
+            let expected: Vec<Value> = (hamming_pairs(&file, k).unwrap().iter())
+                .map(|&(a, b, d)| json!({"a": file.ids[a as usize], "b": file.ids[b as usize], "distance": d}))
+                .collect();
+            assert_eq!(rows(&job.output), expected, "k {k}");
+            assert_eq!(report.pairs, expected.len() as u64);
+        }
+    }
+
+    #[test]
+    fn groups_name_identical_fingerprints_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = write(&dir, "fp.txt", &repeated(20));
+        let file = read_fingerprints(&input).unwrap();
+        let groups = dir.path().join("groups.jsonl").to_str().unwrap().to_owned();
+        let job = HammingJob {
+            groups: Some(groups.clone()),
+            ..job(&dir, &input, 2)
+        };
+        let report = hamming(&job).unwrap();
+        // One row a fingerprint, naming the first equal one.
+        let group_rows = rows(&groups);
+        assert_eq!(group_rows.len(), file.ids.len());
+        for (x, row) in group_rows.iter().enumerate() {
+            let first = (0..=x)
+                .find(|&y| file.fingerprints[y] == file.fingerprints[x])
+                .unwrap();
+            assert_eq!(row, &json!({"id": file.ids[x], "group": file.ids[first]}));
+        }
+        // Pairs of distinct fingerprints only, by their groups' first ids: expanding them
+        // with the groups gives every pair.
+        let pairs = rows(&job.output);
+        assert_eq!(report.pairs, pairs.len() as u64);
+        assert!(pairs.iter().all(|p| p["distance"].as_u64() != Some(0)));
+        let size = |id: &Value| group_rows.iter().filter(|r| &r["group"] == id).count();
+        let within: usize = (group_rows.iter().filter(|r| r["id"] == r["group"]))
+            .map(|r| size(&r["id"]) * (size(&r["id"]) - 1) / 2)
+            .sum();
+        let between: usize = pairs.iter().map(|p| size(&p["a"]) * size(&p["b"])).sum();
+        assert_eq!(within + between, hamming_pairs(&file, 2).unwrap().len());
+        let mut distinct = file.fingerprints.clone();
+        distinct.sort_unstable();
+        let repeated = distinct.chunk_by(|x, y| x == y).filter(|run| run.len() > 1);
+        assert_eq!(report.groups, repeated.count() as u64);
+    }
+
+    /// Issue 28, item 5: 100,000 identical fingerprints at distance 0 gathered 5 x 10^9
+    /// pairs (a 6 GB allocation) and aborted, leaving the temporary output.
+    #[test]
+    fn identical_fingerprints_over_the_pair_budget_are_refused_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = write(&dir, "fp.txt", &"00000000000000ff\n".repeat(2000));
+        let identical = HammingJob {
+            max_pairs: Some(100_000),
+            ..job(&dir, &input, 0)
+        };
+        let error = hamming(&identical).unwrap_err().to_string();
+        assert!(error.contains("1999000 pairs"), "{error}");
+        assert!(
+            error.contains("`groups`") && error.contains("`max_pairs`"),
+            "{error}"
+        );
+        // Nothing written, nothing left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        // As groups: one row a fingerprint, no pair.
+        let groups = dir.path().join("groups.jsonl").to_str().unwrap().to_owned();
+        let report = hamming(&HammingJob {
+            groups: Some(groups.clone()),
+            ..identical
+        })
+        .unwrap();
+        assert_eq!((report.pairs, report.groups), (0, 1));
+        assert_eq!(rows(&groups).len(), 2000);
+        // Distinct fingerprints over the budget stop the join itself.
+        let distinct: String = (0..2000u64)
+            .map(|i| format!("{:016x}\n", i << 50 | 1))
+            .collect();
+        let input = write(&dir, "near.txt", &distinct);
+        let near = HammingJob {
+            max_pairs: Some(1000),
+            ..job(&dir, &input, 63)
+        };
+        let error = hamming(&near).unwrap_err().to_string();
+        assert!(
+            error.contains("more than 1000 pairs of distinct"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_id_is_refused_naming_both_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = "{\"id\":\"a\",\"fingerprint\":\"00000000000000ff\"}\n\
+                    {\"id\":1,\"fingerprint\":\"00000000000000ff\"}\n\
+                    {\"id\":\"1\",\"fingerprint\":\"00000000000000fe\"}\n\
+                    {\"id\":\"b\",\"fingerprint\":\"00000000000000fe\"}\n\
+                    {\"id\":\"a\",\"fingerprint\":\"00000000000000fe\"}\n\
+                    {\"id\":1,\"fingerprint\":\"00000000000000fe\"}\n";
+        let path = write(&dir, "fp.jsonl", rows);
+        let error = read_fingerprints(&path).unwrap_err().to_string();
+        assert!(error.contains("fp.jsonl:5:"), "{error}");
+        assert!(
+            error.contains("id \"a\" repeats the id of line 1"),
+            "{error}"
+        );
+        // Numbers and strings differ; plain files number their lines.
+        let path = write(
+            &dir,
+            "fp.jsonl",
+            &rows.lines().take(4).collect::<Vec<_>>().join("\n"),
+        );
+        assert!(read_fingerprints(&path).is_ok());
+        let plain = write(&dir, "fp.txt", &"00000000000000ff\n".repeat(3));
+        assert!(read_fingerprints(&plain).is_ok());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{example, json_lines, neardup, path, stderr};
+use crate::util::{example, files_in, json_lines, neardup, path, stderr};
 
 fn hex_distance(a: &Value, b: &Value) -> u32 {
     let parse = |v: &Value| u128::from_str_radix(v.as_str().unwrap(), 16).unwrap();
@@ -288,5 +288,59 @@ fn tfidf_fingerprints_learn_from_the_input_and_do_not_depend_on_threads() {
     assert_ne!(
         outputs[1], outputs[2],
         "IDF weights change the fingerprints"
+    );
+}
+
+/// Issue 28, item 5: `hamming` on 100,000 identical fingerprints with `--max-distance 0`
+/// gathered 5 x 10^9 pairs in memory, aborted on a 6 GB allocation and left its temporary
+/// output; ids given twice were accepted.
+#[test]
+fn hamming_of_identical_fingerprints_is_refused_or_grouped_not_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = path(dir.path(), "fp.txt");
+    let out = path(dir.path(), "pairs.jsonl");
+    // 5,000 copies: 12,497,500 pairs, over the default budget of 10 million.
+    std::fs::write(&plain, "00000000000000ff\n".repeat(5000)).unwrap();
+    let run = neardup(&["hamming", &plain, "-o", &out, "--max-distance", "0"]);
+    assert!(!run.status.success());
+    let message = stderr(&run);
+    assert!(message.contains("12497500 pairs"), "{message}");
+    assert!(
+        message.contains("--groups") && message.contains("--max-pairs"),
+        "{message}"
+    );
+    assert_eq!(files_in(dir.path()), ["fp.txt"]);
+    // As groups: one row a fingerprint, the pairs file names none inside a group.
+    let groups = path(dir.path(), "groups.jsonl");
+    let run = neardup(&[
+        "hamming",
+        &plain,
+        "-o",
+        &out,
+        "--max-distance",
+        "0",
+        "--groups",
+        &groups,
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(json_lines(&out).is_empty());
+    let rows = json_lines(&groups);
+    assert_eq!(rows.len(), 5000);
+    assert_eq!(rows[4999], serde_json::json!({"id": 5000, "group": 1}));
+    // A repeated id is refused, naming the file, both lines and the id.
+    let rows = path(dir.path(), "fp.jsonl");
+    std::fs::write(
+        &rows,
+        "{\"id\":\"x\",\"fingerprint\":\"00000000000000ff\"}\n\
+         {\"id\":\"y\",\"fingerprint\":\"00000000000000fe\"}\n\
+         {\"id\":\"x\",\"fingerprint\":\"00000000000000fc\"}\n",
+    )
+    .unwrap();
+    let run = neardup(&["hamming", &rows, "-o", &out, "--max-distance", "3"]);
+    assert!(!run.status.success());
+    let message = stderr(&run);
+    assert!(
+        message.contains("fp.jsonl:3: id \"x\" repeats the id of line 1"),
+        "{message}"
     );
 }
