@@ -149,9 +149,10 @@ proptest! {
                 .map(|s| s as u64)
                 .collect();
             prop_assert_eq!(&near, &expected, "{:?} text {}", params, seq);
+            // An empty text is never a copy of another (as in batch runs).
             prop_assert_eq!(
                 found.iter().any(|&s| copy(s as usize)),
-                (0..seq).any(copy),
+                !sketch.is_empty() && (0..seq).any(copy),
                 "{:?} text {}", params, seq
             );
             index.insert(seq as u64, entry);
