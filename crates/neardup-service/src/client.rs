@@ -28,6 +28,9 @@ use answers::{BatchResult, Expected};
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an answer may take, from sending the request to its last byte, by default.
 pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an idle pooled connection is kept: well under the service's idle timeout (30 s
+/// by default), so that the client never sends on a connection the service is closing.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A client error: the connection, or an answer that is not what the route promises.
 #[derive(Debug)]
@@ -107,7 +110,7 @@ impl Client {
     pub fn new(url: &str, token: Option<String>) -> Result<Client, ClientError> {
         let base = base_url(url)?;
         let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(connector(DEFAULT_CONNECT_TIMEOUT));
         Ok(Client {
             base,
@@ -121,7 +124,7 @@ impl Client {
     /// sending a request to the last byte of its answer.
     pub fn with_timeouts(mut self, connect: Duration, answer: Duration) -> Client {
         self.http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(connector(connect));
         self.answer_timeout = answer;
         self

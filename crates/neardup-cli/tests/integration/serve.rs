@@ -11,6 +11,8 @@ use std::time::Duration;
 use neardup_service::client::{self, Client, Method};
 use serde_json::{json, Value};
 
+mod hostile;
+
 /// Starts `neardup serve` on a free loopback port; the child and its URL.
 fn start(dir: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
