@@ -75,11 +75,7 @@ fn fake(
     (url, seen)
 }
 
-fn serve_fake(
-    stream: TcpStream,
-    answer: &Answerer,
-    log: &Mutex<Vec<String>>,
-) {
+fn serve_fake(stream: TcpStream, answer: &Answerer, log: &Mutex<Vec<String>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
