@@ -626,6 +626,23 @@ mod tests {
         }
 
         #[test]
+        fn budgeted_joins_are_whole_or_refused(
+            fps in fingerprints(),
+            k in 0u32..=12,
+            max_pairs in 0u64..40,
+        ) {
+            let expected = brute_force(&fps, k);
+            let want = (expected.len() as u64 <= max_pairs).then_some(expected);
+            prop_assert_eq!(self_join_64_within(&fps, k, max_pairs), want.clone());
+            let wide: Vec<u128> = fps.iter().map(|&f| u128::from(f)).collect();
+            let found = self_join_128_within(&wide, k, max_pairs).unwrap();
+            // The halves' candidates count against the budget: refused at least as often.
+            if let Some(pairs) = found {
+                prop_assert_eq!(Some(pairs), want);
+            }
+        }
+
+        #[test]
         fn joins_of_128_bits_equal_brute_force(
             halves in (fingerprints(), fingerprints()),
             k in 0u32..=24,

@@ -270,43 +270,54 @@ pub fn pass_join_within(
     (pairs, cut + excluded, over)
 }
 
-/// Pass-Join's index, built whole before the probes: the segments of every sequence that is
-/// cut, under `(length, segment number, segment hash)`, and the sequences too short to cut,
-/// by length; the lengths that occur, ascending, each with the place of its first sequence.
+/// Pass-Join's index, built whole before the probes: per length that occurs (ascending),
+/// the place of its first sequence in the visiting order, the segments of its sequences
+/// under `(segment number, segment hash)` (or the sequences themselves when too short to
+/// cut). A probe reads one small map per partner length, as with a table per possible
+/// length, without one for every length up to the longest.
 struct SegmentIndex {
     bound: EditBound,
-    lengths: Vec<(usize, u32)>,
-    segments: HashMap<(u64, u32, u64), Vec<u32>>,
-    short: HashMap<usize, Vec<u32>>,
+    lengths: Vec<Length>,
+}
+
+/// The sequences of one length in a [`SegmentIndex`].
+struct Length {
+    len: usize,
+    first: u32,
+    short: Vec<u32>,
+    segments: HashMap<(u32, u64), Vec<u32>>,
 }
 
 impl SegmentIndex {
     /// The index of the sequences in visiting `order` (by length, then position).
     fn new(sequences: &[Vec<u32>], order: &[u32], bound: EditBound) -> SegmentIndex {
-        let mut index = SegmentIndex {
-            bound,
-            lengths: Vec::new(),
-            segments: HashMap::new(),
-            short: HashMap::new(),
-        };
+        let mut lengths: Vec<Length> = Vec::new();
         for (at, &id) in order.iter().enumerate() {
             let s = &sequences[id as usize];
-            if index.lengths.last().map(|l| l.0) != Some(s.len()) {
-                index.lengths.push((s.len(), at as u32));
+            if lengths.last().map(|l| l.len) != Some(s.len()) {
+                lengths.push(Length {
+                    len: s.len(),
+                    first: at as u32,
+                    short: Vec::new(),
+                    segments: HashMap::new(),
+                });
             }
+            let Some(length) = lengths.last_mut() else {
+                continue;
+            };
             let tau = bound.cut_for(s.len());
             if tau as usize >= s.len() {
-                index.short.entry(s.len()).or_default().push(id);
+                length.short.push(id);
                 continue;
             }
             let k = tau as usize + 1;
             for i in 0..k {
                 let (p, len) = segment(s.len(), k, i);
-                let key = (s.len() as u64, i as u32, hash(&s[p..p + len]));
-                index.segments.entry(key).or_default().push(id);
+                let key = (i as u32, hash(&s[p..p + len]));
+                length.segments.entry(key).or_default().push(id);
             }
         }
-        index
+        SegmentIndex { bound, lengths }
     }
 
     /// Puts in `candidates` (cleared first) the sequences `before(r)` whose segment `s`
@@ -323,23 +334,22 @@ impl SegmentIndex {
     ) -> bool {
         candidates.clear();
         let shortest = self.bound.shortest_partner(s.len());
-        let from = self.lengths.partition_point(|l| l.0 < shortest);
-        let to = self.lengths.partition_point(|l| l.0 <= s.len());
-        for &(l, first) in &self.lengths[from..to] {
-            if first >= place {
+        let from = self.lengths.partition_point(|l| l.len < shortest);
+        let to = self.lengths.partition_point(|l| l.len <= s.len());
+        for length in &self.lengths[from..to] {
+            if length.first >= place {
                 // No sequence of this length, or of any longer one, comes before `s`.
                 break;
             }
-            if let Some(ids) = self.short.get(&l) {
-                candidates.extend(ids.iter().copied().filter(|&r| before(r)));
-                if candidates.len() > budget.postings {
-                    return true;
-                }
+            let l = length.len;
+            candidates.extend(length.short.iter().copied().filter(|&r| before(r)));
+            if candidates.len() > budget.postings {
+                return true;
             }
-            let tau = self.bound.cut_for(l) as usize;
-            if tau >= l {
+            if length.segments.is_empty() {
                 continue;
             }
+            let tau = self.bound.cut_for(l) as usize;
             let k = tau + 1;
             let delta = s.len() - l;
             for i in 0..k {
@@ -347,8 +357,8 @@ impl SegmentIndex {
                 let low = p.saturating_sub(i).max((p + delta).saturating_sub(tau - i));
                 let high = (p + i).min(p + delta + (tau - i)).min(s.len() - len);
                 for start in low..=high {
-                    let key = (l as u64, i as u32, hash(&s[start..start + len]));
-                    if let Some(ids) = self.segments.get(&key) {
+                    let key = (i as u32, hash(&s[start..start + len]));
+                    if let Some(ids) = length.segments.get(&key) {
                         candidates.extend(ids.iter().copied().filter(|&r| before(r)));
                         if candidates.len() > budget.postings {
                             return true;

@@ -7,8 +7,9 @@
 //! sorts its `(key, document)` entries and indexes, per document, the buckets in which it has
 //! earlier members (the anchors of a capped bucket). A document's partners are then found by
 //! a merge of those buckets' member lists (each sorted by document): a partner met in at
-//! least `min` of them qualifies, and the merge stops as soon as the document has as many
-//! partners as it may keep. So a template flood, where every document shares its keys with
+//! least `min` of them qualifies, a run of members found in fewer is jumped over by binary
+//! search (MergeSkip), and the merge stops as soon as the document has as many partners as
+//! it may keep. So a template flood, where every document shares its keys with
 //! thousands of others, costs a few times the partner limit per document and bucket, never
 //! the `bucket_cap x keys` pairs per document that gathering the buckets' pairs held.
 
@@ -146,6 +147,8 @@ struct Merge {
     heap: BinaryHeap<Reverse<(u32, u32)>>,
     /// Per bucket, the next entry to read and the end of its earlier members.
     cursors: Vec<(usize, usize)>,
+    /// The buckets taken out of the heap in one step (emptied as they go back).
+    popped: Vec<u32>,
     found: Vec<u32>,
 }
 
@@ -167,30 +170,50 @@ impl Merge {
                 self.cursors.push((start, end));
             }
         }
-        while let Some(Reverse((partner, bucket))) = self.heap.pop() {
-            let mut shared = 1;
-            self.advance(walk, bucket);
+        // MergeSkip (Li, Lu, Lu, ICDE 2008): when fewer than `min` buckets hold the smallest
+        // member, no member below the smallest next member of the other buckets can be in
+        // `min` of them either: the buckets read so far jump there by binary search.
+        while let Some(&Reverse((partner, _))) = self.heap.peek() {
+            self.popped.clear();
             while let Some(&Reverse((next, bucket))) = self.heap.peek() {
                 if next != partner {
                     break;
                 }
                 self.heap.pop();
-                shared += 1;
-                self.advance(walk, bucket);
+                self.popped.push(bucket);
             }
-            if shared >= walk.min {
+            if self.popped.len() >= walk.min {
                 self.found.push(partner);
+                while let Some(bucket) = self.popped.pop() {
+                    self.seek(walk, bucket, partner + 1);
+                }
                 if self.found.len() as u64 >= stop {
                     break;
                 }
+                continue;
+            }
+            while self.popped.len() + 1 < walk.min {
+                let Some(Reverse((_, bucket))) = self.heap.pop() else {
+                    break;
+                };
+                self.popped.push(bucket);
+            }
+            // Fewer than `min` buckets left: nothing more can qualify.
+            let Some(&Reverse((target, _))) = self.heap.peek() else {
+                break;
+            };
+            while let Some(bucket) = self.popped.pop() {
+                self.seek(walk, bucket, target);
             }
         }
         &self.found
     }
 
-    fn advance(&mut self, walk: &Walk<'_>, bucket: u32) {
+    /// Moves `bucket`'s cursor to its first member at or above `target`, and back into the
+    /// heap unless the bucket is read out.
+    fn seek(&mut self, walk: &Walk<'_>, bucket: u32, target: u32) {
         let (at, end) = &mut self.cursors[bucket as usize];
-        *at += 1;
+        *at += walk.entries[*at..*end].partition_point(|e| e.1 < target);
         if *at < *end {
             self.heap.push(Reverse((walk.entries[*at].1, bucket)));
         }
