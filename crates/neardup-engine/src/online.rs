@@ -206,7 +206,8 @@ impl Tiered {
     }
 
     /// [`Tiered::query`] reading at most `limit` fingerprints per block value of each level
-    /// (see [`HammingIndex::query_within`]); returns the fingerprints left unread.
+    /// (see [`HammingIndex::query_within`]); returns, summed over the levels (which hold
+    /// different documents), the most fingerprints one probed value had past `limit`.
     pub fn query_within(
         &self,
         fingerprint: u64,
@@ -377,9 +378,9 @@ impl PartitionIndex {
     ///
     /// Within the budget (see [`PartitionIndex`]): besides the exact copy, at most the
     /// budget's near candidates, the oldest sharing a key (band keys, the join's keys) or the
-    /// nearest fingerprints. Returns how many the budget left out: members of a key or block
-    /// value past the budget's first (a document left out under several keys counts once
-    /// per key), and candidates found past the budget; 0 unless a flood cut in.
+    /// nearest fingerprints. Returns an estimate of the candidates the budget left out (0
+    /// unless a flood cut in): the most members one key or block value had past the budget
+    /// (at least that many were not read), plus the candidates found past it.
     pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) -> u64 {
         out.clear();
         let mut left_out = 0;

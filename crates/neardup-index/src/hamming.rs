@@ -473,7 +473,8 @@ impl HammingIndex {
 
     /// [`HammingIndex::query`] reading at most `limit` fingerprints per block value it
     /// probes (the first in slot order: the lowest ids of the merged slots), and the insert
-    /// buffer whole; also returns the fingerprints left unread. A template flood of
+    /// buffer whole; also returns the most fingerprints one probed value had past `limit`
+    /// (at least that many were not read; 0 when all were). A template flood of
     /// near-identical fingerprints then costs a query at most `limit` reads per probed value,
     /// not the whole index; a pair within `k` may be missed only when something was left
     /// unread.
@@ -507,7 +508,7 @@ impl HammingIndex {
 
     /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`
     /// among the first `limit` of each table bucket probed (and the buffer); returns the
-    /// slots left unread.
+    /// most slots one bucket had past `limit`.
     fn probe(
         &self,
         fingerprint: u64,
@@ -524,7 +525,7 @@ impl HammingIndex {
             for_each_within(own, block.width, radius, &mut |value| {
                 let bucket = table.bucket(block, value);
                 let read = bucket.len().min(limit);
-                unread += (bucket.len() - read) as u64;
+                unread = unread.max((bucket.len() - read) as u64);
                 for &slot in &bucket[..read] {
                     let other = self.fingerprints[slot as usize];
                     if !whole && block.value(other) != value {

@@ -63,8 +63,9 @@ impl MemoryIndex {
     /// `limit` ids, ascending, without repeats, read from the first `limit` members of each
     /// bucket of `keys` (buckets keep insertion order: with ids inserted in increasing order,
     /// as the service's sequence numbers are, `out` holds the `limit` lowest ids sharing a
-    /// key). Returns how many were left out: bucket members past the first `limit` (a
-    /// member of several such buckets counts once per bucket) and ids read past `limit`.
+    /// key). Returns an estimate of how many were left out: the most members one bucket had
+    /// past the first `limit` (at least that many ids were not read), plus the ids read past
+    /// `limit`; 0 when nothing was.
     ///
     /// A query then reads at most `keys.len() x limit` members whatever the buckets hold: a
     /// template flood, where every stored text shares a key with every new one, costs a
@@ -76,7 +77,7 @@ impl MemoryIndex {
             if let Some(bucket) = self.buckets.get(key) {
                 let read = bucket.len().min(limit);
                 out.extend_from_slice(&bucket[..read]);
-                left_out += (bucket.len() - read) as u64;
+                left_out = left_out.max((bucket.len() - read) as u64);
             }
         }
         out.sort_unstable();
