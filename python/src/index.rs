@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow::array::{Float64Array, Int64Array, UInt32Array};
 use neardup_core::registry::{self, Params};
+use neardup_engine::online_rules::{self, Holder};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -18,10 +19,6 @@ use crate::dynamic::{self, DynIndex};
 const MAGIC: &[u8; 14] = b"NEARDUP-INDEX\n";
 /// The format of a saved index.
 const FORMAT: u64 = 1;
-
-/// Parameters learned from a corpus in a batch run: an index has no corpus, so they are off
-/// unless given, and refused when given another value (as in the service).
-const CORPUS_PARAMS: &[&str] = &["max_df", "boilerplate_df"];
 
 /// An online near-duplicate index of one method.
 #[pyclass(module = "neardup._neardup")]
@@ -40,23 +37,12 @@ fn index_params(py: Python<'_>, method: &str, given: Params) -> PyResult<Params>
             format!("{method:?} (expected one of: {})", names.join(", ")),
         )
     })?;
-    let mut params = Params::new();
-    for name in CORPUS_PARAMS {
-        if spec.param(name).is_some() {
-            params.insert(*name, "off");
-        }
-    }
+    // Parameters learned from a corpus are off unless given, and refused when given another
+    // value (as in the service).
+    let mut params = online_rules::corpus_params_off(&spec);
     for (name, value) in given.iter() {
-        if CORPUS_PARAMS.contains(&name) && value != "off" {
-            return Err(crate::invalid(
-                py,
-                name,
-                format!(
-                    "{value:?}: learned from a corpus in batch runs; an index has none, so only \
-                     \"off\" is accepted"
-                ),
-            ));
-        }
+        online_rules::check_corpus_param(name, value, Holder::Index)
+            .map_err(|refused| crate::invalid(py, &refused.parameter, refused.message))?;
         params.insert(name, value);
     }
     Ok(params)
@@ -64,27 +50,8 @@ fn index_params(py: Python<'_>, method: &str, given: Params) -> PyResult<Params>
 
 fn build(py: Python<'_>, method: &str, params: &Params) -> PyResult<Box<dyn DynIndex>> {
     let built = dynamic::method(method, params).map_err(|e| crate::error(py, e))?;
-    if built.learns_from_corpus() {
-        // SimHash learns IDF weights unless given a table; imatch and topn learn a lexicon
-        // or IDF weights whatever their parameters.
-        let (parameter, message) = match params.raw("weights") {
-            Some(_) => (
-                "weights",
-                "the method learns weights from a corpus (tfidf without an idf file); an index \
-                 has none: give idf_file or another weighting"
-                    .to_owned(),
-            ),
-            None => (
-                "method",
-                format!(
-                    "{method} learns from a corpus in a first pass (a lexicon or IDF weights); an \
-                     index has none: give imatch a lexicon_file, or use simhash, minhash, join or \
-                     exact"
-                ),
-            ),
-        };
-        return Err(crate::invalid(py, parameter, message));
-    }
+    online_rules::refuse_learning(built.learns_from_corpus(), method, params, Holder::Index)
+        .map_err(|refused| crate::invalid(py, &refused.parameter, refused.message))?;
     built.new_index().map_err(|e| crate::error(py, e))
 }
 

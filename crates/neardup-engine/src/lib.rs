@@ -41,3 +41,5 @@ pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,
     EngineOptions, EngineStats, Groups, Learned, NoProgress, Outcome, Progress, Sketcher,
 };
+
+pub mod online_rules;

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use neardup_core::registry::{self, ParamKind};
+use neardup_engine::online_rules::{self, Holder, Refusal};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -40,10 +41,6 @@ pub struct Settings {
     /// Documents per partition.
     pub partition_documents: u64,
 }
-
-/// Parameters learned from a corpus in a batch run: a collection has no corpus, so they are
-/// off unless given, and refused when given another value.
-const CORPUS_PARAMS: &[&str] = &["max_df", "boilerplate_df"];
 
 impl Settings {
     /// Reads a `PUT` body: the service's keys (`method`, `retention`, `retention_by`,
@@ -150,15 +147,8 @@ impl Settings {
                          client paths)",
                     ));
                 }
-                if CORPUS_PARAMS.contains(&name.as_str()) && value != "off" {
-                    return Err(ServiceError::invalid(
-                        name,
-                        format!(
-                            "{value:?}: learned from a corpus in batch runs; a collection has \
-                             none, so only \"off\" is accepted"
-                        ),
-                    ));
-                }
+                online_rules::check_corpus_param(name, value, Holder::Collection)
+                    .map_err(refused)?;
             }
         }
         // Everything a collection builds from its settings is built here once, so that a
@@ -179,20 +169,10 @@ impl Settings {
                 neardup_core::Method::learns_from_corpus(&method)
             }
         }
-        if registry::with_method(&self.method, &self.method_params()?, Learns)? {
-            // Its statistics (imatch's lexicon, topn's or simhash tfidf's IDF) would be those
-            // of an empty corpus: every word in the lexicon, every IDF 1.
-            return Err(ServiceError::invalid(
-                "method",
-                format!(
-                    "{:?} with these parameters learns from a corpus in a first pass (a \
-                     lexicon or IDF weights); a collection has none: use simhash (weights tf), \
-                     minhash, join or exact",
-                    self.method
-                ),
-            ));
-        }
-        Ok(())
+        let params = self.method_params()?;
+        let learns = registry::with_method(&self.method, &params, Learns)?;
+        online_rules::refuse_learning(learns, &self.method, &params, Holder::Collection)
+            .map_err(refused)
     }
 
     /// The method's parameters with the service's defaults (corpus-learned limits off).
@@ -202,12 +182,7 @@ impl Settings {
     pub fn method_params(&self) -> Result<registry::Params, ServiceError> {
         let spec = registry::method(&self.method)
             .ok_or_else(|| ServiceError::invalid("method", format!("{:?}", self.method)))?;
-        let mut params = registry::Params::new();
-        for name in CORPUS_PARAMS {
-            if spec.param(name).is_some() {
-                params.insert(*name, "off");
-            }
-        }
+        let mut params = online_rules::corpus_params_off(&spec);
         for (name, value) in &self.params {
             params.insert(name.clone(), value.clone());
         }
@@ -220,6 +195,11 @@ impl Settings {
             .as_deref()
             .and_then(|r| parse_duration(r).ok())
     }
+}
+
+/// A refusal of the online rules as a 422 naming the parameter.
+fn refused(refusal: Refusal) -> ServiceError {
+    ServiceError::invalid(&refusal.parameter, refusal.message)
 }
 
 fn string_field(key: &str, value: &Value) -> Result<String, ServiceError> {
