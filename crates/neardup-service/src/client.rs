@@ -6,13 +6,10 @@
 //! promises ([`answers`]): a batch must answer each document sent, in order.
 
 pub mod answers;
+mod bench;
+mod load;
 
-use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -20,9 +17,12 @@ pub use hyper::Method;
 use hyper::Request;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use answers::{BatchResult, Expected};
+use answers::Expected;
+pub use bench::{bench, bench_text, read_corpus, BenchOptions, BenchReport, Latency};
+pub use load::{load, LoadOptions, LoadReport, LoadSummary};
 
 /// How long a connection may take to open, by default.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -201,6 +201,29 @@ impl Client {
         body: Option<&Value>,
     ) -> Result<(u16, Value), ClientError> {
         let bytes = body.map(|b| serde_json::to_vec(b).unwrap_or_default());
+        self.json_bytes(method, path, bytes).await
+    }
+
+    /// Sends a request body of [`crate::api`] and reads JSON.
+    ///
+    /// # Errors
+    /// The connection fails or the answer is not JSON.
+    pub async fn send_json<B: Serialize + ?Sized>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+    ) -> Result<(u16, Value), ClientError> {
+        let bytes = serde_json::to_vec(body).unwrap_or_default();
+        self.json_bytes(method, path, Some(bytes)).await
+    }
+
+    async fn json_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<(u16, Value), ClientError> {
         let (status, answer) = self.send(method.clone(), path, bytes).await?;
         let value = serde_json::from_slice(&answer).map_err(|e| {
             ClientError(format!(
@@ -223,7 +246,33 @@ impl Client {
         body: Option<&Value>,
         expected: Expected,
     ) -> Result<(u16, Value), ClientError> {
-        let (status, answer) = self.json(method.clone(), path, body).await?;
+        let answered = self.json(method.clone(), path, body).await?;
+        self.checked(&method, path, answered, expected)
+    }
+
+    /// Sends a request body of [`crate::api`] and reads JSON, checking the answer as
+    /// [`Client::call`] does.
+    ///
+    /// # Errors
+    /// As [`Client::call`].
+    pub async fn call_with<B: Serialize + ?Sized>(
+        &self,
+        method: Method,
+        path: &str,
+        body: &B,
+        expected: Expected,
+    ) -> Result<(u16, Value), ClientError> {
+        let answered = self.send_json(method.clone(), path, body).await?;
+        self.checked(&method, path, answered, expected)
+    }
+
+    fn checked(
+        &self,
+        method: &Method,
+        path: &str,
+        (status, answer): (u16, Value),
+        expected: Expected,
+    ) -> Result<(u16, Value), ClientError> {
         answers::check(expected, status, &answer).map_err(|why| {
             ClientError(format!(
                 "{method} {}{path}: status {status}: {why} (is --url a neardup service?)",
@@ -245,484 +294,6 @@ pub fn segment(text: &str) -> String {
         }
     }
     out
-}
-
-/// What the bulk loader reads from each JSONL line.
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    /// The collection.
-    pub collection: String,
-    /// The JSONL file (`-`: standard input).
-    pub input: PathBuf,
-    /// The id field.
-    pub id_field: String,
-    /// The text field.
-    pub text_field: String,
-    /// The time field, when documents carry their own time.
-    pub time_field: Option<String>,
-    /// Documents per request.
-    pub batch: usize,
-    /// Requests in flight.
-    pub concurrency: usize,
-}
-
-/// What a load did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LoadSummary {
-    /// Documents sent.
-    pub sent: u64,
-    /// Stored.
-    pub stored: u64,
-    /// Answered as duplicates.
-    pub duplicates: u64,
-    /// Refused, by error code.
-    pub refused: std::collections::BTreeMap<String, u64>,
-    /// The first few refusals (id and message).
-    pub examples: Vec<String>,
-    /// Seconds taken.
-    pub seconds: f64,
-}
-
-impl LoadSummary {
-    /// The JSON form.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "sent": self.sent,
-            "stored": self.stored,
-            "duplicates": self.duplicates,
-            "refused": self.refused,
-            "refused_examples": self.examples,
-            "seconds": self.seconds,
-            "documents_per_second": self.sent as f64 / self.seconds.max(1e-9),
-        })
-    }
-}
-
-/// Streams a JSONL file into a collection through the batch route, `concurrency` requests in
-/// flight; every answer is written to `answers`, in input order, when given (the caller makes
-/// it an atomic output and commits it on success).
-///
-/// # Errors
-/// An unreadable file or a line without the id or text (named by file, line and field), a
-/// failed connection, a request the service refused as a whole, or an answer that does not
-/// answer each document sent, in order (then the load stops: it is not a neardup service, or
-/// something in between changed the answer); the summary of what was answered before is in
-/// the message.
-pub async fn load(
-    client: &Client,
-    options: &LoadOptions,
-    mut answers: Option<&mut dyn Write>,
-) -> Result<LoadSummary, ClientError> {
-    let start = Instant::now();
-    let name = options.input.display().to_string();
-    let reader: Box<dyn BufRead> = if options.input == Path::new("-") {
-        Box::new(BufReader::new(std::io::stdin()))
-    } else {
-        Box::new(BufReader::new(
-            File::open(&options.input)
-                .map_err(|e| ClientError(format!("{name}: cannot open: {e}")))?,
-        ))
-    };
-    let path = format!(
-        "/v1/collections/{}/documents/batch",
-        segment(&options.collection)
-    );
-    let mut summary = LoadSummary::default();
-    let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Answered, ClientError>>> =
-        VecDeque::new();
-    let mut batch: Vec<Value> = Vec::new();
-    // The input line of each document of the batch, to name it when the batch is refused.
-    let mut batch_lines: Vec<u64> = Vec::new();
-    let mut lines = reader.lines();
-    let mut line_number = 0u64;
-    let mut finish = |summary: &mut LoadSummary, answered: Answered| -> Result<(), ClientError> {
-        let raw = answered.answer["results"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for (result, raw) in answered.results.into_iter().zip(&raw) {
-            summary.sent += 1;
-            match result {
-                BatchResult::Refused(refused) => {
-                    *summary.refused.entry(refused.error.code).or_default() += 1;
-                    if summary.examples.len() < 5 {
-                        summary
-                            .examples
-                            .push(format!("{}: {}", refused.id, refused.error.message));
-                    }
-                }
-                BatchResult::Inserted(inserted) if inserted.stored => summary.stored += 1,
-                BatchResult::Inserted(_) => summary.duplicates += 1,
-            }
-            if let Some(out) = answers.as_mut() {
-                serde_json::to_writer(&mut *out, raw)
-                    .and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
-                    .map_err(|e| ClientError(format!("writing the answers: {e}")))?;
-            }
-        }
-        Ok(())
-    };
-    loop {
-        let line = lines.next();
-        let end = line.is_none();
-        if let Some(line) = line {
-            line_number += 1;
-            let line = line.map_err(|e| ClientError(format!("{name}:{line_number}: {e}")))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: Value = serde_json::from_str(&line).map_err(|e| {
-                ClientError(format!("{name}:{line_number}: not a JSON object: {e}"))
-            })?;
-            let field = |f: &str| -> Result<&Value, ClientError> {
-                record
-                    .get(f)
-                    .ok_or_else(|| ClientError(format!("{name}:{line_number}: no field {f:?}")))
-            };
-            let id = match field(&options.id_field)? {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                other => {
-                    return Err(ClientError(format!(
-                        "{name}:{line_number}: field {:?} is {other}, not a string or a number",
-                        options.id_field
-                    )))
-                }
-            };
-            let text = field(&options.text_field)?.as_str().ok_or_else(|| {
-                ClientError(format!(
-                    "{name}:{line_number}: field {:?} is not a string",
-                    options.text_field
-                ))
-            })?;
-            let mut document = json!({"id": id, "text": text});
-            if let Some(time_field) = &options.time_field {
-                if let Some(time) = record.get(time_field) {
-                    document["time"] = time.clone();
-                }
-            }
-            batch.push(document);
-            batch_lines.push(line_number);
-        }
-        if batch.len() >= options.batch || (end && !batch.is_empty()) {
-            let ids: Vec<String> = batch
-                .iter()
-                .map(|d| d["id"].as_str().unwrap_or_default().to_owned())
-                .collect();
-            let body = json!({"documents": std::mem::take(&mut batch)});
-            let lines = std::mem::take(&mut batch_lines);
-            let client = client.clone();
-            let path = path.clone();
-            let name = name.clone();
-            in_flight.push_back(tokio::spawn(async move {
-                let (status, answer) = client.json(Method::POST, &path, Some(&body)).await?;
-                let span = match (lines.first(), lines.last()) {
-                    (Some(first), Some(last)) => format!("{name}:{first}-{last}"),
-                    _ => name.clone(),
-                };
-                if status == 200 {
-                    let results = answers::batch_results(&answer, &ids).map_err(|why| {
-                        ClientError(format!(
-                            "{span}: POST {path}: {why}; the load stops (is --url a neardup \
-                             service?)"
-                        ))
-                    })?;
-                    return Ok(Answered { answer, results });
-                }
-                let refusal = match status {
-                    400..=599 => answers::check(Expected::Inserted, status, &answer),
-                    _ => Err(format!("unexpected status {status}")),
-                };
-                refusal.map_err(|why| {
-                    ClientError(format!(
-                        "{span}: POST {path}: status {status}: {why} (is --url a neardup \
-                         service?)"
-                    ))
-                })?;
-                // A field such as `documents[3].text` names the document: give its line.
-                let error = &answer["error"];
-                let field = error["field"].as_str().unwrap_or_default();
-                let at = field
-                    .strip_prefix("documents[")
-                    .and_then(|rest| rest.split(']').next())
-                    .and_then(|i| i.parse::<usize>().ok())
-                    .and_then(|i| lines.get(i));
-                let message = error["message"].as_str().unwrap_or_default();
-                Err(ClientError(match at {
-                    Some(line) => format!(
-                        "{name}:{line}: the service refused the batch holding this line \
-                         ({status}, field {field}): {message}"
-                    ),
-                    None => format!(
-                        "{span}: the service refused the batch ({status}, {}): {message}",
-                        error["code"].as_str().unwrap_or_default()
-                    ),
-                }))
-            }));
-        }
-        while in_flight.len() >= options.concurrency.max(1) || (end && !in_flight.is_empty()) {
-            let Some(handle) = in_flight.pop_front() else {
-                break;
-            };
-            let answered = handle
-                .await
-                .map_err(|e| ClientError(format!("a request task failed: {e}")))?
-                .map_err(|e| {
-                    ClientError(format!(
-                        "{e} (after {} documents were answered: {} stored, {} duplicates)",
-                        summary.sent, summary.stored, summary.duplicates
-                    ))
-                })?;
-            finish(&mut summary, answered)?;
-        }
-        if end {
-            break;
-        }
-    }
-    summary.seconds = start.elapsed().as_secs_f64();
-    Ok(summary)
-}
-
-/// A batch's answer and its results, checked against the ids sent.
-struct Answered {
-    answer: Value,
-    results: Vec<BatchResult>,
-}
-
-/// What `neardup client bench` does.
-#[derive(Debug, Clone)]
-pub struct BenchOptions {
-    /// The collection.
-    pub collection: String,
-    /// `insert` (one document per request), `batch` (many per request) or `check`.
-    pub mode: String,
-    /// Requests to send.
-    pub requests: u64,
-    /// Documents per request in `batch` mode.
-    pub batch: usize,
-    /// Requests in flight.
-    pub concurrency: usize,
-    /// Texts to compose documents from (one per line of a JSONL file, field `text_field`).
-    pub corpus: PathBuf,
-    /// The corpus field.
-    pub text_field: String,
-    /// Corpus texts per document.
-    pub parts: usize,
-    /// Fraction of documents sent as a lightly edited copy of an earlier one.
-    pub duplicate_rate: f64,
-    /// Seed of the document stream; the `n`th document of a seed is always the same.
-    pub seed: u64,
-    /// The first document number (ids are `<id_prefix><n>`).
-    pub start: u64,
-    /// Id prefix.
-    pub id_prefix: String,
-}
-
-/// The `n`th document of a bench stream: `parts` corpus texts picked by a hash of `(seed, n)`,
-/// or, at `duplicate_rate`, an edited repeat of an earlier document (punctuation changed,
-/// a suffix added) so that the service has true duplicates to find.
-pub fn bench_text(corpus: &[String], options: &BenchOptions, n: u64) -> String {
-    let hash = |a: u64, b: u64| xxhash_rust::xxh3::xxh3_64_with_seed(&a.to_le_bytes(), b);
-    let base = options.seed;
-    let pick = hash(n, base ^ 0x5eed);
-    let duplicate = n > 0 && (pick % 1_000_000) as f64 / 1e6 < options.duplicate_rate;
-    let source = if duplicate {
-        hash(n, base ^ 0xd0) % n
-    } else {
-        n
-    };
-    let mut text = String::new();
-    for part in 0..options.parts as u64 {
-        let at = hash(source * 64 + part, base) % corpus.len().max(1) as u64;
-        if !text.is_empty() {
-            text.push('，');
-        }
-        text.push_str(corpus.get(at as usize).map_or("", String::as_str));
-    }
-    text.push('。');
-    if duplicate {
-        text = text.replace('，', ",");
-        text.push_str("（转载）");
-    }
-    text
-}
-
-/// Reads the bench corpus.
-///
-/// # Errors
-/// An unreadable file or a line without the field.
-pub fn read_corpus(path: &Path, field: &str) -> Result<Vec<String>, ClientError> {
-    let name = path.display();
-    let file = File::open(path).map_err(|e| ClientError(format!("{name}: cannot open: {e}")))?;
-    let mut texts = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| ClientError(format!("{name}:{}: {e}", i + 1)))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(&line)
-            .map_err(|e| ClientError(format!("{name}:{}: {e}", i + 1)))?;
-        let text = value[field]
-            .as_str()
-            .ok_or_else(|| ClientError(format!("{name}:{}: no text field {field:?}", i + 1)))?;
-        texts.push(text.to_owned());
-    }
-    if texts.is_empty() {
-        return Err(ClientError(format!("{name}: no texts")));
-    }
-    Ok(texts)
-}
-
-/// Sends `requests` requests, `concurrency` at a time, and measures throughput and latency.
-///
-/// # Errors
-/// A failed connection, or an answer that is not what the route promises (a batch's results
-/// must answer each document sent).
-pub async fn bench(client: &Client, options: &BenchOptions) -> Result<Value, ClientError> {
-    let corpus = Arc::new(read_corpus(&options.corpus, &options.text_field)?);
-    if options.mode == "dump" {
-        // The documents the other modes would send, as JSONL on standard output (for peers).
-        let per = options.batch.max(1) as u64;
-        let mut out = BufWriter::new(std::io::stdout().lock());
-        for n in options.start..options.start + options.requests * per {
-            let line = json!({"id": format!("{}{n}", options.id_prefix), "text": bench_text(&corpus, options, n)});
-            writeln!(out, "{line}").map_err(|e| ClientError(format!("writing: {e}")))?;
-        }
-        out.flush()
-            .map_err(|e| ClientError(format!("writing: {e}")))?;
-        return Ok(json!({"mode": "dump", "documents": options.requests * per}));
-    }
-    let options = Arc::new(options.clone());
-    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let start = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..options.concurrency.max(1) {
-        let client = client.clone();
-        let corpus = Arc::clone(&corpus);
-        let options = Arc::clone(&options);
-        let next = Arc::clone(&next);
-        workers.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut statuses: std::collections::BTreeMap<u16, u64> = Default::default();
-            let mut stored = 0u64;
-            let mut duplicates = 0u64;
-            let name = segment(&options.collection);
-            loop {
-                let r = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if r >= options.requests {
-                    break;
-                }
-                let per = if options.mode == "batch" {
-                    options.batch as u64
-                } else {
-                    1
-                };
-                let first = options.start + r * per;
-                let (path, body) = match options.mode.as_str() {
-                    "insert" => (
-                        format!("/v1/collections/{name}/documents"),
-                        json!({"id": format!("{}{first}", options.id_prefix),
-                               "text": bench_text(&corpus, &options, first)}),
-                    ),
-                    "batch" => (
-                        format!("/v1/collections/{name}/documents/batch"),
-                        json!({"documents": (first..first + per).map(|n| json!({
-                            "id": format!("{}{n}", options.id_prefix),
-                            "text": bench_text(&corpus, &options, n)})).collect::<Vec<_>>()}),
-                    ),
-                    _ => (
-                        format!("/v1/collections/{name}/check"),
-                        json!({"text": bench_text(&corpus, &options, first)}),
-                    ),
-                };
-                let bytes = serde_json::to_vec(&body).unwrap_or_default();
-                let sent = Instant::now();
-                let (status, answer) = client.send(Method::POST, &path, Some(bytes)).await?;
-                latencies.push(sent.elapsed().as_secs_f64());
-                *statuses.entry(status).or_default() += 1;
-                let answer: Value = serde_json::from_slice(&answer).map_err(|e| {
-                    ClientError(format!(
-                        "POST {path}: status {status}, the answer is not JSON ({e}) (is --url \
-                         a neardup service?)"
-                    ))
-                })?;
-                let counted = match options.mode.as_str() {
-                    "batch" if status == 200 => {
-                        let ids: Vec<String> = (first..first + per)
-                            .map(|n| format!("{}{n}", options.id_prefix))
-                            .collect();
-                        answers::batch_results(&answer, &ids).map(|results| {
-                            for result in results {
-                                match result {
-                                    BatchResult::Inserted(i) if i.stored => stored += 1,
-                                    BatchResult::Inserted(_) => duplicates += 1,
-                                    BatchResult::Refused(_) => {}
-                                }
-                            }
-                        })
-                    }
-                    "check" => answers::check(Expected::Matches, status, &answer),
-                    _ => answers::check(Expected::Inserted, status, &answer).map(|()| match answer
-                        ["stored"]
-                        .as_bool()
-                    {
-                        Some(true) => stored += 1,
-                        Some(false) => duplicates += 1,
-                        None => {}
-                    }),
-                };
-                counted.map_err(|why| {
-                    ClientError(format!(
-                        "POST {path}: status {status}: {why} (is --url a neardup service?)"
-                    ))
-                })?;
-            }
-            Ok::<_, ClientError>((latencies, statuses, stored, duplicates))
-        }));
-    }
-    let mut latencies = Vec::new();
-    let mut statuses: std::collections::BTreeMap<u16, u64> = Default::default();
-    let (mut stored, mut duplicates) = (0, 0);
-    for worker in workers {
-        let (l, s, st, du) = worker
-            .await
-            .map_err(|e| ClientError(format!("a worker failed: {e}")))??;
-        latencies.extend(l);
-        for (k, v) in s {
-            *statuses.entry(k).or_default() += v;
-        }
-        stored += st;
-        duplicates += du;
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    latencies.sort_by(f64::total_cmp);
-    let q = |p: f64| -> f64 {
-        if latencies.is_empty() {
-            return 0.0;
-        }
-        let at = ((latencies.len() as f64 * p).ceil() as usize).clamp(1, latencies.len()) - 1;
-        latencies[at] * 1000.0
-    };
-    let per = if options.mode == "batch" {
-        options.batch as u64
-    } else {
-        1
-    };
-    let requests = latencies.len() as u64;
-    Ok(json!({
-        "mode": options.mode,
-        "requests": requests,
-        "documents": requests * per,
-        "concurrency": options.concurrency,
-        "batch": per,
-        "seconds": seconds,
-        "requests_per_second": requests as f64 / seconds,
-        "documents_per_second": (requests * per) as f64 / seconds,
-        "latency_ms": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999), "max": q(1.0)},
-        "statuses": statuses.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        "stored": stored,
-        "duplicates": duplicates,
-    }))
 }
 
 /// A tokio runtime for the CLI's client commands.

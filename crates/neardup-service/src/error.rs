@@ -1,5 +1,6 @@
 //! The service's errors: each has an HTTP status, a stable code, a message, and the request
-//! field it concerns, and is answered as `{"error": {"code", "message", "field"}}`.
+//! field it concerns, and is answered as `{"error": {"code", "message", "field"}}` (its
+//! [`body`](ServiceError::body), an [`ErrorAnswer`](crate::api::ErrorAnswer)).
 
 use std::fmt;
 
@@ -66,13 +67,6 @@ impl ServiceError {
     /// 503: the service is shutting down or the collection is being dropped.
     pub fn unavailable(message: impl Into<String>) -> ServiceError {
         ServiceError::new(503, "unavailable", message)
-    }
-
-    /// The JSON body.
-    pub fn body(&self) -> serde_json::Value {
-        serde_json::json!({
-            "error": {"code": self.code, "message": self.message, "field": self.field}
-        })
     }
 }
 

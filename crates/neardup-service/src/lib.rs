@@ -10,7 +10,9 @@
 //! The crate also holds a small HTTP [`client`] (the CLI's `neardup client`, the bulk loader
 //! and the load generator use it).
 
+pub mod api;
 pub mod client;
+pub mod clock;
 pub mod collection;
 pub mod error;
 pub mod http;
@@ -23,12 +25,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use neardup_core::registry::{self, MethodVisitor, Registered};
-use serde_json::{json, Value};
 
 pub use collection::{AnyCollection, Found, Inserted, NewDocument};
 pub use error::ServiceError;
 pub use settings::Settings;
 
+use crate::api::CollectionAnswer;
+use crate::clock::{Clock, SystemClock};
 use crate::collection::Collection;
 use crate::store::StoreError;
 
@@ -43,12 +46,15 @@ pub struct ServiceOptions {
     /// The most collections, open or unavailable: each costs a writer thread and an open file
     /// per segment.
     pub max_collections: usize,
+    /// The time of insertions, retention and expiry ([`SystemClock`] by default).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for ServiceOptions {
     fn default() -> ServiceOptions {
         ServiceOptions {
             max_collections: DEFAULT_MAX_COLLECTIONS,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -78,12 +84,19 @@ struct Open<'a> {
     name: &'a str,
     dir: &'a Path,
     settings: Settings,
+    clock: &'a Arc<dyn Clock>,
 }
 
 impl MethodVisitor for Open<'_> {
     type Output = Result<Arc<dyn AnyCollection>, ServiceError>;
     fn visit<M: Registered>(self, method: M) -> Self::Output {
-        let collection = Collection::open(self.name, self.dir, self.settings, method)?;
+        let collection = Collection::open(
+            self.name,
+            self.dir,
+            self.settings,
+            method,
+            Arc::clone(self.clock),
+        )?;
         Ok(collection)
     }
 }
@@ -92,6 +105,7 @@ fn open_collection(
     name: &str,
     dir: &Path,
     settings: Settings,
+    clock: &Arc<dyn Clock>,
 ) -> Result<Arc<dyn AnyCollection>, ServiceError> {
     let params = settings.method_params()?;
     let method = settings.method.clone();
@@ -102,6 +116,7 @@ fn open_collection(
             name,
             dir,
             settings,
+            clock,
         },
     )?
 }
@@ -182,7 +197,11 @@ fn read_settings(dir: &Path) -> Result<Settings, ServiceError> {
 }
 
 /// Opens the collection stored in `dir` at start.
-fn open_stored(name: &str, dir: &Path) -> Result<Arc<dyn AnyCollection>, ServiceError> {
+fn open_stored(
+    name: &str,
+    dir: &Path,
+    clock: &Arc<dyn Clock>,
+) -> Result<Arc<dyn AnyCollection>, ServiceError> {
     check_name(name).map_err(|e| {
         ServiceError::new(
             500,
@@ -191,7 +210,7 @@ fn open_stored(name: &str, dir: &Path) -> Result<Arc<dyn AnyCollection>, Service
         )
     })?;
     let settings = read_settings(dir)?;
-    open_collection(name, dir, settings)
+    open_collection(name, dir, settings, clock)
 }
 
 /// What [`salvage`] did to a collection.
@@ -234,7 +253,7 @@ pub fn salvage(data_dir: &Path, name: &str) -> Result<Salvaged, ServiceError> {
                 fs::create_dir_all(&copies)
                     .map_err(|e| StoreError::io(&copies, "cannot create", &e))?;
                 let file_name = path.file_name().unwrap_or_default().to_string_lossy();
-                let copy = copies.join(format!("{file_name}.{}", collection::now_ms()));
+                let copy = copies.join(format!("{file_name}.{}", clock::now_ms()));
                 fs::copy(&path, &copy).map_err(|e| StoreError::io(&copy, "cannot copy", &e))?;
                 File::open(&copy)
                     .and_then(|f| f.sync_all())
@@ -297,7 +316,7 @@ impl Service {
         let mut collections = BTreeMap::new();
         let mut unavailable = BTreeMap::new();
         for name in list_names(&collections_dir)? {
-            match open_stored(&name, &collections_dir.join(&name)) {
+            match open_stored(&name, &collections_dir.join(&name), &options.clock) {
                 Ok(collection) => {
                     collections.insert(name, collection);
                 }
@@ -412,7 +431,7 @@ impl Service {
             ));
         }
         let dir = self.stage(name, &settings)?;
-        match open_collection(name, &dir, settings) {
+        match open_collection(name, &dir, settings, &self.options.clock) {
             Ok(collection) => {
                 self.collections
                     .write()
@@ -466,7 +485,7 @@ impl Service {
     fn discard(&self, name: &str, dir: &Path) -> Result<(), ServiceError> {
         let trash = self.data_dir.join("trash");
         fs::create_dir_all(&trash).map_err(|e| StoreError::io(&trash, "cannot create", &e))?;
-        let target = trash.join(format!("{name}.{}", collection::now_ms()));
+        let target = trash.join(format!("{name}.{}", clock::now_ms()));
         fs::rename(dir, &target).map_err(|e| StoreError::io(dir, "cannot drop", &e))?;
         store::sync_dir(&self.data_dir.join("collections"))?;
         std::thread::spawn(move || {
@@ -506,13 +525,13 @@ impl Service {
         Ok(was_unavailable)
     }
 
-    /// A collection as JSON: name, settings, the method's settings in effect, and counts.
-    pub fn describe(&self, collection: &dyn AnyCollection) -> Value {
-        json!({
-            "name": collection.name(),
-            "settings": collection.settings(),
-            "stats": collection.stats(),
-        })
+    /// A collection's answer: name, settings and counts.
+    pub fn describe(&self, collection: &dyn AnyCollection) -> CollectionAnswer {
+        CollectionAnswer {
+            name: collection.name().to_owned(),
+            settings: collection.settings().clone(),
+            stats: collection.stats(),
+        }
     }
 
     /// Stops every collection's writer after its queued jobs.

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use neardup_service::clock::ManualClock;
 use neardup_service::{salvage, AnyCollection, NewDocument, Service, ServiceOptions, Settings};
 use serde_json::{json, Value};
 
@@ -273,7 +274,11 @@ fn a_missing_middle_segment_is_detected_and_salvage_accepts_the_gap() {
 #[test]
 fn the_collection_limit_refuses_a_creation_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let service = Service::open_with(dir.path(), ServiceOptions { max_collections: 2 }).unwrap();
+    let options = ServiceOptions {
+        max_collections: 2,
+        ..ServiceOptions::default()
+    };
+    let service = Service::open_with(dir.path(), options).unwrap();
     service.create("a", settings(json!({}))).unwrap();
     service.create("b", settings(json!({}))).unwrap();
     let error = service.create("c", settings(json!({}))).unwrap_err();
@@ -291,13 +296,18 @@ fn the_collection_limit_refuses_a_creation_and_leaves_nothing() {
 #[test]
 fn an_expired_id_is_gone_for_every_route() {
     let dir = tempfile::tempdir().unwrap();
-    let service = Service::open(dir.path()).unwrap();
+    let clock = Arc::new(ManualClock::starting_now());
+    let options = ServiceOptions {
+        clock: clock.clone(),
+        ..ServiceOptions::default()
+    };
+    let service = Service::open_with(dir.path(), options).unwrap();
     service
         .create("c", settings(json!({"retention": "1s"})))
         .unwrap();
     let collection = service.collection("c").unwrap();
     assert_eq!(insert(&collection, "x", &text(1, 60)), Ok(true));
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    clock.advance(std::time::Duration::from_millis(1100));
     assert_eq!(collection.get("x").unwrap(), None);
     let deleted = collection.delete("x").unwrap().blocking_recv().unwrap();
     assert_eq!(deleted, Ok(false));
@@ -347,7 +357,7 @@ fn counters_survive_a_restart() {
     drop(collection);
     let service = reopen(service, dir.path());
     let stats = service.collection("c").unwrap().stats();
-    assert_eq!(stats["stored"], 2, "{stats}");
-    assert_eq!(stats["duplicates"], 1, "{stats}");
-    assert_eq!(stats["checks"], 3, "{stats}");
+    assert_eq!(stats.stored, 2, "{stats:?}");
+    assert_eq!(stats.duplicates, 1, "{stats:?}");
+    assert_eq!(stats.checks, 3, "{stats:?}");
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use neardup_service::client::{Client, Method};
+use neardup_service::clock::{Clock, ManualClock};
 use neardup_service::http::{self, HttpConfig};
-use neardup_service::Service;
+use neardup_service::{Service, ServiceOptions};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -35,9 +36,13 @@ struct Server {
 
 impl Server {
     async fn start(dir: &Path, config: HttpConfig) -> Server {
+        Server::start_with(dir, config, ServiceOptions::default()).await
+    }
+
+    async fn start_with(dir: &Path, config: HttpConfig, options: ServiceOptions) -> Server {
         let token = config.token.clone();
         let dir = dir.to_owned();
-        let service = tokio::task::spawn_blocking(move || Service::open(&dir))
+        let service = tokio::task::spawn_blocking(move || Service::open_with(&dir, options))
             .await
             .unwrap()
             .unwrap();
@@ -279,12 +284,17 @@ fn of_identical_texts_sent_at_once_exactly_one_is_stored() {
 fn documents_expire_at_once_and_their_partitions_are_dropped() {
     rt().block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let clock = Arc::new(ManualClock::starting_now());
+        let options = ServiceOptions {
+            clock: clock.clone(),
+            ..ServiceOptions::default()
+        };
+        let server = Server::start_with(dir.path(), HttpConfig::default(), options).await;
         server.create("short", json!({"retention": "2s"})).await;
         let (_, first) = server.insert("short", "a", NEWS).await;
         assert_eq!(first["stored"], true);
         assert_eq!(server.check("short", REPOST).await.len(), 1);
-        tokio::time::sleep(Duration::from_millis(2300)).await;
+        clock.advance(Duration::from_millis(2300));
         assert!(
             server.check("short", REPOST).await.is_empty(),
             "expired at once"
@@ -298,10 +308,11 @@ fn documents_expire_at_once_and_their_partitions_are_dropped() {
             again["stored"], true,
             "an expired document no longer blocks"
         );
-        // The maintenance (every second) drops the expired partition with its file.
+        // The writer's maintenance (every second of its own timer) drops the expired
+        // partition with its file: wait for it.
         let mut shown = Value::Null;
-        for _ in 0..120 {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+        for _ in 0..600 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
             shown = server
                 .call(Method::GET, "/v1/collections/short", None)
                 .await
@@ -324,10 +335,7 @@ fn documents_expire_at_once_and_their_partitions_are_dropped() {
         server
             .create("bytime", json!({"retention": "2h", "retention_by": "time"}))
             .await;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs_f64();
+        let now = clock.now_ms() as f64 / 1000.0;
         let insert = |id: &str, text: &str, time: Value| {
             server.call(
                 Method::POST,

@@ -4,49 +4,10 @@
 //! an error with a message, never a success.
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// An error answer: `{"error": {"code", "message", "field"}}`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ErrorAnswer {
-    /// What went wrong.
-    pub error: ErrorDetail,
-}
-
-/// The body of an error.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ErrorDetail {
-    /// A stable code (`id_exists`, ...).
-    pub code: String,
-    /// What went wrong, for people.
-    pub message: String,
-    /// The request field concerned.
-    #[serde(default)]
-    pub field: Option<String>,
-}
-
-/// The answer to one insert.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Inserted {
-    /// The document's id.
-    pub id: String,
-    /// True when stored, false when answered as a duplicate.
-    pub stored: bool,
-    /// The stored document it duplicates.
-    #[serde(default)]
-    pub duplicate_of: Option<String>,
-}
-
-/// A document of a batch that was refused.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Refused {
-    /// The document's id.
-    pub id: String,
-    /// The status it would have had alone.
-    pub status: u16,
-    /// Why.
-    pub error: ErrorDetail,
-}
+use crate::api::{CollectionAnswer, Collections, Deleted, Dropped, Matches, StoredDocument};
+pub use crate::api::{ErrorAnswer, ErrorDetail, Inserted, Refused};
 
 /// One result of a batch insert.
 #[derive(Debug, Clone)]
@@ -60,55 +21,6 @@ pub enum BatchResult {
 #[derive(Deserialize)]
 struct Results {
     results: Vec<Value>,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Collection {
-    name: String,
-    settings: Map<String, Value>,
-    stats: Map<String, Value>,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Collections {
-    collections: Vec<Named>,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Named {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct Dropped {
-    dropped: bool,
-}
-
-#[derive(Deserialize)]
-struct Deleted {
-    deleted: bool,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Matches {
-    matches: Vec<Match>,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Match {
-    id: String,
-    similarity: f64,
-}
-
-#[derive(Deserialize)]
-#[allow(dead_code)] // Read to check the shape.
-struct Document {
-    id: String,
 }
 
 /// The kind of answer a route gives on success.
@@ -167,7 +79,7 @@ pub fn check(expected: Expected, status: u16, answer: &Value) -> Result<(), Stri
 fn check_success(expected: Expected, answer: &Value) -> Result<(), String> {
     let what = expected.what();
     match expected {
-        Expected::Collection => shape::<Collection>(answer, what).map(drop),
+        Expected::Collection => shape::<CollectionAnswer>(answer, what).map(drop),
         Expected::Collections => shape::<Collections>(answer, what).map(drop),
         Expected::Dropped => match shape::<Dropped>(answer, what)?.dropped {
             true => Ok(()),
@@ -175,7 +87,7 @@ fn check_success(expected: Expected, answer: &Value) -> Result<(), String> {
         },
         Expected::Inserted => shape::<Inserted>(answer, what).map(drop),
         Expected::Matches => shape::<Matches>(answer, what).map(drop),
-        Expected::Document => shape::<Document>(answer, what).map(drop),
+        Expected::Document => shape::<StoredDocument>(answer, what).map(drop),
         Expected::Deleted => match shape::<Deleted>(answer, what)?.deleted {
             true => Ok(()),
             false => Err("the answer says the document was not deleted".to_owned()),

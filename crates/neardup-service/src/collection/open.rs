@@ -1,0 +1,280 @@
+//! Opening a collection: its segments replayed in order into partitions (documents, index,
+//! tombstones applied), a torn tail of the newest cut, a gap in sequence numbers refused
+//! unless `neardup salvage` accepted it; then its writer started.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex, RwLock};
+
+use hashbrown::HashMap;
+use neardup_core::registry::Registered;
+use neardup_core::Method;
+use neardup_engine::online::PartitionIndex;
+
+use super::counters::{read_accepted_gaps, Counters};
+use super::{kill, lock, Collection, Doc, Partition, State, QUEUE};
+use crate::clock::Clock;
+use crate::error::ServiceError;
+use crate::settings::Settings;
+use crate::store::{self, Cut, Record, Recovery, Segment, StoreError};
+
+/// One segment as read back.
+struct Replayed {
+    segment: Segment,
+    cut: Cut,
+    docs: Vec<Doc>,
+    index: PartitionIndex,
+    /// The latest retention time of its documents.
+    max_time: i64,
+    /// The earliest insertion time of its documents (`i64::MAX`: none).
+    created_ms: i64,
+    /// The tombstones it holds.
+    deletes: Vec<u64>,
+    /// Its fingerprints, set in the index once read.
+    fingerprints: Vec<(u64, u64)>,
+    /// The sequence number of its first record.
+    first: Option<u64>,
+}
+
+impl<M: Registered + 'static> Collection<M> {
+    /// Opens the collection stored in `dir` (segments in `dir/segments`), replaying its
+    /// segments, and starts its writer; `clock` gives the time.
+    ///
+    /// # Errors
+    /// An unreadable or corrupt store, naming the file.
+    pub fn open(
+        name: &str,
+        dir: &Path,
+        settings: Settings,
+        method: M,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<Collection<M>>, ServiceError> {
+        let segments_dir = dir.join("segments");
+        std::fs::create_dir_all(&segments_dir)
+            .map_err(|e| StoreError::io(&segments_dir, "cannot create", &e))?;
+        let max_radius = method.max_radius();
+        let counters = Counters::load(dir)?;
+        let mut state = State {
+            partitions: VecDeque::new(),
+            ids: HashMap::default(),
+            next_seq: 0,
+            id_bytes: 0,
+        };
+        let paths = store::list_segments(&segments_dir)?;
+        let accepted_gaps = read_accepted_gaps(dir)?;
+        for (i, path) in paths.iter().enumerate() {
+            let recovery = if i + 1 == paths.len() {
+                Recovery::CutTornTail
+            } else {
+                Recovery::Strict
+            };
+            let replayed = replay(path, recovery, &method, max_radius)?;
+            log_cut(name, path, &replayed.cut);
+            counters
+                .recovered_bytes
+                .fetch_add(replayed.cut.bytes, Ordering::Relaxed);
+            if i > 0 {
+                check_gap(path, &state, &replayed.segment, &accepted_gaps)?;
+            }
+            add_partition(&mut state, path, replayed, clock.as_ref())?;
+        }
+        if state.partitions.is_empty() {
+            let segment = Segment::create(&segments_dir, 0)?;
+            let index = PartitionIndex::new(&method, max_radius)?;
+            let partition = Partition::empty(segment, index, clock.now_ms());
+            state.partitions.push_back(partition);
+        }
+        let collection = Arc::new(Collection {
+            name: name.to_owned(),
+            dir: dir.to_owned(),
+            window_ms: settings.window_ms(),
+            settings,
+            method,
+            max_radius,
+            state: RwLock::new(state),
+            queue: Mutex::new(None),
+            writer: Mutex::new(None),
+            failed: Mutex::new(None),
+            saved: Mutex::new(counters.snapshot()),
+            counters,
+            clock,
+        });
+        collection.start_writer()?;
+        Ok(collection)
+    }
+
+    /// Starts the writer thread on a new queue.
+    fn start_writer(self: &Arc<Self>) -> Result<(), ServiceError> {
+        let (sender, receiver) = mpsc::sync_channel(QUEUE);
+        *lock(&self.queue) = Some(sender);
+        let writer = Arc::clone(self);
+        let handle = std::thread::Builder::new()
+            .name(format!("writer-{}", self.name))
+            .spawn(move || writer.run(receiver))
+            .map_err(|e| {
+                ServiceError::new(500, "internal", format!("cannot start a writer: {e}"))
+            })?;
+        *lock(&self.writer) = Some(handle);
+        Ok(())
+    }
+}
+
+/// Reads one segment: its documents in order, indexed, and its tombstones.
+fn replay<M: Method>(
+    path: &Path,
+    recovery: Recovery,
+    method: &M,
+    max_radius: u32,
+) -> Result<Replayed, ServiceError> {
+    let mut docs = Vec::new();
+    let mut index = PartitionIndex::new(method, max_radius)?;
+    let mut max_time = i64::MIN;
+    let mut created_ms = i64::MAX;
+    let mut deletes = Vec::new();
+    let mut fingerprints = Vec::new();
+    let mut first: Option<u64> = None;
+    let (segment, cut) = Segment::open(path, recovery, |offset, len, record| {
+        match record {
+            Record::Insert(doc) => {
+                let first = *first.get_or_insert(doc.seq);
+                if doc.seq != first + docs.len() as u64 {
+                    return Err(StoreError {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "record at byte {offset}: sequence {} out of order",
+                            doc.seq
+                        ),
+                        disk_full: false,
+                    });
+                }
+                index.insert_deferred(doc.seq, &doc.entry);
+                if let (Some((fingerprint, _)), false) = (doc.entry.hamming, doc.entry.exact_only) {
+                    fingerprints.push((doc.seq, fingerprint));
+                }
+                max_time = max_time.max(doc.time_ms);
+                created_ms = created_ms.min(doc.inserted_ms);
+                docs.push(Doc {
+                    id: doc.id.into_boxed_str(),
+                    time_ms: doc.time_ms,
+                    offset,
+                    len,
+                    live: true,
+                });
+            }
+            Record::Delete(seq) => deletes.push(seq),
+        }
+        Ok(())
+    })?;
+    Ok(Replayed {
+        segment,
+        cut,
+        docs,
+        index,
+        max_time,
+        created_ms,
+        deletes,
+        fingerprints,
+        first,
+    })
+}
+
+fn log_cut(name: &str, path: &Path, cut: &Cut) {
+    if cut.bytes > 0 {
+        eprintln!(
+            "neardup: collection {name:?}: cut {} bytes of a write torn by a crash at byte {} \
+             of {} ({}); it was never acknowledged",
+            cut.bytes,
+            cut.offset,
+            path.display(),
+            cut.message
+        );
+    }
+}
+
+/// The segments follow each other without a gap: a missing file in the middle is lost
+/// acknowledged documents, refused like a corrupt record, unless `neardup salvage` accepted
+/// the gap.
+fn check_gap(
+    path: &Path,
+    state: &State,
+    segment: &Segment,
+    accepted_gaps: &[(u64, u64)],
+) -> Result<(), ServiceError> {
+    if segment.first_seq() == state.next_seq
+        || accepted_gaps.contains(&(state.next_seq, segment.first_seq()))
+    {
+        return Ok(());
+    }
+    Err(StoreError {
+        path: path.to_owned(),
+        message: format!(
+            "documents {} to {} are missing: the segment before ends at sequence {} and this \
+             one starts at {} (a segment file was removed?); see `neardup salvage` in \
+             docs/service.md",
+            state.next_seq,
+            segment.first_seq().saturating_sub(1),
+            state.next_seq,
+            segment.first_seq()
+        ),
+        disk_full: false,
+    }
+    .into())
+}
+
+/// Adds a replayed segment to the state as its newest partition, then applies its tombstones
+/// (to it or older ones).
+fn add_partition(
+    state: &mut State,
+    path: &Path,
+    replayed: Replayed,
+    clock: &dyn Clock,
+) -> Result<(), ServiceError> {
+    let Replayed {
+        segment,
+        docs,
+        mut index,
+        max_time,
+        created_ms,
+        deletes,
+        fingerprints,
+        first,
+        ..
+    } = replayed;
+    index.set_fingerprints(&fingerprints)?;
+    drop(fingerprints);
+    if let Some(first) = first {
+        if first != segment.first_seq() {
+            return Err(StoreError {
+                path: path.to_owned(),
+                message: format!(
+                    "the first record has sequence {first}, the header {}",
+                    segment.first_seq()
+                ),
+                disk_full: false,
+            }
+            .into());
+        }
+    }
+    for (seq, doc) in (segment.first_seq()..).zip(&docs) {
+        if state.ids.insert(doc.id.clone(), seq).is_none() {
+            state.id_bytes += doc.id.len();
+        }
+    }
+    state.next_seq = segment.first_seq() + docs.len() as u64;
+    state.partitions.push_back(Partition {
+        segment: Arc::new(segment),
+        docs,
+        index,
+        max_time,
+        created_ms: if created_ms == i64::MAX {
+            clock.now_ms()
+        } else {
+            created_ms
+        },
+    });
+    for seq in deletes {
+        kill(state, seq);
+    }
+    Ok(())
+}

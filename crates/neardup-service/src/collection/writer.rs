@@ -1,0 +1,249 @@
+//! The writer thread of a collection: it takes insert and delete jobs from the queue in
+//! order, hands groups of inserts to `apply_group`, commits them durably, and every second
+//! drops the partitions whose documents have all expired.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use neardup_core::registry::Registered;
+use neardup_engine::online::PartitionIndex;
+
+use super::{kill, lock, Collection, Doc, Job, Partition, Prepared, State, MAX_GROUP};
+use crate::error::ServiceError;
+use crate::store::{self, Record, Segment};
+
+/// How often the writer looks for expired partitions.
+const MAINTENANCE: Duration = Duration::from_secs(1);
+
+impl<M: Registered + 'static> Collection<M> {
+    /// The writer thread.
+    pub(super) fn run(&self, receiver: Receiver<Job<M>>) {
+        let mut next_maintenance = Instant::now() + MAINTENANCE;
+        let mut pending: Option<Job<M>> = None;
+        loop {
+            let job = match pending.take() {
+                Some(job) => job,
+                None => {
+                    let wait = next_maintenance.saturating_duration_since(Instant::now());
+                    match receiver.recv_timeout(wait) {
+                        Ok(job) => job,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.maintain();
+                            self.save_counters();
+                            next_maintenance = Instant::now() + MAINTENANCE;
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => {
+                            self.save_counters();
+                            break;
+                        }
+                    }
+                }
+            };
+            match job {
+                Job::Delete { id, reply } => {
+                    let _ = reply.send(self.apply_delete(&id));
+                }
+                Job::Insert { documents, reply } => {
+                    let mut group = vec![(documents, reply)];
+                    let mut size = group[0].0.len();
+                    while size < MAX_GROUP {
+                        match receiver.try_recv() {
+                            Ok(Job::Insert { documents, reply }) => {
+                                size += documents.len();
+                                group.push((documents, reply));
+                            }
+                            Ok(other) => {
+                                pending = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    let answers = self.apply_group(&group);
+                    for ((_, reply), answer) in group.into_iter().zip(answers) {
+                        let _ = reply.send(answer);
+                    }
+                }
+            }
+            if Instant::now() >= next_maintenance {
+                self.maintain();
+                self.save_counters();
+                next_maintenance = Instant::now() + MAINTENANCE;
+            }
+        }
+    }
+
+    /// Writes the accepted documents (encoded in `bytes`) durably, then publishes them.
+    pub(super) fn commit(
+        &self,
+        bytes: &[u8],
+        accepted: &[(&Prepared<M>, i64, u32)],
+        now: i64,
+    ) -> Result<(), ServiceError> {
+        // Start a new partition first when the newest is full or old.
+        self.maybe_roll(now, accepted.len())?;
+        let start = self.append(bytes)?;
+        self.counters.groups.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.write();
+        let State {
+            partitions,
+            ids,
+            next_seq,
+            id_bytes,
+        } = &mut *state;
+        let partition = partitions.back_mut().ok_or_else(|| {
+            ServiceError::new(500, "internal", "a collection without a partition")
+        })?;
+        let mut offset = 0u64;
+        for &(document, time_ms, len) in accepted {
+            let seq = *next_seq;
+            partition.index.insert(seq, &document.entry);
+            partition.max_time = partition.max_time.max(time_ms);
+            partition.docs.push(Doc {
+                id: document.id.clone().into_boxed_str(),
+                time_ms,
+                offset: start + offset,
+                len,
+                live: true,
+            });
+            if ids
+                .insert(document.id.clone().into_boxed_str(), seq)
+                .is_none()
+            {
+                *id_bytes += document.id.len();
+            }
+            *next_seq += 1;
+            offset += u64::from(len);
+        }
+        Ok(())
+    }
+
+    /// Starts a new partition when the newest one cannot take `incoming` more documents or
+    /// is older than an eighth of the window.
+    fn maybe_roll(&self, now: i64, incoming: usize) -> Result<(), ServiceError> {
+        let full = self.read().partitions.back().is_some_and(|p| {
+            let docs = p.docs.len();
+            docs > 0
+                && (docs + incoming > self.settings.partition_documents as usize
+                    || self
+                        .window_ms
+                        .is_some_and(|w| now - p.created_ms >= (w / 8).max(1000)))
+        });
+        if full {
+            self.roll(now)?;
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the index of the partition before the newest (just sealed) in one level:
+    /// built under the read lock (checks go on), installed under the write lock. Only the
+    /// writer calls this, so nothing changes the partition in between.
+    fn compact_sealed(&self) {
+        let built = {
+            let state = self.read();
+            let n = state.partitions.len();
+            if n < 2 {
+                return;
+            }
+            match state.partitions[n - 2].index.compacted() {
+                Some(Ok(built)) => built,
+                _ => return,
+            }
+        };
+        let mut state = self.write();
+        let n = state.partitions.len();
+        state.partitions[n - 2].index.install_compacted(built);
+    }
+
+    /// Appends framed records to the newest segment, durably; a failed sync (not a full disk)
+    /// stops the collection's writes until a restart.
+    fn append(&self, bytes: &[u8]) -> Result<u64, ServiceError> {
+        self.newest_segment()?.append(bytes).map_err(|error| {
+            if !error.disk_full {
+                *lock(&self.failed) = Some(error.to_string());
+            }
+            error.into()
+        })
+    }
+
+    fn apply_delete(&self, id: &str) -> Result<bool, ServiceError> {
+        self.check_failed()?;
+        let seq = match self.live_id(&self.read(), id, self.clock.now_ms()) {
+            Some(seq) => seq,
+            None => return Ok(false),
+        };
+        let mut bytes = Vec::new();
+        Record::Delete(seq).encode(&mut bytes);
+        self.append(&bytes)?;
+        kill(&mut self.write(), seq);
+        self.counters.deleted.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    fn maintain(&self) {
+        let Some(window) = self.window_ms else {
+            return;
+        };
+        let now = self.clock.now_ms();
+        let newest_expired = {
+            let state = self.read();
+            state
+                .partitions
+                .back()
+                .is_some_and(|p| !p.docs.is_empty() && p.max_time <= now - window)
+        };
+        if newest_expired && self.roll(now).is_err() {
+            return;
+        }
+        loop {
+            let dropped = {
+                let mut state = self.write();
+                let droppable = state.partitions.len() > 1
+                    && state
+                        .partitions
+                        .front()
+                        .is_some_and(|p| p.docs.is_empty() || p.max_time <= now - window);
+                if !droppable {
+                    break;
+                }
+                let Some(partition) = state.partitions.pop_front() else {
+                    break;
+                };
+                let mut expired = 0;
+                for (seq, doc) in (partition.first_seq()..).zip(&partition.docs) {
+                    if doc.live {
+                        expired += 1;
+                        if state.ids.get(&doc.id).copied() == Some(seq) {
+                            state.ids.remove(&doc.id);
+                            state.id_bytes -= doc.id.len();
+                        }
+                    }
+                }
+                self.counters.expired.fetch_add(expired, Ordering::Relaxed);
+                partition
+            };
+            let path = dropped.segment.path().to_owned();
+            drop(dropped);
+            if std::fs::remove_file(&path).is_ok() {
+                let _ = store::sync_dir(&self.dir.join("segments"));
+            }
+            self.counters
+                .partitions_dropped
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Starts a new partition (segment file and index) and compacts the one it seals.
+    fn roll(&self, now: i64) -> Result<(), ServiceError> {
+        let next_seq = self.read().next_seq;
+        let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
+        let index = PartitionIndex::new(&self.method, self.max_radius)?;
+        self.write()
+            .partitions
+            .push_back(Partition::empty(segment, index, now));
+        self.compact_sealed();
+        Ok(())
+    }
+}
