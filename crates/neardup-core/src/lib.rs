@@ -58,11 +58,14 @@ pub mod methods;
 pub mod minhash;
 pub mod normalize;
 pub mod offsets;
+pub mod params;
 pub mod registry;
 pub mod sharded;
 pub mod simhash;
+pub mod sketch_kind;
 mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};
 pub use method::{CorpusStats, EditLimit, Join, JoinMeasure, Method, Sketch, SketchNotes};
+pub use sketch_kind::SketchKind;

@@ -3,14 +3,14 @@
 
 use crate::hash::hash128;
 use crate::method::{SketchDecoder, SketchEncoder};
+use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
 use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::registry::{
-    normalize_options, normalize_settings, ParamSpec, Params, Registered, Setting,
-};
+use crate::params::{ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::{Join, Method, Result, Sketch};
 
-/// The kind byte of an encoded [`ExactSketch`].
-const SKETCH_KIND: u8 = 1;
+/// The kind of an encoded [`ExactSketch`].
+const SKETCH_KIND: SketchKind = SketchKind::Exact;
 
 /// The sketch of [`Exact`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,12 +27,12 @@ impl Sketch for ExactSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        SketchEncoder::new(out, SKETCH_KIND)
+        SketchEncoder::new(out, SKETCH_KIND.byte())
             .u128(self.identity)
             .u8(u8::from(self.empty));
     }
     fn decode(bytes: &[u8]) -> Result<ExactSketch> {
-        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "exact")?;
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?;
         let identity = decoder.u128()?;
         let empty = match decoder.u8()? {
             0 => false,
@@ -106,7 +106,7 @@ impl Registered for Exact {
     const FINDS_CANDIDATES: bool = false;
 
     fn params() -> Vec<ParamSpec> {
-        crate::registry::NORMALIZE_PARAMS.to_vec()
+        NORMALIZE_PARAMS.to_vec()
     }
 
     fn from_params(params: &Params) -> Result<Exact> {

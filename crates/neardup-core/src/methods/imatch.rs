@@ -27,20 +27,20 @@ use std::sync::Arc;
 
 use crate::corpus::CorpusStats;
 use crate::hash::mix64;
-use crate::methods::classic::{self, ClassicSketch, Verifier};
-use crate::normalize::Normalizer;
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
+use crate::methods::shared::classic::word_shingler;
+use crate::methods::shared::classic::{self, ClassicSketch, Verifier};
+use crate::methods::shared::params::{
+    min_terms, normalize_options, normalize_settings, stopwords_param, MIN_TERMS_PARAM,
     NORMALIZE_PARAMS,
 };
-use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
+use crate::normalize::Normalizer;
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
+use crate::tokenize::Shingler;
 use crate::{Error, Method, Result};
 
-/// The kind byte of an encoded [`IMatchSketch`].
-pub(crate) const SKETCH_KIND: u8 = 6;
-
 /// The sketch of [`IMatch`].
-pub type IMatchSketch = ClassicSketch<SKETCH_KIND>;
+pub type IMatchSketch = ClassicSketch<{ SketchKind::IMatch.byte() }>;
 
 /// The first line of a lexicon file that `--save-lexicon` writes.
 pub const LEXICON_HEADER: &str = "# neardup imatch lexicon v1";
@@ -301,24 +301,6 @@ impl Method for IMatch {
     }
 }
 
-/// The stopword flag as the shingle parameters declare it.
-pub(crate) fn stopwords_param() -> ParamSpec {
-    *crate::registry::SHINGLE_PARAMS
-        .iter()
-        .find(|p| p.name == "stopwords")
-        .expect("SHINGLE_PARAMS has stopwords")
-}
-
-/// The word features of `imatch` and `topn`: jieba words on Chinese, Unicode words
-/// elsewhere.
-pub(crate) fn word_shingler(params: &Params) -> Result<Shingler> {
-    ShinglerBuilder::new()
-        .tokenizer(Tokenizer::Word)
-        .ngram(1)
-        .remove_stopwords(params.flag("stopwords")?)
-        .build()
-}
-
 fn fraction(params: &Params, name: &'static str, default: f64) -> Result<f64> {
     let value = params.get(name)?.unwrap_or(default);
     if !(0.0..=1.0).contains(&value) {
@@ -366,14 +348,7 @@ impl Registered for IMatch {
                 help: "Fraction of the lexicon's words each extra lexicon drops.",
                 group: Some("Lexicon"),
             },
-            ParamSpec {
-                name: "min_terms",
-                kind: ParamKind::Count,
-                default: Some("3"),
-                help: "Fewest lexicon words of a signature; documents with fewer are compared \
-                       as exact copies only.",
-                group: Some("Lexicon"),
-            },
+            MIN_TERMS_PARAM,
             ParamSpec {
                 name: "lexicon_file",
                 kind: ParamKind::File,
@@ -413,10 +388,7 @@ impl Registered for IMatch {
                 format!("{extra} (expected at most 64)"),
             ));
         }
-        let min_terms: usize = params.get("min_terms")?.unwrap_or(3);
-        if min_terms == 0 {
-            return Err(Error::invalid("min_terms", "0 (expected at least 1)"));
-        }
+        let min_terms = min_terms(params)?;
         let lexicon = match params.raw("lexicon_file") {
             Some(text) => parse_lexicon(text, &normalizer, &words)?,
             None => Lexicon::Unlearned,

@@ -12,19 +12,22 @@ use crate::hash::hash128_u64s;
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
 use crate::measure::SetMeasure;
 use crate::method::{SketchDecoder, SketchEncoder, SketchNotes};
+use crate::methods::shared::params::{
+    boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
+    BOILERPLATE_PARAMS, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS, THRESHOLD_PARAM,
+};
 use crate::minhash::{MinHasher, SketchScheme};
 use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
-};
+use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::{ShingleSet, Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Method, Result, Sketch};
 
-/// The kind byte of an encoded [`MinHashSketch`].
-const SKETCH_KIND: u8 = 2;
-/// The kind byte of an encoded weighted [`MinHashSketch`] (`weighting = idf`): the same
-/// fields, then the weights.
-const WEIGHTED_SKETCH_KIND: u8 = 4;
+/// The kind of an encoded [`MinHashSketch`].
+const SKETCH_KIND: SketchKind = SketchKind::MinHash;
+/// The kind of an encoded weighted [`MinHashSketch`] (`weighting = idf`): the same fields,
+/// then the weights.
+const WEIGHTED_SKETCH_KIND: SketchKind = SketchKind::WeightedMinHash;
 
 /// What happens to common shingles (in more than `max_df` documents).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -61,6 +64,8 @@ impl std::str::FromStr for Common {
         }
     }
 }
+
+param_value_by_choice!(Common);
 
 /// The default `rare_threshold`.
 pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
@@ -102,15 +107,9 @@ impl std::str::FromStr for Weighting {
     }
 }
 
-/// The default similarity threshold (Jaccard on the default `auto` shingles: 3 characters
-/// on CJK text, 5 elsewhere).
-///
-/// Chosen with `neardup tune` on `neardup synth` corpora of Chinese headlines, Chinese
-/// articles and English newswire with light edits (docs/evaluation.md): at 0.4 precision
-/// stays at or above 0.97 on all three and recall is 0.87 to 1.0; 0.5 trades about a tenth of
-/// the recall for precision 0.99. One edited character removes up to 3 of a Chinese text's
-/// shingles, so Jaccard 0.4 on these shingles is a light edit, not a loose match.
-pub const DEFAULT_THRESHOLD: f64 = 0.4;
+param_value_by_choice!(Weighting);
+
+pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
 
 /// The sketch of [`MinHash`]: the signature for LSH, the shingle set for verification.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +163,7 @@ impl Sketch for MinHashSketch {
         } else {
             WEIGHTED_SKETCH_KIND
         };
-        let mut encoder = SketchEncoder::new(out, kind);
+        let mut encoder = SketchEncoder::new(out, kind.byte());
         encoder
             .u128(self.identity)
             .u32s(&self.signature)
@@ -175,11 +174,15 @@ impl Sketch for MinHashSketch {
         }
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
-        let weighted = bytes.get(3) == Some(&WEIGHTED_SKETCH_KIND);
+        let weighted = bytes.get(3) == Some(&WEIGHTED_SKETCH_KIND.byte());
         let mut decoder = if weighted {
-            SketchDecoder::new(bytes, WEIGHTED_SKETCH_KIND, "weighted minhash")?
+            SketchDecoder::new(
+                bytes,
+                WEIGHTED_SKETCH_KIND.byte(),
+                WEIGHTED_SKETCH_KIND.name(),
+            )?
         } else {
-            SketchDecoder::new(bytes, SKETCH_KIND, "minhash")?
+            SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?
         };
         let identity = decoder.u128()?;
         let signature = decoder.u32s()?.into_boxed_slice();
@@ -756,20 +759,8 @@ impl Registered for MinHash {
 
     fn params() -> Vec<ParamSpec> {
         let own = [
-            ParamSpec {
-                name: "threshold",
-                kind: ParamKind::Number,
-                default: None,
-                help: crate::methods::short::THRESHOLD_HELP,
-                group: None,
-            },
-            ParamSpec {
-                name: "measure",
-                kind: ParamKind::Choice(crate::methods::short::MEASURES),
-                default: Some("jaccard"),
-                help: crate::methods::short::MEASURE_HELP,
-                group: None,
-            },
+            THRESHOLD_PARAM,
+            MEASURE_PARAM,
             ParamSpec {
                 name: "common_shingles",
                 kind: ParamKind::Choice(&["check", "drop"]),
@@ -840,10 +831,10 @@ impl Registered for MinHash {
                 group: None,
             },
         ];
-        let shared = crate::registry::SHINGLE_PARAMS
+        let shared = SHINGLE_PARAMS
             .iter()
-            .chain(crate::registry::BOILERPLATE_PARAMS)
-            .chain(crate::registry::NORMALIZE_PARAMS);
+            .chain(BOILERPLATE_PARAMS)
+            .chain(NORMALIZE_PARAMS);
         own.iter().chain(shared).copied().collect()
     }
 
@@ -890,7 +881,7 @@ impl Registered for MinHash {
         if let Some(ngram) = params.get("latin_ngram")? {
             builder = builder.latin_ngram(ngram);
         }
-        let (max_df, boilerplate_df, lines) = crate::registry::boilerplate_params(params)?;
+        let (max_df, boilerplate_df, lines) = boilerplate_params(params)?;
         builder
             .max_df(max_df)
             .boilerplate_df(boilerplate_df)
@@ -934,7 +925,7 @@ impl Registered for MinHash {
             ),
             ("rare_threshold", Setting::Number(self.rare_threshold)),
         ]);
-        settings.extend(crate::registry::boilerplate_settings(&self.boilerplate));
+        settings.extend(boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
         settings
     }

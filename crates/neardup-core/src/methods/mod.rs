@@ -1,12 +1,15 @@
-//! The methods, one module each. To add one: a module here implementing [`crate::Method`],
-//! and one line in the method registry of `neardup-pipeline`.
+//! The methods, one module each, and what they share ([`shared`]). To add one: a module here
+//! implementing [`crate::Method`] and [`crate::params::Registered`], and one line in
+//! [`crate::registry`]. A method imports [`shared`] and [`crate::params`], never another
+//! method and never the registry (`supershingle` alone builds on `minhash`, the method it
+//! wraps).
 
-pub mod classic;
 pub mod exact;
 pub mod imatch;
 pub mod minhash;
 pub mod segments;
 pub mod sentences;
+pub mod shared;
 pub mod short;
 pub mod simhash;
 pub mod supershingle;

@@ -2,7 +2,7 @@
 //! text (spaces left out) is cut into `segments` pieces of equal length, each piece is
 //! hashed with its position, and two documents are candidates when at least
 //! `min_segments` of their pieces are equal (then verified, see
-//! [`crate::methods::classic`]).
+//! [`crate::methods::shared::classic`]).
 //!
 //! Strengths and weaknesses (pinned by the tests): substitutions and changes confined to a
 //! few places (a changed headline, a corrected figure, a rewritten closing sentence) leave
@@ -12,19 +12,15 @@
 //! compared as exact copies only.
 
 use crate::hash::{hash64, mix64};
-use crate::methods::classic::{self, ClassicSketch, Verifier};
+use crate::methods::shared::classic::{self, ClassicSketch, Verifier};
+use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
 use crate::normalize::Normalizer;
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
-    NORMALIZE_PARAMS,
-};
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::{Error, Join, Method, Result};
 
-/// The kind byte of an encoded [`SegmentsSketch`].
-pub(crate) const SKETCH_KIND: u8 = 8;
-
 /// The sketch of [`Segments`].
-pub type SegmentsSketch = ClassicSketch<SKETCH_KIND>;
+pub type SegmentsSketch = ClassicSketch<{ SketchKind::Segments.byte() }>;
 
 /// The default `segments`.
 pub const DEFAULT_SEGMENTS: usize = 8;

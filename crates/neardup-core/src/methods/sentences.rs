@@ -4,7 +4,7 @@
 //!   feature made of the `context` tokens (CJK characters or words) on each side of it, the
 //!   marks themselves left out (so full-width and half-width punctuation, or a comma turned
 //!   into a full stop, give the same feature). Documents sharing at least `min_shared`
-//!   features are candidates (then verified, see [`crate::methods::classic`]).
+//!   features are candidates (then verified, see [`crate::methods::shared::classic`]).
 //! - `sentence_signature = longest`: the signature "a large Chinese search engine" used by
 //!   seed 001's account, a hash of the document's `sentences` longest sentences (3 by
 //!   default; all of them in a shorter document). Equal signatures are candidates.
@@ -18,20 +18,16 @@
 
 use crate::boilerplate::lines;
 use crate::hash::{hash128_u64s, hash64, mix64};
-use crate::methods::classic::{self, is_mark, ClassicSketch, Verifier};
+use crate::methods::shared::classic::{self, is_mark, ClassicSketch, Verifier};
+use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
 use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
-    NORMALIZE_PARAMS,
-};
+use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::is_cjk;
 use crate::{Error, Join, Method, Result};
 
-/// The kind byte of an encoded [`SentencesSketch`].
-pub(crate) const SKETCH_KIND: u8 = 9;
-
 /// The sketch of [`Sentences`].
-pub type SentencesSketch = ClassicSketch<SKETCH_KIND>;
+pub type SentencesSketch = ClassicSketch<{ SketchKind::Sentences.byte() }>;
 
 /// Which sentence signature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,6 +62,8 @@ impl std::str::FromStr for SentenceSignature {
         }
     }
 }
+
+param_value_by_choice!(SentenceSignature);
 
 /// Sentence signatures.
 #[derive(Debug, Clone)]

@@ -26,16 +26,18 @@ use std::str::FromStr;
 use crate::hash::{hash128, hash128_u64s};
 use crate::measure::{containment, cosine, jaccard};
 use crate::method::{EditLimit, JoinMeasure, SketchDecoder, SketchEncoder};
-use crate::normalize::Normalizer;
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
-    NORMALIZE_PARAMS, SHINGLE_PARAMS,
+use crate::methods::shared::params::{
+    normalize_options, normalize_settings, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS,
+    THRESHOLD_PARAM,
 };
+use crate::normalize::Normalizer;
+use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Join, Method, Result, Sketch};
 
-/// The kind byte of an encoded [`ShortSketch`].
-const SKETCH_KIND: u8 = 5;
+/// The kind of an encoded [`ShortSketch`].
+const SKETCH_KIND: SketchKind = SketchKind::ShortText;
 
 /// The default threshold of `join` and `ngram` with a set measure (chosen on `neardup synth`
 /// edits of THUCNews headlines: docs/evaluation.md).
@@ -98,6 +100,8 @@ impl FromStr for ShortMeasure {
     }
 }
 
+param_value_by_choice!(ShortMeasure);
+
 /// The sketch of `join` and `ngram`: what the measure and the candidate search read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShortSketch {
@@ -127,7 +131,7 @@ impl Sketch for ShortSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        let mut encoder = SketchEncoder::new(out, SKETCH_KIND);
+        let mut encoder = SketchEncoder::new(out, SKETCH_KIND.byte());
         encoder.u128(self.identity).u32s(&self.chars);
         encoder.u32(self.tokens.len() as u32);
         for &token in self.tokens.iter() {
@@ -135,7 +139,7 @@ impl Sketch for ShortSketch {
         }
     }
     fn decode(bytes: &[u8]) -> Result<ShortSketch> {
-        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "short-text")?;
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?;
         let identity = decoder.u128()?;
         let chars = decoder.u32s()?;
         let count = decoder.u32()? as usize;
@@ -520,20 +524,8 @@ impl ShortText {
 /// The parameters `join` and `ngram` share, besides normalisation and shingles.
 fn measure_params() -> Vec<ParamSpec> {
     vec![
-        ParamSpec {
-            name: "threshold",
-            kind: ParamKind::Number,
-            default: None,
-            help: THRESHOLD_HELP,
-            group: None,
-        },
-        ParamSpec {
-            name: "measure",
-            kind: ParamKind::Choice(MEASURES),
-            default: Some("jaccard"),
-            help: MEASURE_HELP,
-            group: None,
-        },
+        THRESHOLD_PARAM,
+        MEASURE_PARAM,
         ParamSpec {
             name: "max_edits",
             kind: ParamKind::Count,
@@ -544,22 +536,6 @@ fn measure_params() -> Vec<ParamSpec> {
         },
     ]
 }
-
-/// The `threshold` parameter's help, shared by every method that has it.
-pub const THRESHOLD_HELP: &str = "Similarity threshold of the verification measure [default: \
-                                  minhash, supershingle, imatch, topn, segments and sentences \
-                                  0.4, or 0.7 with --verify edit; join and ngram 0.5, or 0.7 \
-                                  with --measure edit].";
-
-/// The names `measure` accepts, shared by every method that has it (each method refuses the
-/// ones it cannot compute, by name).
-pub const MEASURES: &[&str] = &["jaccard", "containment", "cosine", "edit"];
-
-/// The `measure` parameter's help, shared by every method that has it.
-pub const MEASURE_HELP: &str = "Verification measure: `jaccard` or `containment` (minhash; \
-                                containment of the smaller set in the larger), or also \
-                                `cosine` of the shingle sets and `edit` (normalised edit \
-                                similarity of the characters) for join and ngram.";
 
 fn short_params(own: Vec<ParamSpec>) -> Vec<ParamSpec> {
     let mut params = measure_params();

@@ -46,16 +46,19 @@ use std::sync::Arc;
 use crate::hash::hash128_u64s;
 use crate::measure::jaccard;
 use crate::method::{CorpusStats, SketchDecoder, SketchEncoder};
-use crate::normalize::{NormalizeOptions, Normalizer};
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
+use crate::methods::shared::params::{
+    normalize_options, normalize_settings, NORMALIZE_PARAMS, SHINGLE_PARAMS,
 };
+use crate::methods::shared::verify::{edit_similarity, Verification};
+use crate::normalize::{NormalizeOptions, Normalizer};
+use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::simhash::simhash64;
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Join, Method, Result, Sketch};
 
-/// The kind byte of an encoded [`SimHashSketch`].
-const SKETCH_KIND: u8 = 3;
+/// The kind of an encoded [`SimHashSketch`].
+const SKETCH_KIND: SketchKind = SketchKind::SimHash;
 
 /// The largest Hamming distance a rule may give (the exact index stays fast up to about
 /// there; beyond it, unrelated 64-bit fingerprints start to match by chance).
@@ -151,44 +154,6 @@ impl FromStr for DistanceRule {
     }
 }
 
-/// How candidates are confirmed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Verification {
-    /// The distance decides.
-    None,
-    /// Jaccard of the shingle sets (the default).
-    #[default]
-    Jaccard,
-    /// Normalised edit similarity of the normalised texts (`1 - distance / longer length`).
-    Edit,
-}
-
-impl Verification {
-    /// The name accepted by [`FromStr`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Verification::None => "none",
-            Verification::Jaccard => "jaccard",
-            Verification::Edit => "edit",
-        }
-    }
-}
-
-impl FromStr for Verification {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Verification> {
-        match text.trim() {
-            "none" => Ok(Verification::None),
-            "jaccard" => Ok(Verification::Jaccard),
-            "edit" => Ok(Verification::Edit),
-            other => Err(Error::invalid(
-                "verify",
-                format!("{other:?} (expected none, jaccard or edit)"),
-            )),
-        }
-    }
-}
-
 /// How features are weighted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Weights {
@@ -212,6 +177,8 @@ impl FromStr for Weights {
         }
     }
 }
+
+param_value_by_choice!(Weights);
 
 /// Where IDF values come from.
 #[derive(Debug, Clone)]
@@ -269,7 +236,7 @@ impl Sketch for SimHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        SketchEncoder::new(out, SKETCH_KIND)
+        SketchEncoder::new(out, SKETCH_KIND.byte())
             .u64(self.fingerprint)
             .u32(self.length)
             .u32(self.features)
@@ -279,7 +246,7 @@ impl Sketch for SimHashSketch {
             .u32s(&self.text);
     }
     fn decode(bytes: &[u8]) -> Result<SimHashSketch> {
-        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND, "simhash")?;
+        let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?;
         let fingerprint = decoder.u64()?;
         let length = decoder.u32()?;
         let features = decoder.u32()?;
@@ -554,19 +521,6 @@ impl Method for SimHash {
     }
 }
 
-/// Normalised edit similarity `1 - levenshtein / max(len)`, `None` below `cutoff`.
-pub(crate) fn edit_similarity(a: &[u32], b: &[u32], cutoff: f64) -> Option<f64> {
-    if a.is_empty() && b.is_empty() {
-        return Some(1.0);
-    }
-    let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(cutoff - 1e-9);
-    rapidfuzz::distance::levenshtein::normalized_similarity_with_args(
-        a.iter().copied(),
-        b.iter().copied(),
-        &args,
-    )
-}
-
 /// Parses an IDF table: `word idf` per line (whitespace between, jieba's `idf.txt` format),
 /// blank lines and lines starting with `#` skipped. Words are normalised like text.
 fn parse_idf_table(
@@ -688,9 +642,7 @@ impl Registered for SimHash {
                 group: Some("Shingles"),
             },
         ];
-        let shared = crate::registry::SHINGLE_PARAMS
-            .iter()
-            .chain(crate::registry::NORMALIZE_PARAMS);
+        let shared = SHINGLE_PARAMS.iter().chain(NORMALIZE_PARAMS);
         own.iter().chain(shared).copied().collect()
     }
 

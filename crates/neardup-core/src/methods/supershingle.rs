@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use crate::corpus::CorpusStats;
 use crate::methods::minhash::{MinHash, MinHashSketch};
-use crate::methods::simhash::Verification;
-use crate::registry::{ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::methods::shared::classic::VERIFY_PARAM;
+use crate::methods::shared::verify::Verification;
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::{Error, Join, Method, Result, SketchNotes};
 
 /// The default `min_hashes` (Broder 2000).
@@ -129,7 +130,7 @@ impl Registered for SuperShingle {
         "Broder's super-shingles: min-hashes grouped into super-shingles, union-find ready";
 
     fn params() -> Vec<ParamSpec> {
-        let mut params: Vec<ParamSpec> = vec![crate::methods::classic::verify_params()[1]];
+        let mut params: Vec<ParamSpec> = vec![VERIFY_PARAM];
         params.extend([
             ParamSpec {
                 name: "super_shingles",

@@ -2,7 +2,7 @@
 //! words of highest TF-IDF weight (term frequency in the document times the smoothed IDF of
 //! a first pass over the corpus, [`CorpusStats::idf`]) hashed, as a set, into one 64-bit
 //! fingerprint. Documents with equal fingerprints are candidates (then verified, see
-//! [`crate::methods::classic`]).
+//! [`crate::methods::shared::classic`]).
 //!
 //! Strengths and weaknesses (pinned by the tests): edits that leave a text's most
 //! characteristic words alone (punctuation, a changed sentence in a long article, appended
@@ -14,21 +14,20 @@
 use std::sync::Arc;
 
 use crate::corpus::CorpusStats;
-use crate::methods::classic::{self, ClassicSketch, Verifier};
-use crate::methods::imatch::{stopwords_param, word_shingler};
-use crate::normalize::Normalizer;
-use crate::registry::{
-    normalize_options, normalize_settings, ParamKind, ParamSpec, Params, Registered, Setting,
+use crate::methods::shared::classic::word_shingler;
+use crate::methods::shared::classic::{self, ClassicSketch, Verifier};
+use crate::methods::shared::params::{
+    min_terms, normalize_options, normalize_settings, stopwords_param, MIN_TERMS_PARAM,
     NORMALIZE_PARAMS,
 };
+use crate::normalize::Normalizer;
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::Shingler;
 use crate::{Error, Method, Result};
 
-/// The kind byte of an encoded [`TopNSketch`].
-pub(crate) const SKETCH_KIND: u8 = 7;
-
 /// The sketch of [`TopN`].
-pub type TopNSketch = ClassicSketch<SKETCH_KIND>;
+pub type TopNSketch = ClassicSketch<{ SketchKind::TopN.byte() }>;
 
 /// The default `top_n`.
 pub const DEFAULT_TOP_N: usize = 10;
@@ -138,14 +137,7 @@ impl Registered for TopN {
                 help: "Words of highest TF-IDF weight in the fingerprint.",
                 group: None,
             },
-            ParamSpec {
-                name: "min_terms",
-                kind: ParamKind::Count,
-                default: Some("3"),
-                help: "Fewest lexicon words of a signature; documents with fewer are compared \
-                       as exact copies only.",
-                group: Some("Lexicon"),
-            },
+            MIN_TERMS_PARAM,
             stopwords_param(),
         ]);
         params.extend(NORMALIZE_PARAMS.iter().copied());
@@ -160,10 +152,7 @@ impl Registered for TopN {
                 format!("{top_n} (expected 1 to 1000)"),
             ));
         }
-        let min_terms: usize = params.get("min_terms")?.unwrap_or(3);
-        if min_terms == 0 {
-            return Err(Error::invalid("min_terms", "0 (expected at least 1)"));
-        }
+        let min_terms = min_terms(params)?;
         Ok(TopN {
             normalizer: Normalizer::new(normalize_options(params)?),
             words: word_shingler(params)?,

@@ -1,9 +1,10 @@
 //! What the classic fingerprint methods share (`imatch`, `topn`, `segments`, `sentences`;
-//! `supershingle` is MinHash underneath and uses MinHash's sketch).
+//! `supershingle` is MinHash underneath and uses MinHash's sketch): their sketch, its
+//! verification, their signatures and their word features.
 //!
 //! Each of them turns a document into a few *signatures* (64-bit keys): documents sharing a
-//! signature (or enough of them) are candidates, as in the seeds. What the seeds leave out is
-//! a check of the candidates: a signature hides how much two texts share, so a short text or
+//! signature (or enough of them) are candidates, as in the published methods. What their
+//! descriptions leave out is a check of the candidates: a signature hides how much two texts share, so a short text or
 //! an unlucky collision of features makes a false duplicate. Here every candidate is
 //! verified by default ([`Verifier`]): the Jaccard of its 3-character (CJK) and 5-character
 //! shingles, the measure `minhash` verifies with, must reach `threshold`. `verify = none`
@@ -14,21 +15,20 @@
 //! The identity of a sketch is the hash of the normalised text, so exact copies (after
 //! normalisation) are grouped before any signature is compared.
 
-use crate::hash::{hash128, mix64};
+use crate::hash::{hash128, hash128_u64s, mix64};
 use crate::measure::jaccard;
 use crate::method::{SketchDecoder, SketchEncoder};
-use crate::methods::simhash::Verification;
-use crate::registry::{ParamKind, ParamSpec, Params, Setting};
+use crate::methods::shared::params::THRESHOLD_PARAM;
+use crate::methods::shared::verify::{
+    edit_similarity, Verification, DEFAULT_EDIT_THRESHOLD, DEFAULT_THRESHOLD,
+};
+use crate::params::{ParamKind, ParamSpec, Params, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Result, Sketch};
 
-/// The default `threshold` with `verify = jaccard`: minhash's ([`super::minhash::DEFAULT_THRESHOLD`]).
-pub const DEFAULT_JACCARD_THRESHOLD: f64 = super::minhash::DEFAULT_THRESHOLD;
-/// The default `threshold` with `verify = edit`.
-pub const DEFAULT_EDIT_THRESHOLD: f64 = 0.7;
-
-/// The sketch of a classic method (kind byte `KIND`): signatures, and what verification
-/// needs.
+/// The sketch of a classic method (kind byte `KIND`, a [`SketchKind::byte`]): signatures, and
+/// what verification needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassicSketch<const KIND: u8> {
     identity: u128,
@@ -110,13 +110,7 @@ impl<const KIND: u8> Sketch for ClassicSketch<KIND> {
 }
 
 fn kind_name(kind: u8) -> &'static str {
-    match kind {
-        super::imatch::SKETCH_KIND => "imatch",
-        super::topn::SKETCH_KIND => "topn",
-        super::segments::SKETCH_KIND => "segments",
-        super::sentences::SKETCH_KIND => "sentences",
-        _ => "classic",
-    }
+    SketchKind::from_byte(kind).map_or("classic", SketchKind::name)
 }
 
 /// Builds sketches and verifies candidates the same way for every classic method.
@@ -136,7 +130,7 @@ impl Verifier {
         let mode = params.get("verify")?.unwrap_or(Verification::Jaccard);
         let threshold = params.get("threshold")?.unwrap_or(match mode {
             Verification::Edit => DEFAULT_EDIT_THRESHOLD,
-            _ => DEFAULT_JACCARD_THRESHOLD,
+            _ => DEFAULT_THRESHOLD,
         });
         Verifier::new(mode, threshold)
     }
@@ -225,9 +219,7 @@ impl Verifier {
         match self.mode {
             Verification::None => jaccard(&a.keys, &b.keys),
             Verification::Jaccard => jaccard(&a.set, &b.set),
-            Verification::Edit => {
-                super::simhash::edit_similarity(&a.text, &b.text, 0.0).unwrap_or(0.0)
-            }
+            Verification::Edit => edit_similarity(&a.text, &b.text, 0.0).unwrap_or(0.0),
         }
     }
 
@@ -251,7 +243,7 @@ impl Verifier {
                 if a.identity == b.identity {
                     return Some(1.0);
                 }
-                super::simhash::edit_similarity(&a.text, &b.text, self.threshold)
+                edit_similarity(&a.text, &b.text, self.threshold)
             }
         }
     }
@@ -273,29 +265,33 @@ impl Verifier {
     }
 }
 
-/// The help of the classic methods' `threshold`.
-pub const THRESHOLD_HELP: &str = crate::methods::short::THRESHOLD_HELP;
+/// The classic methods' `verify` parameter (`supershingle` has it too).
+pub const VERIFY_PARAM: ParamSpec = ParamSpec {
+    name: "verify",
+    kind: ParamKind::Choice(&["none", "jaccard", "edit"]),
+    default: Some("jaccard"),
+    help: "Confirm candidates with `jaccard` (shingle sets, at --threshold) or `edit` \
+           (normalised edit similarity); `none`: a shared signature is a duplicate.",
+    group: None,
+};
 
-/// `verify` and `threshold`: the same specs as simhash's `verify` and minhash's `threshold`
-/// (the CLI has one flag per name).
+/// `threshold` and `verify`: the same specs as minhash's `threshold` and the same kind and
+/// default as simhash's `verify` (the CLI has one flag per name).
 pub fn verify_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec {
-            name: "threshold",
-            kind: ParamKind::Number,
-            default: None,
-            help: THRESHOLD_HELP,
-            group: None,
-        },
-        ParamSpec {
-            name: "verify",
-            kind: ParamKind::Choice(&["none", "jaccard", "edit"]),
-            default: Some("jaccard"),
-            help: "Confirm candidates with `jaccard` (shingle sets, at --threshold) or `edit` \
-                   (normalised edit similarity); `none`: a shared signature is a duplicate.",
-            group: None,
-        },
-    ]
+    vec![THRESHOLD_PARAM, VERIFY_PARAM]
+}
+
+/// The word features of `imatch` and `topn`: jieba words on Chinese, Unicode words
+/// elsewhere.
+///
+/// # Errors
+/// A `stopwords` value that does not parse.
+pub fn word_shingler(params: &Params) -> Result<Shingler> {
+    ShinglerBuilder::new()
+        .tokenizer(Tokenizer::Word)
+        .ngram(1)
+        .remove_stopwords(params.flag("stopwords")?)
+        .build()
 }
 
 /// A signature of `values` (sorted or not, as the caller decides) tagged with `tag`, so that
@@ -304,7 +300,7 @@ pub fn signature(tag: u64, values: &[u64]) -> u64 {
     let mut tagged = Vec::with_capacity(values.len() + 1);
     tagged.push(mix64(tag ^ 0x636c_6173_7369_6321));
     tagged.extend_from_slice(values);
-    let hash = crate::hash::hash128_u64s(&tagged);
+    let hash = hash128_u64s(&tagged);
     (hash as u64) ^ ((hash >> 64) as u64)
 }
 
@@ -312,4 +308,49 @@ pub fn signature(tag: u64, values: &[u64]) -> u64 {
 /// mark of a letter, or white space.
 pub fn is_mark(c: char) -> bool {
     !(c.is_alphanumeric() || c.is_whitespace() || matches!(c, '\u{300}'..='\u{36F}'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestSketch = ClassicSketch<{ SketchKind::TopN.byte() }>;
+
+    #[test]
+    fn sketches_round_trip_under_their_kind() {
+        let verifier = Verifier::new(Verification::Jaccard, 0.4).unwrap();
+        let sketch: TestSketch =
+            verifier.sketch("今天天气很好 我们去公园散步", vec![3, 1, 3], false);
+        assert_eq!(sketch.keys(), &[1, 3]);
+        let mut bytes = Vec::new();
+        sketch.encode(&mut bytes);
+        assert_eq!(bytes[3], SketchKind::TopN.byte());
+        assert_eq!(TestSketch::decode(&bytes).unwrap(), sketch);
+        let error = ClassicSketch::<{ SketchKind::IMatch.byte() }>::decode(&bytes).unwrap_err();
+        assert!(error.to_string().contains("imatch"), "{error}");
+    }
+
+    #[test]
+    fn verification_modes_decide() {
+        let text = "the quick brown fox jumps over the lazy dog";
+        let edited = "the quick brown fox jumped over the lazy dog";
+        for mode in [
+            Verification::None,
+            Verification::Jaccard,
+            Verification::Edit,
+        ] {
+            let verifier = Verifier::new(mode, 0.5).unwrap();
+            let a: TestSketch = verifier.sketch(text, vec![1, 2], false);
+            let b: TestSketch = verifier.sketch(edited, vec![2, 3], false);
+            let similarity = verifier.verify(&a, &b).unwrap();
+            assert!(
+                (verifier.similarity(&a, &b) - similarity).abs() < 1e-12,
+                "{mode:?}"
+            );
+            assert!(similarity < 1.0, "{mode:?}");
+        }
+        assert!(Verifier::new(Verification::Jaccard, 0.0).is_err());
+        assert_ne!(signature(1, &[1, 2]), signature(2, &[1, 2]));
+        assert!(is_mark('，') && !is_mark('中'));
+    }
 }

@@ -1,0 +1,280 @@
+//! The parameter groups several methods share, with their parsing and their settings:
+//! normalisation, shingles, boilerplate, and the `threshold`, `measure` and `min_terms`
+//! parameters whose spec must be the same in every method that has them (the CLI has one
+//! flag per name).
+
+use crate::boilerplate::{Boilerplate, DfLimit, DEFAULT_BOILERPLATE_DF, DEFAULT_MAX_DF};
+use crate::normalize::NormalizeOptions;
+use crate::params::{ParamKind, ParamSpec, Params, Setting};
+use crate::Result;
+
+/// The normalisation parameters every text method shares.
+pub const NORMALIZE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "chinese_variant",
+        kind: ParamKind::Choice(&["simplified", "keep"]),
+        default: Some("simplified"),
+        help: "Chinese script: `simplified` (convert traditional) or `keep`.",
+        group: Some("Normalisation"),
+    },
+    ParamSpec {
+        name: "strip_html",
+        kind: ParamKind::Flag,
+        default: None,
+        help: "Strip HTML tags and decode entities (web pages).",
+        group: Some("Normalisation"),
+    },
+    ParamSpec {
+        name: "keep_punctuation",
+        kind: ParamKind::Flag,
+        default: None,
+        help: "Keep punctuation and symbols (by default they become spaces).",
+        group: Some("Normalisation"),
+    },
+    ParamSpec {
+        name: "keep_case",
+        kind: ParamKind::Flag,
+        default: None,
+        help: "Keep letter case (by default text is lowercased).",
+        group: Some("Normalisation"),
+    },
+];
+
+/// The normalisation options of [`NORMALIZE_PARAMS`] in `params`.
+///
+/// # Errors
+/// A value that does not parse, naming the parameter.
+pub fn normalize_options(params: &Params) -> Result<NormalizeOptions> {
+    Ok(NormalizeOptions {
+        lowercase: !params.flag("keep_case")?,
+        chinese_variant: params.get("chinese_variant")?.unwrap_or_default(),
+        strip_punctuation: !params.flag("keep_punctuation")?,
+        strip_html: params.flag("strip_html")?,
+    })
+}
+
+/// The settings of normalisation options, for [`Registered::settings`](crate::params::Registered::settings).
+pub fn normalize_settings(options: &NormalizeOptions) -> Vec<(&'static str, Setting)> {
+    vec![
+        (
+            "chinese_variant",
+            Setting::Text(options.chinese_variant.name().to_owned()),
+        ),
+        ("strip_html", Setting::Flag(options.strip_html)),
+        (
+            "keep_punctuation",
+            Setting::Flag(!options.strip_punctuation),
+        ),
+        ("keep_case", Setting::Flag(!options.lowercase)),
+    ]
+}
+
+/// The shingling parameters of the set methods (besides `ngram`, which each method
+/// documents with its own default).
+pub const SHINGLE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "tokenizer",
+        kind: ParamKind::Choice(&["auto", "token", "char", "word"]),
+        default: Some("auto"),
+        help: "Shingles: `auto` (character n-grams sized by script), `token` (one token per \
+               CJK character and per word), `char` (character n-grams), `word` (jieba for \
+               Chinese).",
+        group: Some("Shingles"),
+    },
+    ParamSpec {
+        name: "ngram",
+        kind: ParamKind::Count,
+        default: None,
+        help: "Tokens per shingle; for `auto`, characters per shingle on CJK text [default: \
+               minhash and supershingle 3 for `auto`, 5 otherwise; simhash, join and ngram 2 \
+               for `auto` and `char`, 1 otherwise].",
+        group: Some("Shingles"),
+    },
+    ParamSpec {
+        name: "latin_ngram",
+        kind: ParamKind::Count,
+        default: None,
+        help: "For `auto`: characters per shingle on non-CJK text [default: ngram + 2].",
+        group: Some("Shingles"),
+    },
+    ParamSpec {
+        name: "stopwords",
+        kind: ParamKind::Flag,
+        default: None,
+        help: "Remove English and Chinese stopwords before shingling.",
+        group: Some("Shingles"),
+    },
+];
+
+/// The boilerplate parameters of the set methods (see [`crate::boilerplate`]).
+pub const BOILERPLATE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "max_df",
+        kind: ParamKind::Text,
+        default: Some(DEFAULT_MAX_DF),
+        help: "Shingles found in more documents than this are common (a template's fixed \
+               wording; see --common-shingles): a count such as 50, a fraction such as 0.01 \
+               or 1% (at least 50 documents), or off.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "boilerplate_df",
+        kind: ParamKind::Text,
+        default: Some(DEFAULT_BOILERPLATE_DF),
+        help: "Lines (or sentences) found in at least this many documents are boilerplate and \
+               leave the similarity: a count, a fraction (at least 20 documents), or off.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "boilerplate_file",
+        kind: ParamKind::File,
+        default: None,
+        help: "Boilerplate lines, one per line (a list written by --boilerplate-out, or your \
+               own), removed whatever the corpus.",
+        group: Some("Boilerplate"),
+    },
+];
+
+/// The boilerplate settings of [`BOILERPLATE_PARAMS`] in `params`, as
+/// `(max_df, boilerplate_df, listed lines)`.
+///
+/// # Errors
+/// A limit that does not parse, naming its parameter.
+pub fn boilerplate_params(params: &Params) -> Result<(DfLimit, DfLimit, String)> {
+    let max_df = DfLimit::parse(params.raw("max_df").unwrap_or(DEFAULT_MAX_DF), "max_df")?;
+    let line_df = DfLimit::parse(
+        params
+            .raw("boilerplate_df")
+            .unwrap_or(DEFAULT_BOILERPLATE_DF),
+        "boilerplate_df",
+    )?;
+    let listed = params.raw("boilerplate_file").unwrap_or("").to_owned();
+    Ok((max_df, line_df, listed))
+}
+
+/// The settings of a [`Boilerplate`], for the stats file.
+pub fn boilerplate_settings(boilerplate: &Boilerplate) -> Vec<(&'static str, Setting)> {
+    let mut settings = vec![
+        ("max_df", Setting::Text(boilerplate.max_df().to_string())),
+        (
+            "boilerplate_df",
+            Setting::Text(boilerplate.line_df().to_string()),
+        ),
+    ];
+    if boilerplate.listed_lines() > 0 {
+        settings.push((
+            "boilerplate_file",
+            Setting::Text(format!("{} lines", boilerplate.listed_lines())),
+        ));
+    }
+    settings
+}
+
+/// The stopword flag as [`SHINGLE_PARAMS`] declares it.
+pub fn stopwords_param() -> ParamSpec {
+    *SHINGLE_PARAMS
+        .iter()
+        .find(|p| p.name == "stopwords")
+        .expect("SHINGLE_PARAMS has stopwords")
+}
+
+/// The `threshold` parameter's help, shared by every method that has it.
+pub const THRESHOLD_HELP: &str = "Similarity threshold of the verification measure [default: \
+                                  minhash, supershingle, imatch, topn, segments and sentences \
+                                  0.4, or 0.7 with --verify edit; join and ngram 0.5, or 0.7 \
+                                  with --measure edit].";
+
+/// The `threshold` parameter: its default depends on the method and the measure (the help
+/// lists them).
+pub const THRESHOLD_PARAM: ParamSpec = ParamSpec {
+    name: "threshold",
+    kind: ParamKind::Number,
+    default: None,
+    help: THRESHOLD_HELP,
+    group: None,
+};
+
+/// The names `measure` accepts, shared by every method that has it (each method refuses the
+/// ones it cannot compute, by name).
+pub const MEASURES: &[&str] = &["jaccard", "containment", "cosine", "edit"];
+
+/// The `measure` parameter's help, shared by every method that has it.
+pub const MEASURE_HELP: &str = "Verification measure: `jaccard` or `containment` (minhash; \
+                                containment of the smaller set in the larger), or also \
+                                `cosine` of the shingle sets and `edit` (normalised edit \
+                                similarity of the characters) for join and ngram.";
+
+/// The `measure` parameter.
+pub const MEASURE_PARAM: ParamSpec = ParamSpec {
+    name: "measure",
+    kind: ParamKind::Choice(MEASURES),
+    default: Some("jaccard"),
+    help: MEASURE_HELP,
+    group: None,
+};
+
+/// The `min_terms` parameter of the word-signature methods (`imatch`, `topn`).
+pub const MIN_TERMS_PARAM: ParamSpec = ParamSpec {
+    name: "min_terms",
+    kind: ParamKind::Count,
+    default: Some("3"),
+    help: "Fewest lexicon words of a signature; documents with fewer are compared as exact \
+           copies only.",
+    group: Some("Lexicon"),
+};
+
+/// The value of [`MIN_TERMS_PARAM`] in `params`.
+///
+/// # Errors
+/// A value that does not parse, or 0.
+pub fn min_terms(params: &Params) -> Result<usize> {
+    let min_terms: usize = params.get("min_terms")?.unwrap_or(3);
+    if min_terms == 0 {
+        return Err(crate::Error::invalid(
+            "min_terms",
+            "0 (expected at least 1)",
+        ));
+    }
+    Ok(min_terms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_round_trips_through_its_settings() {
+        let params = Params::new()
+            .set("keep_case", "true")
+            .set("chinese_variant", "keep");
+        let options = normalize_options(&params).unwrap();
+        assert!(!options.lowercase && options.strip_punctuation && !options.strip_html);
+        let mut again = Params::new();
+        for (name, setting) in normalize_settings(&options) {
+            again.insert(name, setting.to_string());
+        }
+        assert_eq!(normalize_options(&again).unwrap(), options);
+    }
+
+    #[test]
+    fn boilerplate_limits_parse_and_name_their_parameter() {
+        let (max_df, line_df, listed) = boilerplate_params(&Params::new()).unwrap();
+        assert_eq!(max_df, DfLimit::parse(DEFAULT_MAX_DF, "max_df").unwrap());
+        assert_eq!(line_df, DfLimit::parse(DEFAULT_BOILERPLATE_DF, "x").unwrap());
+        assert!(listed.is_empty());
+        let error = boilerplate_params(&Params::new().set("max_df", "x")).unwrap_err();
+        assert_eq!(error.parameter(), "max_df");
+    }
+
+    #[test]
+    fn min_terms_refuses_zero() {
+        assert_eq!(min_terms(&Params::new()).unwrap(), 3);
+        assert_eq!(
+            min_terms(&Params::new().set("min_terms", "0"))
+                .unwrap_err()
+                .parameter(),
+            "min_terms"
+        );
+        assert_eq!(stopwords_param().name, "stopwords");
+    }
+}

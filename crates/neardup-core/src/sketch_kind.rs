@@ -1,0 +1,117 @@
+//! The kind byte of every encoded sketch, in one place.
+//!
+//! An encoded sketch starts with `"ND"`, the encoding version and a one-byte kind (see
+//! [`crate::method::SketchEncoder`]). The kinds are persisted (service stores, checkpoints,
+//! Spark shuffles), so a value is never reused or renumbered: a new sketch type takes a new
+//! byte at the end of [`SketchKind::ALL`].
+
+/// What an encoded sketch is; its byte is [`SketchKind::byte`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum SketchKind {
+    /// `exact`: the hash of the normalised text.
+    Exact = 1,
+    /// `minhash` and `supershingle`: a MinHash signature and its shingle set.
+    MinHash = 2,
+    /// `simhash`: a fingerprint and what its verification reads.
+    SimHash = 3,
+    /// `minhash` with `weighting = idf`: the MinHash fields, then the weights.
+    WeightedMinHash = 4,
+    /// `join` and `ngram`: characters and shingle hashes of a short text.
+    ShortText = 5,
+    /// `imatch`: lexicon signatures.
+    IMatch = 6,
+    /// `topn`: the top-N word fingerprint.
+    TopN = 7,
+    /// `segments`: the segment signatures.
+    Segments = 8,
+    /// `sentences`: the sentence signatures.
+    Sentences = 9,
+}
+
+impl SketchKind {
+    /// Every kind, in byte order.
+    pub const ALL: [SketchKind; 9] = [
+        SketchKind::Exact,
+        SketchKind::MinHash,
+        SketchKind::SimHash,
+        SketchKind::WeightedMinHash,
+        SketchKind::ShortText,
+        SketchKind::IMatch,
+        SketchKind::TopN,
+        SketchKind::Segments,
+        SketchKind::Sentences,
+    ];
+
+    /// The byte written after the version.
+    pub const fn byte(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind of `byte`, if it is one.
+    pub fn from_byte(byte: u8) -> Option<SketchKind> {
+        SketchKind::ALL.into_iter().find(|kind| kind.byte() == byte)
+    }
+
+    /// What decoding errors call a sketch of this kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            SketchKind::Exact => "exact",
+            SketchKind::MinHash => "minhash",
+            SketchKind::SimHash => "simhash",
+            SketchKind::WeightedMinHash => "weighted minhash",
+            SketchKind::ShortText => "short-text",
+            SketchKind::IMatch => "imatch",
+            SketchKind::TopN => "topn",
+            SketchKind::Segments => "segments",
+            SketchKind::Sentences => "sentences",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_unique_and_round_trip() {
+        for (i, kind) in SketchKind::ALL.into_iter().enumerate() {
+            assert_eq!(SketchKind::from_byte(kind.byte()), Some(kind));
+            assert!(
+                SketchKind::ALL[i + 1..]
+                    .iter()
+                    .all(|other| other.byte() != kind.byte()),
+                "{kind:?}"
+            );
+            assert!(
+                SketchKind::ALL[i + 1..]
+                    .iter()
+                    .all(|other| other.name() != kind.name()),
+                "{kind:?}"
+            );
+        }
+        assert_eq!(SketchKind::from_byte(0), None);
+        assert_eq!(SketchKind::from_byte(10), None);
+    }
+
+    #[test]
+    fn persisted_bytes_never_change() {
+        // Service stores and checkpoints hold these bytes: pinned, never renumbered.
+        let pinned: Vec<(SketchKind, u8)> =
+            SketchKind::ALL.iter().map(|k| (*k, k.byte())).collect();
+        assert_eq!(
+            pinned,
+            vec![
+                (SketchKind::Exact, 1),
+                (SketchKind::MinHash, 2),
+                (SketchKind::SimHash, 3),
+                (SketchKind::WeightedMinHash, 4),
+                (SketchKind::ShortText, 5),
+                (SketchKind::IMatch, 6),
+                (SketchKind::TopN, 7),
+                (SketchKind::Segments, 8),
+                (SketchKind::Sentences, 9),
+            ]
+        );
+    }
+}
