@@ -20,7 +20,7 @@
 //! a token whose scope covers it ([`tokens`]: read, write, admin, per collection or for all):
 //! 401 without a known token, 403 outside its scope.
 //!
-//! Connections are served by [`connections`]: idle, header and body timeouts and a
+//! Connections are served by `http/connections.rs`: idle, header and body timeouts and a
 //! connection limit. Metrics labels come from closed sets (the routes of the table, the
 //! methods the service knows), so no request can add a series.
 
@@ -212,7 +212,7 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 /// Serves `service` on `listener` until `shutdown` completes, then closes the idle
 /// connections, lets the in-flight requests finish and closes every collection (their
 /// queues drain first). Connections are bounded by the timeouts and the limit of `config`
-/// (see [`connections`]).
+/// (see `http/connections.rs`).
 ///
 /// # Errors
 /// None today: a failed accept is retried; the result is kept for callers.

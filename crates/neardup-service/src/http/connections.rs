@@ -91,7 +91,7 @@ pub fn open_files_limit() -> Option<u64> {
 }
 
 /// The default connection limit: half the open-files limit (the other half is left to the
-/// collections' files), at most [`MAX_CONNECTIONS_CAP`], at least 16.
+/// collections' files), at most 10,000 (`MAX_CONNECTIONS_CAP`), at least 16.
 pub fn default_max_connections() -> usize {
     let files = open_files_limit().unwrap_or(1024);
     usize::try_from(files / 2)
