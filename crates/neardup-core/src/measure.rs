@@ -1,8 +1,13 @@
-//! Similarity measures on sorted sets and fingerprints.
+//! Similarity measures on sorted sets and fingerprints, and the edit distance of sequences
+//! ([`edit`]).
 //!
 //! Set measures take sorted, deduplicated slices of any ordered type (the 64-bit hashes of a
 //! [`crate::tokenize::ShingleSet`], or the 32-bit verification sets of the MinHash sketches)
 //! and run in `O(|A| + |B|)` by merging.
+
+pub mod edit;
+
+pub use edit::{edit_distance, edit_distance_within, edit_similarity};
 
 /// Size of the intersection of two sorted, deduplicated slices.
 pub fn intersection_size<T: Ord>(a: &[T], b: &[T]) -> usize {

@@ -8,9 +8,10 @@
 //! (multi-match-aware selection: segment `i` of a sequence of length `l` can be found in a
 //! sequence `Δ` longer only between `p_i - i` and `p_i + i`, and between
 //! `p_i + Δ - (tau - i)` and `p_i + Δ + (tau - i)`), then indexed itself. Every candidate is
-//! verified with a banded edit distance that stops once the bound is out of reach, so the
-//! result has no false positive; the pigeonhole makes it have no false negative (property
-//! tests compare it with all pairs).
+//! verified with an edit distance that stops once the bound is out of reach
+//! ([`edit_distance_within`], the core's one implementation), so the result has no false
+//! positive; the pigeonhole makes it have no false negative (property tests compare it with
+//! all pairs).
 //!
 //! The segment index is built whole first; the probes then run in parallel, each sequence
 //! against the ones before it in (length, position) order, so each pair is found once.
@@ -31,6 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use xxhash_rust::xxh3::xxh3_64;
+
+pub use neardup_core::measure::edit_distance_within;
 
 use crate::set_join::{probe_all, JoinBudget};
 
@@ -75,115 +78,6 @@ impl EditBound {
     pub fn accepts(self, d: u32, longer: usize) -> bool {
         d <= self.max_edits(longer)
     }
-}
-
-/// The edit distance of `a` and `b` when at most `bound`, else `None`: bit-parallel (Myers
-/// 1999, in Hyyrö's formulation) when the shorter has at most 64 items and the bound is 8 or
-/// more, else a band of `2 bound + 1` diagonals; both stop as soon as the bound is out of
-/// reach.
-pub fn edit_distance_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
-    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if b.len() - a.len() > bound as usize {
-        return None;
-    }
-    // The band costs 2 bound + 1 cells per row; the bit vector one word per item of `b`
-    // plus its masks: the band wins for small bounds (measured on short Chinese texts).
-    if !a.is_empty() && a.len() <= 64 && bound >= 8 {
-        return myers_within(a, b, bound);
-    }
-    if a.len() > 64 && bound >= 8 {
-        // Blocks of 64-bit vectors (Hyyrö) with the cutoff, from rapidfuzz.
-        let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(bound as usize);
-        return rapidfuzz::distance::levenshtein::distance_with_args(
-            a.iter().copied(),
-            b.iter().copied(),
-            &args,
-        )
-        .map(|d| d as u32);
-    }
-    banded_within(a, b, bound)
-}
-
-/// Myers' bit-vector edit distance of `pattern` (1 to 64 items) and `text`, when at most
-/// `bound`. After `j` items of the text the last row holds `D[m][j]`, and
-/// `D[m][n] >= D[m][j] - (n - j)`: once that exceeds the bound, stop.
-fn myers_within(pattern: &[u32], text: &[u32], bound: u32) -> Option<u32> {
-    let m = pattern.len();
-    // The match mask of each distinct pattern item, sorted for binary search.
-    let mut masks: Vec<(u32, u64)> = Vec::with_capacity(m);
-    for (i, &c) in pattern.iter().enumerate() {
-        match masks.iter_mut().find(|(item, _)| *item == c) {
-            Some((_, mask)) => *mask |= 1 << i,
-            None => masks.push((c, 1 << i)),
-        }
-    }
-    masks.sort_unstable_by_key(|&(c, _)| c);
-    let last = 1u64 << (m - 1);
-    let mut positive = if m == 64 { u64::MAX } else { (1u64 << m) - 1 };
-    let mut negative = 0u64;
-    let mut score = m as u32;
-    let n = text.len();
-    for (j, c) in text.iter().enumerate() {
-        let eq = masks
-            .binary_search_by_key(c, |&(item, _)| item)
-            .map_or(0, |at| masks[at].1);
-        let xv = eq | negative;
-        let xh = (((eq & positive).wrapping_add(positive)) ^ positive) | eq;
-        let mut ph = negative | !(xh | positive);
-        let mut mh = positive & xh;
-        if ph & last != 0 {
-            score += 1;
-        } else if mh & last != 0 {
-            score -= 1;
-        }
-        ph = (ph << 1) | 1;
-        mh <<= 1;
-        positive = mh | !(xv | ph);
-        negative = ph & xv;
-        let remaining = (n - j - 1) as u32;
-        if score > bound + remaining {
-            return None;
-        }
-    }
-    (score <= bound).then_some(score)
-}
-
-/// The banded dynamic programme of [`edit_distance_within`] for longer sequences.
-fn banded_within(a: &[u32], b: &[u32], bound: u32) -> Option<u32> {
-    let bound_us = bound as usize;
-    if b.len() - a.len() > bound_us {
-        return None;
-    }
-    if a.is_empty() {
-        return Some(b.len() as u32);
-    }
-    let big = bound + 1;
-    // row[j] for j in 0..=b.len(): distance of a[..i] and b[..j], capped at bound + 1.
-    let mut previous: Vec<u32> = (0..=b.len()).map(|j| (j as u32).min(big)).collect();
-    let mut current = vec![big; b.len() + 1];
-    for i in 1..=a.len() {
-        let lo = i.saturating_sub(bound_us).max(1);
-        let hi = (i + bound_us).min(b.len());
-        current[lo - 1] = if lo == 1 { (i as u32).min(big) } else { big };
-        let mut row_min = current[lo - 1];
-        for j in lo..=hi {
-            let substitution = previous[j - 1] + u32::from(a[i - 1] != b[j - 1]);
-            let deletion = previous[j] + 1;
-            let insertion = current[j - 1] + 1;
-            let value = substitution.min(deletion).min(insertion).min(big);
-            current[j] = value;
-            row_min = row_min.min(value);
-        }
-        if hi < b.len() {
-            current[hi + 1] = big;
-        }
-        if row_min > bound {
-            return None;
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    let d = previous[b.len()];
-    (d <= bound).then_some(d)
 }
 
 /// Start and length of segment `i` of `k` in a sequence of `len` items: the first
@@ -498,25 +392,6 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
-
-        #[test]
-        fn bounded_distance_agrees_with_the_full_table(
-            a in prop::collection::vec(0u32..3, 0..90),
-            b in prop::collection::vec(0u32..3, 0..90),
-            bound in 0u32..12,
-        ) {
-            let d = levenshtein(&a, &b);
-            let want = (d <= bound).then_some(d);
-            prop_assert_eq!(edit_distance_within(&a, &b, bound), want);
-            // Both kernels, whatever the lengths.
-            let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
-            if long.len() - short.len() <= bound as usize {
-                prop_assert_eq!(banded_within(short, long, bound), want);
-                if !short.is_empty() && short.len() <= 64 {
-                    prop_assert_eq!(myers_within(short, long, bound), want);
-                }
-            }
-        }
 
         #[test]
         fn absolute_join_equals_all_pairs(sequences in corpus(), tau in 0u32..6) {

@@ -24,7 +24,7 @@
 use std::str::FromStr;
 
 use crate::hash::{hash128, hash128_u64s};
-use crate::measure::{containment, cosine, jaccard};
+use crate::measure::{containment, cosine, edit_distance, edit_distance_within, jaccard};
 use crate::method::{EditLimit, JoinMeasure, SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::{
     normalize_options, normalize_settings, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS,
@@ -212,17 +212,6 @@ fn segment_key(len: usize, i: u32, segment: &[u32]) -> u64 {
         bytes.extend_from_slice(&c.to_le_bytes());
     }
     crate::hash::hash64(&bytes)
-}
-
-/// The edit distance of `a` and `b` when at most `bound`, else `None` (rapidfuzz's
-/// bit-parallel Levenshtein with a score cutoff).
-fn edit_distance_within(a: &[u32], b: &[u32], bound: usize) -> Option<usize> {
-    let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(bound);
-    rapidfuzz::distance::levenshtein::distance_with_args(
-        a.iter().copied(),
-        b.iter().copied(),
-        &args,
-    )
 }
 
 /// The edit similarity of a pair at `distance` whose longer side has `longer` items.
@@ -464,8 +453,7 @@ impl ShortText {
             ShortMeasure::Cosine => cosine(&a.tokens, &b.tokens),
             ShortMeasure::Edit => {
                 let longer = a.chars.len().max(b.chars.len());
-                let distance = edit_distance_within(&a.chars, &b.chars, longer).unwrap_or(longer);
-                edit_similarity(distance, longer)
+                edit_similarity(edit_distance(&a.chars, &b.chars) as usize, longer)
             }
         }
     }
@@ -481,8 +469,9 @@ impl ShortText {
                 if a.chars.len().abs_diff(b.chars.len()) > bound {
                     return None;
                 }
+                let bound = u32::try_from(bound).unwrap_or(u32::MAX);
                 let distance = edit_distance_within(&a.chars, &b.chars, bound)?;
-                Some(edit_similarity(distance, longer))
+                Some(edit_similarity(distance as usize, longer))
             }
             _ => {
                 let similarity = self.similarity(a, b);
@@ -492,10 +481,7 @@ impl ShortText {
     }
 
     fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
-        (self.measure == ShortMeasure::Edit).then(|| {
-            let longer = a.chars.len().max(b.chars.len());
-            edit_distance_within(&a.chars, &b.chars, longer).unwrap_or(longer) as u32
-        })
+        (self.measure == ShortMeasure::Edit).then(|| edit_distance(&a.chars, &b.chars))
     }
 
     fn settings(&self) -> Vec<(&'static str, Setting)> {

@@ -44,12 +44,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::hash::hash128_u64s;
-use crate::measure::jaccard;
+use crate::measure::{edit_similarity, jaccard};
 use crate::method::{CorpusStats, SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::{
     normalize_options, normalize_settings, NORMALIZE_PARAMS, SHINGLE_PARAMS,
 };
-use crate::methods::shared::verify::{edit_similarity, Verification};
+use crate::methods::shared::verify::Verification;
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::simhash::simhash64;

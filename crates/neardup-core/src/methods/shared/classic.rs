@@ -16,12 +16,10 @@
 //! normalisation) are grouped before any signature is compared.
 
 use crate::hash::{hash128, hash128_u64s, mix64};
-use crate::measure::jaccard;
+use crate::measure::{edit_similarity, jaccard};
 use crate::method::{SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::THRESHOLD_PARAM;
-use crate::methods::shared::verify::{
-    edit_similarity, Verification, DEFAULT_EDIT_THRESHOLD, DEFAULT_THRESHOLD,
-};
+use crate::methods::shared::verify::{Verification, DEFAULT_EDIT_THRESHOLD, DEFAULT_THRESHOLD};
 use crate::params::{ParamKind, ParamSpec, Params, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};

@@ -1,6 +1,6 @@
 //! How candidates are confirmed, as the methods with a `verify` parameter (`simhash`, the
-//! classic fingerprints, `supershingle`) share it: the [`Verification`] choice, the default
-//! thresholds and the normalised edit similarity.
+//! classic fingerprints, `supershingle`) share it: the [`Verification`] choice and the
+//! default thresholds (the edit similarity is [`crate::measure::edit_similarity`]).
 
 use std::str::FromStr;
 
@@ -61,19 +61,6 @@ impl FromStr for Verification {
 
 param_value_by_choice!(Verification);
 
-/// Normalised edit similarity `1 - levenshtein / max(len)`, `None` below `cutoff`.
-pub fn edit_similarity(a: &[u32], b: &[u32], cutoff: f64) -> Option<f64> {
-    if a.is_empty() && b.is_empty() {
-        return Some(1.0);
-    }
-    let args = rapidfuzz::distance::levenshtein::Args::default().score_cutoff(cutoff - 1e-9);
-    rapidfuzz::distance::levenshtein::normalized_similarity_with_args(
-        a.iter().copied(),
-        b.iter().copied(),
-        &args,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,17 +78,5 @@ mod tests {
             "x".parse::<Verification>().unwrap_err().parameter(),
             "verify"
         );
-    }
-
-    #[test]
-    fn edit_similarity_stops_below_the_cutoff() {
-        let a: Vec<u32> = "kitten".chars().map(u32::from).collect();
-        let b: Vec<u32> = "sitting".chars().map(u32::from).collect();
-        let similarity = edit_similarity(&a, &b, 0.0).unwrap();
-        assert!((similarity - (1.0 - 3.0 / 7.0)).abs() < 1e-12);
-        assert_eq!(edit_similarity(&a, &b, similarity), Some(similarity));
-        assert_eq!(edit_similarity(&a, &b, 0.6), None);
-        assert_eq!(edit_similarity(&[], &[], 1.0), Some(1.0));
-        assert_eq!(edit_similarity(&a, &[], 0.0), Some(0.0));
     }
 }
