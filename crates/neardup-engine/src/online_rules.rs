@@ -150,4 +150,42 @@ mod tests {
         let refused = refuse_learning(true, "topn", &params, Holder::Collection).unwrap_err();
         assert!(refused.message.starts_with("\"topn\" with these"));
     }
+
+    /// The messages the service and the Python index gave before the rule was shared.
+    #[test]
+    fn the_messages_are_those_of_each_front_end() {
+        let message = |refused: Result<(), Refusal>| {
+            let refused = refused.unwrap_err();
+            format!("{}: {}", refused.parameter, refused.message)
+        };
+        assert_eq!(
+            message(check_corpus_param("max_df", "1%", Holder::Collection)),
+            "max_df: \"1%\": learned from a corpus in batch runs; a collection has none, so \
+             only \"off\" is accepted"
+        );
+        assert_eq!(
+            message(check_corpus_param("boilerplate_df", "5", Holder::Index)),
+            "boilerplate_df: \"5\": learned from a corpus in batch runs; an index has none, so \
+             only \"off\" is accepted"
+        );
+        let none = Params::new();
+        assert_eq!(
+            message(refuse_learning(true, "imatch", &none, Holder::Collection)),
+            "method: \"imatch\" with these parameters learns from a corpus in a first pass (a \
+             lexicon or IDF weights); a collection has none: use simhash (weights tf), minhash, \
+             join or exact"
+        );
+        assert_eq!(
+            message(refuse_learning(true, "imatch", &none, Holder::Index)),
+            "method: imatch learns from a corpus in a first pass (a lexicon or IDF weights); an \
+             index has none: give imatch a lexicon_file, or use simhash, minhash, join or exact"
+        );
+        let mut weights = Params::new();
+        weights.insert("weights", "tfidf");
+        assert_eq!(
+            message(refuse_learning(true, "simhash", &weights, Holder::Index)),
+            "weights: the method learns weights from a corpus (tfidf without an idf file); an \
+             index has none: give idf_file or another weighting"
+        );
+    }
 }
