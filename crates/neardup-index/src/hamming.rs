@@ -52,63 +52,13 @@
 //! 0.5 bytes). The insert buffer costs 16 bytes per entry plus its id map (about 15 bytes an
 //! entry) until the next merge.
 
-use std::fmt;
-
 use hashbrown::HashMap;
 use rayon::prelude::*;
 
-/// Why an index cannot be built or used as asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HammingError {
-    /// An id already stored (ids are never overwritten).
-    DuplicateId(u64),
-    /// A distance beyond the one the index was built for.
-    DistanceTooLarge {
-        /// The distance asked for.
-        asked: u32,
-        /// The largest the index answers exactly.
-        max: u32,
-    },
-    /// A parameter out of range (`max_distance` above 63, `blocks` 0 or above 64).
-    Parameter(String),
-    /// A saved index that is not one, of another version, or damaged.
-    Format(String),
-}
+use crate::hamming_blocks::{binomial, for_each_within, layout, Block};
+use crate::hamming_join::self_join_64;
 
-impl fmt::Display for HammingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HammingError::DuplicateId(id) => write!(f, "id {id} is already stored"),
-            HammingError::DistanceTooLarge { asked, max } => write!(
-                f,
-                "distance {asked} is larger than the {max} this index was built for"
-            ),
-            HammingError::Parameter(message) | HammingError::Format(message) => {
-                f.write_str(message)
-            }
-        }
-    }
-}
-
-impl std::error::Error for HammingError {}
-
-/// One block: bits `shift .. shift + width` of the fingerprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Block {
-    pub(crate) shift: u32,
-    pub(crate) width: u32,
-}
-
-impl Block {
-    pub(crate) fn value(self, fingerprint: u64) -> u64 {
-        let mask = if self.width == 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.width) - 1
-        };
-        (fingerprint >> self.shift) & mask
-    }
-}
+pub use crate::hamming_blocks::HammingError;
 
 /// The most block values one query may look up (a layout needing more is refused).
 const MAX_PROBES: f64 = 1e7;
@@ -119,42 +69,6 @@ fn probes_per_query(m: u32, k: u32) -> f64 {
     let width = 64u32.div_ceil(m);
     let radius = (k / m).min(width);
     f64::from(m) * (0..=radius).map(|i| binomial(width, i)).sum::<f64>()
-}
-
-/// `n` choose `k`, as a real number.
-pub(crate) fn binomial(n: u32, k: u32) -> f64 {
-    (0..k)
-        .map(|i| f64::from(n - i) / f64::from(i + 1))
-        .product()
-}
-
-/// `m` contiguous blocks covering 64 bits, widths differing by at most one.
-pub(crate) fn layout(m: u32) -> Vec<Block> {
-    let mut blocks = Vec::with_capacity(m as usize);
-    let mut shift = 0;
-    for i in 0..m {
-        let width = 64 / m + u32::from(i < 64 % m);
-        blocks.push(Block { shift, width });
-        shift += width;
-    }
-    blocks
-}
-
-/// Calls `visit` with every value within Hamming distance `radius` of `value` in the low
-/// `width` bits (the value itself first).
-pub(crate) fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut impl FnMut(u64)) {
-    fn flip(value: u64, from: u32, width: u32, left: u32, visit: &mut impl FnMut(u64)) {
-        if left == 0 {
-            return;
-        }
-        for bit in from..width {
-            let flipped = value ^ (1u64 << bit);
-            visit(flipped);
-            flip(flipped, bit + 1, width, left - 1, visit);
-        }
-    }
-    visit(value);
-    flip(value, 0, width, radius.min(width), visit);
 }
 
 /// The slots of one block table, grouped by the top `key_bits` bits of their block value
@@ -579,7 +493,7 @@ impl HammingIndex {
             .map(|&s| self.fingerprints[s as usize])
             .collect();
         let id = |position: u32| self.ids[live[position as usize] as usize];
-        let mut pairs: Vec<(u64, u64, u32)> = (crate::hamming_join::self_join_64(&fingerprints, k))
+        let mut pairs: Vec<(u64, u64, u32)> = (self_join_64(&fingerprints, k))
             .into_iter()
             .map(|(a, b, distance)| (id(a).min(id(b)), id(a).max(id(b)), distance))
             .collect();

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::generators::CandidateGenerator;
-use crate::hamming::{binomial, for_each_within, layout, Block, HammingError};
+use crate::hamming_blocks::{binomial, for_each_within, layout, Block, HammingError};
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
 
 /// The number of blocks for a join at distance `k` of `n` fingerprints: the `m` from 1 to

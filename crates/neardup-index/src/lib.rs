@@ -58,6 +58,7 @@
 
 mod generators;
 mod hamming;
+mod hamming_blocks;
 mod hamming_join;
 mod key_table;
 mod ngram_index;

@@ -260,7 +260,10 @@ mod tests {
     fn boilerplate_limits_parse_and_name_their_parameter() {
         let (max_df, line_df, listed) = boilerplate_params(&Params::new()).unwrap();
         assert_eq!(max_df, DfLimit::parse(DEFAULT_MAX_DF, "max_df").unwrap());
-        assert_eq!(line_df, DfLimit::parse(DEFAULT_BOILERPLATE_DF, "x").unwrap());
+        assert_eq!(
+            line_df,
+            DfLimit::parse(DEFAULT_BOILERPLATE_DF, "x").unwrap()
+        );
         assert!(listed.is_empty());
         let error = boilerplate_params(&Params::new().set("max_df", "x")).unwrap_err();
         assert_eq!(error.parameter(), "max_df");
