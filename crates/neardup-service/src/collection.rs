@@ -107,6 +107,13 @@ pub trait AnyCollection: Send + Sync {
         &self,
         id: &str,
     ) -> Result<oneshot::Receiver<Result<bool, ServiceError>>, ServiceError>;
+    /// Queues the retention maintenance (the oldest partitions whose documents have all
+    /// expired are dropped), which the writer otherwise runs every second; the receiver
+    /// completes once it ran.
+    ///
+    /// # Errors
+    /// The collection is closed.
+    fn run_maintenance(&self) -> Result<oneshot::Receiver<()>, ServiceError>;
     /// Counts and sizes.
     fn stats(&self) -> Stats;
     /// The counters.
@@ -205,6 +212,8 @@ enum Job<M: Method> {
         id: String,
         reply: oneshot::Sender<Result<bool, ServiceError>>,
     },
+    /// Run the retention maintenance now.
+    Maintain { reply: oneshot::Sender<()> },
 }
 
 /// A collection of method `M`.

@@ -132,16 +132,17 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         &self,
         id: &str,
     ) -> Result<oneshot::Receiver<Result<bool, ServiceError>>, ServiceError> {
-        let sender = lock(&self.queue).clone().ok_or_else(|| {
-            ServiceError::unavailable(format!("collection {:?} is closing", self.name))
-        })?;
         let (reply, answer) = oneshot::channel();
-        sender
-            .send(Job::Delete {
-                id: id.to_owned(),
-                reply,
-            })
-            .map_err(|_| ServiceError::unavailable("the collection is closing"))?;
+        self.enqueue(Job::Delete {
+            id: id.to_owned(),
+            reply,
+        })?;
+        Ok(answer)
+    }
+
+    fn run_maintenance(&self) -> Result<oneshot::Receiver<()>, ServiceError> {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(Job::Maintain { reply })?;
         Ok(answer)
     }
 
@@ -196,5 +197,17 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
 
     fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+impl<M: Registered + 'static> Collection<M> {
+    /// Queues a job for the writer.
+    fn enqueue(&self, job: Job<M>) -> Result<(), ServiceError> {
+        let sender = lock(&self.queue).clone().ok_or_else(|| {
+            ServiceError::unavailable(format!("collection {:?} is closing", self.name))
+        })?;
+        sender
+            .send(job)
+            .map_err(|_| ServiceError::unavailable("the collection is closing"))
     }
 }

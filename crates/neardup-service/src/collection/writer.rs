@@ -45,6 +45,11 @@ impl<M: Registered + 'static> Collection<M> {
                 Job::Delete { id, reply } => {
                     let _ = reply.send(self.apply_delete(&id));
                 }
+                Job::Maintain { reply } => {
+                    self.maintain();
+                    self.save_counters();
+                    let _ = reply.send(());
+                }
                 Job::Insert { documents, reply } => {
                     let mut group = vec![(documents, reply)];
                     let mut size = group[0].0.len();
