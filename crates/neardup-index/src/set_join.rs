@@ -104,8 +104,49 @@ pub fn set_join_within(
     threshold: f64,
     budget: JoinBudget,
 ) -> (Vec<(u32, u32, f64)>, u64, bool) {
-    let t = threshold;
-    // Rank tokens rarest first (document frequency, then the token: deterministic).
+    let ranked = rank_tokens(sets);
+    let mut visit: Vec<u32> = (0..sets.len() as u32)
+        .filter(|&i| !ranked[i as usize].is_empty())
+        .collect();
+    visit.sort_by_key(|&i| (ranked[i as usize].len(), i));
+    let mut place = vec![0u32; sets.len()];
+    for (at, &id) in visit.iter().enumerate() {
+        place[id as usize] = at as u32;
+    }
+    // token -> (set, position) of every indexing prefix, in visiting order. Built whole, so
+    // that each set then probes the ones before it, in parallel.
+    let mut index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    for &x_id in &visit {
+        let x = &ranked[x_id as usize];
+        for (j, &token) in x
+            .iter()
+            .take(measure.index_prefix(threshold, x.len()))
+            .enumerate()
+        {
+            index.entry(token).or_default().push((x_id, j as u32));
+        }
+    }
+    let prober = Prober {
+        ranked: &ranked,
+        place: &place,
+        index: &index,
+        measure,
+        t: threshold,
+        budget,
+        total: AtomicUsize::new(0),
+        over: AtomicBool::new(false),
+    };
+    let (mut pairs, cut) = probe_all(&visit, HashMap::new, |x_id, overlap, pairs| {
+        prober.probe(x_id, overlap, pairs)
+    });
+    pairs.sort_by_key(|p| (p.0, p.1));
+    let over = prober.over.load(Ordering::Relaxed);
+    (pairs, cut, over)
+}
+
+/// Every set deduplicated, its tokens replaced by their rank (rarest first: document
+/// frequency, then the token, so the order is deterministic), sorted.
+fn rank_tokens(sets: &[Vec<u64>]) -> Vec<Vec<u32>> {
     let mut frequency: HashMap<u64, u32> = HashMap::new();
     let mut deduped: Vec<Vec<u64>> = Vec::with_capacity(sets.len());
     for set in sets {
@@ -124,57 +165,94 @@ pub fn set_join_within(
         .enumerate()
         .map(|(r, &(_, token))| (token, r as u32))
         .collect();
-    let ranked: Vec<Vec<u32>> = deduped
+    deduped
         .iter()
         .map(|set| {
             let mut r: Vec<u32> = set.iter().map(|t| rank[t]).collect();
             r.sort_unstable();
             r
         })
-        .collect();
-    let mut visit: Vec<u32> = (0..sets.len() as u32)
-        .filter(|&i| !ranked[i as usize].is_empty())
-        .collect();
-    visit.sort_by_key(|&i| (ranked[i as usize].len(), i));
+        .collect()
+}
 
-    let mut place = vec![0u32; sets.len()];
-    for (at, &id) in visit.iter().enumerate() {
-        place[id as usize] = at as u32;
-    }
-    // token -> (set, position) of every indexing prefix, in visiting order. Built whole, so
-    // that each set then probes the ones before it, in parallel.
-    let mut index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    for &x_id in &visit {
-        let x = &ranked[x_id as usize];
-        for (j, &token) in x.iter().take(measure.index_prefix(t, x.len())).enumerate() {
-            index.entry(token).or_default().push((x_id, j as u32));
-        }
-    }
-    let (total, over) = (AtomicUsize::new(0), AtomicBool::new(false));
-    let probe = |x_id: u32, overlap: &mut HashMap<u32, u32>, pairs: &mut Vec<(u32, u32, f64)>| {
-        let x = &ranked[x_id as usize];
-        let smallest = measure.smallest_partner(t, x.len());
+/// What every probe of [`set_join_within`] reads, and the pair count they share.
+struct Prober<'a> {
+    ranked: &'a [Vec<u32>],
+    /// Each set's place in visiting order.
+    place: &'a [u32],
+    index: &'a HashMap<u32, Vec<(u32, u32)>>,
+    measure: SetMeasure,
+    t: f64,
+    budget: JoinBudget,
+    total: AtomicUsize,
+    over: AtomicBool,
+}
+
+impl Prober<'_> {
+    /// Probes set `x_id` against the sets before it, adding its pairs to `pairs`; true when a
+    /// per-set limit cut it short.
+    fn probe(
+        &self,
+        x_id: u32,
+        overlap: &mut HashMap<u32, u32>,
+        pairs: &mut Vec<(u32, u32, f64)>,
+    ) -> bool {
         overlap.clear();
-        if over.load(Ordering::Relaxed) {
+        if self.over.load(Ordering::Relaxed) {
             return false;
         }
+        let mut cut = self.count_overlaps(x_id, overlap);
+        let mut candidates: Vec<u32> = (overlap.iter())
+            .filter(|&(_, &count)| count != u32::MAX && count != 0)
+            .map(|(&y_id, _)| y_id)
+            .collect();
+        // In visiting order, so that a partner limit keeps the same partners on any thread.
+        candidates.sort_unstable_by_key(|&y_id| self.place[y_id as usize]);
+        let x = &self.ranked[x_id as usize];
+        let mut found = 0;
+        for y_id in candidates {
+            if found == self.budget.partners {
+                cut = true;
+                break;
+            }
+            let y = &self.ranked[y_id as usize];
+            let alpha = self.measure.required(self.t, x.len(), y.len());
+            if let Some(common) = intersect_at_least(x, y, alpha) {
+                let similarity = self.measure.similarity(common, x.len(), y.len());
+                if similarity >= self.t - EPSILON {
+                    pairs.push((x_id.min(y_id), x_id.max(y_id), similarity));
+                    found += 1;
+                }
+            }
+        }
+        if self.total.fetch_add(found, Ordering::Relaxed) + found > self.budget.pairs {
+            self.over.store(true, Ordering::Relaxed);
+        }
+        cut
+    }
+
+    /// Counts, in `overlap`, the prefix tokens `x_id` shares with each earlier set (size and
+    /// positional filters applied: `u32::MAX` marks a partner ruled out); true when the
+    /// postings budget cut it short.
+    fn count_overlaps(&self, x_id: u32, overlap: &mut HashMap<u32, u32>) -> bool {
+        let x = &self.ranked[x_id as usize];
+        let smallest = self.measure.smallest_partner(self.t, x.len());
         let mut read = 0usize;
-        let mut cut = false;
-        'tokens: for (i, token) in x.iter().take(measure.probe_prefix(t, x.len())).enumerate() {
-            let Some(postings) = index.get(token) else {
+        let prefix = self.measure.probe_prefix(self.t, x.len());
+        for (i, token) in x.iter().take(prefix).enumerate() {
+            let Some(postings) = self.index.get(token) else {
                 continue;
             };
             for &(y_id, j) in postings {
-                if place[y_id as usize] >= place[x_id as usize] {
+                if self.place[y_id as usize] >= self.place[x_id as usize] {
                     // Postings are in visiting order: the rest come after x too.
                     break;
                 }
                 read += 1;
-                if read > budget.postings {
-                    cut = true;
-                    break 'tokens;
+                if read > self.budget.postings {
+                    return true;
                 }
-                let y = &ranked[y_id as usize];
+                let y = &self.ranked[y_id as usize];
                 if y.len() < smallest {
                     continue;
                 }
@@ -182,7 +260,7 @@ pub fn set_join_within(
                 if *count == u32::MAX {
                     continue;
                 }
-                let alpha = measure.required(t, x.len(), y.len());
+                let alpha = self.measure.required(self.t, x.len(), y.len());
                 let best = *count as usize + 1 + (x.len() - i - 1).min(y.len() - j as usize - 1);
                 if best >= alpha {
                     *count += 1;
@@ -191,37 +269,8 @@ pub fn set_join_within(
                 }
             }
         }
-        let mut candidates: Vec<u32> = (overlap.iter())
-            .filter(|&(_, &count)| count != u32::MAX && count != 0)
-            .map(|(&y_id, _)| y_id)
-            .collect();
-        // In visiting order, so that a partner limit keeps the same partners on any thread.
-        candidates.sort_unstable_by_key(|&y_id| place[y_id as usize]);
-        let mut found = 0;
-        for y_id in candidates {
-            if found == budget.partners {
-                cut = true;
-                break;
-            }
-            let y = &ranked[y_id as usize];
-            let alpha = measure.required(t, x.len(), y.len());
-            if let Some(common) = intersect_at_least(x, y, alpha) {
-                let similarity = measure.similarity(common, x.len(), y.len());
-                if similarity >= t - EPSILON {
-                    pairs.push((x_id.min(y_id), x_id.max(y_id), similarity));
-                    found += 1;
-                }
-            }
-        }
-        if total.fetch_add(found, Ordering::Relaxed) + found > budget.pairs {
-            over.store(true, Ordering::Relaxed);
-        }
-        cut
-    };
-    let (mut pairs, cut) = probe_all(&visit, HashMap::new, probe);
-    pairs.sort_by_key(|p| (p.0, p.1));
-    let over = over.load(Ordering::Relaxed);
-    (pairs, cut, over)
+        false
+    }
 }
 
 /// What an exact join may cost: partners kept and postings read per document, and pairs in
