@@ -598,6 +598,24 @@ mod openapi_tests {
     }
 
     #[test]
+    fn the_documented_methods_are_those_a_collection_takes() {
+        let doc: Value = serde_json::from_str(OPENAPI).unwrap();
+        let method = &doc["components"]["schemas"]["Settings"]["properties"]["method"];
+        let documented: Keys = method["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| name.as_str().unwrap().to_owned())
+            .collect();
+        let taken: Keys = neardup_core::registry::methods()
+            .iter()
+            .filter(|m| Settings::from_json(&json!({ "method": m.name })).is_ok())
+            .map(|m| m.name.to_owned())
+            .collect();
+        assert_eq!(documented, taken);
+    }
+
+    #[test]
     fn every_variant_is_described_by_its_type() {
         let doc: Value = serde_json::from_str(OPENAPI).unwrap();
         let schema = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
