@@ -531,6 +531,33 @@ fn short_params(own: Vec<ParamSpec>) -> Vec<ParamSpec> {
     params
 }
 
+/// The [`Method`] items `join` and `ngram` share: both hold a [`ShortText`] in `short`,
+/// which sketches, measures and verifies.
+macro_rules! short_text_method {
+    () => {
+        type Sketch = ShortSketch;
+
+        fn name(&self) -> &'static str {
+            Self::NAME
+        }
+        fn sketch(&self, text: &str) -> ShortSketch {
+            self.short.sketch(text)
+        }
+        fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+            self.short.similarity(a, b)
+        }
+        fn threshold(&self) -> f64 {
+            self.short.threshold
+        }
+        fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+            self.short.verify(a, b)
+        }
+        fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
+            self.short.distance(a, b)
+        }
+    };
+}
+
 /// `join`: the exact similarity self-join (PPJoin for set measures, Pass-Join for edit
 /// distance).
 #[derive(Debug, Clone)]
@@ -546,14 +573,8 @@ impl SimilarityJoin {
 }
 
 impl Method for SimilarityJoin {
-    type Sketch = ShortSketch;
+    short_text_method!();
 
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-    fn sketch(&self, text: &str) -> ShortSketch {
-        self.short.sketch(text)
-    }
     fn join(&self) -> Join {
         match self.short.measure.set_measure() {
             Some(measure) => Join::Prefix {
@@ -579,18 +600,6 @@ impl Method for SimilarityJoin {
     }
     fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
         &sketch.chars
-    }
-    fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
-        self.short.similarity(a, b)
-    }
-    fn threshold(&self) -> f64 {
-        self.short.threshold
-    }
-    fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
-        self.short.verify(a, b)
-    }
-    fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
-        self.short.distance(a, b)
     }
 }
 
@@ -620,14 +629,8 @@ pub struct NgramIndex {
 }
 
 impl Method for NgramIndex {
-    type Sketch = ShortSketch;
+    short_text_method!();
 
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-    fn sketch(&self, text: &str) -> ShortSketch {
-        self.short.sketch(text)
-    }
     fn join(&self) -> Join {
         Join::NgramBuckets { m: self.m }
     }
@@ -636,18 +639,6 @@ impl Method for NgramIndex {
     }
     fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
         &sketch.chars
-    }
-    fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
-        self.short.similarity(a, b)
-    }
-    fn threshold(&self) -> f64 {
-        self.short.threshold
-    }
-    fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
-        self.short.verify(a, b)
-    }
-    fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
-        self.short.distance(a, b)
     }
 }
 

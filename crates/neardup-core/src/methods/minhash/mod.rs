@@ -1,0 +1,420 @@
+//! `minhash`: MinHash signatures over shingles, LSH banding for candidates, and verification
+//! of every candidate with the true set measure (Jaccard or containment) on the shingle sets.
+//!
+//! Because candidates are verified, the LSH parameters only trade time for recall: a false
+//! candidate costs one set intersection, never a wrong merge.
+//!
+//! The method is here; its sketch in `sketch.rs`, its builder in `builder.rs`, its own
+//! choices in `options.rs`, and how the registry builds it in `registered.rs`.
+
+mod builder;
+mod options;
+mod registered;
+mod sketch;
+
+use std::sync::Arc;
+
+use crate::boilerplate::{Boilerplate, DfLimit, MAX_DF_FLOOR};
+use crate::corpus::CorpusStats;
+use crate::hash::hash128_u64s;
+use crate::lsh::LshParams;
+use crate::measure::SetMeasure;
+use crate::method::SketchNotes;
+use crate::minhash::MinHasher;
+use crate::normalize::Normalizer;
+use crate::tokenize::{ShingleSet, Shingler};
+use crate::{Method, Sketch};
+
+pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
+pub use builder::MinHashBuilder;
+pub use options::{Common, Weighting, DEFAULT_RARE_THRESHOLD};
+pub use sketch::MinHashSketch;
+
+/// MinHash-LSH with verification.
+#[derive(Debug, Clone)]
+pub struct MinHash {
+    common: Common,
+    rare_threshold: f64,
+    weighting: Weighting,
+    idf: Option<Arc<CorpusStats>>,
+    boilerplate: Boilerplate,
+    normalizer: Normalizer,
+    shingler: Shingler,
+    hasher: MinHasher,
+    lsh: LshParams,
+    threshold: f64,
+    measure: SetMeasure,
+}
+
+impl MinHash {
+    /// The LSH parameters in use.
+    pub fn lsh(&self) -> LshParams {
+        self.lsh
+    }
+    /// The shingler (tokeniser and shingle sizes).
+    pub fn shingler(&self) -> &Shingler {
+        &self.shingler
+    }
+
+    /// The verification measure.
+    pub fn measure(&self) -> SetMeasure {
+        self.measure
+    }
+    /// The shingle set of raw text (normalised first).
+    pub fn shingles(&self, text: &str) -> ShingleSet {
+        self.shingler.shingles(&self.normalizer.normalize(text))
+    }
+    /// The boilerplate settings and what was learned.
+    pub fn boilerplate(&self) -> &Boilerplate {
+        &self.boilerplate
+    }
+
+    /// The sketch of a document that is nothing but boilerplate: no signature, no shingles,
+    /// the identity of its full shingle set (tagged so that it never equals the identity of
+    /// a sketch with shingles).
+    fn exact_only_sketch(&self, text: &str) -> MinHashSketch {
+        const TAG: u128 = 0x6578_6163_742d_6f6e_6c79_0000_0000_0001;
+        let full = self.shingles(text);
+        MinHashSketch {
+            signature: Box::new([]),
+            set: Box::new([]),
+            weights: Box::new([]),
+            common: Box::new([]),
+            identity: hash128_u64s(full.hashes()) ^ TAG,
+        }
+    }
+
+    /// The sketch of an already computed shingle set.
+    pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
+        let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
+        let identity = hash128_u64s(shingles.hashes());
+        // The hashes are sorted, so their top halves are too: only neighbours can repeat.
+        let mut set: Vec<u32> = shingles
+            .hashes()
+            .iter()
+            .map(|&h| (h >> 32) as u32)
+            .collect();
+        set.dedup();
+        MinHashSketch {
+            signature,
+            set: set.into_boxed_slice(),
+            weights: Box::new([]),
+            common: Box::new([]),
+            identity,
+        }
+    }
+
+    /// The weighted sketch of a shingle set under `weighting = idf`: each shingle weighs its
+    /// IDF (1 before the corpus is learned).
+    fn sketch_weighted(&self, shingles: ShingleSet) -> MinHashSketch {
+        let hashes = shingles.hashes();
+        let weights: Vec<f32> = hashes
+            .iter()
+            .map(|&hash| match &self.idf {
+                Some(stats) => stats.idf(crate::boilerplate::shingle_key(hash)) as f32,
+                None => 1.0,
+            })
+            .collect();
+        let signature = crate::minhash::icws_signature(
+            hashes,
+            &weights,
+            self.hasher.permutations(),
+            self.hasher.seed(),
+        )
+        .into_boxed_slice();
+        let identity = hash128_u64s(hashes);
+        // Top halves of sorted hashes are sorted; a repeated top half keeps its largest
+        // weight.
+        let mut set: Vec<u32> = Vec::with_capacity(hashes.len());
+        let mut set_weights: Vec<f32> = Vec::with_capacity(hashes.len());
+        for (&hash, &weight) in hashes.iter().zip(&weights) {
+            let top = (hash >> 32) as u32;
+            if set.last() == Some(&top) {
+                let last = set_weights.len() - 1;
+                set_weights[last] = set_weights[last].max(weight);
+            } else {
+                set.push(top);
+                set_weights.push(weight);
+            }
+        }
+        MinHashSketch {
+            signature,
+            set: set.into_boxed_slice(),
+            weights: set_weights.into_boxed_slice(),
+            common: Box::new([]),
+            identity,
+        }
+    }
+
+    /// Whether shingles are counted in the corpus pass.
+    fn counts_shingles(&self) -> bool {
+        (self.boilerplate.max_df() != DfLimit::Off && self.common == Common::Drop)
+            || self.weighting == Weighting::Idf
+    }
+
+    /// Whether two sketches with common flags agree on their rare elements: their Jaccard
+    /// reaches `rare_threshold` (true when neither has a rare element).
+    fn rare_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
+        let is_common = |s: &MinHashSketch, i: usize| s.common[i / 32] & (1 << (i % 32)) != 0;
+        let rare = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| !is_common(s, i)).count();
+        let (rare_a, rare_b) = (rare(a), rare(b));
+        if rare_a + rare_b == 0 {
+            return true;
+        }
+        let (mut i, mut j, mut shared) = (0, 0, 0usize);
+        while i < a.set.len() && j < b.set.len() {
+            match a.set[i].cmp(&b.set[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += usize::from(!is_common(a, i) && !is_common(b, j));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
+        jaccard >= self.rare_threshold - 1e-9
+    }
+
+    /// The sketch of a shingle set under the method's weighting.
+    fn sketch_set(&self, shingles: ShingleSet) -> MinHashSketch {
+        match self.weighting {
+            Weighting::None => self.sketch_shingles(shingles),
+            Weighting::Idf => self.sketch_weighted(shingles),
+        }
+    }
+}
+
+impl Method for MinHash {
+    type Sketch = MinHashSketch;
+
+    fn name(&self) -> &'static str {
+        "minhash"
+    }
+
+    fn sketch(&self, text: &str) -> MinHashSketch {
+        if !self.boilerplate.is_active() {
+            return self.sketch_set(self.shingles(text));
+        }
+        self.sketch_noted(text, &mut SketchNotes::default())
+    }
+
+    /// Boilerplate lines leave the text before shingling, common shingles leave the set; a
+    /// document left with no shingle by either is exact-only.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
+        if !self.boilerplate.is_active() {
+            return self.sketch_set(self.shingles(text));
+        }
+        let lines_before = notes.removed_lines.len();
+        let stripped = self
+            .boilerplate
+            .strip(&self.normalizer, text, &mut notes.removed_lines);
+        let mut hashes = self.shingler.shingles(&stripped).hashes().to_vec();
+        let shingled = hashes.len();
+        if self.boilerplate.drops_common() && self.common == Common::Drop {
+            hashes.retain(|&hash| !self.boilerplate.is_common(hash));
+            notes.discounted_features += (shingled - hashes.len()) as u64;
+        }
+        if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
+            return self.exact_only_sketch(text);
+        }
+        self.sketch_set(ShingleSet::from_hashes(hashes))
+    }
+
+    /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or
+    /// `weighting = idf`, shingles. (`common_shingles = check` counts after sketching:
+    /// [`Method::common_limit`].)
+    fn learns_from_corpus(&self) -> bool {
+        self.boilerplate.line_df() != DfLimit::Off || self.counts_shingles()
+    }
+
+    /// The keys of the document's lines (for boilerplate lines) and of its shingles (for
+    /// common shingles), in one frequency table.
+    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+        self.boilerplate
+            .corpus_lines(&self.normalizer, text, features);
+        if self.counts_shingles() {
+            features.extend(
+                self.shingles(text)
+                    .hashes()
+                    .iter()
+                    .map(|&hash| crate::boilerplate::shingle_key(hash)),
+            );
+        }
+    }
+
+    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        if self.learns_from_corpus() {
+            self.boilerplate.learn(corpus, self.counts_shingles());
+        }
+        if self.weighting == Weighting::Idf {
+            self.idf = Some(Arc::clone(corpus));
+        }
+    }
+
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        let mut limits = self.boilerplate.learned_limits();
+        if self.common == Common::Check {
+            // Resolved by the engine against the distinct documents it sketched.
+            limits.retain(|(name, _)| *name != "max_df");
+        }
+        limits
+    }
+
+    fn common_limit(&self, documents: u64) -> Option<u64> {
+        (self.common == Common::Check)
+            .then(|| {
+                self.boilerplate
+                    .max_df()
+                    .resolve(documents, 1, MAX_DF_FLOOR)
+            })
+            .flatten()
+    }
+
+    fn frequency_features<'s>(&self, sketch: &'s MinHashSketch) -> &'s [u32] {
+        &sketch.set
+    }
+
+    fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        let mut common = vec![0u32; sketch.set.len().div_ceil(32)];
+        let mut marked = 0;
+        for (element, &value) in sketch.set.iter().enumerate() {
+            if is_common(value) {
+                common[element / 32] |= 1 << (element % 32);
+                marked += 1;
+            }
+        }
+        sketch.common = common.into_boxed_slice();
+        marked
+    }
+
+    /// The keys are bands of the signature, which marks do not touch.
+    fn marks_change_keys(&self) -> bool {
+        false
+    }
+
+    fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
+        if !sketch.is_empty() && !sketch.exact_only() {
+            self.lsh.band_keys(&sketch.signature, keys);
+        }
+    }
+
+    fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
+        if a.weights.is_empty() || b.weights.is_empty() {
+            self.measure.compute(&a.set, &b.set)
+        } else {
+            (self.measure).compute_weighted(&a.set, &a.weights, &b.set, &b.weights)
+        }
+    }
+
+    /// Jaccard cannot exceed `min(|A|, |B|) / max(|A|, |B|)`: pairs of very different sizes
+    /// are refused without intersecting their sets.
+    fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
+        if self.measure == SetMeasure::Jaccard {
+            let size = |s: &MinHashSketch| match s.weights.is_empty() {
+                true => s.set.len() as f64,
+                false => s.weights.iter().map(|&w| f64::from(w)).sum(),
+            };
+            let (small, large) = (size(a).min(size(b)), size(a).max(size(b)));
+            if large > 0.0 && !self.is_duplicate(small / large) {
+                return None;
+            }
+        }
+        let similarity = self.similarity(a, b);
+        if !self.is_duplicate(similarity) {
+            return None;
+        }
+        if !a.common.is_empty() && !b.common.is_empty() && !self.rare_agree(a, b) {
+            return None;
+        }
+        Some(similarity)
+    }
+
+    fn threshold(&self) -> f64 {
+        self.threshold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chinese_light_edits_are_similar() {
+        let method = MinHashBuilder::new().threshold(0.5).build().unwrap();
+        let a = method
+            .sketch("国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施。");
+        let b = method
+            .sketch("國務院總理李克強今天在北京主持召開國務院常務會議,部署進一步擴大內需的措施!");
+        assert_eq!(method.similarity(&a, &b), 1.0);
+        assert_eq!(a.identity(), b.identity());
+    }
+
+    #[test]
+    fn containment_defaults_to_a_lower_lsh_threshold() {
+        let jaccard = MinHashBuilder::new().threshold(0.8).build().unwrap();
+        let containment = MinHashBuilder::new()
+            .threshold(0.8)
+            .measure(SetMeasure::Containment)
+            .build()
+            .unwrap();
+        assert!(containment.lsh().rows < jaccard.lsh().rows);
+    }
+
+    #[test]
+    fn sketches_round_trip_and_bad_bytes_are_refused() {
+        let method = MinHashBuilder::new().permutations(16).build().unwrap();
+        for text in ["今天北京天气晴朗，适合出门散步。", "", "a b c d e f g"] {
+            let sketch = method.sketch(text);
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(MinHashSketch::decode(&bytes).unwrap(), sketch);
+            for cut in 0..bytes.len() {
+                assert!(MinHashSketch::decode(&bytes[..cut]).is_err(), "cut {cut}");
+            }
+            let mut exact = Vec::new();
+            crate::methods::exact::Exact::default()
+                .sketch(text)
+                .encode(&mut exact);
+            let error = MinHashSketch::decode(&exact).unwrap_err();
+            assert_eq!(error.parameter(), "sketch");
+        }
+    }
+
+    #[test]
+    fn verify_agrees_with_similarity_and_threshold() {
+        let method = MinHashBuilder::new().threshold(0.5).build().unwrap();
+        let texts = [
+            "今天北京天气晴朗，适合出门散步。",
+            "今天北京天气晴朗,适合出门散步!!",
+            "今天北京天气晴朗",
+            "完全不同的一句话。",
+        ];
+        let sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
+        for a in &sketches {
+            for b in &sketches {
+                let similarity = method.similarity(a, b);
+                let expected = method.is_duplicate(similarity).then_some(similarity);
+                assert_eq!(method.verify(a, b), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_parameters_are_refused_in_build() {
+        assert_eq!(
+            MinHashBuilder::new()
+                .threshold(1.5)
+                .build()
+                .unwrap_err()
+                .parameter(),
+            "threshold"
+        );
+        assert!(MinHashBuilder::new()
+            .permutations(64)
+            .bands_rows(9, 8)
+            .build()
+            .is_err());
+    }
+}

@@ -1,0 +1,85 @@
+//! The choices of `minhash` that are its own: what happens to common shingles ([`Common`])
+//! and how shingles are weighted ([`Weighting`]).
+
+use crate::params::param_value_by_choice;
+use crate::{Error, Result};
+
+/// What happens to common shingles (in more than `max_df` documents).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Common {
+    /// They stay in the set, but a pair must also agree on its rare shingles: their Jaccard
+    /// must reach `rare_threshold` (two notices of one template share their wording and
+    /// differ in their numbers and names; two copies of a text share both).
+    #[default]
+    Check,
+    /// They leave the set that is sketched and verified.
+    Drop,
+}
+
+impl Common {
+    /// `check` or `drop`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Common::Check => "check",
+            Common::Drop => "drop",
+        }
+    }
+}
+
+impl std::str::FromStr for Common {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Common> {
+        match text {
+            "check" => Ok(Common::Check),
+            "drop" => Ok(Common::Drop),
+            _ => Err(Error::invalid(
+                "common_shingles",
+                format!("{text:?} (expected check or drop)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Common);
+
+/// The default `rare_threshold`.
+pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
+
+/// How shingles are weighted in the signature and the verification measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Weighting {
+    /// Every shingle weighs 1: Jaccard (or containment) of the sets, classic MinHash.
+    #[default]
+    None,
+    /// A shingle weighs its smoothed inverse document frequency in the corpus
+    /// ([`CorpusStats::idf`]): weighted Jaccard (or containment) for verification and
+    /// weighted MinHash ([`crate::minhash::icws_signature`]) for candidates, so that text
+    /// many documents share counts for less.
+    Idf,
+}
+
+impl Weighting {
+    /// `none` or `idf`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Weighting::None => "none",
+            Weighting::Idf => "idf",
+        }
+    }
+}
+
+impl std::str::FromStr for Weighting {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Weighting> {
+        match text {
+            "none" => Ok(Weighting::None),
+            "idf" => Ok(Weighting::Idf),
+            _ => Err(Error::invalid(
+                "weighting",
+                format!("{text:?} (expected none or idf)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Weighting);

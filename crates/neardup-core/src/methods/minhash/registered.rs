@@ -1,0 +1,189 @@
+//! How the registry builds `minhash`: its parameters, their parsing and its settings.
+
+use crate::methods::shared::params::{
+    boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
+    BOILERPLATE_PARAMS, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS, THRESHOLD_PARAM,
+};
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::tokenize::Tokenizer;
+use crate::{Error, Result};
+
+use super::{MinHash, MinHashBuilder, DEFAULT_RARE_THRESHOLD};
+
+impl Registered for MinHash {
+    const NAME: &'static str = "minhash";
+    const ABOUT: &'static str = "MinHash-LSH on shingles, every candidate verified";
+
+    fn params() -> Vec<ParamSpec> {
+        let own = [
+            THRESHOLD_PARAM,
+            MEASURE_PARAM,
+            ParamSpec {
+                name: "common_shingles",
+                kind: ParamKind::Choice(&["check", "drop"]),
+                default: Some("check"),
+                help: "Shingles in more than --max-df documents: `check` (a pair must also agree \
+                       on its rare shingles, at --rare-threshold) or `drop` (they leave the set).",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "rare_threshold",
+                kind: ParamKind::Number,
+                default: Some("0.4"),
+                help: "With --common-shingles check: least Jaccard of the rare shingles of a \
+                       pair of crowded documents.",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "weighting",
+                kind: ParamKind::Choice(&["none", "idf"]),
+                default: Some("none"),
+                help: "Shingle weights: `none`, or `idf` (weighted by inverse document frequency \
+                       in the input: weighted Jaccard and weighted MinHash, common text counts \
+                       less).",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "permutations",
+                kind: ParamKind::Count,
+                default: Some("128"),
+                help: "MinHash signature length.",
+                group: None,
+            },
+            ParamSpec {
+                name: "bands",
+                kind: ParamKind::Count,
+                default: None,
+                help: "LSH bands (with rows); derived from the threshold when absent.",
+                group: None,
+            },
+            ParamSpec {
+                name: "rows",
+                kind: ParamKind::Count,
+                default: None,
+                help: "LSH rows per band (with bands).",
+                group: None,
+            },
+            ParamSpec {
+                name: "lsh_threshold",
+                kind: ParamKind::Number,
+                default: None,
+                help: "Jaccard similarity the LSH bands are tuned for (default: the threshold; \
+                       0.4 x the threshold with measure containment).",
+                group: None,
+            },
+            ParamSpec {
+                name: "sketch",
+                kind: ParamKind::Choice(&["classic", "oph"]),
+                default: Some("classic"),
+                help: "Signature scheme: `classic` (k permutations) or `oph` (one permutation, \
+                       densified).",
+                group: None,
+            },
+            ParamSpec {
+                name: "seed",
+                kind: ParamKind::Count,
+                default: Some("1"),
+                help: "Seed of the MinHash hash family.",
+                group: None,
+            },
+        ];
+        let shared = SHINGLE_PARAMS
+            .iter()
+            .chain(BOILERPLATE_PARAMS)
+            .chain(NORMALIZE_PARAMS);
+        own.iter().chain(shared).copied().collect()
+    }
+
+    fn from_params(params: &Params) -> Result<MinHash> {
+        let mut builder = MinHashBuilder::new().normalize(normalize_options(params)?);
+        if let Some(threshold) = params.get("threshold")? {
+            builder = builder.threshold(threshold);
+        }
+        if let Some(measure) = params.get("measure")? {
+            builder = builder.measure(measure);
+        }
+        if let Some(permutations) = params.get("permutations")? {
+            builder = builder.permutations(permutations);
+        }
+        match (params.get::<usize>("bands")?, params.get::<usize>("rows")?) {
+            (Some(bands), Some(rows)) => builder = builder.bands_rows(bands, rows),
+            (None, None) => {}
+            (Some(_), None) => return Err(Error::invalid("bands", "given without rows")),
+            (None, Some(_)) => return Err(Error::invalid("rows", "given without bands")),
+        }
+        if let Some(threshold) = params.get("lsh_threshold")? {
+            builder = builder.lsh_threshold(threshold);
+        }
+        if let Some(scheme) = params.get("sketch")? {
+            builder = builder.scheme(scheme);
+        }
+        if let Some(seed) = params.get("seed")? {
+            builder = builder.seed(seed);
+        }
+        if let Some(weighting) = params.get("weighting")? {
+            builder = builder.weighting(weighting);
+        }
+        let common = params.get("common_shingles")?.unwrap_or_default();
+        let rare = params
+            .get("rare_threshold")?
+            .unwrap_or(DEFAULT_RARE_THRESHOLD);
+        builder = builder.common_shingles(common, rare);
+        if let Some(tokenizer) = params.get("tokenizer")? {
+            builder = builder.tokenizer(tokenizer);
+        }
+        if let Some(ngram) = params.get("ngram")? {
+            builder = builder.ngram(ngram);
+        }
+        if let Some(ngram) = params.get("latin_ngram")? {
+            builder = builder.latin_ngram(ngram);
+        }
+        let (max_df, boilerplate_df, lines) = boilerplate_params(params)?;
+        builder
+            .max_df(max_df)
+            .boilerplate_df(boilerplate_df)
+            .boilerplate_lines(lines)
+            .remove_stopwords(params.flag("stopwords")?)
+            .build()
+    }
+
+    /// In the order the stats file has always had: bands, rows, measure, tokenizer, ngram,
+    /// latin_ngram (for `auto`), then the rest.
+    fn settings(&self) -> Vec<(&'static str, Setting)> {
+        let shingler = &self.shingler;
+        let mut settings = vec![
+            ("bands", Setting::Count(self.lsh.bands as u64)),
+            ("rows", Setting::Count(self.lsh.rows as u64)),
+            ("measure", Setting::Text(self.measure.name().to_owned())),
+            (
+                "tokenizer",
+                Setting::Text(shingler.tokenizer().name().to_owned()),
+            ),
+            ("ngram", Setting::Count(shingler.ngram() as u64)),
+        ];
+        if shingler.tokenizer() == Tokenizer::Auto {
+            settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
+        }
+        settings.extend([
+            (
+                "permutations",
+                Setting::Count(self.hasher.permutations() as u64),
+            ),
+            (
+                "sketch",
+                Setting::Text(self.hasher.scheme().name().to_owned()),
+            ),
+            ("seed", Setting::Count(self.hasher.seed())),
+            ("stopwords", Setting::Flag(shingler.removes_stopwords())),
+            ("weighting", Setting::Text(self.weighting.name().to_owned())),
+            (
+                "common_shingles",
+                Setting::Text(self.common.name().to_owned()),
+            ),
+            ("rare_threshold", Setting::Number(self.rare_threshold)),
+        ]);
+        settings.extend(boilerplate_settings(&self.boilerplate));
+        settings.extend(normalize_settings(self.normalizer.options()));
+        settings
+    }
+}
