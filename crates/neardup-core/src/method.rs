@@ -55,8 +55,8 @@ pub enum Join {
     /// exact block values stored, every value within a radius probed; Pass-Join: segments
     /// stored, substrings probed).
     Probe,
-    /// Documents sharing at least `min` distinct keys of [`Method::keys`] (the seed's n-gram
-    /// index with a count filter).
+    /// Documents sharing at least `min` distinct keys of [`Method::keys`] (an n-gram index
+    /// with a count filter).
     SharedKeys {
         /// Fewest shared keys of a candidate pair, at least 1.
         min: u32,
@@ -77,7 +77,7 @@ pub enum Join {
         /// The edit-distance bound.
         limit: EditLimit,
     },
-    /// The seed's all-m-gram index: every `m`-gram of [`Method::join_sequence`] is a key
+    /// The all-m-gram index of `ngram`: every `m`-gram of [`Method::join_sequence`] is a key
     /// (a sequence shorter than `m` is keyed whole); each bucket is walked in rank order
     /// against its representatives so far with [`Method::verify`], and the pairs found are
     /// the candidates. The bucket cap applies (the documents it leaves out are counted).

@@ -1,8 +1,8 @@
-//! SimHash fingerprints (Charikar, "Similarity estimation techniques from rounding
-//! algorithms", STOC 2002; the seeds' 64-bit fingerprint): every weighted feature votes on
-//! each bit with its weight, `+w` where the feature's hash has a 1 and `-w` where it has a 0;
-//! a bit of the fingerprint is 1 where the sum is positive (0 on a tie or a negative sum).
-//! Similar feature sets give fingerprints at a small Hamming distance.
+//! SimHash fingerprints (Charikar, "Similarity estimation techniques from rounding algorithms",
+//! STOC 2002; the 64-bit fingerprint of web-scale near-duplicate detection): every weighted
+//! feature votes on each bit with its weight, `+w` where the feature's hash has a 1 and `-w`
+//! where it has a 0; a bit of the fingerprint is 1 where the sum is positive (0 on a tie or a
+//! negative sum). Similar feature sets give fingerprints at a small Hamming distance.
 //!
 //! Features are `(hash, weight)`: the 64-bit hashes of [`crate::tokenize`] (xxh3 based,
 //! pinned across releases) and weights such as term frequencies ([`term_frequencies`]) or

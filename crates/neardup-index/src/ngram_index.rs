@@ -1,4 +1,4 @@
-//! The all-m-gram inverted index of seed 000 (deduplicating massive short texts), as written:
+//! The all-m-gram inverted index for deduplicating massive short texts, as published:
 //! the reference the exact joins are measured against.
 //!
 //! Every `m`-gram of a text is a key (a text shorter than `m` is keyed whole). Each bucket, in
@@ -32,8 +32,8 @@ fn key(items: &[u32]) -> u64 {
     xxh3_64(&bytes)
 }
 
-/// Runs the seed's algorithm over `texts` (characters as items) with `m`-gram keys; `similar`
-/// returns the similarity of two texts when they are duplicates.
+/// Runs the all-m-gram algorithm over `texts` (characters as items) with `m`-gram keys;
+/// `similar` returns the similarity of two texts when they are duplicates.
 pub fn ngram_dedup(
     texts: &[Vec<u32>],
     m: usize,

@@ -1,5 +1,5 @@
 //! `imatch`: I-Match (Chowdhury, Frieder, Grossman and McCabe 2002) and its multi-lexicon
-//! variant (Kolcz, Chowdhury and Alspector 2004), as seed 004 describes them.
+//! variant (Kolcz, Chowdhury and Alspector 2004).
 //!
 //! A *lexicon* keeps the words whose inverse document frequency lies in a middle band: words
 //! in almost every document say nothing about a text, words in one or two documents are
@@ -20,8 +20,8 @@
 //! Strengths and weaknesses (pinned by the tests): copies that differ only in words outside
 //! the lexicon (very common or very rare ones) match in one hash lookup; one lexicon word
 //! added, removed or replaced breaks the single-lexicon signature; documents with fewer than
-//! `min_terms` lexicon words are compared as exact copies only (seed 004: a short text's
-//! few lexicon words make false matches).
+//! `min_terms` lexicon words are compared as exact copies only (a short text's few lexicon
+//! words make false matches).
 
 use std::sync::Arc;
 

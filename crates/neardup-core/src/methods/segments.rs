@@ -1,4 +1,4 @@
-//! `segments`: the segmented signatures of seed 001 (scheme 2, "分段签名"): the normalised
+//! `segments`: segmented signatures ("分段签名", segment signatures): the normalised
 //! text (spaces left out) is cut into `segments` pieces of equal length, each piece is
 //! hashed with its position, and two documents are candidates when at least
 //! `min_segments` of their pieces are equal (then verified, see
@@ -101,7 +101,7 @@ impl Method for Segments {
 
 impl Registered for Segments {
     const NAME: &'static str = "segments";
-    const ABOUT: &'static str = "segmented signatures: N pieces, duplicates share M (seed 001)";
+    const ABOUT: &'static str = "segmented signatures: N pieces, duplicates share M";
 
     fn params() -> Vec<ParamSpec> {
         let mut params = classic::verify_params();

@@ -1,13 +1,14 @@
-//! `sentences`: the sentence-based signatures of seed 001.
+//! `sentences`: sentence-based signatures.
 //!
-//! - `sentence_signature = marks` (scheme 4, "基于句子"): every run of punctuation marks is a
-//!   feature made of the `context` tokens (CJK characters or words) on each side of it, the
-//!   marks themselves left out (so full-width and half-width punctuation, or a comma turned
-//!   into a full stop, give the same feature). Documents sharing at least `min_shared`
-//!   features are candidates (then verified, see [`crate::methods::shared::classic`]).
-//! - `sentence_signature = longest`: the signature "a large Chinese search engine" used by
-//!   seed 001's account, a hash of the document's `sentences` longest sentences (3 by
-//!   default; all of them in a shorter document). Equal signatures are candidates.
+//! - `sentence_signature = marks` ("基于句子", sentence-based): every run of punctuation
+//!   marks is a feature made of the `context` tokens (CJK characters or words) on each side
+//!   of it, the marks themselves left out (so full-width and half-width punctuation, or a
+//!   comma turned into a full stop, give the same feature). Documents sharing at least
+//!   `min_shared` features are candidates (then verified, see
+//!   [`crate::methods::shared::classic`]).
+//! - `sentence_signature = longest`: the signature a large Chinese search engine is
+//!   reported to use, a hash of the document's `sentences` longest sentences (3 by default;
+//!   all of them in a shorter document). Equal signatures are candidates.
 //!
 //! Strengths and weaknesses (pinned by the tests): a repost with a changed header and footer
 //! (source line, editor's name, "转发" notes) keeps its body's punctuation contexts and its
@@ -203,7 +204,7 @@ impl Method for Sentences {
 impl Registered for Sentences {
     const NAME: &'static str = "sentences";
     const ABOUT: &'static str =
-        "sentence features: tokens around punctuation, or the longest sentences (seed 001)";
+        "sentence features: tokens around punctuation, or the longest sentences";
 
     fn params() -> Vec<ParamSpec> {
         let mut params = classic::verify_params();

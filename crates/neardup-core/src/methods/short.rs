@@ -9,12 +9,12 @@
 //!   and none below is reported. Set measures run PPJoin (token order by rarity, size,
 //!   prefix and positional filters, a verification that stops once the threshold is out of
 //!   reach); edit distance runs Pass-Join (a string within `tau` edits contains one of the
-//!   other's `tau + 1` segments; a bit-parallel or banded verification with early exit).
-//! - `ngram` is seed 000's all-m-gram inverted index as written: every `bucket_ngram`-gram of
-//!   the characters is a key, each bucket is walked greedily against its representatives,
+//!   other's `tau + 1` segments; a bit-parallel verification with early exit).
+//! - `ngram` is the published all-m-gram inverted index, as written: every `bucket_ngram`-gram
+//!   of the characters is a key, each bucket is walked greedily against its representatives,
 //!   and the pairs are merged by id. Buckets over the bucket cap keep their first members and
-//!   count the rest. It stays as the reference the join is measured against: it misses
-//!   pairs whose only shared substrings are in capped buckets, and a document similar to two
+//!   count the rest. It stays as the reference the join is measured against: it misses pairs
+//!   whose only shared substrings are in capped buckets, and a document similar to two
 //!   representatives of a bucket is paired with the first only.
 //!
 //! Characters for the edit measure are those of the normalised text, with spaces kept only
@@ -46,7 +46,7 @@ pub const DEFAULT_SET_THRESHOLD: f64 = 0.5;
 /// The default threshold of `join` and `ngram` with the edit measure (the same data).
 pub const DEFAULT_EDIT_THRESHOLD: f64 = 0.7;
 
-/// The default key length of `ngram`, in characters (seed 000's choice for Chinese).
+/// The default key length of `ngram`, in characters (the published choice for Chinese).
 pub const DEFAULT_BUCKET_NGRAM: u32 = 4;
 
 /// The measure of a short-text method.
@@ -621,7 +621,7 @@ impl Registered for SimilarityJoin {
     }
 }
 
-/// `ngram`: seed 000's all-m-gram inverted index with its greedy bucket pass.
+/// `ngram`: the all-m-gram inverted index with its greedy bucket pass.
 #[derive(Debug, Clone)]
 pub struct NgramIndex {
     short: ShortText,
@@ -645,7 +645,7 @@ impl Method for NgramIndex {
 impl Registered for NgramIndex {
     const NAME: &'static str = "ngram";
     const ABOUT: &'static str =
-        "Seed 000's all-m-gram index for short texts, greedy per bucket (the join's reference)";
+        "All-m-gram index for short texts, greedy per bucket (the join's reference)";
 
     fn params() -> Vec<ParamSpec> {
         short_params(vec![ParamSpec {

@@ -5,9 +5,9 @@
 //! # Features and weights
 //!
 //! The features are the shingles of [`crate::tokenize`] after our normalisation, with their
-//! repeats: by default `auto` (3-character shingles on Chinese, 5 on other scripts); seed 001's
-//! words are `tokenizer = word, ngram = 1` (jieba for Chinese). Each distinct feature weighs
-//! its count (`weights = tf`) or its count times its inverse document frequency
+//! repeats: by default `auto` (3-character shingles on Chinese, 5 on other scripts); the
+//! classic word features are `tokenizer = word, ngram = 1` (jieba for Chinese). Each distinct
+//! feature weighs its count (`weights = tf`) or its count times its inverse document frequency
 //! (`weights = tfidf`): learned from the input corpus in a first pass (the smoothed
 //! `ln((N + 1) / (df + 1)) + 1` of [`CorpusStats::idf`]), or read from `idf_file` (lines
 //! `word idf`, jieba's format; single-token features only; unknown words get the median).

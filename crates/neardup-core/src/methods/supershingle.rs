@@ -1,6 +1,5 @@
 //! `supershingle`: shingling with super-shingles (Broder, Glassman, Manasse and Zweig 1997;
-//! Broder 2000, "Identifying and filtering near-duplicate documents"), as seed 004
-//! describes it.
+//! Broder 2000, "Identifying and filtering near-duplicate documents").
 //!
 //! A document's w-shingles (the `minhash` shingles) get `min_hashes` min-hashes; these are
 //! grouped, in order, into `super_shingles` runs, and each run is hashed into one
@@ -13,8 +12,8 @@
 //!
 //! Candidates are verified with the true set measure (`verify = jaccard`, the default, at
 //! `threshold`); `verify = none` keeps Broder's estimate, the fraction of equal min-hashes,
-//! as the similarity and makes every candidate a duplicate. `--cluster connected` gives the
-//! union-find clustering seed 004 describes. Shingles, boilerplate handling and
+//! as the similarity and makes every candidate a duplicate. `--cluster connected` gives
+//! Broder's union-find clustering. Shingles, boilerplate handling and
 //! normalisation are `minhash`'s, with the same parameters.
 
 use std::sync::Arc;

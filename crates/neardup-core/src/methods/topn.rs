@@ -1,4 +1,4 @@
-//! `topn`: the top-N feature fingerprint of seed 001 (scheme 1, "信息指纹"): the `top_n`
+//! `topn`: the top-N feature fingerprint ("信息指纹", information fingerprint): the `top_n`
 //! words of highest TF-IDF weight (term frequency in the document times the smoothed IDF of
 //! a first pass over the corpus, [`CorpusStats::idf`]) hashed, as a set, into one 64-bit
 //! fingerprint. Documents with equal fingerprints are candidates (then verified, see
@@ -125,7 +125,7 @@ impl Method for TopN {
 
 impl Registered for TopN {
     const NAME: &'static str = "topn";
-    const ABOUT: &'static str = "top-N TF-IDF words hashed into one fingerprint (seed 001)";
+    const ABOUT: &'static str = "top-N TF-IDF words hashed into one fingerprint";
 
     fn params() -> Vec<ParamSpec> {
         let mut params = classic::verify_params();
