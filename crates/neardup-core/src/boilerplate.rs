@@ -303,7 +303,7 @@ fn counts_in_key(c: char) -> bool {
 /// A boilerplate line removed from a document (see [`Boilerplate::strip`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RemovedLine<'a> {
-    /// Its key ([`line_key`] of the normalised line).
+    /// Its key ([`line_key_folded`] of the normalised line).
     pub key: u64,
     /// The line as the document has it, trimmed.
     pub text: &'a str,

@@ -25,7 +25,7 @@ pub enum ParamKind {
     /// Free text (a rule such as `"<100:10,3"`, a list such as `"n,v"`).
     Text,
     /// A file: the user gives a path, and the front end reads the file and passes its
-    /// contents as the value (the core does no I/O); see [`file_params`].
+    /// contents as the value (the core does no I/O); see [`file_params`](crate::registry::file_params).
     File,
 }
 

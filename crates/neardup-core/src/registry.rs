@@ -9,7 +9,7 @@
 //!
 //! # Adding a method
 //!
-//! One module in [`crate::methods`] that implements [`Method`] and [`Registered`], and its
+//! One module in [`crate::methods`] that implements [`Method`](crate::Method) and [`Registered`], and its
 //! type in the `registry!` list at the bottom of this file. Nothing else: the CLI grows a flag
 //! per new parameter, `tune` and the stats file pick the method up by name.
 //!

@@ -52,7 +52,7 @@ pub enum Weighting {
     #[default]
     None,
     /// A shingle weighs its smoothed inverse document frequency in the corpus
-    /// ([`CorpusStats::idf`]): weighted Jaccard (or containment) for verification and
+    /// ([`CorpusStats::idf`](crate::corpus::CorpusStats::idf)): weighted Jaccard (or containment) for verification and
     /// weighted MinHash ([`crate::minhash::icws_signature`]) for candidates, so that text
     /// many documents share counts for less.
     Idf,

@@ -12,7 +12,7 @@ const SKETCH_KIND: SketchKind = SketchKind::MinHash;
 /// then the weights.
 const WEIGHTED_SKETCH_KIND: SketchKind = SketchKind::WeightedMinHash;
 
-/// The sketch of [`MinHash`]: the signature for LSH, the shingle set for verification.
+/// The sketch of [`MinHash`](super::MinHash): the signature for LSH, the shingle set for verification.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MinHashSketch {
     pub(super) signature: Box<[u32]>,
