@@ -12,13 +12,13 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use neardup_core::cluster::Assignment;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::report::{build_html, Document, PageStats, ReportData, ReportOptions};
 use neardup_pipeline::input::{read_inputs, InputOptions, OnError, Record};
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct_named;
+use neardup_pipeline::rows::ClusterRow;
 use neardup_pipeline::stats::RunStats;
 use neardup_pipeline::{Error, Result};
 
@@ -114,14 +114,6 @@ fn read_stats(path: &str) -> Result<PageStats> {
     let stats = RunStats::from_json(value)
         .map_err(|e| Error::format(path, format!("not a statistics file: {e}")))?;
     Ok(PageStats::from_stats(&stats))
-}
-
-/// One row of a clusters file.
-#[derive(Deserialize)]
-struct ClusterRow {
-    id: Value,
-    cluster: Value,
-    similarity: Option<f64>,
 }
 
 /// Reads a clusters file written for `records` into an assignment of those records.

@@ -25,13 +25,14 @@ use neardup_core::registry::{Params, Registered};
 use neardup_core::Method;
 use neardup_engine::Progress;
 use rayon::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::compression::open_stream;
 use crate::error::{Error, Result};
 use crate::input::{read_inputs, InputOptions};
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
 use crate::paths::{check_distinct, check_distinct_named, display_input};
+use crate::rows::{FingerprintRow, GroupRow, PairRow};
 use crate::run::{file_params_read, read_file_params};
 
 mod groups;
@@ -115,8 +116,10 @@ pub fn fingerprint(
             (hex, features.len())
         })
         .collect();
-    let rows = (corpus.records.iter().zip(&computed))
-        .map(|(record, (hex, _))| json!({"id": record.id, "fingerprint": hex}));
+    let rows = (corpus.records.iter().zip(&computed)).map(|(record, (hex, _))| FingerprintRow {
+        id: record.id.clone(),
+        fingerprint: hex.clone(),
+    });
     write_json_lines(&mut out, rows)?;
     commit_all(vec![out])?;
     let few = |n: usize| n > 0 && n < method.min_features();
@@ -188,7 +191,7 @@ pub fn read_fingerprints(path: &str) -> Result<FingerprintFile> {
             };
             (id, hex)
         } else {
-            (json!(number), line.trim().to_owned())
+            (Value::from(number), line.trim().to_owned())
         };
         let digits = hex.strip_prefix("0x").unwrap_or(&hex);
         let expected = *width.get_or_insert(digits.len());
@@ -358,12 +361,15 @@ pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
         Some(groups) => {
             let rows = (leader_pairs.iter()).map(|&(a, b, distance)| {
                 let (a, b) = (identical.leader_of_group(a), identical.leader_of_group(b));
-                json!({"a": ids[a as usize], "b": ids[b as usize], "distance": distance})
+                distance_row(&ids[a as usize], &ids[b as usize], distance)
             });
             write_json_lines(&mut out, rows)?;
             let rows = (0..n).map(|x| {
                 let leader = identical.leader_of(x as u32) as usize;
-                json!({"id": ids[x], "group": ids[leader]})
+                GroupRow {
+                    id: ids[x].clone(),
+                    group: ids[leader].clone(),
+                }
             });
             write_json_lines(groups, rows)?;
             leader_pairs.len() as u64
@@ -377,7 +383,7 @@ pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
             let rows = (0..n as u32).flat_map(|x| {
                 let partners = expanded.partners(x);
                 partners.into_iter().map(move |(y, distance)| {
-                    json!({"a": ids[x as usize], "b": ids[y as usize], "distance": distance})
+                    distance_row(&ids[x as usize], &ids[y as usize], distance)
                 })
             });
             write_json_lines(&mut out, rows)?;
@@ -393,6 +399,16 @@ pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
         pairs,
         groups: identical.repeated_groups(),
     })
+}
+
+/// The pair row of `hamming`: two ids and their distance.
+fn distance_row(a: &Value, b: &Value, distance: u32) -> PairRow {
+    PairRow {
+        a: a.clone(),
+        b: b.clone(),
+        similarity: None,
+        distance: Some(distance),
+    }
 }
 
 /// The pairs of distinct fingerprints within `max_distance`, as `(group, group,
@@ -463,6 +479,7 @@ fn over_budget(total: u128, max_distance: u32, max_pairs: u64, identical: &Ident
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
         let path = dir.path().join(name);

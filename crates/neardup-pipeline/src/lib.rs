@@ -11,7 +11,8 @@
 //!   statistics files, each through a temporary file renamed into place at the end;
 //!   [`paths`] decides what stands at an output path and refuses an output that is a file the
 //!   run reads; [`stale`] names and locks temporary files so that a later run removes those
-//!   a killed run left.
+//!   a killed run left; [`rows`] are the rows of the clusters, pairs, fingerprint and
+//!   groups files, one serde type each, shared by their writers and readers.
 //! - [`run`] ties them together for the `neardup dedup` command: any method of the registry
 //!   ([`neardup_core::registry`]) by name and parameters, the [`stats::RunStats`] file.
 //!
@@ -49,6 +50,7 @@ pub mod input;
 pub mod output;
 pub mod paths;
 pub mod resume;
+pub mod rows;
 pub mod run;
 pub mod spill;
 pub mod stale;

@@ -38,7 +38,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 #[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -611,12 +611,13 @@ fn write_filtered<W: Write + Send>(
     writer.write(&filtered).map_err(|e| e.to_string())
 }
 
-/// Writes one JSON value per line; used for the clusters and pairs reports.
+/// Writes one JSON value per line; used for the clusters and pairs reports (rows of
+/// [`crate::rows`]).
 ///
 /// # Errors
 ///
 /// [`Error::Output`] if writing fails.
-pub fn write_json_lines<I: IntoIterator<Item = Value>>(
+pub fn write_json_lines<T: Serialize, I: IntoIterator<Item = T>>(
     out: &mut AtomicOutput,
     rows: I,
 ) -> Result<()> {
@@ -637,7 +638,7 @@ pub fn write_json_lines<I: IntoIterator<Item = Value>>(
 mod tests {
     use std::io::Read;
 
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::input::tests::write_file;

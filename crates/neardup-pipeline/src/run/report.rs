@@ -1,0 +1,265 @@
+//! The last room of a run: the clusters, pairs, boilerplate, lexicon and statistics files
+//! written from what the engine decided, and every output committed together.
+
+use std::time::Instant;
+
+use neardup_core::registry::Registered;
+use neardup_engine::{BoilerplateStats, Outcome};
+use serde_json::{json, Value};
+
+use super::memory::StagePeaks;
+use super::outputs::Outputs;
+use super::{settings_json, Ids, Read, RunConfig, RunReport};
+use crate::error::{Error, Result};
+use crate::input::Corpus;
+use crate::output::{commit_all, write_json_lines, AtomicOutput};
+use crate::rows::{ClusterRow, PairRow};
+use crate::stats::{
+    cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
+    MethodStats, RunStats,
+};
+
+/// Writes the reports and commits every output.
+pub(super) fn finish<M: Registered>(
+    method: &M,
+    config: &RunConfig,
+    mut outputs: Outputs,
+    read: Read,
+    started: Instant,
+    peaks: StagePeaks<'_>,
+) -> Result<RunReport> {
+    let outcome = &read.outcome;
+    let view = View {
+        reference: &read.reference,
+        corpus: &read.corpus,
+        within: config.engine.within,
+    };
+    let writing = Instant::now();
+    if let Some(out) = outputs.clusters.as_mut() {
+        write_json_lines(out, cluster_rows(view, outcome))?;
+    }
+    if let Some(out) = outputs.pairs.as_mut() {
+        write_json_lines(out, pair_rows(view, outcome))?;
+    }
+    if let Some(out) = outputs.boilerplate.as_mut() {
+        write_boilerplate(out, &outcome.stats.boilerplate)?;
+    }
+    if let (Some(out), Some(lexicon)) = (outputs.lexicon.as_mut(), &outcome.stats.lexicon) {
+        let path = out.path().to_owned();
+        (out.writer().write_all(lexicon.as_bytes())).map_err(|e| Error::Output {
+            path,
+            message: e.to_string(),
+        })?;
+    }
+    let mut seconds: Vec<(String, f64)> = Vec::new();
+    let mut write_kept_seconds = 0.0;
+    for (stage, value) in &read.seconds {
+        match stage.as_str() {
+            "write_kept" => write_kept_seconds = *value,
+            _ => seconds.push((stage.clone(), *value)),
+        }
+    }
+    for (stage, value) in &outcome.stats.seconds {
+        seconds.push(((*stage).to_owned(), *value));
+    }
+    seconds.push((
+        "write".into(),
+        write_kept_seconds + writing.elapsed().as_secs_f64(),
+    ));
+    seconds.push(("total".into(), started.elapsed().as_secs_f64()));
+    let mut stats = run_stats(method, config, view, &read.counts, outcome, seconds);
+    stats.spilled_bytes = read.spilled + outcome.stats.spilled_bytes;
+    if let Some((limit, plan)) = &read.memory {
+        stats.memory_limit_bytes = Some(*limit);
+        stats.memory_path = Some(if plan.spill { "spill" } else { "memory" }.to_owned());
+        stats.memory_reason = Some(plan.reason.clone());
+    }
+    if let Some(resume) = &read.resume {
+        stats.resumed_from = Some(resume.from.map(str::to_owned));
+        stats.resume_discarded = resume.discarded.clone();
+    }
+    stats.peak_rss_by_stage = peaks.finish();
+    if let Some(out) = outputs.stats.as_mut() {
+        write_stats(out, &stats)?;
+    }
+    // Renamed into place only now that everything is written, all together.
+    let reports = [
+        outputs.clusters,
+        outputs.pairs,
+        outputs.stats,
+        outputs.boilerplate,
+        outputs.lexicon,
+    ];
+    commit_all(
+        std::iter::once(outputs.kept)
+            .chain(reports.into_iter().flatten())
+            .collect(),
+    )?;
+    Ok(RunReport { stats })
+}
+
+/// The boilerplate lines, one per line, most frequent first.
+fn write_boilerplate(out: &mut AtomicOutput, found: &BoilerplateStats) -> Result<()> {
+    let path = out.path().to_owned();
+    let writer = out.writer();
+    for line in &found.lines {
+        writeln!(writer, "{}", line.text).map_err(|e| Error::Output {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The boilerplate section of the stats file, for methods that have boilerplate settings.
+fn boilerplate_report<M: Registered>(
+    _method: &M,
+    found: &BoilerplateStats,
+) -> Option<BoilerplateReport> {
+    if !M::params().iter().any(|p| p.name == "max_df") {
+        return None;
+    }
+    let limit = |name: &str| found.limits.iter().find(|(n, _)| *n == name).map(|l| l.1);
+    Some(BoilerplateReport {
+        table: found.table.map(|t| t.0.to_owned()),
+        table_bytes: found.table.map(|t| t.1 as u64),
+        counted_documents: found.counted_documents,
+        max_df: limit("max_df"),
+        boilerplate_df: limit("boilerplate_df"),
+        table_saturated: limit("table_saturated").is_some(),
+        documents: found.documents,
+        removed_lines: found.removed_lines,
+        distinct_lines: found.lines.len() as u64,
+        discounted_shingles: found.discounted_features,
+        top_lines: (found.lines.iter().take(20))
+            .map(|line| BoilerplateLineReport {
+                text: line.text.clone(),
+                documents: line.documents,
+            })
+            .collect(),
+    })
+}
+
+fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
+    let text = stats.to_json_pretty() + "\n";
+    let path = out.path().to_owned();
+    (out.writer().write_all(text.as_bytes())).map_err(|e| Error::Output {
+        path,
+        message: e.to_string(),
+    })
+}
+
+/// The documents of a run: the reference corpus (`--against`; empty without one) first, then
+/// the inputs, numbered in that order as the engine numbers them.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    reference: &'a Ids,
+    corpus: &'a Ids,
+    within: bool,
+}
+
+impl View<'_> {
+    /// Where the inputs start.
+    fn first(&self) -> usize {
+        self.reference.len()
+    }
+    fn id(&self, document: usize) -> Value {
+        match document.checked_sub(self.first()) {
+            Some(input) => self.corpus.get(input),
+            None => self.reference.get(document),
+        }
+    }
+}
+
+/// One row per input document (not per reference document).
+fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = ClusterRow> + 'a {
+    let assignment = &outcome.assignment;
+    let first = view.first();
+    (0..view.corpus.len()).map(move |input| {
+        let index = first + input;
+        let cluster = assignment.cluster_of(index as u32) as usize;
+        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize));
+        ClusterRow {
+            id: view.corpus.get(input),
+            cluster: view.id(cluster),
+            duplicate_of,
+            similarity: assignment.similarity.get(index),
+        }
+    })
+}
+
+/// Every verified pair with an input document in it (with `--against`: an input and a
+/// reference document, or two inputs when they are deduplicated among themselves).
+fn pair_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = PairRow> + 'a {
+    let first = view.first() as u32;
+    (outcome.all_pairs())
+        .filter(move |pair| first == 0 || (pair.b >= first && (view.within || pair.a < first)))
+        .map(move |pair| PairRow {
+            a: view.id(pair.a as usize),
+            b: view.id(pair.b as usize),
+            similarity: Some(pair.similarity),
+            distance: pair.distance,
+        })
+}
+
+fn run_stats<M: Registered>(
+    method: &M,
+    config: &RunConfig,
+    view: View<'_>,
+    corpus: &Corpus,
+    outcome: &Outcome,
+    seconds: Vec<(String, f64)>,
+) -> RunStats {
+    let first = view.first();
+    let documents = view.corpus.len() as u64;
+    let kept = (outcome.assignment.duplicate_of[first..].iter())
+        .filter(|d| d.is_none())
+        .count() as u64;
+    let histogram = cluster_size_histogram_from(&outcome.assignment, first);
+    let clusters: u64 = (histogram.iter())
+        .filter(|(size, _)| *size > 1)
+        .map(|(_, count)| count)
+        .sum();
+    let engine = &outcome.stats;
+    RunStats {
+        inputs: config.inputs.clone(),
+        method: MethodStats {
+            name: method.name().to_owned(),
+            threshold: method.threshold(),
+            params: settings_json(method.settings()),
+            learned: (engine.boilerplate.limits.iter())
+                .map(|&(name, value)| (name.to_owned(), json!(value)))
+                .collect(),
+        },
+        cluster_mode: config.engine.cluster.name().to_owned(),
+        keep: config.engine.keep.name().to_owned(),
+        documents_in: documents,
+        kept,
+        removed: documents - kept,
+        skipped: corpus.skipped.count,
+        skipped_first: corpus.skipped.first.clone(),
+        empty_documents: engine.empty_documents,
+        exact_only_documents: engine.exact_only_documents,
+        exact_copies: engine.exact_copies,
+        clusters,
+        cluster_sizes: histogram
+            .iter()
+            .map(|&(size, count)| (size as u64, count))
+            .collect(),
+        candidate_pairs: engine.candidate_pairs,
+        verified_pairs: engine.verified_pairs,
+        largest_bucket: engine.largest_bucket,
+        reference_documents: first as u64,
+        capped_buckets: engine.capped_buckets,
+        capped_out: engine.capped_out,
+        candidate_comparisons: engine.candidate_comparisons,
+        budget_hits: engine.budget_hits,
+        partner_limit: engine.partner_limit,
+        bytes_in: corpus.bytes_read,
+        threads: rayon::current_num_threads() as u64,
+        seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        boilerplate: boilerplate_report(method, &engine.boilerplate),
+        ..RunStats::default()
+    }
+}
