@@ -13,6 +13,7 @@ mod report;
 mod salvage;
 mod serve;
 mod signals;
+#[cfg(feature = "synth")]
 mod synth;
 mod threads;
 mod tune;
@@ -42,6 +43,7 @@ enum Command {
     /// Score a `dedup --clusters` file against ground truth (clusters or labelled pairs).
     Eval(eval::EvalArgs),
     /// Build a near-duplicate benchmark from a corpus: edited copies, hard negatives, truth.
+    #[cfg(feature = "synth")]
     Synth(synth::SynthArgs),
     /// Sweep thresholds, shingle sizes and permutations on a labelled sample; recommend one.
     Tune(Box<tune::TuneArgs>),
@@ -68,6 +70,7 @@ impl Command {
             Command::Fingerprint(args) => args.run.quiet,
             Command::Hamming(args) => args.quiet,
             Command::Report(args) => args.quiet,
+            #[cfg(feature = "synth")]
             Command::Synth(args) => args.quiet,
             _ => false,
         }
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => report::report(args),
         Command::Eval(args) => eval::eval(args),
+        #[cfg(feature = "synth")]
         Command::Synth(args) => synth::synth(args),
         Command::Tune(args) => tune::tune(args),
         Command::Fingerprint(args) => fingerprint::fingerprint(args),

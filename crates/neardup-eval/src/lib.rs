@@ -4,8 +4,8 @@
 //!
 //! - [`eval`] and [`eval_io`]: pairwise precision, recall and F1 and the adjusted Rand index
 //!   of a clusters file against ground truth (clusters or labelled pairs), `neardup eval`.
-//! - [`synth`] and [`synth_io`]: a near-duplicate benchmark made from any corpus (edited
-//!   copies, hard negatives, the truth), `neardup synth`.
+//! - `synth` and `synth_io` (feature `synth`): a near-duplicate benchmark made from any
+//!   corpus (edited copies, hard negatives, the truth), `neardup synth`.
 //! - [`tune`]: parameter sweeps of any registered method scored with [`eval`], and a
 //!   recommendation, `neardup tune`.
 //! - [`report`] and [`report_io`]: the self-contained HTML page about a run, `neardup report`.
@@ -15,14 +15,18 @@
 //!
 //! # Crate features
 //!
-//! None.
+//! - `synth` (default): the `synth` and `synth_io` modules. Their traditional-Chinese edit
+//!   converts through `zhconv`, which nothing else here needs; a front end without
+//!   `neardup synth` leaves it out (`default-features = false`).
 #![deny(missing_docs)]
 
 pub mod eval;
 pub mod eval_io;
 pub mod report;
 pub mod report_io;
+#[cfg(feature = "synth")]
 pub mod synth;
+#[cfg(feature = "synth")]
 pub mod synth_io;
 pub mod tune;
 

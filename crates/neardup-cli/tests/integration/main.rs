@@ -12,6 +12,7 @@ mod serve;
 mod short;
 mod simhash;
 mod stale;
+#[cfg(feature = "synth")]
 mod synth;
 mod tune;
 mod util;
