@@ -212,3 +212,42 @@ impl MinHashBuilder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{Registered, Setting};
+
+    #[test]
+    fn shingle_settings_reach_the_method() {
+        let method = MinHashBuilder::new()
+            .tokenizer(Tokenizer::Auto)
+            .ngram(2)
+            .latin_ngram(4)
+            .remove_stopwords(true)
+            .build()
+            .unwrap();
+        let settings = method.settings();
+        let get = |name: &str| {
+            settings
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, s)| s.clone())
+        };
+        assert_eq!(get("tokenizer"), Some(Setting::Text("auto".into())));
+        assert_eq!(get("ngram"), Some(Setting::Count(2)));
+        assert_eq!(get("latin_ngram"), Some(Setting::Count(4)));
+        assert_eq!(get("stopwords"), Some(Setting::Flag(true)));
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
+        let error = MinHashBuilder::new().threshold(0.0).build().unwrap_err();
+        assert_eq!(error.parameter(), "threshold");
+        let error = MinHashBuilder::new()
+            .common_shingles(Common::Check, 2.0)
+            .build()
+            .unwrap_err();
+        assert_eq!(error.parameter(), "rare_threshold");
+    }
+}

@@ -83,3 +83,26 @@ impl std::str::FromStr for Weighting {
 }
 
 param_value_by_choice!(Weighting);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params;
+
+    #[test]
+    fn names_round_trip_and_errors_name_the_parameter() {
+        for common in [Common::Check, Common::Drop] {
+            assert_eq!(common.name().parse::<Common>().unwrap(), common);
+        }
+        for weighting in [Weighting::None, Weighting::Idf] {
+            assert_eq!(weighting.name().parse::<Weighting>().unwrap(), weighting);
+        }
+        let params = Params::new()
+            .set("common_shingles", "keep")
+            .set("weighting", "tf");
+        let error = params.get::<Common>("common_shingles").unwrap_err();
+        assert_eq!(error.parameter(), "common_shingles");
+        let error = params.get::<Weighting>("weighting").unwrap_err();
+        assert_eq!(error.parameter(), "weighting");
+    }
+}
