@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,23 @@ def neardup_binary(given: str | None, build: bool) -> str:
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         sys.exit(f"no neardup binary at {path} (give --bin PATH)")
     return os.path.abspath(path)
+
+
+def methods_in_help(text: str) -> list[str]:
+    """The values of `--method` in the text of `neardup dedup --help` ("[possible values: exact,
+    minhash, ...]"), in the order the binary lists them (its registry's)."""
+    start = text.find("--method <METHOD>")
+    found = re.search(r"\[possible values: ([^\]]*)\]", text[start:]) if start >= 0 else None
+    if not found:
+        sys.exit("`neardup dedup --help` lists no method (no `--method <METHOD>` with possible values)")
+    return [name.strip() for name in found.group(1).split(",") if name.strip()]
+
+
+def listed_methods(binary: str) -> list[str]:
+    """Every method `binary` offers (`dedup --help`), so that a bench runs what the binary has
+    rather than a list of names kept by hand."""
+    text = subprocess.run([binary, "dedup", "--help"], check=True, capture_output=True, text=True).stdout
+    return methods_in_help(text)
 
 
 def private_copy(binary: str, out_dir: str) -> str:

@@ -26,10 +26,9 @@ from . import common, corpora
 from .common import ROOT, find_data, git_describe, log, machine, measure, neardup_binary
 from .quality import build_corpus
 
-METHODS = ("exact minhash simhash join ngram supershingle imatch imatch-wide topn topn-3 segments sentences "
-           "sentences-longest")
 CORPORA = "zh-titles zh-news en-news sohu-dd clough zh-50mb"
-# Entries of --methods that are not a method name at its defaults.
+# Entries of --methods that are not a method name at its defaults; by default each runs after its
+# method (the method the binary lists, see `default_methods`).
 VARIANTS = {
     "sentences-longest": ["--method", "sentences", "--sentence-signature", "longest"],
     "imatch-wide": ["--method", "imatch", "--extra-lexicons", "32", "--lexicon-drop", "0.7",
@@ -50,7 +49,8 @@ LABELS = {
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--reps", type=int, default=3, help="runs per method and corpus (default 3)")
-    ap.add_argument("--methods", default=METHODS)
+    ap.add_argument("--methods", help="methods and variants to run, space-separated (default: every method the "
+                    "binary lists, each followed by its variants: " + " ".join(VARIANTS) + ")")
     ap.add_argument("--corpora", default=CORPORA)
     ap.add_argument("--zh-titles-limit", type=int, default=20000, help="THUCNews headlines used as sources")
     ap.add_argument("--en-limit", type=int, default=5000, help="Reuters bodies used as sources")
@@ -61,6 +61,15 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "methods"),
                     help="output folder, emptied first (default bench/out/methods)")
     ap.add_argument("--no-docs", action="store_true", help="do not write the section into docs/methods.md")
+
+
+def default_methods(listed: list[str]) -> str:
+    """Every method of `listed` (what the binary offers), each followed by its VARIANTS."""
+    out = []
+    for method in listed:
+        out.append(method)
+        out.extend(name for name, args in VARIANTS.items() if args[1] == method)
+    return " ".join(out)
 
 
 def method_args(method: str) -> list[str]:
@@ -172,6 +181,8 @@ def main(args, argv: list[str]) -> int:
     os.makedirs(os.path.join(out, "corpora"))
     common.LOG_FILE = os.path.join(out, "run.log")
     n = common.private_copy(neardup_binary(args.bin, build=not args.no_build), os.path.join(out, "env"))
+    if not args.methods:
+        args.methods = default_methods(common.listed_methods(n))
     names = args.corpora.split()
     for name in names:
         c = os.path.join(out, "corpora", name)

@@ -1,13 +1,15 @@
-//! `dedup` with the classic fingerprints: every one runs on the example, and I-Match's
-//! lexicon is written by `--save-lexicon` and read back by `--lexicon-file`.
+//! `dedup` with the classic fingerprints: every method of the registry (the classic ones
+//! among them) runs on the example, and I-Match's lexicon is written by `--save-lexicon`
+//! and read back by `--lexicon-file`.
 
 use crate::util::{example, files_in, json_lines, neardup, path, stderr};
 
 #[test]
-fn every_classic_method_runs_on_the_example_and_finds_copies() {
+fn every_method_runs_on_the_example_and_finds_copies() {
     let dir = tempfile::tempdir().unwrap();
     let input = example();
-    for method in ["supershingle", "imatch", "topn", "segments", "sentences"] {
+    for method in neardup_core::registry::methods() {
+        let method = method.name;
         let (out, clusters) = (path(dir.path(), "out.jsonl"), path(dir.path(), "c.jsonl"));
         let run = neardup(&[
             "dedup",

@@ -10,19 +10,6 @@ use serde_json::Value;
 
 use crate::util::{example, files_in, neardup, path, stderr};
 
-const METHODS: [&str; 10] = [
-    "exact",
-    "minhash",
-    "simhash",
-    "join",
-    "ngram",
-    "supershingle",
-    "imatch",
-    "topn",
-    "segments",
-    "sentences",
-];
-
 /// Runs `dedup` with `args` writing kept, clusters, pairs and stats into `dir` under
 /// `prefix`; returns the bytes of the first three and the stats.
 fn outputs(dir: &std::path::Path, prefix: &str, args: &[&str]) -> (Vec<Vec<u8>>, Value) {
@@ -86,10 +73,10 @@ fn same_both_ways(dir: &std::path::Path, args: &[&str]) {
 fn every_method_gives_the_same_outputs_when_spilling() {
     let dir = tempfile::tempdir().unwrap();
     let input = example();
-    for method in METHODS {
+    for method in neardup_core::registry::methods() {
         same_both_ways(
             dir.path(),
-            &[&input, "--id-field", "id", "--method", method],
+            &[&input, "--id-field", "id", "--method", method.name],
         );
     }
     same_both_ways(
