@@ -263,3 +263,108 @@ fn run_stats<M: Registered>(
         ..RunStats::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neardup_core::registry::{self, MethodVisitor, Params};
+    use neardup_engine::{EngineOptions, NoProgress};
+
+    /// The outcome of `exact` on `texts`, the first `reference` of them a reference corpus.
+    fn outcome(texts: &[&str], reference: u32, within: bool) -> Outcome {
+        struct Dedup<'a>(&'a [&'a str], EngineOptions);
+        impl MethodVisitor for Dedup<'_> {
+            type Output = Outcome;
+            fn visit<M: Registered>(self, method: M) -> Outcome {
+                neardup_engine::dedup(&method, self.0, self.1, &NoProgress).unwrap()
+            }
+        }
+        let options = EngineOptions {
+            reference,
+            within,
+            ..EngineOptions::default()
+        };
+        registry::with_method("exact", &Params::new(), Dedup(texts, options)).unwrap()
+    }
+
+    fn ids(names: &[&str]) -> Ids {
+        Ids::Records(names.iter().map(|&name| Value::from(name)).collect())
+    }
+
+    #[test]
+    fn cluster_rows_are_one_per_input_and_name_reference_documents() {
+        let texts = [
+            "same text",
+            "other text",
+            "same text",
+            "new text",
+            "other text",
+        ];
+        let outcome = outcome(&texts, 2, true);
+        let (reference, corpus) = (ids(&["r1", "r2"]), ids(&["i1", "i2", "i3"]));
+        let view = View {
+            reference: &reference,
+            corpus: &corpus,
+            within: true,
+        };
+        let rows: Vec<ClusterRow> = cluster_rows(view, &outcome).collect();
+        let named: Vec<(Value, Value, Option<Value>)> = (rows.into_iter())
+            .map(|row| (row.id, row.cluster, row.duplicate_of))
+            .collect();
+        let value = |name: &str| Value::from(name);
+        assert_eq!(
+            named,
+            [
+                (value("i1"), value("r1"), Some(value("r1"))),
+                (value("i2"), value("i2"), None),
+                (value("i3"), value("r2"), Some(value("r2"))),
+            ]
+        );
+    }
+
+    #[test]
+    fn pair_rows_leave_out_pairs_of_reference_documents_and_of_inputs_unless_within() {
+        let texts = ["same text", "same text", "same text", "same text"];
+        let (reference, corpus) = (ids(&["r1", "r2"]), ids(&["i1", "i2"]));
+        let pairs = |within: bool| -> Vec<(Value, Value)> {
+            let outcome = outcome(&texts, 2, within);
+            let view = View {
+                reference: &reference,
+                corpus: &corpus,
+                within,
+            };
+            (pair_rows(view, &outcome))
+                .map(|row| {
+                    assert_eq!(row.similarity, Some(1.0));
+                    (row.a, row.b)
+                })
+                .collect()
+        };
+        let named = |pairs: &[(&str, &str)]| -> Vec<(Value, Value)> {
+            (pairs.iter())
+                .map(|&(a, b)| (Value::from(a), Value::from(b)))
+                .collect()
+        };
+        let across = [("r1", "i1"), ("r1", "i2"), ("r2", "i1"), ("r2", "i2")];
+        assert_eq!(pairs(false), named(&across));
+        let mut all = pairs(true);
+        all.sort_by_key(|(a, b)| (a.to_string(), b.to_string()));
+        let mut expected = named(&across);
+        expected.push((Value::from("i1"), Value::from("i2")));
+        expected.sort_by_key(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn without_a_reference_every_pair_is_written() {
+        let texts = ["a text", "a text", "a text"];
+        let outcome = outcome(&texts, 0, false);
+        let (reference, corpus) = (ids(&[]), ids(&["x", "y", "z"]));
+        let view = View {
+            reference: &reference,
+            corpus: &corpus,
+            within: false,
+        };
+        assert_eq!(pair_rows(view, &outcome).count(), 3);
+    }
+}

@@ -274,3 +274,132 @@ pub(super) fn changed(paths: &[String]) -> Error {
          its inputs more than once); run it again on a file that does not change",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::{Format, InputOptions};
+    use neardup_core::registry::Params;
+    use neardup_engine::NoProgress;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Counts the bytes reported.
+    #[derive(Default)]
+    struct Bytes(AtomicU64);
+
+    impl Progress for Bytes {
+        fn advance(&self, done: u64) {
+            self.0.fetch_add(done, Ordering::Relaxed);
+        }
+    }
+
+    fn record(text: String) -> Record {
+        Record {
+            id: serde_json::Value::Null,
+            raw: Raw::Line(format!("raw {text}").into_bytes()),
+            text,
+            source: 0,
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn blocks_are_handed_on_once_they_reach_the_block_size_and_at_the_end() {
+        let progress = Bytes::default();
+        let mut sizes = Vec::new();
+        let mut each = |block: Vec<String>| {
+            sizes.push(block.len());
+            Ok(())
+        };
+        let mut blocks = Blocks::new(&progress, &mut each);
+        let big = "x".repeat(STREAM_BLOCK_BYTES / 2);
+        for _ in 0..5 {
+            blocks.push(record(big.clone())).unwrap();
+        }
+        blocks.push(record("tail".into())).unwrap();
+        assert_eq!(blocks.finish().unwrap(), 6);
+        assert_eq!(sizes, [2, 2, 2]);
+        // Raw lines count with their line break.
+        let raw = 5 * (big.len() + 5) + "raw tail\n".len();
+        assert_eq!(progress.0.load(Ordering::Relaxed), raw as u64);
+    }
+
+    #[test]
+    fn an_error_of_the_consumer_stops_the_read() {
+        let progress = Bytes::default();
+        let mut each = |_: Vec<String>| Err(changed(&["x".to_owned()]));
+        let mut blocks = Blocks::new(&progress, &mut each);
+        blocks.push(record("short".into())).unwrap();
+        assert!(blocks.finish().is_err());
+    }
+
+    fn config(dir: &Path, text: &str) -> RunConfig {
+        let input = dir.join("in.txt");
+        std::fs::write(&input, text).unwrap();
+        let mut config = RunConfig::new(
+            vec![input.display().to_string()],
+            "-".into(),
+            "exact",
+            Params::new(),
+        );
+        config.input = InputOptions {
+            format: Some(Format::Text),
+            ..InputOptions::default()
+        };
+        config
+    }
+
+    #[test]
+    fn a_replay_finds_the_first_read_again_or_says_the_input_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), "one\ntwo\nthree\n");
+        let sides = Sides {
+            config: &config,
+            against_opened: &[],
+            inputs_opened: &config.inputs,
+        };
+        let mut texts = Vec::new();
+        let first = (sides.read(&NoProgress, &mut |block| {
+            texts.extend(block);
+            Ok(())
+        }))
+        .unwrap();
+        assert_eq!(texts, ["one", "two", "three"]);
+        let summary = first.summary();
+        assert_eq!((summary.corpus.0, summary.corpus_bytes), (3, 14));
+        assert_eq!(summary.reference, (0, 0));
+        let mut again = Vec::new();
+        let replayed = (sides.replay(first, &NoProgress, &mut |block| {
+            again.extend(block);
+            Ok(())
+        }))
+        .unwrap();
+        assert_eq!(again, texts);
+        assert_eq!(replayed.summary(), summary);
+        std::fs::write(&config.inputs[0], "one\ntwo\nthree!\n").unwrap();
+        let error = (sides.replay(replayed, &NoProgress, &mut |_| Ok(())))
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("the input changed"), "{error}");
+    }
+
+    #[test]
+    fn parked_ids_come_back_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut read = SidesRead {
+            reference: Corpus::default(),
+            corpus: Corpus::default(),
+            reference_meta: Meta::default(),
+            corpus_meta: Meta::default(),
+        };
+        let ids = [serde_json::json!("a"), serde_json::json!(7)];
+        read.corpus_meta.ids = ids.iter().cloned().collect();
+        let parked = ParkedSides::park(&mut read, dir.path()).unwrap();
+        assert_eq!(read.corpus_meta.ids.len(), 0);
+        parked
+            .restore(&mut read.reference_meta, &mut read.corpus_meta)
+            .unwrap();
+        assert_eq!(read.corpus_meta.ids.get(1), Some(serde_json::json!(7)));
+        assert_eq!(read.reference_meta.ids.len(), 0);
+    }
+}

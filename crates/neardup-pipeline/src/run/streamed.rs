@@ -449,3 +449,70 @@ fn key_budget(limit: u64) -> usize {
         .unwrap_or(usize::MAX)
         .clamp(1 << 20, 256 << 20)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use neardup_core::registry::Params;
+
+    #[test]
+    fn the_key_budget_is_an_eighth_of_the_limit_within_bounds() {
+        assert_eq!(key_budget(0), 1 << 20);
+        assert_eq!(key_budget(64 << 20), 8 << 20);
+        assert_eq!(key_budget(u64::MAX), 256 << 20);
+    }
+
+    #[test]
+    fn paths_other_than_standard_input_are_read_where_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spilled = 0;
+        let paths = ["a.jsonl".to_owned(), "b.txt".to_owned()];
+        let opened = copy_stdin(&paths, "stdin", dir.path(), &mut spilled).unwrap();
+        assert_eq!(opened, paths);
+        assert_eq!(spilled, 0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn reference_documents_are_named_by_file_and_line_without_an_id_field() {
+        let mut config = RunConfig::new(vec!["in".into()], "-".into(), "exact", Params::new());
+        config.against = vec!["ref.txt".into()];
+        let mut reference = Corpus::default();
+        reference.sources.push(crate::input::Source {
+            path: "ref.txt".into(),
+            format: crate::input::Format::Text,
+            csv_headers: None,
+            parquet: None,
+        });
+        let mut meta = Meta::default();
+        for line in [1, 4] {
+            meta.ordinals.push(line);
+            meta.sources.push(0);
+            meta.lines.push(line);
+        }
+        name_reference(&config, &reference, &mut meta);
+        assert_eq!(meta.id(1), Value::from("ref.txt:4"));
+        let mut with_ids = Meta::default();
+        config.input.id_field = Some("id".into());
+        name_reference(&config, &reference, &mut with_ids);
+        assert_eq!(with_ids.ids.len(), 0);
+    }
+
+    #[test]
+    fn the_manifest_names_the_layout_the_method_and_the_options() {
+        struct Head(RunConfig);
+        impl neardup_core::registry::MethodVisitor for Head {
+            type Output = Vec<String>;
+            fn visit<M: Registered>(self, method: M) -> Vec<String> {
+                manifest_head(&method, &self.0, EngineOptions::default())
+            }
+        }
+        let config = RunConfig::new(vec!["in".into()], "-".into(), "minhash", Params::new());
+        let params = Params::new().set("permutations", "64");
+        let head = neardup_core::registry::with_method("minhash", &params, Head(config)).unwrap();
+        assert_eq!(head[1], format!("checkpoints {CHECKPOINT_LAYOUT}"));
+        assert!(head[2].starts_with("method minhash {"), "{}", head[2]);
+        assert!(head[2].contains("\"permutations\":64"), "{}", head[2]);
+        assert!(head[3].starts_with("input ") && head[4].starts_with("engine "));
+    }
+}
