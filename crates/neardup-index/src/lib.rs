@@ -8,6 +8,8 @@
 //!
 //! - [`KeyTable`]: documents sharing a key (LSH bands, content hashes). The bucket cap and
 //!   the candidate budget belong to it.
+//! - [`ExternalKeys`]: the [`KeyTable`] of a corpus whose entries do not fit in memory: sorted
+//!   runs in a [`spill::SpillDir`], merged and walked twice, with the same pairs and statistics.
 //! - [`ProbeTable`]: stored keys on one side, probe keys on the other (multi-index hashing,
 //!   Pass-Join).
 //! - [`SharedKeyTable`]: documents sharing at least a minimum count of keys (n-gram index,
@@ -20,6 +22,10 @@
 //!   reference the exact joins are measured against; capped and counted.
 //! - [`HammingJoin`]: fingerprints within a Hamming radius of their own per document (the
 //!   smaller of the two radii per pair), exact under the bucket cap.
+//!
+//! [`ranked_candidates`] is the one factory from a method's join to its generator, serving the
+//! batch engine; [`JoinShape`] names a join's shape for the online index ([`OnlineForm`]) and the
+//! Spark path ([`join_name`]).
 //!
 //! [`HammingIndex`] is the exact Hamming-distance index of 64-bit fingerprints (SimHash):
 //! multi-index hashing with blocks chosen from the distance and the index size, single
@@ -56,6 +62,8 @@
 //! None.
 #![deny(missing_docs)]
 
+mod candidates;
+mod external_keys;
 mod generators;
 mod hamming;
 mod hamming_blocks;
@@ -64,9 +72,13 @@ mod key_table;
 mod ngram_index;
 mod online;
 mod pass_join;
+mod runs;
 mod set_join;
 mod shared_keys;
+pub mod spill;
 
+pub use candidates::{join_name, ranked_candidates, JoinShape, OnlineForm, RankedSketches};
+pub use external_keys::{ExternalKeys, ExternalPairs, Remap};
 pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{

@@ -1,0 +1,337 @@
+//! One factory from a method's [`Join`] to its candidate generator. The batch engine asks it
+//! for the candidate pairs of its leaders ([`ranked_candidates`]), the online index for the
+//! structure a partition holds ([`JoinShape::online`]), the Spark path for the join's name
+//! ([`join_name`]); none of them matches on the join itself, so a new join shape is added
+//! here and in its generator's module.
+//!
+//! The generators are monomorphised over the method and over what holds the sketches
+//! ([`RankedSketches`]): no dynamic dispatch in the loops over documents or pairs.
+
+use neardup_core::{EditLimit, Join, JoinMeasure, Method, Result};
+
+use crate::generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
+use crate::hamming_join::HammingJoin;
+use crate::key_table::{BucketStats, CandidateLimits, KeyTable};
+use crate::pass_join::EditBound;
+use crate::set_join::SetMeasure;
+use crate::shared_keys::SharedKeyTable;
+
+/// The shape of a [`Join`] without its parameters: for comparisons and names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinShape {
+    /// [`Join::Identity`].
+    Identity,
+    /// [`Join::SymmetricKeys`].
+    SymmetricKeys,
+    /// [`Join::Probe`].
+    Probe,
+    /// [`Join::SharedKeys`].
+    SharedKeys,
+    /// [`Join::Prefix`].
+    Prefix,
+    /// [`Join::Edit`].
+    Edit,
+    /// [`Join::NgramBuckets`].
+    NgramBuckets,
+    /// [`Join::Hamming`].
+    Hamming,
+}
+
+/// What an online index holds for a join shape (see [`JoinShape::online`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlineForm {
+    /// Exact identities only.
+    Identity,
+    /// A key index: documents stored under their keys ([`Method::keys`]); a query looks up
+    /// its probe keys ([`Method::probe_keys`]) when `probe_side`, else its own keys.
+    Keys {
+        /// Whether a query looks up its probe keys (the exact joins).
+        probe_side: bool,
+    },
+    /// A Hamming index of fingerprints ([`Method::hamming_key`]).
+    Hamming,
+}
+
+impl JoinShape {
+    /// The shape of `join`.
+    pub fn of(join: &Join) -> JoinShape {
+        match join {
+            Join::Identity => JoinShape::Identity,
+            Join::SymmetricKeys => JoinShape::SymmetricKeys,
+            Join::Probe => JoinShape::Probe,
+            Join::SharedKeys { .. } => JoinShape::SharedKeys,
+            Join::Prefix { .. } => JoinShape::Prefix,
+            Join::Edit { .. } => JoinShape::Edit,
+            Join::NgramBuckets { .. } => JoinShape::NgramBuckets,
+            Join::Hamming => JoinShape::Hamming,
+        }
+    }
+
+    /// What an online index holds for this shape; `None` for a shape without an online form
+    /// (the n-gram reference index, the shared-key count, multi-index probing).
+    pub fn online(self) -> Option<OnlineForm> {
+        match self {
+            JoinShape::Identity => Some(OnlineForm::Identity),
+            JoinShape::SymmetricKeys => Some(OnlineForm::Keys { probe_side: false }),
+            // Every stored document within the threshold shares a key with the text.
+            JoinShape::Prefix | JoinShape::Edit => Some(OnlineForm::Keys { probe_side: true }),
+            JoinShape::Hamming => Some(OnlineForm::Hamming),
+            JoinShape::Probe | JoinShape::SharedKeys | JoinShape::NgramBuckets => None,
+        }
+    }
+}
+
+/// The name of `join` for the Spark path: `identity`, `keys` (symmetric keys, which it runs
+/// as banded buckets), or the join with its parameters.
+pub fn join_name(join: &Join) -> String {
+    match JoinShape::of(join) {
+        JoinShape::Identity => "identity".to_owned(),
+        JoinShape::SymmetricKeys => "keys".to_owned(),
+        _ => format!("{join:?}"),
+    }
+}
+
+/// What a batch generator reads of the documents entering candidate generation (the
+/// engine's *leaders*): each numbered by its rank (lower is better), with its sketch.
+pub trait RankedSketches<M: Method>: Sync {
+    /// `f(rank, sketch)` of every leader, in leader order.
+    ///
+    /// # Errors
+    /// A sketch that cannot be read (the engine's spill).
+    fn map<R, F>(&self, f: F) -> Result<Vec<R>>
+    where
+        R: Send,
+        F: Fn(u32, &M::Sketch) -> R + Sync;
+
+    /// The similarity of the leaders ranked `x` and `y` when they are duplicates
+    /// ([`Method::verify`]), for the n-gram index's greedy pass. A sketch that cannot be read
+    /// is kept by the implementation, to report once generation is over, and gives `None`.
+    fn verify(&self, x: u32, y: u32) -> Option<f64>;
+}
+
+/// The candidate pairs `(x, y)` of ranks, `x < y`, sorted, without repeats, and the
+/// generator's statistics, from the generator `method`'s [`Join`] names, in memory.
+///
+/// # Errors
+/// A sketch that cannot be read.
+pub fn ranked_candidates<M, L>(
+    method: &M,
+    leaders: &L,
+    limits: CandidateLimits,
+) -> Result<(Vec<(u32, u32)>, BucketStats)>
+where
+    M: Method,
+    L: RankedSketches<M>,
+{
+    Ok(match method.join() {
+        Join::Identity => {
+            let none = BucketStats {
+                partner_limit: u64::MAX,
+                ..BucketStats::default()
+            };
+            (Vec::new(), none)
+        }
+        Join::SymmetricKeys => CandidateGenerator::candidate_pairs(
+            KeyTable::from_entries(entries(method, leaders, M::keys)?),
+            limits,
+        ),
+        Join::Probe => ProbeTable::new(
+            entries(method, leaders, M::keys)?,
+            entries(method, leaders, M::probe_keys)?,
+        )
+        .candidate_pairs(limits),
+        Join::SharedKeys { min } => {
+            SharedKeyTable::new(entries(method, leaders, M::keys)?, min).candidate_pairs(limits)
+        }
+        Join::Prefix { measure, threshold } => {
+            let measure = match measure {
+                JoinMeasure::Jaccard => SetMeasure::Jaccard,
+                JoinMeasure::Cosine => SetMeasure::Cosine,
+                JoinMeasure::Containment => SetMeasure::Overlap,
+            };
+            PrefixJoin::new(token_sets(method, leaders)?, measure, threshold)
+                .candidate_pairs(limits)
+        }
+        Join::Edit { limit } => {
+            let bound = match limit {
+                EditLimit::Absolute(edits) => EditBound::Absolute(edits),
+                EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
+            };
+            EditJoin::new(sequences(method, leaders)?, bound).candidate_pairs(limits)
+        }
+        Join::NgramBuckets { m } => {
+            let similar = |x: u32, y: u32| leaders.verify(x, y);
+            NgramBuckets::new(sequences(method, leaders)?, m as usize, similar)
+                .candidate_pairs(limits)
+        }
+        Join::Hamming => HammingJoin::new(fingerprints(method, leaders)?).candidate_pairs(limits),
+    })
+}
+
+/// `(key, rank)` of every key `emit` gives for every leader.
+fn entries<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    emit: fn(&M, &M::Sketch, &mut Vec<u64>),
+) -> Result<Vec<(u64, u32)>> {
+    let keyed = leaders.map(|ranked, sketch| {
+        let mut keys = Vec::new();
+        emit(method, sketch, &mut keys);
+        keys.into_iter()
+            .map(|key| (key, ranked))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(keyed.concat())
+}
+
+/// `(rank, join tokens)` of every leader, for the prefix join.
+fn token_sets<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+) -> Result<Vec<(u32, Vec<u64>)>> {
+    leaders.map(|ranked, sketch| {
+        let mut tokens = Vec::new();
+        method.join_tokens(sketch, &mut tokens);
+        (ranked, tokens)
+    })
+}
+
+/// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.
+fn sequences<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+) -> Result<Vec<(u32, Vec<u32>)>> {
+    leaders.map(|ranked, sketch| (ranked, method.join_sequence(sketch).to_vec()))
+}
+
+/// `(rank, fingerprint, radius)` of every leader with a fingerprint, for the Hamming join.
+fn fingerprints<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+) -> Result<Vec<(u32, u64, u32)>> {
+    Ok(leaders
+        .map(|ranked, sketch| {
+            let (fingerprint, radius) = method.hamming_key(sketch)?;
+            Some((ranked, fingerprint, radius))
+        })?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use neardup_core::registry::{self, MethodVisitor, Params, Registered};
+    use neardup_core::CorpusStats;
+
+    use super::*;
+
+    /// Sketches held in memory, ranked by position.
+    struct Held<M: Method> {
+        method: M,
+        sketches: Vec<M::Sketch>,
+    }
+
+    impl<M: Method> RankedSketches<M> for Held<M> {
+        fn map<R, F>(&self, f: F) -> Result<Vec<R>>
+        where
+            R: Send,
+            F: Fn(u32, &M::Sketch) -> R + Sync,
+        {
+            let ranked = self.sketches.iter().enumerate();
+            Ok(ranked
+                .map(|(rank, sketch)| f(rank as u32, sketch))
+                .collect())
+        }
+        fn verify(&self, x: u32, y: u32) -> Option<f64> {
+            let (a, b) = (&self.sketches[x as usize], &self.sketches[y as usize]);
+            self.method.verify(a, b)
+        }
+    }
+
+    const TEXT: &str = "The committee met on Tuesday to review the budget of the harbour \
+        authority, and after a long debate about dredging, wages and the new ferry terminal \
+        it agreed to publish the accounts of the last three years before the winter session.";
+
+    /// The candidates of two copies of [`TEXT`] under a method, and its join's shape.
+    struct TwoCopies;
+
+    impl MethodVisitor for TwoCopies {
+        type Output = (JoinShape, Vec<(u32, u32)>);
+        fn visit<M: Registered>(self, mut method: M) -> Self::Output {
+            if method.learns_from_corpus() {
+                let mut features = Vec::new();
+                method.corpus_features(TEXT, &mut features);
+                features.sort_unstable();
+                features.dedup();
+                let mut stats = CorpusStats::exact();
+                stats.add_document(&features);
+                method.learn(&Arc::new(stats));
+            }
+            let held = Held {
+                sketches: vec![method.sketch(TEXT), method.sketch(TEXT)],
+                method,
+            };
+            let limits = CandidateLimits::default();
+            let (pairs, _) = ranked_candidates(&held.method, &held, limits).unwrap();
+            (JoinShape::of(&held.method.join()), pairs)
+        }
+    }
+
+    #[test]
+    fn every_registered_methods_join_pairs_two_identical_documents() {
+        for spec in registry::methods() {
+            let (shape, pairs) =
+                registry::with_method(spec.name, &Params::new(), TwoCopies).unwrap();
+            // Exact hashing finds copies by identity, before candidates.
+            let expected = match shape {
+                JoinShape::Identity => vec![],
+                _ => vec![(0, 1)],
+            };
+            assert_eq!(pairs, expected, "{} ({shape:?})", spec.name);
+        }
+    }
+
+    #[test]
+    fn every_shape_has_its_online_form_or_none() {
+        let forms = [
+            (Join::Identity, Some(OnlineForm::Identity)),
+            (
+                Join::SymmetricKeys,
+                Some(OnlineForm::Keys { probe_side: false }),
+            ),
+            (Join::Probe, None),
+            (Join::SharedKeys { min: 2 }, None),
+            (
+                Join::Prefix {
+                    measure: JoinMeasure::Jaccard,
+                    threshold: 0.5,
+                },
+                Some(OnlineForm::Keys { probe_side: true }),
+            ),
+            (
+                Join::Edit {
+                    limit: EditLimit::Absolute(2),
+                },
+                Some(OnlineForm::Keys { probe_side: true }),
+            ),
+            (Join::NgramBuckets { m: 3 }, None),
+            (Join::Hamming, Some(OnlineForm::Hamming)),
+        ];
+        for (join, form) in forms {
+            assert_eq!(JoinShape::of(&join).online(), form, "{join:?}");
+        }
+    }
+
+    #[test]
+    fn the_spark_names_of_joins() {
+        assert_eq!(join_name(&Join::Identity), "identity");
+        assert_eq!(join_name(&Join::SymmetricKeys), "keys");
+        assert_eq!(
+            join_name(&Join::NgramBuckets { m: 3 }),
+            "NgramBuckets { m: 3 }"
+        );
+    }
+}
