@@ -312,11 +312,7 @@ fn method_info<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let method =
         dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let join = match method.join() {
-        neardup_core::Join::Identity => "identity".to_owned(),
-        neardup_core::Join::SymmetricKeys => "keys".to_owned(),
-        other => format!("{other:?}"),
-    };
+    let join = neardup_engine::join_name(&method.join());
     let info = PyDict::new(py);
     info.set_item("join", join)?;
     info.set_item("learns_from_corpus", method.learns_from_corpus())?;

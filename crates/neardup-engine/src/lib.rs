@@ -33,9 +33,12 @@
 #![deny(missing_docs)]
 
 pub mod batch;
-mod external;
 pub mod online;
 pub mod spill;
+
+/// The candidate factory's view of a method's join ([`neardup_index::JoinShape`]), for front
+/// ends that depend on the engine alone (the Spark path names the join it runs).
+pub use neardup_index::{join_name, JoinShape};
 
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,

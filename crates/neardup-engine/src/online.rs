@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use neardup_core::{Error, Join, Method, Result, Sketch};
-use neardup_index::{HammingIndex, MemoryIndex, OnlineIndex};
+use neardup_index::{HammingIndex, JoinShape, MemoryIndex, OnlineForm, OnlineIndex};
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
 /// restart can rebuild the index from these alone.
@@ -57,22 +57,19 @@ impl IndexEntry {
             probe_keys: Vec::new(),
         };
         if !entry.exact_only {
-            match method.join() {
-                Join::Hamming => entry.hamming = method.hamming_key(sketch),
-                Join::SymmetricKeys => {
+            match JoinShape::of(&method.join()).online() {
+                Some(OnlineForm::Hamming) => entry.hamming = method.hamming_key(sketch),
+                Some(OnlineForm::Keys { probe_side }) => {
                     method.keys(sketch, &mut entry.keys);
                     entry.keys.sort_unstable();
                     entry.keys.dedup();
+                    if probe_side {
+                        method.probe_keys(sketch, &mut entry.probe_keys);
+                        entry.probe_keys.sort_unstable();
+                        entry.probe_keys.dedup();
+                    }
                 }
-                Join::Prefix { .. } | Join::Edit { .. } => {
-                    method.keys(sketch, &mut entry.keys);
-                    entry.keys.sort_unstable();
-                    entry.keys.dedup();
-                    method.probe_keys(sketch, &mut entry.probe_keys);
-                    entry.probe_keys.sort_unstable();
-                    entry.probe_keys.dedup();
-                }
-                _ => {}
+                Some(OnlineForm::Identity) | None => {}
             }
         }
         entry
@@ -87,8 +84,8 @@ const LEVEL_FANOUT: usize = 4;
 
 /// A Hamming index that takes inserts one at a time at a bounded cost per query: levels of
 /// [`HammingIndex`], the newest small. Inserts go to the newest level; when it holds
-/// [`LEVEL_BASE`] fingerprints it is frozen and merged with the levels before it while they
-/// are at most [`LEVEL_FANOUT`] times its size (so sizes fall geometrically, a query probes
+/// `LEVEL_BASE` fingerprints it is frozen and merged with the levels before it while they
+/// are at most `LEVEL_FANOUT` times its size (so sizes fall geometrically, a query probes
 /// O(log n) levels, and each fingerprint is rebuilt O(log n) times). A single growing
 /// `HammingIndex` would instead scan a buffer of up to an eighth of its size on every query.
 /// Levels use dense tables ([`HammingIndex::build_dense`]): a query with a large radius probes
@@ -279,28 +276,27 @@ impl PartitionIndex {
     /// A method whose join has no online form (parameter `method`), or a `max_distance` the
     /// Hamming index refuses (parameter `max_distance`).
     pub fn new<M: Method>(method: &M, max_distance: u32) -> Result<Self> {
-        let (keys, hamming) = match method.join() {
-            Join::Identity => (None, None),
-            Join::SymmetricKeys | Join::Prefix { .. } | Join::Edit { .. } => {
-                (Some(MemoryIndex::new()), None)
-            }
-            Join::Hamming => (None, Some(Tiered::new(max_distance)?)),
-            other => {
-                return Err(Error::invalid(
-                    "method",
-                    format!(
-                    "{} ({other:?} join) has no online index; use join, simhash, minhash or exact",
+        let join: Join = method.join();
+        let Some(form) = JoinShape::of(&join).online() else {
+            return Err(Error::invalid(
+                "method",
+                format!(
+                    "{} ({join:?} join) has no online index; use join, simhash, minhash or exact",
                     method.name()
                 ),
-                ))
-            }
+            ));
+        };
+        let (keys, hamming) = match form {
+            OnlineForm::Identity => (None, None),
+            OnlineForm::Keys { .. } => (Some(MemoryIndex::new()), None),
+            OnlineForm::Hamming => (None, Some(Tiered::new(max_distance)?)),
         };
         Ok(PartitionIndex {
             identities: HashMap::default(),
             keys,
             hamming,
             max_distance,
-            probe_side: matches!(method.join(), Join::Prefix { .. } | Join::Edit { .. }),
+            probe_side: matches!(form, OnlineForm::Keys { probe_side: true }),
             budget: QUERY_BUDGET,
         })
     }

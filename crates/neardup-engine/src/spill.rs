@@ -19,64 +19,13 @@
 //! verifies.
 
 use neardup_core::offsets::Offsets;
-use neardup_core::{Error, Method, Result, Sketch};
+use neardup_core::{Method, Result, Sketch};
+pub(crate) use neardup_index::spill::spill_error;
+pub use neardup_index::spill::{MemorySpill, MemorySpillDir, Spill, SpillDir};
 use rayon::prelude::*;
 
 /// Bytes of spilled sketches read and decoded together by a scan.
 pub const READ_BLOCK_BYTES: u64 = 8 << 20;
-
-/// An append-only byte store that the engine spills sketches to and reads back by offset.
-///
-/// Errors are messages that name what failed (the pipeline's file store names its path and
-/// the operating system's error, such as a full disk); the engine reports them under the
-/// parameter `temp_dir`.
-pub trait Spill: Send + Sync {
-    /// Appends `bytes` at the end of the store.
-    ///
-    /// # Errors
-    /// The store cannot be written (a full disk).
-    fn append(&mut self, bytes: &[u8]) -> std::result::Result<(), String>;
-    /// Makes everything appended so far readable by [`Spill::read_at`].
-    ///
-    /// # Errors
-    /// The store cannot be written.
-    fn flush(&mut self) -> std::result::Result<(), String>;
-    /// Fills `buffer` with the bytes stored from `offset`.
-    ///
-    /// # Errors
-    /// The store cannot be read, or holds fewer bytes.
-    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::result::Result<(), String>;
-}
-
-/// Where the engine creates its spills: a temporary directory, for the pipeline.
-pub trait SpillDir: Send + Sync {
-    /// A new, empty spill called `name` (unique within the directory).
-    ///
-    /// # Errors
-    /// It cannot be created.
-    fn create(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String>;
-
-    /// The spill called `name` that an earlier run left (a resumed run's sketches, see
-    /// [`crate::Sketcher::checkpoint`]), to read and append to. By default there is none.
-    ///
-    /// # Errors
-    /// It does not exist or cannot be opened.
-    fn open(&self, name: &str) -> std::result::Result<Box<dyn Spill>, String> {
-        Err(format!(
-            "the spill {name} of an earlier run cannot be opened here"
-        ))
-    }
-}
-
-/// A [`SpillDir`] of [`MemorySpill`]s: for tests.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct MemorySpillDir;
-
-impl SpillDir for MemorySpillDir {
-    fn create(&self, _name: &str) -> std::result::Result<Box<dyn Spill>, String> {
-        Ok(Box::new(MemorySpill::default()))
-    }
-}
 
 /// How a run spills: where, and how many bytes of keys it buffers before writing a sorted
 /// run.
@@ -86,34 +35,6 @@ pub struct Spilling {
     pub dir: std::sync::Arc<dyn SpillDir>,
     /// Bytes of candidate-stage entries held before they are sorted and written.
     pub budget: usize,
-}
-
-/// A [`Spill`] in memory: for tests of the spilling path without a disk.
-#[derive(Debug, Default, Clone)]
-pub struct MemorySpill {
-    bytes: Vec<u8>,
-}
-
-impl Spill for MemorySpill {
-    fn append(&mut self, bytes: &[u8]) -> std::result::Result<(), String> {
-        self.bytes.extend_from_slice(bytes);
-        Ok(())
-    }
-    fn flush(&mut self) -> std::result::Result<(), String> {
-        Ok(())
-    }
-    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::result::Result<(), String> {
-        let start = usize::try_from(offset).map_err(|e| e.to_string())?;
-        let stored = self.bytes.get(start..start + buffer.len());
-        let stored = stored.ok_or_else(|| format!("no bytes at {offset}+{}", buffer.len()))?;
-        buffer.copy_from_slice(stored);
-        Ok(())
-    }
-}
-
-/// The error of a spill operation, under the parameter the CLI calls `--temp-dir`.
-pub(crate) fn spill_error(message: String) -> Error {
-    Error::invalid("temp_dir", message)
 }
 
 /// A sketch read from a [`SketchStore`]: borrowed from memory or decoded from the spill.

@@ -1,0 +1,430 @@
+//! Common shingles: for a method with a document-frequency limit
+//! ([`Method::common_limit`]), the features more than that many leaders share are found
+//! (counted in the crowded leaders, sampled elsewhere) and marked in the crowded leaders'
+//! sketches ([`Method::mark_common`]) before candidates are generated.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use neardup_core::{Method, Result};
+use rayon::prelude::*;
+
+use super::options::Progress;
+use super::outcome::EngineStats;
+use super::KEY_CHUNK;
+use crate::spill::{SketchStore, Spilling};
+use neardup_index::{ExternalKeys, JoinShape};
+
+/// What the common-features stage found and marked.
+pub(crate) struct CommonMarks<'d> {
+    /// The document-frequency limit ([`Method::common_limit`]).
+    pub(crate) limit: u64,
+    /// Features marked, summed over the marked sketches.
+    pub(crate) marked: u64,
+    /// When spilling, the crowd check's runs of every leader's `(key, leader)` entries.
+    pub(crate) gathered: Option<ExternalKeys<'d>>,
+    /// Bytes the count of common features spilled.
+    pub(crate) spilled: u64,
+}
+
+/// Marks the common features of the leaders' sketches when the method has a limit for
+/// them (see [`mark_common`]); `None` for a method without one.
+pub(crate) fn mark_common_features<'d, M: Method>(
+    method: &M,
+    sketches: &mut SketchStore<M::Sketch>,
+    spilling: Option<&'d Spilling>,
+    leaders: &[u32],
+    progress: &dyn Progress,
+) -> Result<Option<CommonMarks<'d>>> {
+    let Some(limit) = method.common_limit(leaders.len() as u64) else {
+        return Ok(None);
+    };
+    progress.stage("common", leaders.len() as u64);
+    let (marked, gathered, spilled) = mark_common(method, sketches, spilling, leaders, limit)?;
+    Ok(Some(CommonMarks {
+        limit,
+        marked,
+        gathered,
+        spilled,
+    }))
+}
+
+impl<'d> CommonMarks<'d> {
+    /// Adds the marks to `stats`; returns the crowd check's runs when the candidates can be
+    /// found from them (marks leave keys alone), else counts their bytes here.
+    pub(crate) fn record<M: Method>(
+        self,
+        method: &M,
+        stats: &mut EngineStats,
+    ) -> Option<ExternalKeys<'d>> {
+        stats.boilerplate.discounted_features += self.marked;
+        stats.boilerplate.limits.push(("max_df", self.limit));
+        stats.spilled_bytes += self.spilled;
+        let keys = self.gathered?;
+        // The runs' bytes count once: here, or with the candidates that read them.
+        match method.marks_change_keys() {
+            true => {
+                stats.spilled_bytes += keys.spilled();
+                None
+            }
+            false => Some(keys),
+        }
+    }
+}
+
+/// Marks the common features of the crowded leaders' sketches (see [`crowded_documents`])
+/// and returns how many were marked. A feature is common when more than `limit` leaders
+/// have it (exact copies count once). Only the features of crowded leaders are counted: in
+/// every crowded leader, and in a deterministic sample of one in [`SAMPLE`] of the others
+/// (each counting [`SAMPLE`] times), by a sorted merge of each leader's features with them.
+/// A template's wording is in all of its crowd; ordinary language is spread over the rest,
+/// where a sample estimates its frequency.
+///
+/// When spilling, also returns the crowd check's runs of `(key, leader)` entries (see
+/// [`crowded_documents`]) and the bytes the count of common features spilled.
+fn mark_common<'d, M: Method>(
+    method: &M,
+    sketches: &mut SketchStore<M::Sketch>,
+    spilling: Option<&'d Spilling>,
+    leaders: &[u32],
+    limit: u64,
+) -> Result<(u64, Option<ExternalKeys<'d>>, u64)> {
+    let (crowded, gathered) = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
+    let (common, spilled) = match spilling {
+        Some(spilling) => {
+            common_features_external(method, sketches, spilling, leaders, &crowded, limit)?
+        }
+        None => (
+            common_features_held(method, sketches, leaders, &crowded, limit)?,
+            0,
+        ),
+    };
+    if common.is_empty() {
+        return Ok((0, gathered, spilled));
+    }
+    let mut marked = vec![false; sketches.len()];
+    for &leader in leaders {
+        marked[leader as usize] = crowded[leader as usize];
+    }
+    Ok((
+        sketches.mark_common(method, common, marked)?,
+        gathered,
+        spilled,
+    ))
+}
+
+/// The common features that [`mark_common`] finds, with the crowded leaders' features
+/// gathered in memory.
+fn common_features_held<M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    leaders: &[u32],
+    crowded: &[bool],
+    limit: u64,
+) -> Result<Vec<u32>> {
+    let crowded_leaders: Vec<u32> = (leaders.iter().copied())
+        .filter(|&leader| crowded[leader as usize])
+        .collect();
+    let mut keys: Vec<u32> = sketches
+        .map_sorted(method, &crowded_leaders, |_, sketch| {
+            method.frequency_features(sketch).to_vec()
+        })?
+        .concat();
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    keys.par_sort_unstable();
+    keys.dedup();
+    let counts: Vec<AtomicU32> = keys.iter().map(|_| AtomicU32::new(0)).collect();
+    // One bit per 24-bit prefix of a key: most features of most documents miss it and
+    // are never searched for.
+    let mut prefixes = vec![0u64; 1 << 18];
+    for &key in &keys {
+        prefixes[(key >> 14) as usize] |= 1 << ((key >> 8) & 63);
+    }
+    // Crowded leaders are counted one by one; of the others, every SAMPLE-th (by
+    // position) counts SAMPLE times.
+    let counted: Vec<(u32, u32)> = (leaders.iter().enumerate())
+        .filter_map(|(position, &leader)| match crowded[leader as usize] {
+            true => Some((leader, 1)),
+            false => (position % SAMPLE == 0).then_some((leader, SAMPLE as u32)),
+        })
+        .collect();
+    let weights: Vec<u32> = counted.iter().map(|c| c.1).collect();
+    let counted: Vec<u32> = counted.iter().map(|c| c.0).collect();
+    // `counted` is sorted (leaders are): a leader's weight is found by its position.
+    let position_of = |leader: u32| counted.binary_search(&leader).unwrap_or(0);
+    sketches.map_sorted(method, &counted, |leader, sketch| {
+        let weight = weights[position_of(leader)];
+        let features = method.frequency_features(sketch);
+        let mut at = 0;
+        for &value in features {
+            if prefixes[(value >> 14) as usize] & (1 << ((value >> 8) & 63)) == 0 {
+                continue;
+            }
+            at = gallop(&keys, at, value);
+            if at == keys.len() {
+                break;
+            }
+            if keys[at] == value {
+                counts[at].fetch_add(weight, Ordering::Relaxed);
+            }
+        }
+    })?;
+    let common: Vec<u32> = (keys.iter().zip(&counts))
+        .filter(|(_, count)| u64::from(count.load(Ordering::Relaxed)) > limit)
+        .map(|(&key, _)| key)
+        .collect();
+    Ok(common)
+}
+
+/// The common features that [`mark_common`] finds, counted by sorting `(feature, leader)`
+/// entries in runs in the spill directory instead of gathering the crowded leaders' features
+/// in memory: the same leaders are counted with the same weights (a crowded leader once, one
+/// in [`SAMPLE`] of the others by position [`SAMPLE`] times), and a feature counts only when a
+/// crowded leader has it. Also returns the bytes its runs took.
+fn common_features_external<M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    spilling: &Spilling,
+    leaders: &[u32],
+    crowded: &[bool],
+    limit: u64,
+) -> Result<(Vec<u32>, u64)> {
+    let counted: Vec<u32> = (leaders.iter().enumerate())
+        .filter(|&(position, &leader)| crowded[leader as usize] || position % SAMPLE == 0)
+        .map(|(_, &leader)| leader)
+        .collect();
+    let mut external = ExternalKeys::new(spilling.dir.as_ref(), "common", spilling.budget);
+    for chunk in counted.chunks(KEY_CHUNK) {
+        let features = sketches.map_sorted(method, chunk, |_, sketch| {
+            method.frequency_features(sketch).to_vec()
+        })?;
+        external.extend(
+            (chunk.iter().zip(features)).flat_map(|(&leader, features)| {
+                features
+                    .into_iter()
+                    .map(move |feature| (u64::from(feature), leader))
+            }),
+        )?;
+    }
+    let mut common = Vec::new();
+    external.finish()?;
+    external.walk(None, |feature, members| {
+        if !members.iter().any(|&m| crowded[m as usize]) {
+            return;
+        }
+        let count: u64 = (members.iter())
+            .map(|&m| {
+                if crowded[m as usize] {
+                    1
+                } else {
+                    SAMPLE as u64
+                }
+            })
+            .sum();
+        if count > limit {
+            common.push(feature as u32);
+        }
+    })?;
+    Ok((common, external.spilled()))
+}
+
+/// One in this many uncrowded leaders is counted by [`mark_common`].
+const SAMPLE: usize = 4;
+
+/// The first index at or after `from` whose key is at least `value` (`keys` sorted):
+/// exponential then binary search, so a walk over a sorted list costs the log of the gaps.
+fn gallop(keys: &[u32], from: usize, value: u32) -> usize {
+    let (mut low, mut high, mut step) = (from, from, 1);
+    while high < keys.len() && keys[high] < value {
+        low = high + 1;
+        high += step;
+        step *= 2;
+    }
+    let high = high.min(keys.len());
+    low + keys[low..high].partition_point(|&k| k < value)
+}
+
+/// A bucket of more than this many distinct documents is a crowd (see
+/// [`crowded_documents`]): ten texts that agree on a whole LSH band are one text in ten
+/// copies or ten fillings of one template.
+const CROWD: u64 = 10;
+
+/// Per document, whether it shares a bucket key with more than `limit` other leaders: a
+/// member of a large group of near-identical texts (a template's notices), as opposed to a
+/// document whose common features are spread over ordinary language. Only such documents
+/// get the rare-feature check. Methods that do not find candidates by shared keys have all
+/// their documents checked.
+///
+/// When spilling, also returns the runs the check sorted: every leader's distinct keys, as
+/// `(key, leader)` entries.
+fn crowded_documents<'d, M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    spilling: Option<&'d Spilling>,
+    leaders: &[u32],
+    limit: u64,
+) -> Result<(Vec<bool>, Option<ExternalKeys<'d>>)> {
+    if JoinShape::of(&method.join()) != JoinShape::SymmetricKeys {
+        return Ok((vec![true; sketches.len()], None));
+    }
+    let leader_keys = |documents: &[u32]| {
+        sketches.map_sorted(method, documents, |_, sketch| {
+            let mut keys = Vec::new();
+            method.keys(sketch, &mut keys);
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        })
+    };
+    if let Some(spilling) = spilling {
+        // The same, with the entries sorted in runs: the crowded keys first, then each
+        // leader's keys looked up in them.
+        let mut external = ExternalKeys::new(spilling.dir.as_ref(), "crowd", spilling.budget);
+        for chunk in leaders.chunks(KEY_CHUNK) {
+            let keys = leader_keys(chunk)?;
+            external.extend(
+                (chunk.iter().zip(keys))
+                    .flat_map(|(&leader, keys)| keys.into_iter().map(move |key| (key, leader))),
+            )?;
+        }
+        // A leader is crowded when one of its keys is: the members of the crowded keys'
+        // buckets, marked as the merge meets them (no second scan of the sketches).
+        let mut crowded = vec![false; sketches.len()];
+        external.finish()?;
+        external.walk(None, |_, members| {
+            if members.len() as u64 > limit {
+                for &member in members {
+                    crowded[member as usize] = true;
+                }
+            }
+        })?;
+        return Ok((crowded, Some(external)));
+    }
+    let keys: Vec<Vec<u64>> = leader_keys(leaders)?;
+    let mut all: Vec<u64> = keys.iter().flat_map(|k| k.iter().copied()).collect();
+    all.par_sort_unstable();
+    let crowded_keys: Vec<u64> = (all.chunk_by(|a, b| a == b))
+        .filter(|run| run.len() as u64 > limit)
+        .map(|run| run[0])
+        .collect();
+    drop(all);
+    let mut crowded = vec![false; sketches.len()];
+    for (&leader, keys) in leaders.iter().zip(keys) {
+        crowded[leader as usize] = keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
+    }
+    Ok((crowded, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::batch::testing::{word, Words};
+    use crate::batch::Sketcher;
+    use crate::NoProgress;
+    use neardup_core::Join;
+
+    /// Twelve notices of one template (sharing `t`) and three ordinary texts.
+    fn texts() -> Vec<String> {
+        let mut texts: Vec<String> = (0..12).map(|i| format!("t n{i}")).collect();
+        texts.extend(["a b", "b c", "c d"].map(String::from));
+        texts
+    }
+
+    fn held(method: &Words) -> SketchStore<crate::batch::testing::WordSet> {
+        SketchStore::Memory(texts().iter().map(|t| method.sketch(t)).collect())
+    }
+
+    #[test]
+    fn gallop_finds_the_first_key_at_least_the_value() {
+        let keys = [1, 3, 5, 7, 9];
+        assert_eq!(gallop(&keys, 0, 5), 2);
+        assert_eq!(gallop(&keys, 2, 6), 3);
+        assert_eq!(gallop(&keys, 0, 10), 5);
+        assert_eq!(gallop(&keys, 4, 0), 4);
+    }
+
+    #[test]
+    fn the_members_of_a_large_bucket_are_crowded() {
+        let method = Words::default();
+        let leaders: Vec<u32> = (0..15).collect();
+        let (crowded, gathered) =
+            crowded_documents(&method, &held(&method), None, &leaders, CROWD).unwrap();
+        assert!(gathered.is_none());
+        assert_eq!(crowded, [vec![true; 12], vec![false; 3]].concat());
+        let probe = Words {
+            join: Join::Probe,
+            ..Words::default()
+        };
+        let (crowded, _) = crowded_documents(&probe, &held(&probe), None, &leaders, 10).unwrap();
+        assert!(
+            crowded.iter().all(|&c| c),
+            "other joins check every document"
+        );
+    }
+
+    #[test]
+    fn the_template_word_is_marked_in_its_crowd() {
+        let method = Words {
+            common: Some(5),
+            ..Words::default()
+        };
+        let mut sketches = held(&method);
+        let leaders: Vec<u32> = (0..15).collect();
+        let marks = mark_common_features(&method, &mut sketches, None, &leaders, &NoProgress);
+        let marks = marks.unwrap().unwrap();
+        assert_eq!((marks.limit, marks.marked, marks.spilled), (5, 12, 0));
+        let SketchStore::Memory(all) = &sketches else {
+            unreachable!("held in memory")
+        };
+        assert!(all[..12].iter().all(|s| !s.words.contains(&word("t"))));
+        assert_eq!(all[12], method.sketch("a b"));
+        let mut stats = EngineStats::default();
+        assert!(marks.record(&method, &mut stats).is_none());
+        assert_eq!(stats.boilerplate.discounted_features, 12);
+        assert_eq!(stats.boilerplate.limits, vec![("max_df", 5)]);
+    }
+
+    #[test]
+    fn a_method_without_a_limit_marks_nothing() {
+        let method = Words::default();
+        let marks = mark_common_features(&method, &mut held(&method), None, &[0], &NoProgress);
+        assert!(marks.unwrap().is_none());
+    }
+
+    #[test]
+    fn a_spilling_count_marks_what_the_held_count_marks() {
+        let method = Words {
+            common: Some(5),
+            ..Words::default()
+        };
+        let spilling = Spilling {
+            dir: Arc::new(crate::spill::MemorySpillDir),
+            budget: 64,
+        };
+        let mut sketcher =
+            Sketcher::new(&method, None, Some(spilling.clone()), &NoProgress).unwrap();
+        sketcher.push(&texts(), &NoProgress).unwrap();
+        let (sketched, _) = sketcher.into_sketched().unwrap();
+        let mut spilled = sketched.sketches;
+        let leaders: Vec<u32> = (0..15).collect();
+        let marks = mark_common_features(
+            &method,
+            &mut spilled,
+            Some(&spilling),
+            &leaders,
+            &NoProgress,
+        );
+        let marks = marks.unwrap().unwrap();
+        assert_eq!(marks.marked, 12);
+        assert!(marks.gathered.is_some() && marks.spilled > 0);
+        let mut expected = held(&method);
+        mark_common_features(&method, &mut expected, None, &leaders, &NoProgress).unwrap();
+        for document in 0..15 {
+            let read = spilled.get(&method, document).unwrap();
+            assert_eq!(*read, *expected.get(&method, document).unwrap());
+        }
+    }
+}
