@@ -1,13 +1,12 @@
 //! The classic fingerprint methods (`supershingle`, `imatch`, `topn`, `segments`,
-//! `sentences`): each one's documented strength and weakness on small hand-made cases,
-//! sketches that round-trip, the I-Match lexicon saved and read back, and the same results
-//! for every method on one and two threads.
+//! `sentences`): each one's documented strength and weakness on small hand-made cases and
+//! the I-Match lexicon saved and read back; and for every method of the registry, sketches
+//! that round-trip (with each verification it offers), copies found, and the same results
+//! on one and two threads.
 
-use neardup_core::registry::{self, MethodVisitor, Params, Registered};
+use neardup_core::registry::{self, MethodVisitor, ParamKind, Params, Registered};
 use neardup_core::{Method, Sketch};
 use neardup_engine::{dedup, EngineOptions, NoProgress, Outcome};
-
-const CLASSIC: [&str; 5] = ["supershingle", "imatch", "topn", "segments", "sentences"];
 
 /// Runs `method` with `params` over `docs` and returns the outcome.
 fn run(method: &str, params: &[(&str, &str)], docs: &[String]) -> Outcome {
@@ -303,17 +302,22 @@ fn every_method_gives_the_same_result_on_one_and_two_threads() {
         };
         assert_eq!(on(1), on(2), "{}", spec.name);
     }
-    for method in CLASSIC {
-        let outcome = run(method, &[], &docs);
+    // Every method that looks beyond exact copies finds some of the edited ones.
+    for spec in registry::methods()
+        .into_iter()
+        .filter(|spec| spec.finds_candidates)
+    {
+        let outcome = run(spec.name, &[], &docs);
         assert!(
             outcome.assignment.duplicate_of.iter().any(Option::is_some),
-            "{method} finds none of the copies"
+            "{} finds none of the copies",
+            spec.name
         );
     }
 }
 
 #[test]
-fn classic_sketches_round_trip_and_refuse_other_kinds() {
+fn every_sketch_round_trips_and_refuses_other_kinds() {
     struct RoundTrip<'a>(&'a [String]);
     impl MethodVisitor for RoundTrip<'_> {
         type Output = ();
@@ -345,13 +349,21 @@ fn classic_sketches_round_trip_and_refuse_other_kinds() {
         "短文本。".to_owned(),
         filler()[0].clone(),
     ];
-    for method in CLASSIC {
-        for verify in ["jaccard", "edit", "none"] {
-            if method == "supershingle" && verify == "edit" {
+    // Every method, with each verification it offers.
+    for spec in registry::methods() {
+        let verifies = match spec.param("verify").map(|p| p.kind) {
+            Some(ParamKind::Choice(choices)) => choices.to_vec(),
+            _ => vec![""],
+        };
+        for verify in verifies {
+            let params = match verify {
+                "" => Params::new(),
+                verify => Params::new().set("verify", verify),
+            };
+            if spec.name == "supershingle" && verify == "edit" {
                 continue;
             }
-            let params = Params::new().set("verify", verify);
-            registry::with_method(method, &params, RoundTrip(&texts)).unwrap();
+            registry::with_method(spec.name, &params, RoundTrip(&texts)).unwrap();
         }
     }
 }

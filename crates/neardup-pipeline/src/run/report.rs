@@ -35,6 +35,20 @@ pub(super) fn finish<M: Registered>(
         within: config.engine.within,
     };
     let writing = Instant::now();
+    write_reports(&mut outputs, view, outcome)?;
+    let seconds = stage_seconds(&read.seconds, &outcome.stats.seconds, writing, started);
+    let mut stats = run_stats(method, config, view, &read.counts, outcome, seconds);
+    note_paths(&mut stats, &read);
+    stats.peak_rss_by_stage = peaks.finish();
+    if let Some(out) = outputs.stats.as_mut() {
+        write_stats(out, &stats)?;
+    }
+    commit(outputs)?;
+    Ok(RunReport { stats })
+}
+
+/// Writes the clusters, pairs, boilerplate and lexicon files that were asked for.
+fn write_reports(outputs: &mut Outputs, view: View<'_>, outcome: &Outcome) -> Result<()> {
     if let Some(out) = outputs.clusters.as_mut() {
         write_json_lines(out, cluster_rows(view, outcome))?;
     }
@@ -51,15 +65,27 @@ pub(super) fn finish<M: Registered>(
             message: e.to_string(),
         })?;
     }
+    Ok(())
+}
+
+/// The seconds of the stats file: the pipeline's own stages (`read`), the engine's, then
+/// `write` (the kept records, timed by the path as `write_kept`, and the reports since
+/// `writing`) and `total` (since `started`).
+fn stage_seconds(
+    pipeline: &[(String, f64)],
+    engine: &[(&'static str, f64)],
+    writing: Instant,
+    started: Instant,
+) -> Vec<(String, f64)> {
     let mut seconds: Vec<(String, f64)> = Vec::new();
     let mut write_kept_seconds = 0.0;
-    for (stage, value) in &read.seconds {
+    for (stage, value) in pipeline {
         match stage.as_str() {
             "write_kept" => write_kept_seconds = *value,
             _ => seconds.push((stage.clone(), *value)),
         }
     }
-    for (stage, value) in &outcome.stats.seconds {
+    for (stage, value) in engine {
         seconds.push(((*stage).to_owned(), *value));
     }
     seconds.push((
@@ -67,8 +93,13 @@ pub(super) fn finish<M: Registered>(
         write_kept_seconds + writing.elapsed().as_secs_f64(),
     ));
     seconds.push(("total".into(), started.elapsed().as_secs_f64()));
-    let mut stats = run_stats(method, config, view, &read.counts, outcome, seconds);
-    stats.spilled_bytes = read.spilled + outcome.stats.spilled_bytes;
+    seconds
+}
+
+/// What the stats file says of the path the run took: bytes spilled, the memory plan,
+/// what a resumable run took up.
+fn note_paths(stats: &mut RunStats, read: &Read) {
+    stats.spilled_bytes = read.spilled + read.outcome.stats.spilled_bytes;
     if let Some((limit, plan)) = &read.memory {
         stats.memory_limit_bytes = Some(*limit);
         stats.memory_path = Some(if plan.spill { "spill" } else { "memory" }.to_owned());
@@ -78,11 +109,10 @@ pub(super) fn finish<M: Registered>(
         stats.resumed_from = Some(resume.from.map(str::to_owned));
         stats.resume_discarded = resume.discarded.clone();
     }
-    stats.peak_rss_by_stage = peaks.finish();
-    if let Some(out) = outputs.stats.as_mut() {
-        write_stats(out, &stats)?;
-    }
-    // Renamed into place only now that everything is written, all together.
+}
+
+/// Renames every output into place, all together, now that everything is written.
+fn commit(outputs: Outputs) -> Result<()> {
     let reports = [
         outputs.clusters,
         outputs.pairs,
@@ -94,8 +124,7 @@ pub(super) fn finish<M: Registered>(
         std::iter::once(outputs.kept)
             .chain(reports.into_iter().flatten())
             .collect(),
-    )?;
-    Ok(RunReport { stats })
+    )
 }
 
 /// The boilerplate lines, one per line, most frequent first.
@@ -353,6 +382,17 @@ mod tests {
         expected.push((Value::from("i1"), Value::from("i2")));
         expected.sort_by_key(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn the_kept_records_count_in_write_and_total_comes_last() {
+        let pipeline = [("read".to_owned(), 1.5), ("write_kept".to_owned(), 2.0)];
+        let now = Instant::now();
+        let seconds = stage_seconds(&pipeline, &[("sketch", 0.25)], now, now);
+        let names: Vec<&str> = seconds.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["read", "sketch", "write", "total"]);
+        assert_eq!((seconds[0].1, seconds[1].1), (1.5, 0.25));
+        assert!(seconds[2].1 >= 2.0 && seconds[2].1 < 3.0);
     }
 
     #[test]
