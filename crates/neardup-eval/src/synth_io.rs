@@ -42,7 +42,8 @@ pub struct SynthConfig {
 ///
 /// # Errors
 ///
-/// [`Error::Parameter`] for invalid options, [`Error::Output`] if an output cannot be created
+/// [`Error::Parameter`](neardup_pipeline::Error::Parameter) for invalid options,
+/// [`Error::Output`](neardup_pipeline::Error::Output) if an output cannot be created
 /// or written or both outputs are the same file, and the errors of [`read_inputs`] (which
 /// name the file, the line and the field).
 pub fn run_synth(config: &SynthConfig) -> Result<Summary> {

@@ -19,7 +19,7 @@
 //! same file as any file the run reads (the corpus, and every list, table or lexicon an option
 //! names) or as another output: same canonical path, or same device and inode.
 //!
-//! Temporary files are [registered](register_temporary) while they exist, so that a signal
+//! Temporary files are registered (`register_temporary`) while they exist, so that a signal
 //! handler can [remove them all](remove_temporary_files) before the process exits.
 
 use std::fs;

@@ -305,7 +305,7 @@ fn difference(previous: &str, now: &str) -> String {
 
 /// The manifest of a run: `head` (the version, the method and options, one fact a line),
 /// then one line per input of `against` and `inputs` with its size, modification time and
-/// the hash of its whole content ([`fingerprint`]).
+/// the hash of its whole content (`fingerprint`).
 ///
 /// # Errors
 /// Standard input, which cannot be read again (parameter `resume`), or an input that

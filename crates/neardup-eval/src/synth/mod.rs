@@ -325,7 +325,7 @@ impl Synthesizer {
     ///
     /// # Errors
     ///
-    /// [`Error::Parameter`](crate::Error::Parameter) naming the option and the value if a rate
+    /// [`Error::Parameter`](neardup_pipeline::Error::Parameter) naming the option and the value if a rate
     /// is outside `[0, 1]`, the strength outside `(0, 1]`, `max_variants` is 0, no edit is
     /// enabled, or `rewrap` is above 0 with fewer than 2 `wrappers`.
     pub fn new(mut options: SynthOptions) -> Result<Synthesizer> {

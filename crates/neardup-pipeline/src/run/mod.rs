@@ -6,18 +6,18 @@
 //!
 //! A run is a row of rooms, each a module:
 //!
-//! - [`outputs`]: the output files, checked against the files read and created first;
-//! - [`memory`]: the peak resident memory of each stage, sampled by a thread;
-//! - [`in_memory`]: the path of a run that fits in memory (every record read, the texts
+//! - `outputs`: the output files, checked against the files read and created first;
+//! - `memory`: the peak resident memory of each stage, sampled by a thread;
+//! - `in_memory`: the path of a run that fits in memory (every record read, the texts
 //!   moved into the engine);
-//! - [`streamed`]: the path of a run that does not (the inputs streamed once or twice, the
+//! - `streamed`: the path of a run that does not (the inputs streamed once or twice, the
 //!   sketches spilled, the kept records written by reading the inputs again), over
-//!   [`sides`] (the streamed reads of both sides, in blocks) and [`checkpoint`] (the codecs
+//!   `sides` (the streamed reads of both sides, in blocks) and `checkpoint` (the codecs
 //!   of a resumable run's checkpoints);
-//! - [`report`]: the clusters, pairs, boilerplate, lexicon and statistics files, and the
+//! - `report`: the clusters, pairs, boilerplate, lexicon and statistics files, and the
 //!   commit of every output.
 //!
-//! Both paths hand a [`Read`] to [`report`].
+//! Both paths hand a `Read` to `report`.
 
 mod checkpoint;
 mod in_memory;
