@@ -10,7 +10,7 @@ use neardup_core::cluster::Assignment;
 use neardup_core::methods::minhash::MinHashSketch;
 use neardup_core::methods::simhash::SimHashSketch;
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
-use neardup_core::{Error, Join, Result, Sketch};
+use neardup_core::{Error, Result, Sketch};
 use neardup_engine::online::{self, IndexEntry, PartitionIndex};
 use neardup_engine::{EngineOptions, NoProgress, Outcome};
 use rayon::prelude::*;
@@ -32,8 +32,8 @@ pub struct SketchRow {
 
 /// A method, whatever its type.
 pub trait DynMethod: Send + Sync {
-    /// How candidates are found.
-    fn join(&self) -> Join;
+    /// The name of how candidates are found ([`neardup_engine::join_name`]).
+    fn join_name(&self) -> String;
     /// Whether a batch run learns statistics from the corpus first.
     fn learns_from_corpus(&self) -> bool;
     /// Whether the batch engine checks common features of crowded documents (`max_df`).
@@ -80,8 +80,8 @@ fn decode<S: Sketch>(bytes: &[u8]) -> Result<S> {
 }
 
 impl<M: Registered> DynMethod for Typed<M> {
-    fn join(&self) -> Join {
-        self.method.join()
+    fn join_name(&self) -> String {
+        neardup_engine::join_name(&self.method.join())
     }
     fn learns_from_corpus(&self) -> bool {
         self.method.learns_from_corpus()

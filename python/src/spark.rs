@@ -189,48 +189,57 @@ fn over_pairs<'py, T: Send>(
     crate::detached(py, threads, work)?.map_err(|e| crate::error(py, e))
 }
 
-/// Verifies pairs of encoded sketches as the batch engine verifies a candidate pair: a record
-/// batch of `similarity` (null when the pair is not similar) and `distance` (the Hamming
-/// distance for methods with fingerprints, else null).
-#[pyfunction]
-#[pyo3(signature = (a, b, method, params=None, threads=1))]
-fn verify_pairs<'py>(
-    py: Python<'py>,
-    a: Bound<'py, PyAny>,
-    b: Bound<'py, PyAny>,
-    method: &str,
-    params: Option<&Bound<'py, PyDict>>,
-    threads: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let verified = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
-        m.verify(a, b)
-    })?;
-    let similarity: Float64Array = verified.iter().map(|v| v.map(|v| v.0)).collect();
-    let distance: Int64Array = (verified.iter())
-        .map(|v| v.and_then(|v| v.1).map(i64::from))
-        .collect();
-    let batch = arrow_io::batch(vec![
-        ("similarity", Arc::new(similarity) as ArrayRef),
-        ("distance", Arc::new(distance)),
-    ]);
-    arrow_io::batch_to_py(py, batch)
+/// Declares a Python function over pairs of encoded sketches with the signature both pair
+/// functions share, `(a, b, method, params=None, threads=1)`; `$body` sees the arguments
+/// under the names given.
+macro_rules! pair_function {
+    (
+        $(#[doc = $doc:literal])*
+        fn $name:ident($py:ident, $a:ident, $b:ident, $method:ident, $params:ident, $threads:ident)
+        $body:block
+    ) => {
+        $(#[doc = $doc])*
+        #[pyfunction]
+        #[pyo3(signature = ($a, $b, $method, $params = None, $threads = 1))]
+        fn $name<'py>(
+            $py: Python<'py>,
+            $a: Bound<'py, PyAny>,
+            $b: Bound<'py, PyAny>,
+            $method: &str,
+            $params: Option<&Bound<'py, PyDict>>,
+            $threads: usize,
+        ) -> PyResult<Bound<'py, PyAny>> $body
+    };
 }
 
-/// The plain similarities of pairs of encoded sketches (float64).
-#[pyfunction]
-#[pyo3(signature = (a, b, method, params=None, threads=1))]
-fn similarities<'py>(
-    py: Python<'py>,
-    a: Bound<'py, PyAny>,
-    b: Bound<'py, PyAny>,
-    method: &str,
-    params: Option<&Bound<'py, PyDict>>,
-    threads: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let values = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
-        m.similarity(a, b).map(Some)
-    })?;
-    arrow_io::array_to_py(py, Arc::new(Float64Array::from(values)))
+pair_function! {
+    /// Verifies pairs of encoded sketches as the batch engine verifies a candidate pair: a
+    /// record batch of `similarity` (null when the pair is not similar) and `distance` (the
+    /// Hamming distance for methods with fingerprints, else null).
+    fn verify_pairs(py, a, b, method, params, threads) {
+        let verified = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
+            m.verify(a, b)
+        })?;
+        let similarity: Float64Array = verified.iter().map(|v| v.map(|v| v.0)).collect();
+        let distance: Int64Array = (verified.iter())
+            .map(|v| v.and_then(|v| v.1).map(i64::from))
+            .collect();
+        let batch = arrow_io::batch(vec![
+            ("similarity", Arc::new(similarity) as ArrayRef),
+            ("distance", Arc::new(distance)),
+        ]);
+        arrow_io::batch_to_py(py, batch)
+    }
+}
+
+pair_function! {
+    /// The plain similarities of pairs of encoded sketches (float64).
+    fn similarities(py, a, b, method, params, threads) {
+        let values = over_pairs(py, (&a, &b), method, params, threads, |m, a, b| {
+            m.similarity(a, b).map(Some)
+        })?;
+        arrow_io::array_to_py(py, Arc::new(Float64Array::from(values)))
+    }
 }
 
 /// The batch engine's representative rule over verified pairs between documents numbered by
@@ -312,7 +321,7 @@ fn method_info<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let method =
         dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let join = neardup_engine::join_name(&method.join());
+    let join = method.join_name();
     let info = PyDict::new(py);
     info.set_item("join", join)?;
     info.set_item("learns_from_corpus", method.learns_from_corpus())?;

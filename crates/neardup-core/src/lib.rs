@@ -67,5 +67,7 @@ mod t2s_table;
 pub mod tokenize;
 
 pub use error::{Error, Result};
-pub use method::{CorpusStats, EditLimit, Join, JoinMeasure, Method, Sketch, SketchNotes};
+pub use method::{
+    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, Sketch, SketchNotes,
+};
 pub use sketch_kind::SketchKind;

@@ -40,10 +40,18 @@ pub trait Sketch: Send + Sync + Sized {
     fn decode(bytes: &[u8]) -> Result<Self>;
 }
 
-/// How a method's candidate pairs are found; the engine builds the matching generator from
-/// `neardup-index`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Join {
+/// The characters of a sketch, for [`Join::Edit`] and [`Join::NgramBuckets`].
+pub type SequenceHook<M> = for<'s> fn(&M, &'s <M as Method>::Sketch) -> &'s [u32];
+
+/// The 64-bit fingerprint and the Hamming radius of a sketch, for [`Join::Hamming`]; `None`
+/// leaves the document out of candidate generation.
+pub type HammingHook<M> = fn(&M, &<M as Method>::Sketch) -> Option<(u64, u32)>;
+
+/// How a method's candidate pairs are found; the index crate's factory builds the matching
+/// generator. A shape that reads something of a sketch besides its keys carries the hook that
+/// gives it, so that a method cannot declare the shape and forget the hook: it would not
+/// compile.
+pub enum Join<M: Method> {
     /// No candidates: only documents of equal [`Sketch::identity`] are duplicates (exact
     /// hashing).
     Identity,
@@ -71,25 +79,97 @@ pub enum Join {
         /// Threshold on the join tokens, in `(0, 1]`.
         threshold: f64,
     },
-    /// An exact edit-distance join (Pass-Join) over [`Method::join_sequence`]: every pair
-    /// within `limit` is a candidate, and no other. No bucket cap applies.
+    /// An exact edit-distance join (Pass-Join) over the sequences `sequence` gives: every
+    /// pair within `limit` is a candidate, and no other. No bucket cap applies.
     Edit {
         /// The edit-distance bound.
         limit: EditLimit,
+        /// The sequence of a sketch (characters of the normalised text).
+        sequence: SequenceHook<M>,
     },
-    /// The all-m-gram index of `ngram`: every `m`-gram of [`Method::join_sequence`] is a key
-    /// (a sequence shorter than `m` is keyed whole); each bucket is walked in rank order
+    /// The all-m-gram index of `ngram`: every `m`-gram of the sequence `sequence` gives is a
+    /// key (a sequence shorter than `m` is keyed whole); each bucket is walked in rank order
     /// against its representatives so far with [`Method::verify`], and the pairs found are
     /// the candidates. The bucket cap applies (the documents it leaves out are counted).
     NgramBuckets {
         /// Items (characters) per key, at least 1.
         m: u32,
+        /// The sequence of a sketch (characters of the normalised text).
+        sequence: SequenceHook<M>,
     },
-    /// Documents whose 64-bit fingerprints ([`Method::hamming_key`]) are within Hamming
-    /// distance of each other: at most the smaller of the two documents' radii (SimHash with
-    /// length-aware distances). The generator is exact: multi-index hashing over block
-    /// tables, no false negatives and no pair beyond the radius.
+    /// Documents whose 64-bit fingerprints (`key`) are within Hamming distance of each
+    /// other: at most the smaller of the two documents' radii (SimHash with length-aware
+    /// distances). The generator is exact: multi-index hashing over block tables, no false
+    /// negatives and no pair beyond the radius.
+    Hamming {
+        /// The fingerprint and radius of a sketch.
+        key: HammingHook<M>,
+    },
+}
+
+impl<M: Method> Clone for Join<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Method> Copy for Join<M> {}
+
+/// The shape and its parameters, without the hooks (as a derived `Debug` wrote the joins
+/// before they carried hooks: names and messages are unchanged).
+impl<M: Method> std::fmt::Debug for Join<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Join::Identity => f.write_str("Identity"),
+            Join::SymmetricKeys => f.write_str("SymmetricKeys"),
+            Join::Probe => f.write_str("Probe"),
+            Join::SharedKeys { min } => f.debug_struct("SharedKeys").field("min", min).finish(),
+            Join::Prefix { measure, threshold } => (f.debug_struct("Prefix"))
+                .field("measure", measure)
+                .field("threshold", threshold)
+                .finish(),
+            Join::Edit { limit, .. } => f.debug_struct("Edit").field("limit", limit).finish(),
+            Join::NgramBuckets { m, .. } => f.debug_struct("NgramBuckets").field("m", m).finish(),
+            Join::Hamming { .. } => f.write_str("Hamming"),
+        }
+    }
+}
+
+/// The shape of a [`Join`] without its parameters and hooks: for comparisons and names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinShape {
+    /// [`Join::Identity`].
+    Identity,
+    /// [`Join::SymmetricKeys`].
+    SymmetricKeys,
+    /// [`Join::Probe`].
+    Probe,
+    /// [`Join::SharedKeys`].
+    SharedKeys,
+    /// [`Join::Prefix`].
+    Prefix,
+    /// [`Join::Edit`].
+    Edit,
+    /// [`Join::NgramBuckets`].
+    NgramBuckets,
+    /// [`Join::Hamming`].
     Hamming,
+}
+
+impl<M: Method> Join<M> {
+    /// The join's shape.
+    pub fn shape(&self) -> JoinShape {
+        match self {
+            Join::Identity => JoinShape::Identity,
+            Join::SymmetricKeys => JoinShape::SymmetricKeys,
+            Join::Probe => JoinShape::Probe,
+            Join::SharedKeys { .. } => JoinShape::SharedKeys,
+            Join::Prefix { .. } => JoinShape::Prefix,
+            Join::Edit { .. } => JoinShape::Edit,
+            Join::NgramBuckets { .. } => JoinShape::NgramBuckets,
+            Join::Hamming { .. } => JoinShape::Hamming,
+        }
+    }
 }
 
 /// The set measure of [`Join::Prefix`].
@@ -132,7 +212,7 @@ pub trait Method: Send + Sync + Clone {
     }
 
     /// How candidates are found; [`Join::SymmetricKeys`] by default.
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         Join::SymmetricKeys
     }
 
@@ -150,19 +230,7 @@ pub trait Method: Send + Sync + Clone {
         self.keys(sketch, tokens);
     }
 
-    /// The sequence of a sketch for [`Join::Edit`] and [`Join::NgramBuckets`] (characters
-    /// of the normalised text); empty by default.
-    fn join_sequence<'s>(&self, _sketch: &'s Self::Sketch) -> &'s [u32] {
-        &[]
-    }
-
-    /// The fingerprint and the Hamming radius of a sketch under [`Join::Hamming`]; `None`
-    /// leaves the document out of candidate generation. `None` by default.
-    fn hamming_key(&self, _sketch: &Self::Sketch) -> Option<(u64, u32)> {
-        None
-    }
-
-    /// The largest radius [`Method::hamming_key`] can return (an online index is built for
+    /// The largest radius the [`Join::Hamming`] hook can return (an online index is built for
     /// it). 0 by default.
     fn max_radius(&self) -> u32 {
         0

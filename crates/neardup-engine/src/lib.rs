@@ -36,9 +36,9 @@ pub mod batch;
 pub mod online;
 pub mod spill;
 
-/// The candidate factory's view of a method's join ([`neardup_index::JoinShape`]), for front
-/// ends that depend on the engine alone (the Spark path names the join it runs).
-pub use neardup_index::{join_name, JoinShape};
+/// The candidate factory's name of a method's join, for front ends that depend on the engine
+/// alone (the Spark path names the join it runs).
+pub use neardup_index::join_name;
 
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use neardup_core::{Error, Join, Method, Result, Sketch};
-use neardup_index::{HammingIndex, JoinShape, MemoryIndex, OnlineForm, OnlineIndex};
+use neardup_index::{hamming_key, online_form, HammingIndex, MemoryIndex, OnlineForm, OnlineIndex};
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
 /// restart can rebuild the index from these alone.
@@ -57,8 +57,9 @@ impl IndexEntry {
             probe_keys: Vec::new(),
         };
         if !entry.exact_only {
-            match JoinShape::of(&method.join()).online() {
-                Some(OnlineForm::Hamming) => entry.hamming = method.hamming_key(sketch),
+            let join = method.join();
+            match online_form(join.shape()) {
+                Some(OnlineForm::Hamming) => entry.hamming = hamming_key(method, &join, sketch),
                 Some(OnlineForm::Keys { probe_side }) => {
                     method.keys(sketch, &mut entry.keys);
                     entry.keys.sort_unstable();
@@ -276,8 +277,8 @@ impl PartitionIndex {
     /// A method whose join has no online form (parameter `method`), or a `max_distance` the
     /// Hamming index refuses (parameter `max_distance`).
     pub fn new<M: Method>(method: &M, max_distance: u32) -> Result<Self> {
-        let join: Join = method.join();
-        let Some(form) = JoinShape::of(&join).online() else {
+        let join: Join<M> = method.join();
+        let Some(form) = online_form(join.shape()) else {
             return Err(Error::invalid(
                 "method",
                 format!(

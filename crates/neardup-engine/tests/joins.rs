@@ -34,7 +34,7 @@ impl Sketch for Words {
 
 #[derive(Clone)]
 struct WordSets {
-    join: Join,
+    join: Join<WordSets>,
     threshold: f64,
 }
 
@@ -49,7 +49,7 @@ impl Method for WordSets {
         words.dedup();
         Words(words)
     }
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<WordSets> {
         self.join
     }
     /// Every word is a key: two sets of Jaccard above 0 share one.

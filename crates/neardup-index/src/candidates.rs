@@ -1,13 +1,14 @@
-//! One factory from a method's [`Join`] to its candidate generator. The batch engine asks it
-//! for the candidate pairs of its leaders ([`ranked_candidates`]), the online index for the
-//! structure a partition holds ([`JoinShape::online`]), the Spark path for the join's name
-//! ([`join_name`]); none of them matches on the join itself, so a new join shape is added
-//! here and in its generator's module.
+//! One factory from a method's [`Join`] to its candidate generator. The batch engine asks it for
+//! the candidate pairs of its leaders ([`ranked_candidates`]), the online index for the structure a
+//! partition holds ([`online_form`], [`hamming_key`]), the Spark path for the join's name
+//! ([`join_name`]); none of them matches on the join itself, so a new join shape is added here and
+//! in its generator's module.
 //!
 //! The generators are monomorphised over the method and over what holds the sketches
 //! ([`RankedSketches`]): no dynamic dispatch in the loops over documents or pairs.
 
-use neardup_core::{EditLimit, Join, JoinMeasure, Method, Result};
+use neardup_core::method::{HammingHook, SequenceHook};
+use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, Result};
 
 use crate::generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 use crate::hamming_join::HammingJoin;
@@ -16,28 +17,7 @@ use crate::pass_join::EditBound;
 use crate::set_join::SetMeasure;
 use crate::shared_keys::SharedKeyTable;
 
-/// The shape of a [`Join`] without its parameters: for comparisons and names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JoinShape {
-    /// [`Join::Identity`].
-    Identity,
-    /// [`Join::SymmetricKeys`].
-    SymmetricKeys,
-    /// [`Join::Probe`].
-    Probe,
-    /// [`Join::SharedKeys`].
-    SharedKeys,
-    /// [`Join::Prefix`].
-    Prefix,
-    /// [`Join::Edit`].
-    Edit,
-    /// [`Join::NgramBuckets`].
-    NgramBuckets,
-    /// [`Join::Hamming`].
-    Hamming,
-}
-
-/// What an online index holds for a join shape (see [`JoinShape::online`]).
+/// What an online index holds for a join shape (see [`online_form`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnlineForm {
     /// Exact identities only.
@@ -48,43 +28,40 @@ pub enum OnlineForm {
         /// Whether a query looks up its probe keys (the exact joins).
         probe_side: bool,
     },
-    /// A Hamming index of fingerprints ([`Method::hamming_key`]).
+    /// A Hamming index of fingerprints (the hook of [`Join::Hamming`]).
     Hamming,
 }
 
-impl JoinShape {
-    /// The shape of `join`.
-    pub fn of(join: &Join) -> JoinShape {
-        match join {
-            Join::Identity => JoinShape::Identity,
-            Join::SymmetricKeys => JoinShape::SymmetricKeys,
-            Join::Probe => JoinShape::Probe,
-            Join::SharedKeys { .. } => JoinShape::SharedKeys,
-            Join::Prefix { .. } => JoinShape::Prefix,
-            Join::Edit { .. } => JoinShape::Edit,
-            Join::NgramBuckets { .. } => JoinShape::NgramBuckets,
-            Join::Hamming => JoinShape::Hamming,
-        }
+/// What an online index holds for a join of `shape`; `None` for a shape without an online
+/// form (the n-gram reference index, the shared-key count, multi-index probing).
+pub fn online_form(shape: JoinShape) -> Option<OnlineForm> {
+    match shape {
+        JoinShape::Identity => Some(OnlineForm::Identity),
+        JoinShape::SymmetricKeys => Some(OnlineForm::Keys { probe_side: false }),
+        // Every stored document within the threshold shares a key with the text.
+        JoinShape::Prefix | JoinShape::Edit => Some(OnlineForm::Keys { probe_side: true }),
+        JoinShape::Hamming => Some(OnlineForm::Hamming),
+        JoinShape::Probe | JoinShape::SharedKeys | JoinShape::NgramBuckets => None,
     }
+}
 
-    /// What an online index holds for this shape; `None` for a shape without an online form
-    /// (the n-gram reference index, the shared-key count, multi-index probing).
-    pub fn online(self) -> Option<OnlineForm> {
-        match self {
-            JoinShape::Identity => Some(OnlineForm::Identity),
-            JoinShape::SymmetricKeys => Some(OnlineForm::Keys { probe_side: false }),
-            // Every stored document within the threshold shares a key with the text.
-            JoinShape::Prefix | JoinShape::Edit => Some(OnlineForm::Keys { probe_side: true }),
-            JoinShape::Hamming => Some(OnlineForm::Hamming),
-            JoinShape::Probe | JoinShape::SharedKeys | JoinShape::NgramBuckets => None,
-        }
+/// The fingerprint and radius of `sketch` under `join`'s Hamming hook, for the online index;
+/// `None` for other joins.
+pub fn hamming_key<M: Method>(
+    method: &M,
+    join: &Join<M>,
+    sketch: &M::Sketch,
+) -> Option<(u64, u32)> {
+    match join {
+        Join::Hamming { key } => key(method, sketch),
+        _ => None,
     }
 }
 
 /// The name of `join` for the Spark path: `identity`, `keys` (symmetric keys, which it runs
 /// as banded buckets), or the join with its parameters.
-pub fn join_name(join: &Join) -> String {
-    match JoinShape::of(join) {
+pub fn join_name<M: Method>(join: &Join<M>) -> String {
+    match join.shape() {
         JoinShape::Identity => "identity".to_owned(),
         JoinShape::SymmetricKeys => "keys".to_owned(),
         _ => format!("{join:?}"),
@@ -152,19 +129,21 @@ where
             PrefixJoin::new(token_sets(method, leaders)?, measure, threshold)
                 .candidate_pairs(limits)
         }
-        Join::Edit { limit } => {
+        Join::Edit { limit, sequence } => {
             let bound = match limit {
                 EditLimit::Absolute(edits) => EditBound::Absolute(edits),
                 EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
             };
-            EditJoin::new(sequences(method, leaders)?, bound).candidate_pairs(limits)
+            EditJoin::new(sequences(method, leaders, sequence)?, bound).candidate_pairs(limits)
         }
-        Join::NgramBuckets { m } => {
+        Join::NgramBuckets { m, sequence } => {
             let similar = |x: u32, y: u32| leaders.verify(x, y);
-            NgramBuckets::new(sequences(method, leaders)?, m as usize, similar)
+            NgramBuckets::new(sequences(method, leaders, sequence)?, m as usize, similar)
                 .candidate_pairs(limits)
         }
-        Join::Hamming => HammingJoin::new(fingerprints(method, leaders)?).candidate_pairs(limits),
+        Join::Hamming { key } => {
+            HammingJoin::new(fingerprints(method, leaders, key)?).candidate_pairs(limits)
+        }
     })
 }
 
@@ -200,18 +179,20 @@ fn token_sets<M: Method, L: RankedSketches<M>>(
 fn sequences<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
+    sequence: SequenceHook<M>,
 ) -> Result<Vec<(u32, Vec<u32>)>> {
-    leaders.map(|ranked, sketch| (ranked, method.join_sequence(sketch).to_vec()))
+    leaders.map(|ranked, sketch| (ranked, sequence(method, sketch).to_vec()))
 }
 
 /// `(rank, fingerprint, radius)` of every leader with a fingerprint, for the Hamming join.
 fn fingerprints<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
+    key: HammingHook<M>,
 ) -> Result<Vec<(u32, u64, u32)>> {
     Ok(leaders
         .map(|ranked, sketch| {
-            let (fingerprint, radius) = method.hamming_key(sketch)?;
+            let (fingerprint, radius) = key(method, sketch)?;
             Some((ranked, fingerprint, radius))
         })?
         .into_iter()
@@ -276,7 +257,7 @@ mod tests {
             };
             let limits = CandidateLimits::default();
             let (pairs, _) = ranked_candidates(&held.method, &held, limits).unwrap();
-            (JoinShape::of(&held.method.join()), pairs)
+            (held.method.join().shape(), pairs)
         }
     }
 
@@ -297,40 +278,54 @@ mod tests {
     #[test]
     fn every_shape_has_its_online_form_or_none() {
         let forms = [
-            (Join::Identity, Some(OnlineForm::Identity)),
+            (JoinShape::Identity, Some(OnlineForm::Identity)),
             (
-                Join::SymmetricKeys,
+                JoinShape::SymmetricKeys,
                 Some(OnlineForm::Keys { probe_side: false }),
             ),
-            (Join::Probe, None),
-            (Join::SharedKeys { min: 2 }, None),
+            (JoinShape::Probe, None),
+            (JoinShape::SharedKeys, None),
             (
-                Join::Prefix {
-                    measure: JoinMeasure::Jaccard,
-                    threshold: 0.5,
-                },
+                JoinShape::Prefix,
                 Some(OnlineForm::Keys { probe_side: true }),
             ),
-            (
-                Join::Edit {
-                    limit: EditLimit::Absolute(2),
-                },
-                Some(OnlineForm::Keys { probe_side: true }),
-            ),
-            (Join::NgramBuckets { m: 3 }, None),
-            (Join::Hamming, Some(OnlineForm::Hamming)),
+            (JoinShape::Edit, Some(OnlineForm::Keys { probe_side: true })),
+            (JoinShape::NgramBuckets, None),
+            (JoinShape::Hamming, Some(OnlineForm::Hamming)),
         ];
-        for (join, form) in forms {
-            assert_eq!(JoinShape::of(&join).online(), form, "{join:?}");
+        for (shape, form) in forms {
+            assert_eq!(online_form(shape), form, "{shape:?}");
+        }
+    }
+
+    /// The name of a registered method's join.
+    struct Named;
+
+    impl MethodVisitor for Named {
+        type Output = String;
+        fn visit<M: Registered>(self, method: M) -> String {
+            join_name(&method.join())
         }
     }
 
     #[test]
     fn the_spark_names_of_joins() {
-        assert_eq!(join_name(&Join::Identity), "identity");
-        assert_eq!(join_name(&Join::SymmetricKeys), "keys");
+        let name = |method: &str, params: &[(&str, &str)]| {
+            let mut given = Params::new();
+            for (key, value) in params {
+                given.insert(*key, *value);
+            }
+            registry::with_method(method, &given, Named).unwrap()
+        };
+        assert_eq!(name("exact", &[]), "identity");
+        assert_eq!(name("minhash", &[]), "keys");
+        assert_eq!(name("simhash", &[]), "Hamming");
         assert_eq!(
-            join_name(&Join::NgramBuckets { m: 3 }),
+            name("join", &[("max_edits", "2")]),
+            "Edit { limit: Absolute(2) }"
+        );
+        assert_eq!(
+            name("ngram", &[("bucket_ngram", "3")]),
             "NgramBuckets { m: 3 }"
         );
     }

@@ -24,8 +24,8 @@
 //!   smaller of the two radii per pair), exact under the bucket cap.
 //!
 //! [`ranked_candidates`] is the one factory from a method's join to its generator, serving the
-//! batch engine; [`JoinShape`] names a join's shape for the online index ([`OnlineForm`]) and the
-//! Spark path ([`join_name`]).
+//! batch engine; the online index asks it what a partition holds ([`online_form`]) and the Spark
+//! path the join's name ([`join_name`]).
 //!
 //! [`HammingIndex`] is the exact Hamming-distance index of 64-bit fingerprints (SimHash):
 //! multi-index hashing with blocks chosen from the distance and the index size, single
@@ -77,7 +77,9 @@ mod set_join;
 mod shared_keys;
 pub mod spill;
 
-pub use candidates::{join_name, ranked_candidates, JoinShape, OnlineForm, RankedSketches};
+pub use candidates::{
+    hamming_key, join_name, online_form, ranked_candidates, OnlineForm, RankedSketches,
+};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};
 pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 pub use hamming::{HammingError, HammingIndex};

@@ -72,7 +72,7 @@ impl Method for Exact {
     }
 
     /// Only equal identities are duplicates: no candidate generation at all.
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         Join::Identity
     }
 

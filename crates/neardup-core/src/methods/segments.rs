@@ -76,7 +76,7 @@ impl Method for Segments {
     }
 
     /// Documents sharing at least `min_segments` pieces.
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         Join::SharedKeys {
             min: self.min_segments as u32,
         }

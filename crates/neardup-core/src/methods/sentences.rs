@@ -175,7 +175,7 @@ impl Method for Sentences {
         }
     }
 
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         match self.signature {
             SentenceSignature::Marks if self.min_shared > 1 => Join::SharedKeys {
                 min: self.min_shared as u32,

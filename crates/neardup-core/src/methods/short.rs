@@ -558,6 +558,12 @@ macro_rules! short_text_method {
     };
 }
 
+/// The characters of a short text's sketch: the sequence the edit join and the n-gram index
+/// read (the hook of [`Join::Edit`] and [`Join::NgramBuckets`]).
+fn characters<'s, M>(_method: &M, sketch: &'s ShortSketch) -> &'s [u32] {
+    &sketch.chars
+}
+
 /// `join`: the exact similarity self-join (PPJoin for set measures, Pass-Join for edit
 /// distance).
 #[derive(Debug, Clone)]
@@ -575,7 +581,7 @@ impl SimilarityJoin {
 impl Method for SimilarityJoin {
     short_text_method!();
 
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         match self.short.measure.set_measure() {
             Some(measure) => Join::Prefix {
                 measure,
@@ -583,6 +589,7 @@ impl Method for SimilarityJoin {
             },
             None => Join::Edit {
                 limit: self.short.edit_limit(),
+                sequence: characters,
             },
         }
     }
@@ -597,9 +604,6 @@ impl Method for SimilarityJoin {
     }
     fn join_tokens(&self, sketch: &ShortSketch, tokens: &mut Vec<u64>) {
         tokens.extend_from_slice(&sketch.tokens);
-    }
-    fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
-        &sketch.chars
     }
 }
 
@@ -631,14 +635,14 @@ pub struct NgramIndex {
 impl Method for NgramIndex {
     short_text_method!();
 
-    fn join(&self) -> Join {
-        Join::NgramBuckets { m: self.m }
+    fn join(&self) -> Join<Self> {
+        Join::NgramBuckets {
+            m: self.m,
+            sequence: characters,
+        }
     }
     fn keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
         keys.extend_from_slice(&sketch.tokens);
-    }
-    fn join_sequence<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
-        &sketch.chars
     }
 }
 
@@ -731,7 +735,8 @@ mod tests {
         assert!(matches!(
             absolute.join(),
             Join::Edit {
-                limit: EditLimit::Absolute(1)
+                limit: EditLimit::Absolute(1),
+                ..
             }
         ));
     }
@@ -745,13 +750,10 @@ mod tests {
             ("overlap", JoinMeasure::Containment),
         ] {
             let method = join(&[("measure", name), ("threshold", "0.7")]);
-            assert_eq!(
+            assert!(matches!(
                 method.join(),
-                Join::Prefix {
-                    measure,
-                    threshold: 0.7
-                }
-            );
+                Join::Prefix { measure: m, threshold: t } if m == measure && t == 0.7
+            ));
         }
         let method = join(&[]);
         let a = method.sketch("Apple unveils the new iPhone");

@@ -323,6 +323,13 @@ impl SimHash {
         &self.rule
     }
 
+    /// The fingerprint of a sketch and its search radius under the distance rule (the hook
+    /// of [`Join::Hamming`]); `None` for an empty or exact-only document.
+    pub fn hamming_key(&self, sketch: &SimHashSketch) -> Option<(u64, u32)> {
+        (!sketch.is_empty() && !sketch.exact_only)
+            .then(|| (sketch.fingerprint, self.rule.limit(sketch.length as usize)))
+    }
+
     /// The verification.
     pub fn verification(&self) -> Verification {
         self.verification
@@ -450,16 +457,13 @@ impl Method for SimHash {
         }
     }
 
-    fn join(&self) -> Join {
-        Join::Hamming
+    fn join(&self) -> Join<Self> {
+        Join::Hamming {
+            key: SimHash::hamming_key,
+        }
     }
 
     fn keys(&self, _sketch: &SimHashSketch, _keys: &mut Vec<u64>) {}
-
-    fn hamming_key(&self, sketch: &SimHashSketch) -> Option<(u64, u32)> {
-        (!sketch.is_empty() && !sketch.exact_only)
-            .then(|| (sketch.fingerprint, self.rule.limit(sketch.length as usize)))
-    }
 
     fn max_radius(&self) -> u32 {
         self.rule.max()
@@ -835,7 +839,7 @@ mod tests {
         assert!(simhash.verify(&a, &b).is_some());
         assert!(simhash.verify(&a, &c).is_none());
         assert_eq!(simhash.distance(&a, &b), Some(0));
-        assert_eq!(simhash.join(), Join::Hamming);
+        assert_eq!(simhash.join().shape(), crate::JoinShape::Hamming);
         assert_eq!(simhash.hamming_key(&a), Some((a.fingerprint(), 8)));
     }
 

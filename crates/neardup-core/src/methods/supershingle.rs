@@ -58,7 +58,7 @@ impl Method for SuperShingle {
     fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
         self.inner.sketch_noted(text, notes)
     }
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Self> {
         match self.min_super {
             1 => Join::SymmetricKeys,
             min => Join::SharedKeys { min: min as u32 },

@@ -6,10 +6,9 @@
 
 use std::sync::OnceLock;
 
-use neardup_core::{Method, Result};
+use neardup_core::{JoinShape, Method, Result};
 use neardup_index::{
-    ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, JoinShape,
-    RankedSketches,
+    ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, RankedSketches,
 };
 use rayon::prelude::*;
 
@@ -78,7 +77,7 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         by_rank: OnceLock::new(),
         failed: FirstError::default(),
     };
-    let shape = JoinShape::of(&method.join());
+    let shape = method.join().shape();
     if let (JoinShape::SymmetricKeys, Some(spilling)) = (shape, spilling) {
         return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
     }

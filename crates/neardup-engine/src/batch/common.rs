@@ -5,14 +5,14 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use neardup_core::{Method, Result};
+use neardup_core::{JoinShape, Method, Result};
 use rayon::prelude::*;
 
 use super::options::Progress;
 use super::outcome::EngineStats;
 use super::KEY_CHUNK;
 use crate::spill::{SketchStore, Spilling};
-use neardup_index::{ExternalKeys, JoinShape};
+use neardup_index::ExternalKeys;
 
 /// What the common-features stage found and marked.
 pub(crate) struct CommonMarks<'d> {
@@ -265,7 +265,7 @@ fn crowded_documents<'d, M: Method>(
     leaders: &[u32],
     limit: u64,
 ) -> Result<(Vec<bool>, Option<ExternalKeys<'d>>)> {
-    if JoinShape::of(&method.join()) != JoinShape::SymmetricKeys {
+    if method.join().shape() != JoinShape::SymmetricKeys {
         return Ok((vec![true; sketches.len()], None));
     }
     let leader_keys = |documents: &[u32]| {

@@ -10,7 +10,7 @@ use neardup_core::{CorpusStats, Join, Method, Result, Sketch};
 #[derive(Clone, Debug)]
 pub(crate) struct Words {
     pub(crate) threshold: f64,
-    pub(crate) join: Join,
+    pub(crate) join: Join<Words>,
     /// Whether it learns from the corpus (it then records the documents counted).
     pub(crate) learns: bool,
     /// Its [`Method::common_limit`].
@@ -72,7 +72,7 @@ impl Method for Words {
         words.dedup();
         WordSet { words }
     }
-    fn join(&self) -> Join {
+    fn join(&self) -> Join<Words> {
         self.join
     }
     fn keys(&self, sketch: &WordSet, keys: &mut Vec<u64>) {
