@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use neardup_core::registry::{self, MethodVisitor, Params, Registered, Setting};
 use neardup_engine::{EngineOptions, Outcome, Progress};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::input::{Corpus, InputOptions, Meta};
@@ -199,10 +199,10 @@ pub fn settings_json(settings: Vec<(&'static str, Setting)>) -> Map<String, Valu
     (settings.into_iter())
         .map(|(name, setting)| {
             let value = match setting {
-                Setting::Number(x) => json!(x),
-                Setting::Count(n) => json!(n),
-                Setting::Text(text) => json!(text),
-                Setting::Flag(yes) => json!(yes),
+                Setting::Number(x) => Value::from(x),
+                Setting::Count(n) => Value::from(n),
+                Setting::Text(text) => Value::from(text),
+                Setting::Flag(yes) => Value::from(yes),
             };
             (name.to_owned(), value)
         })

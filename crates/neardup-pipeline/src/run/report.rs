@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use neardup_core::registry::Registered;
 use neardup_engine::{BoilerplateStats, Outcome};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::memory::StagePeaks;
 use super::outputs::Outputs;
@@ -257,7 +257,7 @@ fn run_stats<M: Registered>(
             threshold: method.threshold(),
             params: settings_json(method.settings()),
             learned: (engine.boilerplate.limits.iter())
-                .map(|&(name, value)| (name.to_owned(), json!(value)))
+                .map(|&(name, value)| (name.to_owned(), Value::from(value)))
                 .collect(),
         },
         cluster_mode: config.engine.cluster.name().to_owned(),
