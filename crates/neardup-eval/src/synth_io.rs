@@ -13,7 +13,8 @@
 //! Both outputs are created before the input is read, so an unwritable path fails at once,
 //! and renamed into place only when both were written ([`AtomicOutput`]).
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
 use neardup_pipeline::input::{read_inputs, InputOptions, Record};
@@ -68,34 +69,49 @@ pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     Ok(benchmark.summary)
 }
 
+/// One row of a benchmark's corpus: `{"id", "text", "source"}`, the source being the id of
+/// the input record it was made from (`null` for a template notice).
+#[derive(Debug, Serialize)]
+struct CorpusRow<'a> {
+    id: &'a str,
+    text: &'a str,
+    source: Option<&'a Value>,
+}
+
+/// One row of a benchmark's truth: `{"id", "cluster", "category"}`, as `neardup eval` reads a
+/// clusters truth.
+#[derive(Debug, Serialize)]
+struct TruthRow<'a> {
+    id: &'a str,
+    cluster: &'a str,
+    category: String,
+}
+
 /// The corpus rows: id, text and the id of the source record.
 fn corpus_rows<'a>(
     benchmark: &'a Benchmark,
     records: &'a [Record],
-) -> impl Iterator<Item = Value> + 'a {
-    benchmark.documents.iter().map(move |document| {
-        json!({
-            "id": document.id,
-            "text": document.text,
-            "source": document.source.map(|index| &records[index].id),
-        })
+) -> impl Iterator<Item = CorpusRow<'a>> + 'a {
+    benchmark.documents.iter().map(move |document| CorpusRow {
+        id: &document.id,
+        text: &document.text,
+        source: document.source.map(|index| &records[index].id),
     })
 }
 
 /// The truth rows: id, cluster and category.
-fn truth_rows(benchmark: &Benchmark) -> impl Iterator<Item = Value> + '_ {
-    benchmark.documents.iter().map(|document| {
-        json!({
-            "id": document.id,
-            "cluster": document.cluster,
-            "category": document.category.name(),
-        })
+fn truth_rows(benchmark: &Benchmark) -> impl Iterator<Item = TruthRow<'_>> + '_ {
+    benchmark.documents.iter().map(|document| TruthRow {
+        id: &document.id,
+        cluster: &document.cluster,
+        category: document.category.name(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn config(dir: &tempfile::TempDir, input: &str) -> SynthConfig {
         let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
@@ -142,6 +158,31 @@ mod tests {
             };
             assert_eq!(document["source"], source);
         }
+    }
+
+    #[test]
+    fn rows_are_written_as_the_json_rows_they_replace() {
+        let id = Value::from(7);
+        let corpus = CorpusRow {
+            id: "s1-v1",
+            text: "a \"quoted\" 文",
+            source: Some(&id),
+        };
+        let old = json!({"id": "s1-v1", "text": "a \"quoted\" 文", "source": 7});
+        assert_eq!(serde_json::to_string(&corpus).unwrap(), old.to_string());
+        let notice = CorpusRow {
+            source: None,
+            ..corpus
+        };
+        let old = json!({"id": "s1-v1", "text": "a \"quoted\" 文", "source": null});
+        assert_eq!(serde_json::to_string(&notice).unwrap(), old.to_string());
+        let truth = TruthRow {
+            id: "s1-v1",
+            cluster: "s1",
+            category: "punct+width".into(),
+        };
+        let old = json!({"id": "s1-v1", "cluster": "s1", "category": "punct+width"});
+        assert_eq!(serde_json::to_string(&truth).unwrap(), old.to_string());
     }
 
     #[test]

@@ -18,7 +18,8 @@ use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct_named;
 use neardup_pipeline::run::{file_params_read, read_file_params};
 use neardup_pipeline::{Error, Result};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::eval::{Metrics, Scores};
 use crate::eval_io::{load_truth, EvalOptions, LoadedTruth};
@@ -386,20 +387,59 @@ fn recommended_flags(row: &TuneRow) -> String {
     flags
 }
 
+/// One row of `neardup tune --json`: a setting and its scores.
+#[derive(Serialize)]
+struct RowJson<'a> {
+    ngram: Option<usize>,
+    latin_ngram: Option<usize>,
+    permutations: Option<usize>,
+    threshold: f64,
+    max_distance: &'a Option<String>,
+    bands: Option<usize>,
+    rows: Option<usize>,
+    precision: f64,
+    recall: f64,
+    f1: f64,
+    adjusted_rand_index: Option<f64>,
+    kept: u64,
+    seconds: f64,
+}
+
+/// `neardup tune --json`: the objective, every row and the index of the recommended one.
+#[derive(Serialize)]
+struct TuneJson<'a> {
+    objective: String,
+    rows: Vec<RowJson<'a>>,
+    recommended: Option<usize>,
+}
+
 /// The table and the recommendation as JSON.
 pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
-    let rows_json: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            json!({
-                "ngram": row.ngram, "latin_ngram": row.latin_ngram, "permutations": row.permutations, "threshold": row.threshold, "max_distance": row.max_distance,
-                "bands": row.bands_rows.map(|b| b.0), "rows": row.bands_rows.map(|b| b.1),
-                "precision": row.scores.precision, "recall": row.scores.recall, "f1": row.scores.f1,
-                "adjusted_rand_index": row.adjusted_rand_index, "kept": row.kept, "seconds": row.seconds,
-            })
-        })
-        .collect();
-    json!({"objective": describe(objective), "rows": rows_json, "recommended": recommend(rows, objective)})
+    let table = TuneJson {
+        objective: describe(objective),
+        rows: (rows.iter()).map(row_json).collect(),
+        recommended: recommend(rows, objective),
+    };
+    // Serialising plain fields and options into a value cannot fail.
+    serde_json::to_value(table).unwrap_or(Value::Null)
+}
+
+fn row_json(row: &TuneRow) -> RowJson<'_> {
+    RowJson {
+        ngram: row.ngram,
+        latin_ngram: row.latin_ngram,
+        permutations: row.permutations,
+        threshold: row.threshold,
+        max_distance: &row.max_distance,
+        bands: row.bands_rows.map(|b| b.0),
+        rows: row.bands_rows.map(|b| b.1),
+        precision: row.scores.precision,
+        recall: row.scores.recall,
+        f1: row.scores.f1,
+        adjusted_rand_index: row.adjusted_rand_index,
+        kept: row.kept,
+        seconds: row.seconds,
+    }
 }
 
 fn describe(objective: Objective) -> String {
@@ -412,6 +452,35 @@ fn describe(objective: Objective) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_json_table_is_the_one_json_rows_made() {
+        let mut simhash = row(0.7, 0.5, 0.25);
+        simhash.max_distance = Some("<100:15,11".into());
+        simhash.bands_rows = None;
+        simhash.adjusted_rand_index = Some(0.125);
+        simhash.kept = 12;
+        simhash.seconds = 1.5;
+        let rows = [row(0.5, 0.9, 0.95), simhash];
+        let old_rows: Vec<Value> = (rows.iter())
+            .map(|row| {
+                serde_json::json!({
+                    "ngram": row.ngram, "latin_ngram": row.latin_ngram,
+                    "permutations": row.permutations, "threshold": row.threshold,
+                    "max_distance": row.max_distance,
+                    "bands": row.bands_rows.map(|b| b.0), "rows": row.bands_rows.map(|b| b.1),
+                    "precision": row.scores.precision, "recall": row.scores.recall,
+                    "f1": row.scores.f1, "adjusted_rand_index": row.adjusted_rand_index,
+                    "kept": row.kept, "seconds": row.seconds,
+                })
+            })
+            .collect();
+        let objective = Objective::F1;
+        let old = serde_json::json!({"objective": describe(objective), "rows": old_rows,
+            "recommended": recommend(&rows, objective)});
+        let new = render_json(&rows, objective);
+        assert_eq!(format!("{new:#}"), format!("{old:#}"));
+    }
 
     fn row(threshold: f64, precision: f64, recall: f64) -> TuneRow {
         let f1 = 2.0 * precision * recall / (precision + recall);
