@@ -2,24 +2,10 @@
 
 use std::fmt;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::{CategoryMetrics, ClusterMetrics, Metrics, Overlap, PairMetrics, Scores, TruthFormat};
-
-impl Scores {
-    /// The scores as JSON fields.
-    fn insert_into(self, object: &mut Map<String, Value>) {
-        object.insert("precision".into(), json!(self.precision));
-        object.insert("recall".into(), json!(self.recall));
-        object.insert("f1".into(), json!(self.f1));
-    }
-}
-
-impl Overlap {
-    fn to_json(self) -> Value {
-        json!({"truth": self.truth, "predicted": self.predicted, "common": self.common})
-    }
-}
 
 /// Everything `neardup eval` reports: where the data came from and the metrics.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,77 +30,212 @@ pub struct Report {
     pub metrics: Metrics,
 }
 
-impl Report {
-    /// The report as one JSON object.
-    pub fn to_json(&self) -> Value {
-        let mut truth = json!({"path": self.truth_path, "format": self.truth_format.name()});
-        if let Some(label) = self.positive_label {
-            truth["positive_label"] = json!(label);
+/// `neardup eval --json`: where the data came from, then the metrics' fields.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    truth: TruthJson<'a>,
+    predicted: PredictedJson<'a>,
+    missing: MissingJson<'a>,
+    #[serde(flatten)]
+    metrics: MetricsJson<'a>,
+}
+
+#[derive(Serialize)]
+struct TruthJson<'a> {
+    path: &'a str,
+    format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positive_label: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct PredictedJson<'a> {
+    path: &'a str,
+    rows: u64,
+    not_in_truth: u64,
+}
+
+#[derive(Serialize)]
+struct MissingJson<'a> {
+    documents: u64,
+    first: &'a [Value],
+    /// Truth pairs with a document missing (pair formats only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pairs: Option<u64>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MetricsJson<'a> {
+    Clusters(ClustersJson<'a>),
+    Pairs(PairsJson<'a>),
+}
+
+#[derive(Serialize)]
+struct ScoresJson {
+    precision: f64,
+    recall: f64,
+    f1: f64,
+}
+
+impl From<Scores> for ScoresJson {
+    fn from(scores: Scores) -> ScoresJson {
+        ScoresJson {
+            precision: scores.precision,
+            recall: scores.recall,
+            f1: scores.f1,
         }
-        let mut report = json!({
-            "truth": truth,
-            "predicted": {
-                "path": self.predicted_path,
-                "rows": self.predicted_rows,
-                "not_in_truth": self.not_in_truth,
-            },
-            "missing": {"documents": self.missing_documents, "first": self.missing_first},
-        });
-        let fields = match &self.metrics {
-            Metrics::Clusters(metrics) => cluster_json(metrics),
-            Metrics::Pairs(metrics) => {
-                report["missing"]["pairs"] = json!(metrics.missing_pairs);
-                pair_json(metrics)
-            }
-        };
-        if let Some(object) = report.as_object_mut() {
-            object.extend(fields);
-        }
-        report
     }
 }
 
-fn cluster_json(metrics: &ClusterMetrics) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("documents".into(), json!(metrics.documents));
-    object.insert("pairs".into(), metrics.pairs.to_json());
-    metrics.pairs.scores().insert_into(&mut object);
-    let ari = json!(metrics.adjusted_rand_index);
-    object.insert("adjusted_rand_index".into(), ari);
-    let clusters =
-        json!({"truth": metrics.truth_clusters, "predicted": metrics.predicted_clusters});
-    object.insert("clusters".into(), clusters);
-    let categories = metrics.categories.iter().map(|category| {
-        let mut entry = Map::new();
-        entry.insert("documents".into(), json!(category.documents));
-        entry.insert("partners".into(), category.partners.to_json());
-        category.partners.scores().insert_into(&mut entry);
-        (category.name.clone(), Value::Object(entry))
-    });
-    object.insert("categories".into(), Value::Object(categories.collect()));
-    object
+#[derive(Serialize)]
+struct OverlapJson {
+    truth: u64,
+    predicted: u64,
+    common: u64,
 }
 
-fn pair_json(metrics: &PairMetrics) -> Map<String, Value> {
+impl From<Overlap> for OverlapJson {
+    fn from(overlap: Overlap) -> OverlapJson {
+        OverlapJson {
+            truth: overlap.truth,
+            predicted: overlap.predicted,
+            common: overlap.common,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ClustersJson<'a> {
+    documents: u64,
+    pairs: OverlapJson,
+    #[serde(flatten)]
+    scores: ScoresJson,
+    adjusted_rand_index: f64,
+    clusters: ClusterCountsJson,
+    #[serde(serialize_with = "by_name")]
+    categories: Vec<(&'a str, CategoryJson)>,
+}
+
+#[derive(Serialize)]
+struct ClusterCountsJson {
+    truth: u64,
+    predicted: u64,
+}
+
+#[derive(Serialize)]
+struct CategoryJson {
+    documents: u64,
+    partners: OverlapJson,
+    #[serde(flatten)]
+    scores: ScoresJson,
+}
+
+#[derive(Serialize)]
+struct PairsJson<'a> {
+    pairs: u64,
+    true_positive: u64,
+    false_positive: u64,
+    false_negative: u64,
+    true_negative: u64,
+    #[serde(flatten)]
+    scores: ScoresJson,
+    #[serde(serialize_with = "by_name")]
+    labels: Vec<(&'a str, LabelJson)>,
+}
+
+#[derive(Serialize)]
+struct LabelJson {
+    pairs: u64,
+    predicted_duplicates: u64,
+}
+
+/// Named entries as a JSON object, in their order (names are unique: they come from the
+/// truth's interned categories and labels).
+fn by_name<T: Serialize, S: serde::Serializer>(
+    entries: &[(&str, T)],
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.collect_map(entries.iter().map(|(name, entry)| (name, entry)))
+}
+
+impl Report {
+    /// The report as one JSON object.
+    pub fn to_json(&self) -> Value {
+        let report = ReportJson {
+            truth: TruthJson {
+                path: &self.truth_path,
+                format: self.truth_format.name(),
+                positive_label: self.positive_label,
+            },
+            predicted: PredictedJson {
+                path: &self.predicted_path,
+                rows: self.predicted_rows,
+                not_in_truth: self.not_in_truth,
+            },
+            missing: MissingJson {
+                documents: self.missing_documents,
+                first: &self.missing_first,
+                pairs: match &self.metrics {
+                    Metrics::Clusters(_) => None,
+                    Metrics::Pairs(metrics) => Some(metrics.missing_pairs),
+                },
+            },
+            metrics: match &self.metrics {
+                Metrics::Clusters(metrics) => MetricsJson::Clusters(cluster_json(metrics)),
+                Metrics::Pairs(metrics) => MetricsJson::Pairs(pair_json(metrics)),
+            },
+        };
+        // Plain fields, ids and maps with string keys: serialising them cannot fail.
+        serde_json::to_value(report).unwrap_or(Value::Null)
+    }
+}
+
+fn cluster_json(metrics: &ClusterMetrics) -> ClustersJson<'_> {
+    ClustersJson {
+        documents: metrics.documents,
+        pairs: metrics.pairs.into(),
+        scores: metrics.pairs.scores().into(),
+        adjusted_rand_index: metrics.adjusted_rand_index,
+        clusters: ClusterCountsJson {
+            truth: metrics.truth_clusters,
+            predicted: metrics.predicted_clusters,
+        },
+        categories: (metrics.categories.iter())
+            .map(|category| {
+                let entry = CategoryJson {
+                    documents: category.documents,
+                    partners: category.partners.into(),
+                    scores: category.partners.scores().into(),
+                };
+                (category.name.as_str(), entry)
+            })
+            .collect(),
+    }
+}
+
+fn pair_json(metrics: &PairMetrics) -> PairsJson<'_> {
     let confusion = metrics.confusion;
-    let mut object = Map::new();
-    let pairs = confusion.true_positive
-        + confusion.false_positive
-        + confusion.false_negative
-        + confusion.true_negative;
-    object.insert("pairs".into(), json!(pairs));
-    object.insert("true_positive".into(), json!(confusion.true_positive));
-    object.insert("false_positive".into(), json!(confusion.false_positive));
-    object.insert("false_negative".into(), json!(confusion.false_negative));
-    object.insert("true_negative".into(), json!(confusion.true_negative));
-    confusion.scores().insert_into(&mut object);
-    let labels = metrics.labels.iter().map(|counts| {
-        let entry =
-            json!({"pairs": counts.pairs, "predicted_duplicates": counts.predicted_duplicates});
-        (counts.label.clone(), entry)
-    });
-    object.insert("labels".into(), Value::Object(labels.collect()));
-    object
+    PairsJson {
+        pairs: confusion.true_positive
+            + confusion.false_positive
+            + confusion.false_negative
+            + confusion.true_negative,
+        true_positive: confusion.true_positive,
+        false_positive: confusion.false_positive,
+        false_negative: confusion.false_negative,
+        true_negative: confusion.true_negative,
+        scores: confusion.scores().into(),
+        labels: (metrics.labels.iter())
+            .map(|counts| {
+                let entry = LabelJson {
+                    pairs: counts.pairs,
+                    predicted_duplicates: counts.predicted_duplicates,
+                };
+                (counts.label.as_str(), entry)
+            })
+            .collect(),
+    }
 }
 
 impl fmt::Display for Report {
@@ -249,6 +370,85 @@ mod tests {
     use super::*;
     use crate::eval::tests::{all_present, truth};
     use crate::eval::{cluster_metrics, pair_metrics, ClusterTruth, LabelledPair, PairTruth};
+    use serde_json::{json, Map};
+
+    /// The JSON report as it was built with `json!` before it had types: the typed one must
+    /// print the same.
+    fn json_rows_report(report: &Report) -> Value {
+        let scores = |scores: Scores, object: &mut Map<String, Value>| {
+            object.insert("precision".into(), json!(scores.precision));
+            object.insert("recall".into(), json!(scores.recall));
+            object.insert("f1".into(), json!(scores.f1));
+        };
+        let overlap =
+            |o: Overlap| json!({"truth": o.truth, "predicted": o.predicted, "common": o.common});
+        let mut truth = json!({"path": report.truth_path, "format": report.truth_format.name()});
+        if let Some(label) = report.positive_label {
+            truth["positive_label"] = json!(label);
+        }
+        let mut out = json!({
+            "truth": truth,
+            "predicted": {
+                "path": report.predicted_path,
+                "rows": report.predicted_rows,
+                "not_in_truth": report.not_in_truth,
+            },
+            "missing": {"documents": report.missing_documents, "first": report.missing_first},
+        });
+        let mut object = Map::new();
+        match &report.metrics {
+            Metrics::Clusters(metrics) => {
+                object.insert("documents".into(), json!(metrics.documents));
+                object.insert("pairs".into(), overlap(metrics.pairs));
+                scores(metrics.pairs.scores(), &mut object);
+                object.insert(
+                    "adjusted_rand_index".into(),
+                    json!(metrics.adjusted_rand_index),
+                );
+                let clusters = json!({"truth": metrics.truth_clusters, "predicted": metrics.predicted_clusters});
+                object.insert("clusters".into(), clusters);
+                let categories = metrics.categories.iter().map(|category| {
+                    let mut entry = Map::new();
+                    entry.insert("documents".into(), json!(category.documents));
+                    entry.insert("partners".into(), overlap(category.partners));
+                    scores(category.partners.scores(), &mut entry);
+                    (category.name.clone(), Value::Object(entry))
+                });
+                object.insert("categories".into(), Value::Object(categories.collect()));
+            }
+            Metrics::Pairs(metrics) => {
+                out["missing"]["pairs"] = json!(metrics.missing_pairs);
+                let c = metrics.confusion;
+                let pairs = c.true_positive + c.false_positive + c.false_negative + c.true_negative;
+                object.insert("pairs".into(), json!(pairs));
+                object.insert("true_positive".into(), json!(c.true_positive));
+                object.insert("false_positive".into(), json!(c.false_positive));
+                object.insert("false_negative".into(), json!(c.false_negative));
+                object.insert("true_negative".into(), json!(c.true_negative));
+                scores(c.scores(), &mut object);
+                let labels = metrics.labels.iter().map(|counts| {
+                    let entry = json!({"pairs": counts.pairs, "predicted_duplicates": counts.predicted_duplicates});
+                    (counts.label.clone(), entry)
+                });
+                object.insert("labels".into(), Value::Object(labels.collect()));
+            }
+        }
+        if let Some(fields) = out.as_object_mut() {
+            fields.extend(object);
+        }
+        out
+    }
+
+    /// `report.to_json()`, checked against [`json_rows_report`] to the byte.
+    fn typed_json(report: &Report) -> Value {
+        let json = report.to_json();
+        assert_eq!(
+            format!("{json:#}"),
+            format!("{:#}", json_rows_report(report))
+        );
+        assert_eq!(json.to_string(), json_rows_report(report).to_string());
+        json
+    }
 
     fn report(metrics: Metrics) -> Report {
         Report {
@@ -273,7 +473,7 @@ mod tests {
         };
         let metrics = cluster_metrics(&truth, &all_present(&[0, 0, 1, 1, 2]));
         let report = report(Metrics::Clusters(metrics));
-        let json = report.to_json();
+        let json = typed_json(&report);
         assert_eq!(
             json["pairs"],
             json!({"truth": 4, "predicted": 2, "common": 1})
@@ -312,7 +512,7 @@ mod tests {
         };
         let mut report = report(Metrics::Pairs(pair_metrics(&truth, &[Some(0), Some(0)])));
         (report.truth_format, report.positive_label) = (TruthFormat::Sohu, Some(5.0));
-        let json = report.to_json();
+        let json = typed_json(&report);
         assert_eq!(json["true_positive"], json!(1));
         assert_eq!(json["pairs"], json!(1));
         assert_eq!(json["missing"]["pairs"], json!(0));
