@@ -80,7 +80,7 @@ pub struct DedupArgs {
     /// Method: `exact` (hash of the normalised text), `minhash` (MinHash-LSH, verified),
     /// `simhash` (SimHash fingerprints, exact Hamming join, length-aware distances), `join`
     /// (exact similarity join for short texts: every pair at the threshold), `ngram` (the
-    /// seed's all-m-gram index for short texts, the join's reference), or the classic
+    /// all-m-gram index for short texts, the join's reference), or the classic
     /// fingerprints `supershingle` (Broder), `imatch` (I-Match, multi-lexicon), `topn`
     /// (top-N TF-IDF words), `segments` (M of N pieces), `sentences` (punctuation contexts or
     /// longest sentences); see docs/methods.md.

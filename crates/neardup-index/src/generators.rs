@@ -225,7 +225,7 @@ impl CandidateGenerator for EditJoin {
     }
 }
 
-/// The seed's all-m-gram index with its greedy bucket pass (`neardup_core::Join::NgramBuckets`,
+/// The all-m-gram index with its greedy bucket pass (`neardup_core::Join::NgramBuckets`,
 /// [`crate::ngram_dedup`]): every `m`-gram of a document is a key, each bucket is walked in
 /// rank order against its representatives so far with the method's own measure (`similar`),
 /// and the pairs found are the candidates. Buckets over the bucket cap keep their first

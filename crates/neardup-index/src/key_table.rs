@@ -21,7 +21,7 @@ pub struct BucketStats {
     /// Most earlier partners a document could keep (`u64::MAX` when the budget did not cut
     /// in): the level found for [`CandidateLimits::candidate_budget`].
     pub partner_limit: u64,
-    /// Documents left out of capped buckets, summed over those buckets (the seed's n-gram
+    /// Documents left out of capped buckets, summed over those buckets (the n-gram
     /// index, whose greedy pass sees the first `bucket_cap` members of a bucket only).
     pub left_out: u64,
     /// Similarity computations the generator made itself (the n-gram index's greedy pass).

@@ -18,7 +18,7 @@
 //! - [`PrefixJoin`]: the exact set-similarity join (PPJoin: Jaccard, cosine, overlap) that
 //!   sees every token set first; no cap, since a cap would lose pairs.
 //! - [`EditJoin`]: the exact edit-distance join (Pass-Join), absolute or normalised.
-//! - [`NgramBuckets`]: the seed's all-m-gram index with its greedy bucket pass, the
+//! - [`NgramBuckets`]: the all-m-gram index with its greedy bucket pass, the
 //!   reference the exact joins are measured against; capped and counted.
 //! - [`HammingJoin`]: fingerprints within a Hamming radius of their own per document (the
 //!   smaller of the two radii per pair), exact under the bucket cap.

@@ -23,7 +23,7 @@ use crate::generators::CandidateGenerator;
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits, PartnerIndex};
 
 /// Documents sharing at least `min` distinct keys (`neardup_core::Join::SharedKeys`): the
-/// seed's n-gram index with a count filter. With `min = 1` it is the symmetric key table.
+/// n-gram index with a count filter. With `min = 1` it is the symmetric key table.
 ///
 /// Each bucket pairs its members with its first `bucket_cap` (anchors), as in the key table;
 /// the shared keys are counted over those pairs. The candidate budget then keeps each
