@@ -638,7 +638,7 @@ pub fn write_json_lines<T: Serialize, I: IntoIterator<Item = T>>(
 mod tests {
     use std::io::Read;
 
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
     use crate::input::tests::write_file;
@@ -751,7 +751,7 @@ mod tests {
             ..InputOptions::default()
         };
         let again = read_inputs(&[some], &options).unwrap();
-        let rows: Vec<(Value, &str)> = again
+        let rows: Vec<(serde_json::Value, &str)> = again
             .records
             .iter()
             .map(|r| (r.id.clone(), r.text.as_str()))
