@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,methods,flood,hamming,boilerplate,service,short,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,methods,flood,hamming,boilerplate,service,short,regress,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import boilerplate, flood, hamming, methods, quality, scale, selftest, service, short, speed
+from . import boilerplate, flood, hamming, methods, quality, regress, scale, selftest, service, short, speed
 from .common import ROOT
 
 
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
         ("service", service, "neardup serve at 10M+ documents: single and batched inserts, checks, memory, disk, restart"),
         ("short", short, "exact short-text joins at 1M documents vs the all-m-gram index, MinHash-LSH, datasketch"),
+        ("regress", regress, "this tree's binary against another revision's: wall, CPU, peak memory per stage"),
         ("selftest", selftest, "the driver end to end on a few hundred lines, and the tokeniser cross-check"),
     ):
         p = sub.add_parser(name, help=help_, description=mod.__doc__,
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     # Paths given on the command line are relative to where the driver was started; after
     # that everything runs from the repository root, so that reports name paths from there.
-    for key in ("bin", "bin_dir", "data", "out"):
+    for key in ("bin", "base_bin", "bin_dir", "data", "out"):
         if getattr(args, key, None):
             setattr(args, key, os.path.abspath(getattr(args, key)))
     os.chdir(ROOT)
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         return service.main(args)
     if args.cmd == "short":
         return short.main(args)
+    if args.cmd == "regress":
+        return regress.main(args)
     return selftest.main(args)
 
 
