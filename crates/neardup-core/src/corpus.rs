@@ -73,21 +73,22 @@ impl ExactShard {
         }
     }
 
-    /// Counts the features of `features` (sorted, distinct: one document's) that belong to
-    /// this shard.
-    pub fn add_sorted(&mut self, features: &[u64]) {
-        let low = (self.index as u64) << 58;
-        let start = features.partition_point(|&f| f < low);
-        let end = if self.index + 1 == SHARDS {
-            features.len()
-        } else {
-            let high = ((self.index + 1) as u64) << 58;
-            start + features[start..].partition_point(|&f| f < high)
-        };
-        for &feature in &features[start..end] {
+    /// Counts one document occurrence of each of `features`, which all belong to this shard
+    /// ([`ExactShard::shard_of`]); a feature repeated in `features` counts once per repeat
+    /// (each document's features are distinct, so give each document's once).
+    pub fn add_each(&mut self, features: &[u64]) {
+        debug_assert!(features.iter().all(|&f| shard_of(f) == self.index));
+        self.counts.reserve(features.len() / 4);
+        for &feature in features {
             let count = self.counts.entry(feature).or_insert(0);
             *count = count.saturating_add(1);
         }
+    }
+
+    /// The shard a feature belongs to: its top 6 bits.
+    #[inline]
+    pub fn shard_of(feature: u64) -> usize {
+        shard_of(feature)
     }
 }
 
@@ -262,7 +263,7 @@ impl CorpusStats {
     }
 
     /// The shards of an exact table, to count documents into in parallel (with
-    /// [`ExactShard::add_sorted`], then [`CorpusStats::add_documents`]); `None` for count-min.
+    /// [`ExactShard::add_each`], then [`CorpusStats::add_documents`]); `None` for count-min.
     pub fn exact_shards_mut(&mut self) -> Option<&mut [ExactShard]> {
         match &mut self.table {
             Table::Exact(shards) => Some(shards),

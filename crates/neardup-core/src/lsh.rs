@@ -98,17 +98,27 @@ impl LshParams {
     /// The bucket keys of a signature: one per band, seeded by the band index so that equal
     /// values in different bands never collide.
     pub fn band_keys(&self, signature: &[u32], keys: &mut Vec<u64>) {
-        let mut bytes = Vec::with_capacity(self.rows * 4);
+        // The bytes of one band on the stack: no allocation per document (rows beyond
+        // `STACK_ROWS` take a heap buffer).
+        const STACK_ROWS: usize = 16;
+        let mut stack = [0u8; STACK_ROWS * 4];
+        let mut heap = Vec::new();
+        let bytes: &mut [u8] = if self.rows <= STACK_ROWS {
+            &mut stack[..self.rows * 4]
+        } else {
+            heap.resize(self.rows * 4, 0);
+            &mut heap
+        };
+        keys.reserve(self.bands);
         for (band, chunk) in signature
             .chunks_exact(self.rows)
             .take(self.bands)
             .enumerate()
         {
-            bytes.clear();
-            for value in chunk {
-                bytes.extend_from_slice(&value.to_le_bytes());
+            for (slot, value) in bytes.chunks_exact_mut(4).zip(chunk) {
+                slot.copy_from_slice(&value.to_le_bytes());
             }
-            keys.push(hash64_seeded(&bytes, band as u64 + 1));
+            keys.push(hash64_seeded(bytes, band as u64 + 1));
         }
     }
 }
@@ -162,5 +172,26 @@ mod tests {
         let mut unique = keys.clone();
         unique.dedup();
         assert_eq!(unique.len(), 4);
+    }
+
+    /// The keys are the seeded hash of each band's little-endian bytes, on the stack or
+    /// not: persisted keys (the service's) stay valid.
+    #[test]
+    fn band_keys_hash_each_bands_bytes() {
+        for rows in [1usize, 3, 16, 17, 40] {
+            let params = LshParams::new(3, rows, 3 * rows).unwrap();
+            let signature: Vec<u32> = (0..3 * rows as u32)
+                .map(|v| v.wrapping_mul(2_654_435_761))
+                .collect();
+            let mut keys = Vec::new();
+            params.band_keys(&signature, &mut keys);
+            let expected: Vec<u64> = (signature.chunks(rows).enumerate())
+                .map(|(band, chunk)| {
+                    let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    hash64_seeded(&bytes, band as u64 + 1)
+                })
+                .collect();
+            assert_eq!(keys, expected, "rows {rows}");
+        }
     }
 }

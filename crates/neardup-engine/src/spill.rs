@@ -123,6 +123,49 @@ impl<S: Sketch> SketchStore<S> {
         }
     }
 
+    /// What `f(document, sketch, scratch, out)` appends to `out` for every document of
+    /// `documents` (ascending), in their order, in one list: no list per document (`scratch`
+    /// is a buffer `f` may reuse, left as `f` leaves it).
+    ///
+    /// # Errors
+    /// A spilled sketch that cannot be read.
+    pub(crate) fn flat_map_sorted<M, T, F>(
+        &self,
+        method: &M,
+        documents: &[u32],
+        f: F,
+    ) -> Result<Vec<T>>
+    where
+        M: Method<Sketch = S>,
+        T: Send,
+        F: Fn(u32, &S, &mut Vec<u64>, &mut Vec<T>) + Sync,
+    {
+        const CHUNK: usize = 4096;
+        let chunks: Vec<Vec<T>> = match self {
+            SketchStore::Memory(sketches) => documents
+                .par_chunks(CHUNK)
+                .map(|chunk| {
+                    let (mut scratch, mut out) = (Vec::new(), Vec::new());
+                    for &d in chunk {
+                        scratch.clear();
+                        f(d, &sketches[d as usize], &mut scratch, &mut out);
+                    }
+                    out
+                })
+                .collect(),
+            SketchStore::Spilled { .. } => self.map_sorted(method, documents, |d, sketch| {
+                let (mut scratch, mut out) = (Vec::new(), Vec::new());
+                f(d, sketch, &mut scratch, &mut out);
+                out
+            })?,
+        };
+        let mut all = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+        for chunk in chunks {
+            all.extend(chunk);
+        }
+        Ok(all)
+    }
+
     /// `f` of every document of `documents` (sorted, ascending) and its sketch, in that order;
     /// spilled sketches are read in blocks and decoded in parallel.
     pub(crate) fn map_sorted<M, R, F>(&self, method: &M, documents: &[u32], f: F) -> Result<Vec<R>>

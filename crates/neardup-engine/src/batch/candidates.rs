@@ -8,10 +8,12 @@ use std::sync::OnceLock;
 
 use neardup_core::{JoinShape, Method, Result};
 use neardup_index::{
-    ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, RankedSketches,
+    ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, KeyTable,
+    RankedSketches,
 };
 use rayon::prelude::*;
 
+use super::common::GatheredKeys;
 use super::{FirstError, KEY_CHUNK};
 use crate::spill::{SketchStore, Spilling};
 
@@ -59,7 +61,7 @@ struct Ranked<'a, M: Method> {
 pub(crate) fn candidate_pairs<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
-    (spilling, gathered): (Option<&'d Spilling>, Option<ExternalKeys<'d>>),
+    (spilling, gathered): (Option<&'d Spilling>, Option<GatheredKeys<'d>>),
     exact_only: &[bool],
     leaders: &[u32],
     rank: &[u32],
@@ -78,12 +80,24 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         failed: FirstError::default(),
     };
     let shape = method.join().shape();
-    if let (JoinShape::SymmetricKeys, Some(spilling)) = (shape, spilling) {
-        return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
-    }
-    let found = ranked_candidates(method, &ranked, limits);
-    ranked.failed.check()?;
-    let (ranked_pairs, stats) = found?;
+    let (ranked_pairs, stats) = match (shape, spilling, gathered) {
+        (JoinShape::SymmetricKeys, Some(spilling), gathered) => {
+            let gathered = match gathered {
+                Some(GatheredKeys::Spilled(keys)) => Some(keys),
+                _ => None,
+            };
+            return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
+        }
+        (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held(entries))) => {
+            let table = KeyTable::from_entries(ranked_entries(entries, exact_only, rank));
+            table.candidate_pairs_with_stats(limits)
+        }
+        _ => {
+            let found = ranked_candidates(method, &ranked, limits);
+            ranked.failed.check()?;
+            found?
+        }
+    };
     let by_rank = documents_by_rank(rank);
     let mut pairs: Vec<(u32, u32)> = ranked_pairs
         .into_par_iter()
@@ -98,6 +112,26 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         stats,
         spilled: 0,
     })
+}
+
+/// The crowd check's `(key, leader)` entries (sorted) as `(key, rank)` entries sorted by key
+/// then rank, the exact-only leaders left out: each key's run sorted again, no sort of the
+/// whole list.
+fn ranked_entries(
+    mut entries: Vec<(u64, u32)>,
+    exact_only: &[bool],
+    rank: &[u32],
+) -> Vec<(u64, u32)> {
+    entries.retain(|&(_, leader)| !exact_only[leader as usize]);
+    for entry in &mut entries {
+        entry.1 = rank[entry.1 as usize];
+    }
+    for run in entries.chunk_by_mut(|a, b| a.0 == b.0) {
+        if run.len() > 1 {
+            run.sort_unstable_by_key(|entry| entry.1);
+        }
+    }
+    entries
 }
 
 /// Per rank, its document.

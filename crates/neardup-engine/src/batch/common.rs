@@ -14,14 +14,23 @@ use super::KEY_CHUNK;
 use crate::spill::{SketchStore, Spilling};
 use neardup_index::ExternalKeys;
 
+/// The crowd check's `(key, leader)` entries of every leader's distinct keys, sorted, for the
+/// candidate stage to pair instead of gathering the keys again.
+pub(crate) enum GatheredKeys<'d> {
+    /// Sorted in runs in the spill directory.
+    Spilled(ExternalKeys<'d>),
+    /// In memory, sorted by key, then leader.
+    Held(Vec<(u64, u32)>),
+}
+
 /// What the common-features stage found and marked.
 pub(crate) struct CommonMarks<'d> {
     /// The document-frequency limit ([`Method::common_limit`]).
     pub(crate) limit: u64,
     /// Features marked, summed over the marked sketches.
     pub(crate) marked: u64,
-    /// When spilling, the crowd check's runs of every leader's `(key, leader)` entries.
-    pub(crate) gathered: Option<ExternalKeys<'d>>,
+    /// The crowd check's `(key, leader)` entries of every leader (see [`GatheredKeys`]).
+    pub(crate) gathered: Option<GatheredKeys<'d>>,
     /// Bytes the count of common features spilled.
     pub(crate) spilled: u64,
 }
@@ -55,18 +64,19 @@ impl<'d> CommonMarks<'d> {
         self,
         method: &M,
         stats: &mut EngineStats,
-    ) -> Option<ExternalKeys<'d>> {
+    ) -> Option<GatheredKeys<'d>> {
         stats.boilerplate.discounted_features += self.marked;
         stats.boilerplate.limits.push(("max_df", self.limit));
         stats.spilled_bytes += self.spilled;
         let keys = self.gathered?;
         // The runs' bytes count once: here, or with the candidates that read them.
-        match method.marks_change_keys() {
-            true => {
+        match (method.marks_change_keys(), keys) {
+            (true, GatheredKeys::Spilled(keys)) => {
                 stats.spilled_bytes += keys.spilled();
                 None
             }
-            false => Some(keys),
+            (true, GatheredKeys::Held(_)) => None,
+            (false, keys) => Some(keys),
         }
     }
 }
@@ -87,7 +97,7 @@ fn mark_common<'d, M: Method>(
     spilling: Option<&'d Spilling>,
     leaders: &[u32],
     limit: u64,
-) -> Result<(u64, Option<ExternalKeys<'d>>, u64)> {
+) -> Result<(u64, Option<GatheredKeys<'d>>, u64)> {
     let (crowded, gathered) = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
     let (common, spilled) = match spilling {
         Some(spilling) => {
@@ -256,41 +266,36 @@ const CROWD: u64 = 10;
 /// get the rare-feature check. Methods that do not find candidates by shared keys have all
 /// their documents checked.
 ///
-/// When spilling, also returns the runs the check sorted: every leader's distinct keys, as
-/// `(key, leader)` entries.
+/// Also returns the entries the check sorted: every leader's distinct keys, as `(key,
+/// leader)` entries, in runs in the spill directory when spilling, else in memory.
 fn crowded_documents<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
     leaders: &[u32],
     limit: u64,
-) -> Result<(Vec<bool>, Option<ExternalKeys<'d>>)> {
+) -> Result<(Vec<bool>, Option<GatheredKeys<'d>>)> {
     if method.join().shape() != JoinShape::SymmetricKeys {
         return Ok((vec![true; sketches.len()], None));
     }
-    let leader_keys = |documents: &[u32]| {
-        sketches.map_sorted(method, documents, |_, sketch| {
-            let mut keys = Vec::new();
-            method.keys(sketch, &mut keys);
+    let leader_entries = |documents: &[u32]| {
+        sketches.flat_map_sorted(method, documents, |leader, sketch, keys, out| {
+            method.keys(sketch, keys);
             keys.sort_unstable();
             keys.dedup();
-            keys
+            out.extend(keys.iter().map(|&key| (key, leader)));
         })
     };
+    let mut crowded = vec![false; sketches.len()];
     if let Some(spilling) = spilling {
         // The same, with the entries sorted in runs: the crowded keys first, then each
         // leader's keys looked up in them.
         let mut external = ExternalKeys::new(spilling.dir.as_ref(), "crowd", spilling.budget);
         for chunk in leaders.chunks(KEY_CHUNK) {
-            let keys = leader_keys(chunk)?;
-            external.extend(
-                (chunk.iter().zip(keys))
-                    .flat_map(|(&leader, keys)| keys.into_iter().map(move |key| (key, leader))),
-            )?;
+            external.extend(leader_entries(chunk)?.into_iter())?;
         }
         // A leader is crowded when one of its keys is: the members of the crowded keys'
         // buckets, marked as the merge meets them (no second scan of the sketches).
-        let mut crowded = vec![false; sketches.len()];
         external.finish()?;
         external.walk(None, |_, members| {
             if members.len() as u64 > limit {
@@ -299,21 +304,20 @@ fn crowded_documents<'d, M: Method>(
                 }
             }
         })?;
-        return Ok((crowded, Some(external)));
+        return Ok((crowded, Some(GatheredKeys::Spilled(external))));
     }
-    let keys: Vec<Vec<u64>> = leader_keys(leaders)?;
-    let mut all: Vec<u64> = keys.iter().flat_map(|k| k.iter().copied()).collect();
-    all.par_sort_unstable();
-    let crowded_keys: Vec<u64> = (all.chunk_by(|a, b| a == b))
-        .filter(|run| run.len() as u64 > limit)
-        .map(|run| run[0])
-        .collect();
-    drop(all);
-    let mut crowded = vec![false; sketches.len()];
-    for (&leader, keys) in leaders.iter().zip(keys) {
-        crowded[leader as usize] = keys.iter().any(|k| crowded_keys.binary_search(k).is_ok());
+    // One flat list of entries, sorted once: the crowds are its long runs, and the
+    // candidate stage pairs the same list.
+    let mut entries = leader_entries(leaders)?;
+    entries.par_sort_unstable();
+    for run in entries.chunk_by(|a, b| a.0 == b.0) {
+        if run.len() as u64 > limit {
+            for &(_, member) in run {
+                crowded[member as usize] = true;
+            }
+        }
     }
-    Ok((crowded, None))
+    Ok((crowded, Some(GatheredKeys::Held(entries))))
 }
 
 #[cfg(test)]
@@ -352,7 +356,10 @@ mod tests {
         let leaders: Vec<u32> = (0..15).collect();
         let (crowded, gathered) =
             crowded_documents(&method, &held(&method), None, &leaders, CROWD).unwrap();
-        assert!(gathered.is_none());
+        let Some(GatheredKeys::Held(entries)) = gathered else {
+            panic!("a held run gathers its entries in memory")
+        };
+        assert!(entries.is_sorted() && entries.len() == 12 * 2 + 3 * 2);
         assert_eq!(crowded, [vec![true; 12], vec![false; 3]].concat());
         let probe = Words {
             join: Join::Probe,

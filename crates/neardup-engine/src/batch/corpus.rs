@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use neardup_core::corpus::ExactShard;
 use neardup_core::hash::hash128_u64s;
 use neardup_core::sharded::ShardedTable;
 use neardup_core::{CorpusStats, Error, Method, Result};
@@ -165,11 +166,14 @@ impl CorpusLearner {
                 })
                 .collect();
             if let Some(shards) = stats.exact_shards_mut() {
-                shards.par_iter_mut().for_each(|shard| {
-                    for features in &fresh {
-                        shard.add_sorted(features);
-                    }
-                });
+                // One pass spreads the features over their shards; each shard then counts
+                // its own (not every shard scanning every document).
+                let mut by_shard: Vec<Vec<u64>> = vec![Vec::new(); shards.len()];
+                for &feature in fresh.iter().flatten() {
+                    by_shard[ExactShard::shard_of(feature)].push(feature);
+                }
+                (shards.par_iter_mut().zip(by_shard))
+                    .for_each(|(shard, features)| shard.add_each(&features));
                 stats.add_documents(fresh.len() as u64);
                 stats.fit_within(self.memory);
             } else {
