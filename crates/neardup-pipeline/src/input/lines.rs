@@ -171,7 +171,16 @@ impl LineParser<'_> {
     }
 
     /// The id (if there is an id field) and the text of a JSON object.
+    ///
+    /// Top-level fields are picked as the object is parsed, the others skipped without
+    /// being built ([`picked_fields`]); dotted paths, and any line the quick parse refuses,
+    /// take the whole parse below, which also words every error.
     fn json_fields(&self, line: u64, body: &str) -> Result<(Option<Value>, String)> {
+        if !self.text_field.contains('.') && !self.id_field.is_some_and(|f| f.contains('.')) {
+            if let Some(found) = picked_fields(body, self.text_field, self.id_field) {
+                return Ok(found);
+            }
+        }
         let error = |message: String| Error::input(self.name, line, message);
         let mut value: Value =
             serde_json::from_str(body).map_err(|e| error(json_error(&e, body)))?;
@@ -197,6 +206,98 @@ impl LineParser<'_> {
             None => return Err(error(format!("field {:?} is missing", self.text_field))),
         };
         Ok((id, text))
+    }
+}
+
+/// The text (a string) and the id (a string or a number, when `id_field` is given) of a JSON
+/// object's top-level fields `text_field` and `id_field`, the last of repeated keys winning as
+/// in a [`Value`]; the other fields are checked and skipped, not built. `None` for anything
+/// else (invalid JSON, not an object, a field missing or of another type): the caller's full
+/// parse then says what is wrong.
+fn picked_fields(
+    body: &str,
+    text_field: &str,
+    id_field: Option<&str>,
+) -> Option<(Option<Value>, String)> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    struct Pick<'f> {
+        text_field: &'f str,
+        id_field: Option<&'f str>,
+    }
+    type Picked = (Option<Value>, Option<Value>);
+    impl<'de> Visitor<'de> for Pick<'_> {
+        type Value = Picked;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Picked, A::Error> {
+            let (mut text, mut id) = (None, None);
+            let names = Names {
+                text_field: self.text_field,
+                id_field: self.id_field,
+            };
+            while let Some((is_text, is_id)) = map.next_key_seed(names)? {
+                if is_text || is_id {
+                    let value: Value = map.next_value()?;
+                    if is_id {
+                        id = Some(value.clone());
+                    }
+                    if is_text {
+                        text = Some(value);
+                    }
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok((text, id))
+        }
+    }
+    /// A key, as whether it names the text field and the id field (no key is built).
+    #[derive(Clone, Copy)]
+    struct Names<'f> {
+        text_field: &'f str,
+        id_field: Option<&'f str>,
+    }
+    impl<'de> Visitor<'de> for Names<'_> {
+        type Value = (bool, bool);
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E>(self, key: &str) -> std::result::Result<(bool, bool), E> {
+            Ok((key == self.text_field, self.id_field == Some(key)))
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Names<'_> {
+        type Value = (bool, bool);
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> std::result::Result<(bool, bool), D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Pick<'_> {
+        type Value = Picked;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Picked, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(body);
+    let (text, id) = Pick {
+        text_field,
+        id_field,
+    }
+    .deserialize(&mut deserializer)
+    .ok()?;
+    deserializer.end().ok()?;
+    let Some(Value::String(text)) = text else {
+        return None;
+    };
+    match (id_field, id) {
+        (None, _) => Some((None, text)),
+        (Some(_), Some(id @ (Value::String(_) | Value::Number(_)))) => Some((Some(id), text)),
+        (Some(_), _) => None,
     }
 }
 
@@ -373,6 +474,64 @@ mod tests {
     use super::*;
     use crate::input::tests::{error_of, ids, read_one, skip, texts, write_file};
     use crate::input::{read_inputs, InputOptions, OnError};
+
+    /// The quick pick of top-level fields gives what the whole parse gives, or declines.
+    #[test]
+    fn picked_fields_agree_with_the_whole_parse() {
+        let lines = [
+            r#"{"id": 7, "text": "plain"}"#,
+            r#"{"text": "esc \"q\" \u4e2d\n", "id": "a\u0062", "x": {"text": 1, "id": [1, {"a": null}]}}"#,
+            r#"{"id": 12345678901234567890123, "text": "big id", "z": 1.5e300}"#,
+            r#"{"id": 1.0, "text": "float id"}"#,
+            r#"{"text": "first", "text": "last", "id": 1, "id": "two"}"#,
+            r#"{"te\u0078t": "escaped key", "id": 3}"#,
+            r#"{"text": "", "id": ""}"#,
+            r#"{"text": 5, "id": 1}"#,
+            r#"{"text": "t", "id": null}"#,
+            r#"{"text": "t", "id": [1]}"#,
+            r#"{"text": "t"}"#,
+            r#"{"id": 1}"#,
+            r#"[1, 2]"#,
+            r#""text""#,
+            r#"{"text": "t", "id": 1} x"#,
+            r#"{"text": "t", "id": 1,}"#,
+            r#"{"text": "t\ud800", "id": 1}"#,
+            r#"{"text": "t", "text": 1, "id": 1}"#,
+        ];
+        let parser = LineParser {
+            name: "in.jsonl",
+            source: 0,
+            format: Format::Jsonl,
+            text_field: "text",
+            id_field: Some("id"),
+        };
+        let mut picked = 0;
+        for line in lines {
+            let whole = parser.json_fields(1, line).ok();
+            match picked_fields(line, "text", Some("id")) {
+                Some(found) => {
+                    picked += 1;
+                    assert_eq!(Some(&found), whole.as_ref(), "{line}");
+                    // The same text and id as the Value path, numbers as written.
+                    let value: Value = serde_json::from_str(line).unwrap();
+                    assert_eq!(
+                        found.0.unwrap().to_string(),
+                        value["id"].to_string(),
+                        "{line}"
+                    );
+                }
+                None => assert!(
+                    whole.is_none(),
+                    "declined a line the whole parse takes: {line}"
+                ),
+            }
+        }
+        assert_eq!(picked, 7, "the well-formed lines are picked");
+        assert_eq!(
+            picked_fields(r#"{"text": "t", "id": 1}"#, "text", None),
+            Some((None, "t".to_owned()))
+        );
+    }
 
     #[test]
     fn jsonl_keeps_raw_lines_and_ignores_blank_lines() {
