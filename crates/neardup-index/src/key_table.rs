@@ -92,6 +92,8 @@ impl Default for CandidateLimits {
 #[derive(Debug, Clone, Default)]
 pub struct KeyTable {
     entries: Vec<(u64, u32)>,
+    /// The documents the candidate budget counts, at least (see [`KeyTable::with_documents`]).
+    documents: usize,
 }
 
 impl KeyTable {
@@ -102,7 +104,18 @@ impl KeyTable {
 
     /// A table from ready-made entries.
     pub fn from_entries(entries: Vec<(u64, u32)>) -> KeyTable {
-        KeyTable { entries }
+        KeyTable {
+            entries,
+            documents: 0,
+        }
+    }
+
+    /// Counts at least `documents` documents for the candidate budget (`documents x
+    /// candidate_budget` pairs), whatever the entries: a table given only the entries of
+    /// shared keys (the others pair nothing) keeps the budget of all its documents.
+    pub fn with_documents(mut self, documents: usize) -> KeyTable {
+        self.documents = documents;
+        self
     }
 
     /// Adds the keys of `document`.
@@ -142,7 +155,7 @@ impl KeyTable {
     ) -> (Vec<(u32, u32)>, BucketStats) {
         self.entries.par_sort_unstable();
         self.entries.dedup();
-        let index = PartnerIndex::new(&self.entries, limits.bucket_cap);
+        let index = PartnerIndex::new(&self.entries, limits.bucket_cap, self.documents);
         let documents = index.upper_bounds.len() as u64;
         let limit = partner_limit(
             &index.upper_bounds,
@@ -179,9 +192,11 @@ pub(crate) struct PartnerIndex {
 }
 
 impl PartnerIndex {
-    /// The index of sorted, deduplicated `(key, document)` entries under bucket cap `cap`.
-    pub(crate) fn new(entries: &[(u64, u32)], cap: usize) -> PartnerIndex {
-        let documents = entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
+    /// The index of sorted, deduplicated `(key, document)` entries under bucket cap `cap`,
+    /// over at least `documents` documents.
+    pub(crate) fn new(entries: &[(u64, u32)], cap: usize, documents: usize) -> PartnerIndex {
+        let highest = entries.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
+        let documents = highest.max(documents);
         let mut stats = BucketStats::default();
         let mut offsets = vec![0usize; documents + 1];
         let mut upper_bounds = vec![0u64; documents];

@@ -53,7 +53,7 @@ impl CandidateGenerator for SharedKeyTable {
     fn candidate_pairs(mut self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         self.entries.par_sort_unstable();
         self.entries.dedup();
-        let index = PartnerIndex::new(&self.entries, limits.bucket_cap);
+        let index = PartnerIndex::new(&self.entries, limits.bucket_cap, 0);
         let walk = Walk {
             entries: &self.entries,
             index: &index,

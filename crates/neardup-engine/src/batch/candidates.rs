@@ -88,9 +88,18 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
             };
             return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
         }
-        (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held(entries))) => {
+        (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held { entries, keyed })) => {
+            // The budget counts up to the last ranked leader with a key, as when every key
+            // is given.
+            let documents = (keyed.iter())
+                .filter(|&&leader| !exact_only[leader as usize])
+                .map(|&leader| rank[leader as usize] as usize + 1)
+                .max()
+                .unwrap_or(0);
             let table = KeyTable::from_entries(ranked_entries(entries, exact_only, rank));
-            table.candidate_pairs_with_stats(limits)
+            table
+                .with_documents(documents)
+                .candidate_pairs_with_stats(limits)
         }
         _ => {
             let found = ranked_candidates(method, &ranked, limits);

@@ -19,8 +19,14 @@ use neardup_index::ExternalKeys;
 pub(crate) enum GatheredKeys<'d> {
     /// Sorted in runs in the spill directory.
     Spilled(ExternalKeys<'d>),
-    /// In memory, sorted by key, then leader.
-    Held(Vec<(u64, u32)>),
+    /// In memory: the entries of the keys that two leaders or more share (the others pair
+    /// nothing), sorted by key then leader, and the leaders with a key.
+    Held {
+        /// The shared keys' entries.
+        entries: Vec<(u64, u32)>,
+        /// The leaders that have a key at all, ascending.
+        keyed: Vec<u32>,
+    },
 }
 
 /// What the common-features stage found and marked.
@@ -75,7 +81,7 @@ impl<'d> CommonMarks<'d> {
                 stats.spilled_bytes += keys.spilled();
                 None
             }
-            (true, GatheredKeys::Held(_)) => None,
+            (true, GatheredKeys::Held { .. }) => None,
             (false, keys) => Some(keys),
         }
     }
@@ -306,10 +312,9 @@ fn crowded_documents<'d, M: Method>(
         })?;
         return Ok((crowded, Some(GatheredKeys::Spilled(external))));
     }
-    // One flat list of entries, sorted once: the crowds are its long runs, and the
-    // candidate stage pairs the same list.
-    let mut entries = leader_entries(leaders)?;
-    entries.par_sort_unstable();
+    // One flat list of the shared keys' entries, sorted once: the crowds are its long
+    // runs, and the candidate stage pairs the same list.
+    let (entries, keyed) = shared_entries(method, sketches, leaders)?;
     for run in entries.chunk_by(|a, b| a.0 == b.0) {
         if run.len() as u64 > limit {
             for &(_, member) in run {
@@ -317,7 +322,76 @@ fn crowded_documents<'d, M: Method>(
             }
         }
     }
-    Ok((crowded, Some(GatheredKeys::Held(entries))))
+    Ok((crowded, Some(GatheredKeys::Held { entries, keyed })))
+}
+
+/// The `(key, leader)` entries, sorted, of the keys that two leaders or more have (each
+/// leader's keys counted once), and the leaders with a key.
+///
+/// Most keys of a corpus are one document's alone and pair nothing, so they are left out
+/// before the sort: a first pass over the keys marks those seen twice in a bitmap (a key
+/// seen again sets its bit; one bit per key hash, so a few keys of one leader share a bit
+/// with another key and are kept too), a second pass gathers the marked ones, and the runs
+/// of one entry are dropped after the sort. The list sorted and held is then the shared
+/// keys', a fraction of all (a tenth on short Chinese posts), not every key.
+fn shared_entries<M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    leaders: &[u32],
+) -> Result<(Vec<(u64, u32)>, Vec<u32>)> {
+    use std::sync::atomic::AtomicU64;
+    // Eight bits or more per key of up to 64 keys a leader, a power of two, at most 2^31.
+    let bits = (leaders.len().saturating_mul(512))
+        .clamp(1 << 16, 1 << 31)
+        .next_power_of_two();
+    let shift = 64 - bits.trailing_zeros();
+    let bit_of = |key: u64| (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+    let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
+    let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
+    let distinct_keys = |sketch: &M::Sketch, keys: &mut Vec<u64>| {
+        method.keys(sketch, keys);
+        keys.sort_unstable();
+        keys.dedup();
+    };
+    let keyed = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
+        distinct_keys(sketch, keys);
+        for &key in keys.iter() {
+            let bit = bit_of(key);
+            let mask = 1u64 << (bit % 64);
+            if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
+            }
+        }
+        if !keys.is_empty() {
+            out.push(leader);
+        }
+    })?;
+    drop(once);
+    let mut entries = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
+        distinct_keys(sketch, keys);
+        out.extend(keys.iter().filter_map(|&key| {
+            let bit = bit_of(key);
+            let marked = twice[bit / 64].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0;
+            marked.then_some((key, leader))
+        }));
+    })?;
+    drop(twice);
+    entries.par_sort_unstable();
+    // Runs of one entry: keys that shared a bit only.
+    let mut kept = 0;
+    let mut at = 0;
+    while at < entries.len() {
+        let key = entries[at].0;
+        let end = at + entries[at..].partition_point(|e| e.0 == key);
+        if end - at > 1 {
+            entries.copy_within(at..end, kept);
+            kept += end - at;
+        }
+        at = end;
+    }
+    entries.truncate(kept);
+    entries.shrink_to_fit();
+    Ok((entries, keyed))
 }
 
 #[cfg(test)]
@@ -356,10 +430,12 @@ mod tests {
         let leaders: Vec<u32> = (0..15).collect();
         let (crowded, gathered) =
             crowded_documents(&method, &held(&method), None, &leaders, CROWD).unwrap();
-        let Some(GatheredKeys::Held(entries)) = gathered else {
+        let Some(GatheredKeys::Held { entries, keyed }) = gathered else {
             panic!("a held run gathers its entries in memory")
         };
-        assert!(entries.is_sorted() && entries.len() == 12 * 2 + 3 * 2);
+        // The shared keys only: `t` in the twelve notices, `b` and `c` in two texts each.
+        assert!(entries.is_sorted() && entries.len() == 12 + 2 + 2);
+        assert_eq!(keyed, leaders);
         assert_eq!(crowded, [vec![true; 12], vec![false; 3]].concat());
         let probe = Words {
             join: Join::Probe,
