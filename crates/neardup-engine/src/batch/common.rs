@@ -348,11 +348,9 @@ fn shared_entries<M: Method>(
     let bit_of = |key: u64| (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
     let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
     let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-    let distinct_keys = |sketch: &M::Sketch, keys: &mut Vec<u64>| {
-        method.keys(sketch, keys);
-        keys.sort_unstable();
-        keys.dedup();
-    };
+    // A key a leader gives twice marks itself "seen twice" and is gathered twice: harmless,
+    // the sorted list loses repeated entries and runs of one.
+    let distinct_keys = |sketch: &M::Sketch, keys: &mut Vec<u64>| method.keys(sketch, keys);
     let keyed = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
         distinct_keys(sketch, keys);
         for &key in keys.iter() {
@@ -377,6 +375,7 @@ fn shared_entries<M: Method>(
     })?;
     drop(twice);
     entries.par_sort_unstable();
+    entries.dedup();
     // Runs of one entry: keys that shared a bit only.
     let mut kept = 0;
     let mut at = 0;
