@@ -39,6 +39,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="dedup option sets separated by ';' (`default`: none)")
     ap.add_argument("--peers", default="datasketch rensa")
     ap.add_argument("--peer-max-mb", type=float, default=400, help="largest corpus given to the peers")
+    ap.add_argument("--peer-no-verify", action="store_true",
+                    help="peers build their index and list candidates only (no exact verification)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--seed", type=int, default=20240601)
@@ -107,6 +109,8 @@ def main(args, argv: list[str]) -> int:
                 for rep in range(1, args.reps + 1):
                     cmd = bench_python() + ["neardup_bench.peers", corpus, "--tool", tool, "--threshold", "0.7",
                                             "--out-dir", d, "--result", os.path.join(d, f"result_rep{rep}.json")]
+                    if args.peer_no_verify:
+                        cmd.append("--no-verify")
                     log(f"{multiple:g}x {tool} rep{rep}")
                     rec = measure(cmd, os.path.join(d, f"measure_rep{rep}.json"), timeout=args.timeout)
                     if rec.get("timed_out") or rec["returncode"] != 0:
@@ -114,7 +118,8 @@ def main(args, argv: list[str]) -> int:
                         break
                     walls.append(rec["wall_seconds"])
                     rss.append(rec["peak_rss_bytes"])
-                rows.append({"multiple": multiple, "mb": size / 1e6, "tool": tool, "config": "threshold 0.7",
+                config = "threshold 0.7" + (", index only" if args.peer_no_verify else "")
+                rows.append({"multiple": multiple, "mb": size / 1e6, "tool": tool, "config": config,
                              "status": status, "seconds": statistics.median(walls) if walls else None,
                              "peak_mb": statistics.median(rss) / 2**20 if rss else None})
     mach = machine()

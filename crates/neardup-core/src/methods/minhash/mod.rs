@@ -210,7 +210,9 @@ impl Method for MinHash {
         let stripped = self
             .boilerplate
             .strip(&self.normalizer, text, &mut notes.removed_lines);
-        let mut hashes = self.shingler.shingles(&stripped).hashes().to_vec();
+        let mut hashes = self.shingler.shingle_hashes(&stripped);
+        hashes.sort_unstable();
+        hashes.dedup();
         let shingled = hashes.len();
         if self.boilerplate.drops_common() && self.common == Common::Drop {
             hashes.retain(|&hash| !self.boilerplate.is_common(hash));
