@@ -78,7 +78,6 @@ impl ExactShard {
     /// (each document's features are distinct, so give each document's once).
     pub fn add_each(&mut self, features: &[u64]) {
         debug_assert!(features.iter().all(|&f| shard_of(f) == self.index));
-        self.counts.reserve(features.len() / 4);
         for &feature in features {
             let count = self.counts.entry(feature).or_insert(0);
             *count = count.saturating_add(1);

@@ -31,6 +31,9 @@ pub struct ExternalKeys<'d> {
     /// Members past the anchors a bucket needs before its anchors are remembered (see
     /// [`AnchorRepeats`]); a field so that tests can lower it.
     flood_members: usize,
+    /// The documents the budget counts, at least, when remapped (see
+    /// [`ExternalKeys::with_ranked_documents`]).
+    ranked_documents: usize,
 }
 
 impl<'d> ExternalKeys<'d> {
@@ -41,7 +44,16 @@ impl<'d> ExternalKeys<'d> {
             runs: Runs::new(dir, name, (budget / 16).max(1024)),
             documents: 0,
             flood_members: FLOOD_MEMBERS,
+            ranked_documents: 0,
         }
+    }
+
+    /// Counts at least `documents` ranked documents for the candidate budget when the
+    /// entries are remapped to ranks, whatever ranks the entries hold: entries of shared keys
+    /// only (the others pair nothing) keep the budget of every document with a key.
+    pub fn with_ranked_documents(mut self, documents: usize) -> ExternalKeys<'d> {
+        self.ranked_documents = documents;
+        self
     }
 
     /// Adds entries.
@@ -118,7 +130,10 @@ impl<'d> ExternalKeys<'d> {
     fn first_walk(&self, map: Option<Remap<'_>>, ranks: usize, cap: usize) -> Result<FirstWalk> {
         let mut stats = BucketStats::default();
         let mut upper_bounds = vec![0u64; ranks];
-        let mut documents = 0;
+        let mut documents = match map {
+            Some(_) => self.ranked_documents,
+            None => 0,
+        };
         self.walk(map, |_, bucket| {
             if let Some(&last) = bucket.last() {
                 documents = documents.max(last as usize + 1);

@@ -83,19 +83,15 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
     let (ranked_pairs, stats) = match (shape, spilling, gathered) {
         (JoinShape::SymmetricKeys, Some(spilling), gathered) => {
             let gathered = match gathered {
-                Some(GatheredKeys::Spilled(keys)) => Some(keys),
+                Some(GatheredKeys::Spilled(keys, keyed)) => {
+                    Some(keys.with_ranked_documents(ranked_documents(&keyed, exact_only, rank)))
+                }
                 _ => None,
             };
             return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
         }
         (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held { entries, keyed })) => {
-            // The budget counts up to the last ranked leader with a key, as when every key
-            // is given.
-            let documents = (keyed.iter())
-                .filter(|&&leader| !exact_only[leader as usize])
-                .map(|&leader| rank[leader as usize] as usize + 1)
-                .max()
-                .unwrap_or(0);
+            let documents = ranked_documents(&keyed, exact_only, rank);
             let table = KeyTable::from_entries(ranked_entries(entries, exact_only, rank));
             table
                 .with_documents(documents)
@@ -141,6 +137,16 @@ fn ranked_entries(
         }
     }
     entries
+}
+
+/// The documents the candidate budget counts when only the shared keys' entries are given:
+/// up to the last ranked leader with a key, as when every key is given.
+fn ranked_documents(keyed: &[u32], exact_only: &[bool], rank: &[u32]) -> usize {
+    (keyed.iter())
+        .filter(|&&leader| !exact_only[leader as usize])
+        .map(|&leader| rank[leader as usize] as usize + 1)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Per rank, its document.

@@ -3,7 +3,7 @@
 //! (counted in the crowded leaders, sampled elsewhere) and marked in the crowded leaders'
 //! sketches ([`Method::mark_common`]) before candidates are generated.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use neardup_core::{JoinShape, Method, Result};
 use rayon::prelude::*;
@@ -17,8 +17,9 @@ use neardup_index::ExternalKeys;
 /// The crowd check's `(key, leader)` entries of every leader's distinct keys, sorted, for the
 /// candidate stage to pair instead of gathering the keys again.
 pub(crate) enum GatheredKeys<'d> {
-    /// Sorted in runs in the spill directory.
-    Spilled(ExternalKeys<'d>),
+    /// The entries of the keys two leaders or more may share, sorted in runs in the spill
+    /// directory, and the leaders with a key.
+    Spilled(ExternalKeys<'d>, Vec<u32>),
     /// In memory: the entries of the keys that two leaders or more share (the others pair
     /// nothing), sorted by key then leader, and the leaders with a key.
     Held {
@@ -77,7 +78,7 @@ impl<'d> CommonMarks<'d> {
         let keys = self.gathered?;
         // The runs' bytes count once: here, or with the candidates that read them.
         match (method.marks_change_keys(), keys) {
-            (true, GatheredKeys::Spilled(keys)) => {
+            (true, GatheredKeys::Spilled(keys, _)) => {
                 stats.spilled_bytes += keys.spilled();
                 None
             }
@@ -296,10 +297,19 @@ fn crowded_documents<'d, M: Method>(
     if let Some(spilling) = spilling {
         // The same, with the entries sorted in runs: the crowded keys first, then each
         // leader's keys looked up in them.
+        // Only the keys that may be shared are sorted: the two bitmaps take at most a
+        // quarter of the budget.
+        let room = (spilling.budget / 8).max(1 << 13) * 8;
+        let bits = (leaders.len().saturating_mul(SeenTwice::BITS_PER_LEADER))
+            .min(1 << (usize::BITS - 1 - room.leading_zeros()));
+        let (seen, keyed) = SeenTwice::mark(method, sketches, leaders, bits)?;
         let mut external = ExternalKeys::new(spilling.dir.as_ref(), "crowd", spilling.budget);
         for chunk in leaders.chunks(KEY_CHUNK) {
-            external.extend(leader_entries(chunk)?.into_iter())?;
+            let mut entries = leader_entries(chunk)?;
+            entries.retain(|&(key, _)| seen.may_share(key));
+            external.extend(entries.into_iter())?;
         }
+        drop(seen);
         // A leader is crowded when one of its keys is: the members of the crowded keys'
         // buckets, marked as the merge meets them (no second scan of the sketches).
         external.finish()?;
@@ -310,7 +320,7 @@ fn crowded_documents<'d, M: Method>(
                 }
             }
         })?;
-        return Ok((crowded, Some(GatheredKeys::Spilled(external))));
+        return Ok((crowded, Some(GatheredKeys::Spilled(external, keyed))));
     }
     // One flat list of the shared keys' entries, sorted once: the crowds are its long
     // runs, and the candidate stage pairs the same list.
@@ -329,51 +339,25 @@ fn crowded_documents<'d, M: Method>(
 /// leader's keys counted once), and the leaders with a key.
 ///
 /// Most keys of a corpus are one document's alone and pair nothing, so they are left out
-/// before the sort: a first pass over the keys marks those seen twice in a bitmap (a key
-/// seen again sets its bit; one bit per key hash, so a few keys of one leader share a bit
-/// with another key and are kept too), a second pass gathers the marked ones, and the runs
-/// of one entry are dropped after the sort. The list sorted and held is then the shared
-/// keys', a fraction of all (a tenth on short Chinese posts), not every key.
+/// before the sort ([`SeenTwice`]), and the runs of one entry left by the filter are dropped
+/// after it. The list sorted and held is then the shared keys', a fraction of all (a tenth
+/// on short Chinese posts), not every key.
 fn shared_entries<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     leaders: &[u32],
 ) -> Result<(Vec<(u64, u32)>, Vec<u32>)> {
-    use std::sync::atomic::AtomicU64;
-    // Eight bits or more per key of up to 64 keys a leader, a power of two, at most 2^31.
-    let bits = (leaders.len().saturating_mul(512))
-        .clamp(1 << 16, 1 << 31)
-        .next_power_of_two();
-    let shift = 64 - bits.trailing_zeros();
-    let bit_of = |key: u64| (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
-    let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-    let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-    // A key a leader gives twice marks itself "seen twice" and is gathered twice: harmless,
-    // the sorted list loses repeated entries and runs of one.
-    let distinct_keys = |sketch: &M::Sketch, keys: &mut Vec<u64>| method.keys(sketch, keys);
-    let keyed = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
-        distinct_keys(sketch, keys);
-        for &key in keys.iter() {
-            let bit = bit_of(key);
-            let mask = 1u64 << (bit % 64);
-            if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
-                twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
-            }
-        }
-        if !keys.is_empty() {
-            out.push(leader);
-        }
-    })?;
-    drop(once);
+    let bits = leaders.len().saturating_mul(SeenTwice::BITS_PER_LEADER);
+    let (seen, keyed) = SeenTwice::mark(method, sketches, leaders, bits)?;
     let mut entries = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
-        distinct_keys(sketch, keys);
-        out.extend(keys.iter().filter_map(|&key| {
-            let bit = bit_of(key);
-            let marked = twice[bit / 64].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0;
-            marked.then_some((key, leader))
-        }));
+        method.keys(sketch, keys);
+        out.extend(
+            keys.iter()
+                .filter(|&&key| seen.may_share(key))
+                .map(|&key| (key, leader)),
+        );
     })?;
-    drop(twice);
+    drop(seen);
     entries.par_sort_unstable();
     entries.dedup();
     // Runs of one entry: keys that shared a bit only.
@@ -391,6 +375,62 @@ fn shared_entries<M: Method>(
     entries.truncate(kept);
     entries.shrink_to_fit();
     Ok((entries, keyed))
+}
+
+/// The keys that may be had by two leaders or more: a first pass over every leader's keys
+/// sets a key's bit in `once`, and in `twice` when it was set already (one bit per key hash,
+/// so a key alone may share its bit with another and pass too: never the other way).
+///
+/// A key a leader gives twice marks itself: harmless, its entries fall out as a run of one.
+struct SeenTwice {
+    twice: Vec<AtomicU64>,
+    shift: u32,
+}
+
+impl SeenTwice {
+    /// Bits a leader of up to 64 keys gets: four or more a key, so that a key alone passes
+    /// with a chance of a quarter at most (the share of bits set in `once`).
+    const BITS_PER_LEADER: usize = 256;
+
+    /// Marks the keys of `leaders` in bitmaps of about `bits` bits (a power of two from 2^16
+    /// to 2^31); also returns the leaders with a key.
+    fn mark<M: Method>(
+        method: &M,
+        sketches: &SketchStore<M::Sketch>,
+        leaders: &[u32],
+        bits: usize,
+    ) -> Result<(SeenTwice, Vec<u32>)> {
+        let bits = bits.clamp(1 << 16, 1 << 31).next_power_of_two();
+        let shift = 64 - bits.trailing_zeros();
+        let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
+        let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
+        let keyed = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
+            method.keys(sketch, keys);
+            for &key in keys.iter() {
+                let bit = bit_of(key, shift);
+                let mask = 1u64 << (bit % 64);
+                if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                    twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
+                }
+            }
+            if !keys.is_empty() {
+                out.push(leader);
+            }
+        })?;
+        Ok((SeenTwice { twice, shift }, keyed))
+    }
+
+    /// Whether `key` may be had by two leaders or more (true for every such key).
+    fn may_share(&self, key: u64) -> bool {
+        let bit = bit_of(key, self.shift);
+        self.twice[bit / 64].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0
+    }
+}
+
+/// The bit of `key` in a bitmap of `2^(64 - shift)` bits (keys of some methods are small
+/// numbers: they are mixed first).
+fn bit_of(key: u64, shift: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 #[cfg(test)]
