@@ -53,6 +53,12 @@ fn read_head(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
 
 /// Opens `path` (or standard input) as a buffered, decompressed stream.
 pub fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
+    Ok(open_stream_plain(path)?.0)
+}
+
+/// [`open_stream`], and whether the stream is the file's own bytes (not standard input, not
+/// compressed): offsets in it are offsets in the file.
+pub fn open_stream_plain(path: &str) -> Result<(Box<dyn BufRead>, bool)> {
     let name = display_path(path);
     let mut raw: Box<dyn Read> = if path == STDIN {
         Box::new(io::stdin().lock())
@@ -62,7 +68,8 @@ pub fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
     let head = read_head(&mut raw).map_err(|e| Error::io(name, e))?;
     let compression = checked_compression(path, &head)?;
     let stream = io::Cursor::new(head).chain(raw);
-    Ok(match compression {
+    let plain = path != STDIN && compression == Compression::None;
+    let stream: Box<dyn BufRead> = match compression {
         Compression::None => Box::new(BufReader::with_capacity(1 << 16, stream)),
         Compression::Gzip => Box::new(BufReader::with_capacity(
             1 << 16,
@@ -72,7 +79,8 @@ pub fn open_stream(path: &str) -> Result<Box<dyn BufRead>> {
             let decoder = zstd::Decoder::new(stream).map_err(|e| Error::io(name, e))?;
             Box::new(BufReader::with_capacity(1 << 16, decoder))
         }
-    })
+    };
+    Ok((stream, plain))
 }
 
 /// The compression of a stream starting with `head`, which must match the one its name

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
-use crate::input::{Corpus, Format, Raw, Record, Source};
+use crate::input::{line_check, Corpus, Format, Raw, Record, Reread, Source};
 use crate::paths::{self, Destination};
 use crate::stale;
 
@@ -371,7 +371,7 @@ pub fn write_kept(corpus: &Corpus, keep: &[bool], out: &mut AtomicOutput) -> Res
         .zip(keep)
         .filter_map(|(record, &keep)| keep.then_some(record));
     match first.format {
-        Format::Jsonl | Format::Text => write_lines(kept, out),
+        Format::Jsonl | Format::Text => write_lines(&corpus.sources, kept, out),
         Format::Csv | Format::Tsv => write_delimited(first, kept, out),
         Format::Parquet => write_parquet(corpus, keep, out),
     }
@@ -478,22 +478,104 @@ fn write_parquet(_corpus: &Corpus, _keep: &[bool], out: &mut AtomicOutput) -> Re
     ))
 }
 
-/// Writes each kept line followed by `\n`.
-fn write_lines<'r>(kept: impl Iterator<Item = &'r Record>, out: &mut AtomicOutput) -> Result<()> {
-    let mut result = Ok(());
+/// Writes each kept line followed by `\n`: its bytes ([`Raw::Line`]), or the bytes read
+/// again from its file ([`Raw::At`]; see [`LinesAgain`]).
+fn write_lines<'r>(
+    sources: &[Source],
+    kept: impl Iterator<Item = &'r Record>,
+    out: &mut AtomicOutput,
+) -> Result<()> {
+    let mut again = LinesAgain::new(sources);
     let writer = out.writer();
     for record in kept {
-        // Records of line-based inputs are always `Raw::Line`.
-        if let Raw::Line(bytes) = &record.raw {
-            result = writer
-                .write_all(bytes)
-                .and_then(|()| writer.write_all(b"\n"));
-            if result.is_err() {
-                break;
-            }
+        // Records of line-based inputs are always `Raw::Line` or `Raw::At`.
+        let bytes = match &record.raw {
+            Raw::Line(bytes) => bytes.as_slice(),
+            &Raw::At { offset, len, check } => again.line(record, offset, len, check)?,
+            _ => continue,
+        };
+        if let Err(e) = writer
+            .write_all(bytes)
+            .and_then(|()| writer.write_all(b"\n"))
+        {
+            return Err(out.error(e));
         }
     }
-    result.map_err(|e| out.error(e))
+    Ok(())
+}
+
+/// The lines left in their files ([`Raw::At`]), read again in order: one open file at a time,
+/// read forward (a kept line after the last one read skips the lines between), each file's
+/// size and time checked against what they were when it was first read, and each line's
+/// bytes against its check.
+struct LinesAgain<'s> {
+    sources: &'s [Source],
+    /// The source open now, its reader, and the offset the reader is at.
+    open: Option<(u32, std::io::BufReader<std::fs::File>, u64)>,
+    line: Vec<u8>,
+}
+
+impl<'s> LinesAgain<'s> {
+    fn new(sources: &'s [Source]) -> LinesAgain<'s> {
+        LinesAgain {
+            sources,
+            open: None,
+            line: Vec::new(),
+        }
+    }
+
+    /// The bytes of `record`'s line, `len` bytes at `offset` of its file.
+    fn line(&mut self, record: &Record, offset: u64, len: u64, check: u32) -> Result<&[u8]> {
+        use std::io::{Read, Seek, SeekFrom};
+        let source = &self.sources[record.source as usize];
+        let changed = || {
+            Error::format(
+                &source.path,
+                format!(
+                    "the input changed between its reading and the writing of the kept records                      (line {}); run again on a file that does not change while it is read",
+                    record.line
+                ),
+            )
+        };
+        let io = |e: std::io::Error| Error::io(&source.path, e);
+        let Some(reread) = source.reread.as_ref() else {
+            return Err(changed());
+        };
+        if self
+            .open
+            .as_ref()
+            .is_none_or(|open| open.0 != record.source)
+        {
+            if Reread::of(&reread.opened).as_ref() != Some(reread) {
+                return Err(changed());
+            }
+            let file = std::fs::File::open(&reread.opened).map_err(io)?;
+            self.open = Some((
+                record.source,
+                std::io::BufReader::with_capacity(1 << 16, file),
+                0,
+            ));
+        }
+        let Some((_, reader, at)) = self.open.as_mut() else {
+            unreachable!("opened above")
+        };
+        if offset + len > reread.len {
+            return Err(changed());
+        }
+        match offset.checked_sub(*at) {
+            Some(ahead) => reader.seek_relative(ahead as i64).map_err(io)?,
+            None => {
+                reader.seek(SeekFrom::Start(offset)).map_err(io)?;
+            }
+        }
+        self.line.resize(len as usize, 0);
+        reader.read_exact(&mut self.line).map_err(io)?;
+        *at = offset + len;
+        if line_check(&self.line) != check {
+            return Err(changed());
+        }
+        Ok(&self.line)
+    }
 }
 
 /// A CSV or TSV writer in the format of `first` (TSV fields are never quoted).
@@ -685,6 +767,70 @@ mod tests {
             );
             assert_eq!(std::fs::read(output).unwrap(), data, "{name}");
         }
+    }
+
+    /// Lines left in their plain files are written as the held lines are: byte for byte,
+    /// BOM and CRLF included, in order over several inputs; compressed inputs keep theirs.
+    #[test]
+    fn lines_left_in_their_files_are_written_as_held_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = b"\xef\xbb\xbf{\"text\": \"a\"}\r\n\n{\"text\": \"b\"}\n  \n{\"text\": \"c\"}";
+        let first = write_file(&dir, "a.jsonl", jsonl);
+        let second = write_file(&dir, "b.jsonl", b"{\"text\": \"d\"}\n{\"text\": \"e\"}\n");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, b"{\"text\": \"f\"}\n").unwrap();
+        let third = write_file(&dir, "c.jsonl.gz", &gz.finish().unwrap());
+        let paths = [first, second, third];
+        let held = read(&[&paths[0], &paths[1], &paths[2]]);
+        let left =
+            crate::input::read_inputs_leaving_lines(&paths, &InputOptions::default()).unwrap();
+        let kinds: Vec<bool> = (left.records.iter())
+            .map(|r| matches!(r.raw, Raw::At { .. }))
+            .collect();
+        assert_eq!(kinds, [true, true, true, true, true, false]);
+        for keep in [
+            [true; 6],
+            [false, true, true, false, true, true],
+            [true, false, false, false, false, false],
+        ] {
+            let a = std::fs::read(write(&dir, "held.jsonl", &held, &keep)).unwrap();
+            let b = std::fs::read(write(&dir, "left.jsonl", &left, &keep)).unwrap();
+            assert_eq!(a, b, "{keep:?}");
+        }
+    }
+
+    /// A file changed after it was read is never copied from: the write fails, naming it.
+    #[test]
+    fn a_file_changed_since_it_was_read_fails_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_file(&dir, "a.txt", b"one\ntwo\n");
+        let left = crate::input::read_inputs_leaving_lines(
+            std::slice::from_ref(&path),
+            &InputOptions::default(),
+        )
+        .unwrap();
+        // Same size, other bytes, the time set back: only the line's check sees it.
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::fs::write(&path, b"one\ntwO\n").unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(modified).unwrap();
+        drop(file);
+        let out_path = dir.path().join("out.txt").to_string_lossy().into_owned();
+        let mut out = AtomicOutput::create(&out_path).unwrap();
+        let error = write_kept(&left, &[false, true], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("a.txt") && error.contains("changed") && error.contains("line 2"),
+            "{error}"
+        );
+        // A longer file fails on its size.
+        std::fs::write(&path, b"one\ntwo\nthree\n").unwrap();
+        let mut out = AtomicOutput::create(&out_path).unwrap();
+        let error = write_kept(&left, &[true, false], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("changed"), "{error}");
     }
 
     #[test]

@@ -6,9 +6,10 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::{
-    display_path, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw, Record,
+    display_path, line_check, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw,
+    Record, Reread,
 };
-use crate::compression::open_stream;
+use crate::compression::open_stream_plain;
 use crate::error::{Error, Result};
 
 /// Lines of JSONL or text parsed together in one parallel batch.
@@ -102,6 +103,8 @@ struct PendingLine {
     bytes: Vec<u8>,
     /// Whether `bytes` ends with the `\r` of a `\r\n`, which is not part of the record.
     crlf: bool,
+    /// Where the line starts in its file, when it is left there ([`Raw::At`]).
+    offset: Option<u64>,
 }
 
 /// Lines waiting to be parsed together.
@@ -143,16 +146,25 @@ impl LineParser<'_> {
             ordinal,
             bytes,
             crlf,
+            offset,
         } = pending;
         let body = self.utf8(line, &bytes[..bytes.len() - usize::from(crlf)])?;
         let (id, text) = match self.format {
             Format::Jsonl => self.json_fields(line, body)?,
             _ => (None, body.to_owned()),
         };
+        let raw = match offset {
+            Some(offset) => Raw::At {
+                offset,
+                len: bytes.len() as u64,
+                check: line_check(&bytes),
+            },
+            None => Raw::Line(bytes),
+        };
         Ok(Record {
             id: id.unwrap_or_else(|| Value::from(ordinal)),
             text,
-            raw: Raw::Line(bytes),
+            raw,
             source: self.source,
             line,
         })
@@ -406,8 +418,14 @@ fn preview(text: &str) -> String {
 }
 
 impl CorpusReader<'_> {
-    /// Reads a JSONL or text input, parsing its lines in parallel batches.
-    pub(super) fn read_lines(&mut self, source: u32, path: &str, format: Format) -> Result<()> {
+    /// Reads a JSONL or text input, parsing its lines in parallel batches; returns what the
+    /// file was when its lines are left in it (see [`Raw::At`]).
+    pub(super) fn read_lines(
+        &mut self,
+        source: u32,
+        path: &str,
+        format: Format,
+    ) -> Result<Option<Reread>> {
         let name = display_path(path);
         let parser = LineParser {
             name,
@@ -418,16 +436,28 @@ impl CorpusReader<'_> {
         };
         let limit = self.options.max_doc_bytes;
         let stop_past_limit = self.options.on_error == OnError::Fail;
-        let mut stream = open_stream(self.opened(source, path))?;
+        let opened = self.opened(source, path).to_owned();
+        // The file as it is before its first byte is read: a change made while it is read
+        // shows as a different size or time when it is read again.
+        let reread = match self.leave_lines {
+            true => Reread::of(&opened),
+            false => None,
+        };
+        let (mut stream, plain) = open_stream_plain(&opened)?;
+        let reread = reread.filter(|_| plain);
         let (mut batch, mut line, mut bytes) = (LineBatch::default(), 0, Vec::new());
+        let mut at = 0u64;
         while let Some(mut size) = read_line(&mut stream, &mut bytes, limit, stop_past_limit)
             .map_err(|e| Error::io(name, e))?
         {
             line += 1;
             self.corpus.bytes_read += size.consumed;
+            let mut start = at;
+            at += size.consumed;
             if line == 1 && bytes.starts_with(BOM) {
                 bytes.drain(..BOM.len());
                 size.content -= BOM.len() as u64;
+                start += BOM.len() as u64;
             }
             if format == Format::Jsonl && bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -446,11 +476,13 @@ impl CorpusReader<'_> {
                 ordinal,
                 bytes,
                 crlf: size.crlf,
+                offset: reread.is_some().then_some(start),
             }) {
                 self.parse_batch(&parser, batch.take())?;
             }
         }
-        self.parse_batch(&parser, batch.take())
+        self.parse_batch(&parser, batch.take())?;
+        Ok(reread)
     }
 
     /// Parses a batch of lines in parallel and accepts the results in order.

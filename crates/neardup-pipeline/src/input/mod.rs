@@ -217,6 +217,17 @@ pub enum Raw {
     /// it followed by `\n` reproduces it byte for byte. A UTF-8 byte order mark at the start
     /// of an input is not part of its first line.
     Line(Vec<u8>),
+    /// A JSONL or text line left in its input, a plain file the writer reads again
+    /// ([`Source::reread`]): where the bytes of [`Raw::Line`] start, their length, and the low
+    /// 32 bits of their xxh3, checked when they are read again.
+    At {
+        /// Byte offset of the line in the file.
+        offset: u64,
+        /// Length of the line without its `\n` (with the `\r` of a `\r\n`).
+        len: u64,
+        /// The low 32 bits of the line's xxh3 (seed 0).
+        check: u32,
+    },
     /// A CSV or TSV row.
     Csv(csv::ByteRecord),
     /// A row of a Parquet input: an index into [`ParquetData::batches`] and a row in that batch.
@@ -275,6 +286,39 @@ pub struct Source {
     pub csv_headers: Option<csv::ByteRecord>,
     /// The data of a Parquet input.
     pub parquet: Option<ParquetData>,
+    /// A plain file whose lines were left in it ([`Raw::At`]): what it was when read.
+    pub reread: Option<Reread>,
+}
+
+/// A plain (uncompressed, regular) input file whose records were left in it, to be read again
+/// by the writer: its size and modification time when it was read, checked again then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reread {
+    /// Where it was opened.
+    pub opened: String,
+    /// Its size in bytes.
+    pub len: u64,
+    /// Its modification time.
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl Reread {
+    /// `opened`'s size and modification time, when it is a regular file.
+    pub fn of(opened: &str) -> Option<Reread> {
+        let meta = std::fs::metadata(opened)
+            .ok()
+            .filter(std::fs::Metadata::is_file)?;
+        Some(Reread {
+            opened: opened.to_owned(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+/// The check of a line's bytes kept in [`Raw::At`].
+pub fn line_check(bytes: &[u8]) -> u32 {
+    neardup_core::hash::hash64_seeded(bytes, 0) as u32
 }
 
 /// A Parquet input as Arrow data.
@@ -333,6 +377,20 @@ pub struct Corpus {
 /// [`InputOptions::on_error`] is [`OnError::Fail`].
 pub fn read_inputs(paths: &[String], options: &InputOptions) -> Result<Corpus> {
     let mut reader = CorpusReader::new(options, paths, paths, None);
+    reader.read_all()?;
+    Ok(reader.corpus)
+}
+
+/// [`read_inputs`], except that the lines of plain JSONL and text files (not compressed, not
+/// standard input) are left in them: their records hold [`Raw::At`] instead of the bytes,
+/// which the writer ([`crate::output::write_kept`]) reads again, checking that the files did
+/// not change. A run's memory then holds no input line.
+///
+/// # Errors
+/// As [`read_inputs`].
+pub fn read_inputs_leaving_lines(paths: &[String], options: &InputOptions) -> Result<Corpus> {
+    let mut reader = CorpusReader::new(options, paths, paths, None);
+    reader.leave_lines = true;
     reader.read_all()?;
     Ok(reader.corpus)
 }
@@ -578,6 +636,8 @@ struct CorpusReader<'a> {
     /// A read that replays an earlier one ([`read_inputs_replayed`]): what it found, and
     /// how many of its records were met again.
     replay: Option<(&'a Meta, usize)>,
+    /// Whether lines of plain files are left in them ([`Raw::At`], [`read_inputs_leaving_lines`]).
+    leave_lines: bool,
 }
 
 impl<'a> CorpusReader<'a> {
@@ -599,6 +659,7 @@ impl<'a> CorpusReader<'a> {
             sink,
             meta: Meta::default(),
             replay: None,
+            leave_lines: false,
         }
     }
 
@@ -626,9 +687,10 @@ impl<'a> CorpusReader<'a> {
             format,
             csv_headers: None,
             parquet: None,
+            reread: None,
         };
         match format {
-            Format::Jsonl | Format::Text => self.read_lines(index, path, format)?,
+            Format::Jsonl | Format::Text => source.reread = self.read_lines(index, path, format)?,
             Format::Csv | Format::Tsv => {
                 source.csv_headers = Some(self.read_delimited(index, path, format)?);
             }

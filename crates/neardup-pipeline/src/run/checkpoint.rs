@@ -118,6 +118,7 @@ pub(super) fn split_sketch_checkpoint(bytes: &[u8]) -> Result<(&[u8], SidesRead)
                 format,
                 csv_headers,
                 parquet: None,
+                reread: None,
             })
         })?;
         let skipped = Skipped {
@@ -201,6 +202,7 @@ mod tests {
             format,
             csv_headers: csv.map(csv::ByteRecord::from),
             parquet: None,
+            reread: None,
         };
         let corpus = Corpus {
             records: Vec::new(),

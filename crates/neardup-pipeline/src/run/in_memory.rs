@@ -1,5 +1,6 @@
 //! The in-memory path of a run: every record read, the texts moved into the engine, the
-//! kept records written from memory.
+//! kept records written from memory (the lines of plain JSONL and text files read again
+//! from them).
 
 use std::time::Instant;
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 use super::outputs::Outputs;
 use super::{refuse_all_skipped, Ids, Read, RunConfig};
 use crate::error::Result;
-use crate::input::{read_inputs, Corpus};
+use crate::input::{read_inputs, read_inputs_leaving_lines, Corpus};
 use crate::output::write_kept;
 
 /// The in-memory path: every record read, the texts moved into the engine, the kept records
@@ -24,7 +25,8 @@ pub(super) fn read_in_memory<M: Registered>(
 ) -> Result<Read> {
     let started = Instant::now();
     let mut reference = read_reference(config)?;
-    let mut corpus = read_inputs(&config.inputs, &config.input)?;
+    // The kept lines of plain files are read again when written: no input line is held.
+    let mut corpus = read_inputs_leaving_lines(&config.inputs, &config.input)?;
     refuse_all_skipped(&corpus)?;
     let read_seconds = started.elapsed().as_secs_f64();
     let first = reference.records.len();

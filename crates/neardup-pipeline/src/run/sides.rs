@@ -237,6 +237,7 @@ impl<'e> Blocks<'e> {
         self.records += 1;
         let raw = match &record.raw {
             Raw::Line(line) => line.len() + 1,
+            Raw::At { len, .. } => *len as usize + 1,
             _ => record.text.len(),
         };
         self.progress.advance(raw as u64);

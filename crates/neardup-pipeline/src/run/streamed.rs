@@ -483,6 +483,7 @@ mod tests {
             format: crate::input::Format::Text,
             csv_headers: None,
             parquet: None,
+            reread: None,
         });
         let mut meta = Meta::default();
         for line in [1, 4] {
