@@ -10,7 +10,7 @@
 use crate::{Error, Result};
 
 /// What a method computes once per document.
-pub trait Sketch: Send + Sync + Sized {
+pub trait Sketch: Send + Sync + Sized + 'static {
     /// True when the document has no feature at all (empty after normalisation): it is then
     /// never a candidate and never a duplicate; it is always kept on its own.
     fn is_empty(&self) -> bool;

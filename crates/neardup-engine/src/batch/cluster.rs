@@ -31,8 +31,13 @@ pub(crate) fn cluster<M: Method>(
 ) -> Result<Clustered> {
     let mut assignment = match options.cluster {
         ClusterMode::Representative => {
-            // The sketches are not read again: their offsets need not stay.
-            drop(sketches);
+            // The sketches are not read again: their offsets need not stay. Held ones are
+            // freed on a thread of their own (hundreds of thousands of allocations), while
+            // the clusters are found and written.
+            match sketches {
+                SketchStore::Memory(held) => drop_aside(held),
+                spilled => drop(spilled),
+            }
             cluster::representative(rank, pairs)
         }
         ClusterMode::Connected => {
@@ -56,6 +61,13 @@ pub(crate) fn cluster<M: Method>(
         assignment,
         exact_copies,
     })
+}
+
+/// Drops `value` on a thread of its own (when no thread can be started, the closure and
+/// `value` with it are dropped here).
+fn drop_aside<T: Send + 'static>(value: T) {
+    let thread = std::thread::Builder::new().name("neardup-drop".into());
+    let _ = thread.spawn(move || drop(value));
 }
 
 /// Members of exact groups follow their leader: a duplicate of the leader when the leader is

@@ -404,19 +404,28 @@ impl SeenTwice {
         let shift = 64 - bits.trailing_zeros();
         let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
         let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-        let keyed = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
-            method.keys(sketch, keys);
-            for &key in keys.iter() {
-                let bit = bit_of(key, shift);
-                let mask = 1u64 << (bit % 64);
-                if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
-                    twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
-                }
-            }
-            if !keys.is_empty() {
-                out.push(leader);
-            }
-        })?;
+        let mut keyed = Vec::new();
+        // In chunks: a spilled store reads a chunk's sketches in blocks and holds what each
+        // gives until the chunk is done.
+        for chunk in leaders.chunks(KEY_CHUNK) {
+            keyed.extend(sketches.flat_map_sorted(
+                method,
+                chunk,
+                |leader, sketch, keys, out| {
+                    method.keys(sketch, keys);
+                    for &key in keys.iter() {
+                        let bit = bit_of(key, shift);
+                        let mask = 1u64 << (bit % 64);
+                        if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                            twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
+                        }
+                    }
+                    if !keys.is_empty() {
+                        out.push(leader);
+                    }
+                },
+            )?);
+        }
         Ok((SeenTwice { twice, shift }, keyed))
     }
 
