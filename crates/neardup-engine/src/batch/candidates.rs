@@ -13,7 +13,7 @@ use neardup_index::{
 };
 use rayon::prelude::*;
 
-use super::common::GatheredKeys;
+use super::common::{GatheredKeys, Keyed};
 use super::{FirstError, KEY_CHUNK};
 use crate::spill::{SketchStore, Spilling};
 
@@ -141,10 +141,10 @@ fn ranked_entries(
 
 /// The documents the candidate budget counts when only the shared keys' entries are given:
 /// up to the last ranked leader with a key, as when every key is given.
-fn ranked_documents(keyed: &[u32], exact_only: &[bool], rank: &[u32]) -> usize {
+fn ranked_documents(keyed: &Keyed, exact_only: &[bool], rank: &[u32]) -> usize {
     (keyed.iter())
-        .filter(|&&leader| !exact_only[leader as usize])
-        .map(|&leader| rank[leader as usize] as usize + 1)
+        .filter(|&leader| !exact_only[leader as usize])
+        .map(|leader| rank[leader as usize] as usize + 1)
         .max()
         .unwrap_or(0)
 }

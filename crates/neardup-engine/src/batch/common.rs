@@ -19,14 +19,14 @@ use neardup_index::ExternalKeys;
 pub(crate) enum GatheredKeys<'d> {
     /// The entries of the keys two leaders or more may share, sorted in runs in the spill
     /// directory, and the leaders with a key.
-    Spilled(ExternalKeys<'d>, Vec<u32>),
+    Spilled(ExternalKeys<'d>, Keyed),
     /// In memory: the entries of the keys that two leaders or more share (the others pair
     /// nothing), sorted by key then leader, and the leaders with a key.
     Held {
         /// The shared keys' entries.
         entries: Vec<(u64, u32)>,
-        /// The leaders that have a key at all, ascending.
-        keyed: Vec<u32>,
+        /// The leaders that have a key at all.
+        keyed: Keyed,
     },
 }
 
@@ -346,7 +346,7 @@ fn shared_entries<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     leaders: &[u32],
-) -> Result<(Vec<(u64, u32)>, Vec<u32>)> {
+) -> Result<(Vec<(u64, u32)>, Keyed)> {
     let bits = leaders.len().saturating_mul(SeenTwice::BITS_PER_LEADER);
     let (seen, keyed) = SeenTwice::mark(method, sketches, leaders, bits)?;
     let mut entries = sketches.flat_map_sorted(method, leaders, |leader, sketch, keys, out| {
@@ -393,38 +393,37 @@ impl SeenTwice {
     const BITS_PER_LEADER: usize = 256;
 
     /// Marks the keys of `leaders` in bitmaps of about `bits` bits (a power of two from 2^16
-    /// to 2^31); also returns the leaders with a key.
+    /// to 2^31); also returns the leaders with a key (one bit a document).
     fn mark<M: Method>(
         method: &M,
         sketches: &SketchStore<M::Sketch>,
         leaders: &[u32],
         bits: usize,
-    ) -> Result<(SeenTwice, Vec<u32>)> {
+    ) -> Result<(SeenTwice, Keyed)> {
         let bits = bits.clamp(1 << 16, 1 << 31).next_power_of_two();
         let shift = 64 - bits.trailing_zeros();
         let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
         let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-        let mut keyed = Vec::new();
+        let mut keyed = Keyed(vec![0; sketches.len().div_ceil(64)]);
         // In chunks: a spilled store reads a chunk's sketches in blocks and holds what each
         // gives until the chunk is done.
         for chunk in leaders.chunks(KEY_CHUNK) {
-            keyed.extend(sketches.flat_map_sorted(
-                method,
-                chunk,
-                |leader, sketch, keys, out| {
-                    method.keys(sketch, keys);
-                    for &key in keys.iter() {
-                        let bit = bit_of(key, shift);
-                        let mask = 1u64 << (bit % 64);
-                        if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
-                            twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
-                        }
+            let found = sketches.flat_map_sorted(method, chunk, |leader, sketch, keys, out| {
+                method.keys(sketch, keys);
+                for &key in keys.iter() {
+                    let bit = bit_of(key, shift);
+                    let mask = 1u64 << (bit % 64);
+                    if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                        twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
                     }
-                    if !keys.is_empty() {
-                        out.push(leader);
-                    }
-                },
-            )?);
+                }
+                if !keys.is_empty() {
+                    out.push(leader);
+                }
+            })?;
+            for leader in found {
+                keyed.0[leader as usize / 64] |= 1 << (leader % 64);
+            }
         }
         Ok((SeenTwice { twice, shift }, keyed))
     }
@@ -433,6 +432,20 @@ impl SeenTwice {
     fn may_share(&self, key: u64) -> bool {
         let bit = bit_of(key, self.shift);
         self.twice[bit / 64].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0
+    }
+}
+
+/// The documents that have a key at all: one bit a document.
+pub(crate) struct Keyed(Vec<u64>);
+
+impl Keyed {
+    /// The documents with a key, ascending.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.0.iter().enumerate()).flat_map(|(word, &bits)| {
+            (0..64u32)
+                .filter(move |bit| bits & (1 << bit) != 0)
+                .map(move |bit| word as u32 * 64 + bit)
+        })
     }
 }
 
@@ -483,7 +496,7 @@ mod tests {
         };
         // The shared keys only: `t` in the twelve notices, `b` and `c` in two texts each.
         assert!(entries.is_sorted() && entries.len() == 12 + 2 + 2);
-        assert_eq!(keyed, leaders);
+        assert_eq!(keyed.iter().collect::<Vec<u32>>(), leaders);
         assert_eq!(crowded, [vec![true; 12], vec![false; 3]].concat());
         let probe = Words {
             join: Join::Probe,
