@@ -307,7 +307,7 @@ fn crowded_documents<'d, M: Method>(
         for chunk in leaders.chunks(KEY_CHUNK) {
             let mut entries = leader_entries(chunk)?;
             entries.retain(|&(key, _)| seen.may_share(key));
-            external.extend(entries.into_iter())?;
+            external.extend(entries)?;
         }
         drop(seen);
         // A leader is crowded when one of its keys is: the members of the crowded keys'
