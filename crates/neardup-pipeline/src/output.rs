@@ -532,7 +532,8 @@ impl<'s> LinesAgain<'s> {
             Error::format(
                 &source.path,
                 format!(
-                    "the input changed between its reading and the writing of the kept records                      (line {}); run again on a file that does not change while it is read",
+                    "the input changed between its reading and the writing of the kept \
+                     records (line {}); run again on a file that does not change while it is read",
                     record.line
                 ),
             )

@@ -295,10 +295,9 @@ fn crowded_documents<'d, M: Method>(
     };
     let mut crowded = vec![false; sketches.len()];
     if let Some(spilling) = spilling {
-        // The same, with the entries sorted in runs: the crowded keys first, then each
-        // leader's keys looked up in them.
-        // Only the keys that may be shared are sorted: the two bitmaps take at most a
-        // quarter of the budget.
+        // The entries sorted in runs in the spill directory instead of in memory. Only the
+        // keys that may be shared go there ([`SeenTwice`], its two bitmaps within a quarter
+        // of the budget; its pass reads the spilled sketches once more).
         let room = (spilling.budget / 8).max(1 << 13) * 8;
         let bits = (leaders.len().saturating_mul(SeenTwice::BITS_PER_LEADER))
             .min(1 << (usize::BITS - 1 - room.leading_zeros()));

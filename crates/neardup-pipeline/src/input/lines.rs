@@ -250,16 +250,17 @@ fn picked_fields(
                 id_field: self.id_field,
             };
             while let Some((is_text, is_id)) = map.next_key_seed(names)? {
-                if is_text || is_id {
-                    let value: Value = map.next_value()?;
-                    if is_id {
+                match (is_text, is_id) {
+                    (true, true) => {
+                        let value: Value = map.next_value()?;
                         id = Some(value.clone());
-                    }
-                    if is_text {
                         text = Some(value);
                     }
-                } else {
-                    map.next_value::<IgnoredAny>()?;
+                    (true, false) => text = Some(map.next_value()?),
+                    (false, true) => id = Some(map.next_value()?),
+                    (false, false) => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
                 }
             }
             Ok((text, id))
