@@ -3,6 +3,9 @@
 //! This binary only translates the command line into a [`neardup_pipeline::run::RunConfig`]
 //! and draws progress; every algorithm lives in the library crates.
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod dedup;
 mod errors;

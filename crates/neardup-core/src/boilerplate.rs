@@ -162,42 +162,62 @@ pub fn keyed_lines(text: &str) -> impl Iterator<Item = (&str, Option<u64>)> {
         if rest.is_empty() {
             return None;
         }
-        let mut end = rest.len();
-        let mut next = rest.len();
-        let mut key = KeyFolder::new();
-        let mut chars = rest.char_indices().peekable();
-        // The two characters before the current one, for initials ("U.S. Army").
-        let mut before = [' ', ' '];
-        while let Some((at, c)) = chars.next() {
-            let previous = before;
-            before = [previous[1], c];
-            match c {
-                '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
-                    end = at;
-                    next = at + c.len_utf8();
-                    break;
-                }
-                '。' | '！' | '？' | '；' | '!' | '?' | ';' | '．' => {
-                    end = at + c.len_utf8();
-                    next = end;
-                    break;
-                }
-                '.' if chars.peek().is_none_or(|(_, n)| n.is_whitespace())
-                    && !is_initial(previous) =>
-                {
-                    end = at + 1;
-                    next = end;
-                    break;
-                }
-                _ => key.push(c),
-            }
-        }
+        let (end, next, key) = scan_line(rest);
         let line = rest[..end].trim();
         rest = &rest[next..];
         if !line.is_empty() {
             return Some((line, key.finish()));
         }
     })
+}
+
+/// The first line of `rest`: where it ends, where the next one starts, and its key so far.
+///
+/// Every line of every document goes through here twice (the corpus pass, then the
+/// sketch), so ASCII bytes take a path of their own and other characters are decoded only
+/// where they start.
+#[inline]
+fn scan_line(rest: &str) -> (usize, usize, KeyFolder) {
+    let bytes = rest.as_bytes();
+    let mut key = KeyFolder::new();
+    // The two characters before the current one, for initials ("U.S. Army").
+    let mut before = [' ', ' '];
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte.is_ascii() {
+            let previous = before;
+            before = [previous[1], char::from(byte)];
+            match byte {
+                b'\n' | b'\r' => return (at, at + 1, key),
+                b'!' | b'?' | b';' => return (at + 1, at + 1, key),
+                b'.' => {
+                    let ends = rest[at + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(char::is_whitespace);
+                    if ends && !is_initial(previous) {
+                        return (at + 1, at + 1, key);
+                    }
+                }
+                _ => key.push_ascii(byte),
+            }
+            at += 1;
+            continue;
+        }
+        let Some(c) = rest[at..].chars().next() else {
+            break;
+        };
+        let width = c.len_utf8();
+        before = [before[1], c];
+        match c {
+            '\u{2028}' | '\u{2029}' => return (at, at + width, key),
+            '。' | '！' | '？' | '；' | '．' => return (at + width, at + width, key),
+            _ => key.push(c),
+        }
+        at += width;
+    }
+    (bytes.len(), bytes.len(), key)
 }
 
 /// The running fold of [`line_key_folded`].
@@ -214,8 +234,27 @@ impl KeyFolder {
             counted: 0,
         }
     }
+    /// [`KeyFolder::push`] of an ASCII character.
+    #[inline]
+    fn push_ascii(&mut self, byte: u8) {
+        if byte.is_ascii_alphanumeric() {
+            self.fold(u64::from(byte.to_ascii_lowercase()));
+        }
+    }
+    #[inline]
+    fn fold(&mut self, c: u64) {
+        self.hash = (self.hash ^ c)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(23);
+        self.counted += 1;
+    }
     #[inline]
     fn push(&mut self, c: char) {
+        if ('\u{3040}'..'\u{FE30}').contains(&c) {
+            // Kana, CJK and Hangul: no white space or excluded block in this range.
+            self.fold(u64::from(c));
+            return;
+        }
         let c = match c {
             '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             _ => c,
@@ -223,11 +262,7 @@ impl KeyFolder {
         if !counts_in_key(c) {
             return;
         }
-        let c = c.to_ascii_lowercase();
-        self.hash = (self.hash ^ u64::from(c))
-            .wrapping_mul(0x0000_0100_0000_01b3)
-            .rotate_left(23);
-        self.counted += 1;
+        self.fold(u64::from(c.to_ascii_lowercase()));
     }
     #[inline]
     fn finish(&self) -> Option<u64> {
@@ -585,6 +620,80 @@ mod tests {
         for limit in [DfLimit::Off, DfLimit::Count(7), DfLimit::Fraction(0.25)] {
             let text = limit.to_string();
             assert_eq!(DfLimit::parse(&text, "max_df").unwrap(), limit);
+        }
+    }
+
+    /// `keyed_lines` as it was before its byte-level scan: the reference it must agree with.
+    fn reference_keyed_lines(text: &str) -> Vec<(&str, Option<u64>)> {
+        let mut found = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let (mut end, mut next) = (rest.len(), rest.len());
+            let mut key = KeyFolder::new();
+            let mut chars = rest.char_indices().peekable();
+            let mut before = [' ', ' '];
+            while let Some((at, c)) = chars.next() {
+                let previous = before;
+                before = [previous[1], c];
+                match c {
+                    '\n' | '\r' | '\u{2028}' | '\u{2029}' => {
+                        end = at;
+                        next = at + c.len_utf8();
+                        break;
+                    }
+                    '。' | '！' | '？' | '；' | '!' | '?' | ';' | '．' => {
+                        end = at + c.len_utf8();
+                        next = end;
+                        break;
+                    }
+                    '.' if chars.peek().is_none_or(|(_, n)| n.is_whitespace())
+                        && !is_initial(previous) =>
+                    {
+                        end = at + 1;
+                        next = end;
+                        break;
+                    }
+                    _ => {
+                        // The fold as it was: full-width ASCII mapped, then the filter.
+                        let c = match c {
+                            '\u{FF01}'..='\u{FF5E}' => {
+                                char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)
+                            }
+                            _ => c,
+                        };
+                        if counts_in_key(c) {
+                            let c = c.to_ascii_lowercase();
+                            key.hash = (key.hash ^ u64::from(c))
+                                .wrapping_mul(0x0000_0100_0000_01b3)
+                                .rotate_left(23);
+                            key.counted += 1;
+                        }
+                    }
+                }
+            }
+            let line = rest[..end].trim();
+            rest = &rest[next..];
+            if !line.is_empty() {
+                found.push((line, key.finish()));
+            }
+        }
+        found
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_scan_agrees_with_the_char_scan(
+            text in proptest::collection::vec(proptest::sample::select(vec![
+                'a', 'B', 'z', '0', '9', ' ', '.', '!', '?', ';', ',', '\n', '\r', '\t',
+                '\u{A0}', '\u{3000}', '\u{2028}', '\u{2029}', '。', '！', '？', '；', '．',
+                '，', '新', '闻', 'ア', '한', 'É', 'é', 'Ｈ', 'ｅ', '１', '\u{FF5E}', '\u{FE30}',
+                '\u{303F}', '\u{3040}', '\u{2000}', '×', '😀',
+            ]), 0..60).prop_map(|chars: Vec<char>| chars.into_iter().collect::<String>())
+        ) {
+            let fast: Vec<(&str, Option<u64>)> = keyed_lines(&text).collect();
+            proptest::prop_assert_eq!(fast, reference_keyed_lines(&text));
         }
     }
 

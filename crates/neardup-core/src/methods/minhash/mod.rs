@@ -86,14 +86,15 @@ impl MinHash {
 
     /// The sketch of an already computed shingle set.
     pub fn sketch_shingles(&self, shingles: ShingleSet) -> MinHashSketch {
-        let signature = self.hasher.signature(shingles.hashes()).into_boxed_slice();
-        let identity = hash128_u64s(shingles.hashes());
+        self.sketch_hashes(shingles.hashes())
+    }
+
+    /// [`MinHash::sketch_shingles`] of the sorted, distinct hashes of a shingle set.
+    fn sketch_hashes(&self, hashes: &[u64]) -> MinHashSketch {
+        let signature = self.hasher.signature(hashes).into_boxed_slice();
+        let identity = hash128_u64s(hashes);
         // The hashes are sorted, so their top halves are too: only neighbours can repeat.
-        let mut set: Vec<u32> = shingles
-            .hashes()
-            .iter()
-            .map(|&h| (h >> 32) as u32)
-            .collect();
+        let mut set: Vec<u32> = hashes.iter().map(|&h| (h >> 32) as u32).collect();
         set.dedup();
         MinHashSketch {
             signature,
@@ -106,8 +107,7 @@ impl MinHash {
 
     /// The weighted sketch of a shingle set under `weighting = idf`: each shingle weighs its
     /// IDF (1 before the corpus is learned).
-    fn sketch_weighted(&self, shingles: ShingleSet) -> MinHashSketch {
-        let hashes = shingles.hashes();
+    fn sketch_weighted(&self, hashes: &[u64]) -> MinHashSketch {
         let weights: Vec<f32> = hashes
             .iter()
             .map(|&hash| match &self.idf {
@@ -177,11 +177,12 @@ impl MinHash {
         jaccard >= self.rare_threshold - 1e-9
     }
 
-    /// The sketch of a shingle set under the method's weighting.
-    fn sketch_set(&self, shingles: ShingleSet) -> MinHashSketch {
+    /// The sketch of a shingle set (its sorted, distinct hashes) under the method's
+    /// weighting.
+    fn sketch_set(&self, hashes: &[u64]) -> MinHashSketch {
         match self.weighting {
-            Weighting::None => self.sketch_shingles(shingles),
-            Weighting::Idf => self.sketch_weighted(shingles),
+            Weighting::None => self.sketch_hashes(hashes),
+            Weighting::Idf => self.sketch_weighted(hashes),
         }
     }
 }
@@ -195,7 +196,7 @@ impl Method for MinHash {
 
     fn sketch(&self, text: &str) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            return self.sketch_set(self.shingles(text));
+            return self.sketch_set(self.shingles(text).hashes());
         }
         self.sketch_noted(text, &mut SketchNotes::default())
     }
@@ -204,7 +205,7 @@ impl Method for MinHash {
     /// document left with no shingle by either is exact-only.
     fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            return self.sketch_set(self.shingles(text));
+            return self.sketch_set(self.shingles(text).hashes());
         }
         let lines_before = notes.removed_lines.len();
         let stripped = self
@@ -221,7 +222,7 @@ impl Method for MinHash {
         if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
             return self.exact_only_sketch(text);
         }
-        self.sketch_set(ShingleSet::from_hashes(hashes))
+        self.sketch_set(&hashes)
     }
 
     /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or
