@@ -150,7 +150,8 @@ impl Normalizer {
                 // The table is built on the first CJK character, never for other text.
                 c = simplified(c);
             }
-            out.push(c, c.is_whitespace() || !is_alphanumeric(c));
+            // No white space is alphanumeric: one test tells both.
+            out.push(c, !is_alphanumeric(c));
         }
         Some(out.finish())
     }

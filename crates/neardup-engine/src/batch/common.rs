@@ -360,11 +360,15 @@ fn shared_entries<M: Method>(
     entries.par_sort_unstable();
     entries.dedup();
     // Runs of one entry: keys that shared a bit only.
+    // (Runs are short: a linear scan, not a search of the rest of the list per run.)
     let mut kept = 0;
     let mut at = 0;
     while at < entries.len() {
         let key = entries[at].0;
-        let end = at + entries[at..].partition_point(|e| e.0 == key);
+        let mut end = at + 1;
+        while end < entries.len() && entries[end].0 == key {
+            end += 1;
+        }
         if end - at > 1 {
             entries.copy_within(at..end, kept);
             kept += end - at;
@@ -382,7 +386,9 @@ fn shared_entries<M: Method>(
 ///
 /// A key a leader gives twice marks itself: harmless, its entries fall out as a run of one.
 struct SeenTwice {
-    twice: Vec<AtomicU64>,
+    /// Word `2w` of the `once` bitmap, then word `2w` + 1 of `twice`: a key's two bits in
+    /// one cache line, so that marking a key seen twice misses the cache once, not twice.
+    words: Vec<AtomicU64>,
     shift: u32,
 }
 
@@ -401,8 +407,7 @@ impl SeenTwice {
     ) -> Result<(SeenTwice, Keyed)> {
         let bits = bits.clamp(1 << 16, 1 << 31).next_power_of_two();
         let shift = 64 - bits.trailing_zeros();
-        let once: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
-        let twice: Vec<AtomicU64> = (0..bits / 64).map(|_| AtomicU64::new(0)).collect();
+        let words: Vec<AtomicU64> = (0..2 * (bits / 64)).map(|_| AtomicU64::new(0)).collect();
         let mut keyed = Keyed(vec![0; sketches.len().div_ceil(64)]);
         // In chunks: a spilled store reads a chunk's sketches in blocks and holds what each
         // gives until the chunk is done.
@@ -412,8 +417,8 @@ impl SeenTwice {
                 for &key in keys.iter() {
                     let bit = bit_of(key, shift);
                     let mask = 1u64 << (bit % 64);
-                    if once[bit / 64].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
-                        twice[bit / 64].fetch_or(mask, Ordering::Relaxed);
+                    if words[2 * (bit / 64)].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                        words[2 * (bit / 64) + 1].fetch_or(mask, Ordering::Relaxed);
                     }
                 }
                 if !keys.is_empty() {
@@ -424,13 +429,13 @@ impl SeenTwice {
                 keyed.0[leader as usize / 64] |= 1 << (leader % 64);
             }
         }
-        Ok((SeenTwice { twice, shift }, keyed))
+        Ok((SeenTwice { words, shift }, keyed))
     }
 
     /// Whether `key` may be had by two leaders or more (true for every such key).
     fn may_share(&self, key: u64) -> bool {
         let bit = bit_of(key, self.shift);
-        self.twice[bit / 64].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0
+        self.words[2 * (bit / 64) + 1].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0
     }
 }
 
