@@ -241,6 +241,55 @@ unsafe fn classic_avx512(
     classic_blocked::<64>(signature, multipliers, offsets, shingles);
 }
 
+/// The chance, for a pair whose Jaccard similarity is exactly the threshold, that its
+/// classic signatures agree in fewer than [`agreement_floor`] places: a pair at or above the
+/// threshold is refused by the signature check with at most this probability (about one
+/// in a thousand runs of a billion such pairs; pairs above the threshold far less).
+pub const MISS_RISK: f64 = 1e-9;
+
+/// The fewest places in which two classic signatures of `permutations` values must agree
+/// for a pair of Jaccard similarity `jaccard` or more to be kept with probability at least
+/// `1 - risk`: the largest `k` with `P(Binomial(permutations, jaccard) < k) <= risk`. Each
+/// place agrees with probability equal to the Jaccard similarity of the two shingle sets, and
+/// places are independent permutations, so the count of agreements is binomial; a higher
+/// similarity only moves it up.
+///
+/// ```
+/// use neardup_core::minhash::agreement_floor;
+/// assert_eq!(agreement_floor(128, 0.4, 1e-9), 20);
+/// assert_eq!(agreement_floor(128, 1.0, 1e-9), 128);
+/// ```
+pub fn agreement_floor(permutations: usize, jaccard: f64, risk: f64) -> usize {
+    let n = permutations as f64;
+    if jaccard >= 1.0 {
+        return permutations;
+    }
+    if jaccard <= 0.0 || permutations == 0 {
+        return 0;
+    }
+    let (ln_p, ln_q) = (jaccard.ln(), (1.0 - jaccard).ln());
+    // ln C(n, k), built up one k at a time, and the lower tail summed in linear space (its
+    // terms are tiny only where they no longer matter).
+    let mut ln_choose = 0.0f64;
+    let mut tail = 0.0f64;
+    for k in 0..permutations {
+        let kf = k as f64;
+        let term = (ln_choose + kf * ln_p + (n - kf) * ln_q).exp();
+        if tail + term > risk {
+            return k;
+        }
+        tail += term;
+        ln_choose += ((n - kf) / (kf + 1.0)).ln();
+    }
+    permutations
+}
+
+/// The number of places in which two signatures agree.
+#[inline]
+pub fn agreements(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x == y).count()
+}
+
 /// Fraction of equal positions: the MinHash estimate of Jaccard similarity.
 pub fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
     if a.is_empty() || a.len() != b.len() {

@@ -152,12 +152,7 @@ fn common_features_held<M: Method>(
     keys.par_sort_unstable();
     keys.dedup();
     let counts: Vec<AtomicU32> = keys.iter().map(|_| AtomicU32::new(0)).collect();
-    // One bit per 24-bit prefix of a key: most features of most documents miss it and
-    // are never searched for.
-    let mut prefixes = vec![0u64; 1 << 18];
-    for &key in &keys {
-        prefixes[(key >> 14) as usize] |= 1 << ((key >> 8) & 63);
-    }
+    let index = PrefixIndex::new(&keys);
     // Crowded leaders are counted one by one; of the others, every SAMPLE-th (by
     // position) counts SAMPLE times.
     let counted: Vec<(u32, u32)> = (leaders.iter().enumerate())
@@ -172,17 +167,8 @@ fn common_features_held<M: Method>(
     let position_of = |leader: u32| counted.binary_search(&leader).unwrap_or(0);
     sketches.map_sorted(method, &counted, |leader, sketch| {
         let weight = weights[position_of(leader)];
-        let features = method.frequency_features(sketch);
-        let mut at = 0;
-        for &value in features {
-            if prefixes[(value >> 14) as usize] & (1 << ((value >> 8) & 63)) == 0 {
-                continue;
-            }
-            at = gallop(&keys, at, value);
-            if at == keys.len() {
-                break;
-            }
-            if keys[at] == value {
+        for &value in method.frequency_features(sketch) {
+            if let Some(at) = index.find(&keys, value) {
                 counts[at].fetch_add(weight, Ordering::Relaxed);
             }
         }
@@ -249,17 +235,40 @@ fn common_features_external<M: Method>(
 /// One in this many uncrowded leaders is counted by [`mark_common`].
 const SAMPLE: usize = 4;
 
-/// The first index at or after `from` whose key is at least `value` (`keys` sorted):
-/// exponential then binary search, so a walk over a sorted list costs the log of the gaps.
-fn gallop(keys: &[u32], from: usize, value: u32) -> usize {
-    let (mut low, mut high, mut step) = (from, from, 1);
-    while high < keys.len() && keys[high] < value {
-        low = high + 1;
-        high += step;
-        step *= 2;
+/// Where each value of a sorted list of distinct `u32` may be: the list's positions by the
+/// top bits of the value, about one value a bucket. A lookup reads two places (the bucket's
+/// bounds, then its one or two values) where a search of the list reads a dozen, each a
+/// cache miss when the list is large (the counted features of a long-text corpus).
+struct PrefixIndex {
+    /// `starts[b]..starts[b + 1]`: the positions of the values whose top bits are `b`.
+    starts: Vec<u32>,
+    shift: u32,
+}
+
+impl PrefixIndex {
+    fn new(keys: &[u32]) -> PrefixIndex {
+        let bits = keys.len().max(2).ilog2().clamp(1, 30);
+        let shift = 32 - bits;
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        for &key in keys {
+            starts[(key >> shift) as usize + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        PrefixIndex { starts, shift }
     }
-    let high = high.min(keys.len());
-    low + keys[low..high].partition_point(|&k| k < value)
+
+    /// The position of `value` in `keys` (the list the index was made of), if there.
+    #[inline]
+    fn find(&self, keys: &[u32], value: u32) -> Option<usize> {
+        let bucket = (value >> self.shift) as usize;
+        let (start, end) = (
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        );
+        (start..end).find(|&at| keys[at] == value)
+    }
 }
 
 /// A bucket of more than this many distinct documents is a crowd (see
@@ -481,12 +490,38 @@ mod tests {
     }
 
     #[test]
-    fn gallop_finds_the_first_key_at_least_the_value() {
-        let keys = [1, 3, 5, 7, 9];
-        assert_eq!(gallop(&keys, 0, 5), 2);
-        assert_eq!(gallop(&keys, 2, 6), 3);
-        assert_eq!(gallop(&keys, 0, 10), 5);
-        assert_eq!(gallop(&keys, 4, 0), 4);
+    fn the_prefix_index_finds_what_a_search_finds() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u32
+        };
+        for size in [0usize, 1, 2, 3, 17, 1000, 5000] {
+            let mut keys: Vec<u32> = (0..size).map(|_| next()).collect();
+            keys.extend([0, 1, u32::MAX].iter().take(size.min(3)));
+            keys.sort_unstable();
+            keys.dedup();
+            let index = PrefixIndex::new(&keys);
+            let probes: Vec<u32> = (0..2000)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        next()
+                    } else {
+                        keys.get(i % keys.len().max(1)).copied().unwrap_or(7)
+                    }
+                })
+                .chain([0, 1, u32::MAX, u32::MAX - 1])
+                .collect();
+            for value in probes {
+                assert_eq!(
+                    index.find(&keys, value),
+                    keys.binary_search(&value).ok(),
+                    "{size} {value}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -190,6 +190,16 @@ impl MinHashBuilder {
                 format!("{} (expected 0 <= t <= 1)", self.rare_threshold),
             ));
         }
+        let agreement_floor = match (self.measure, self.weighting, self.scheme) {
+            (SetMeasure::Jaccard, Weighting::None, SketchScheme::Classic) => {
+                crate::minhash::agreement_floor(
+                    self.permutations,
+                    self.threshold,
+                    crate::minhash::MISS_RISK,
+                )
+            }
+            _ => 0,
+        };
         let normalizer = Normalizer::new(self.normalize);
         let boilerplate = Boilerplate::new(
             self.max_df,
@@ -209,6 +219,7 @@ impl MinHashBuilder {
             lsh,
             threshold: self.threshold,
             measure: self.measure,
+            agreement_floor,
         })
     }
 }
