@@ -437,6 +437,65 @@ mod tests {
         }
     }
 
+    /// Two sets of `size` and `size` shingles sharing `shared`, from `seed`.
+    fn planted_pair(size: u64, shared: u64, seed: u64) -> (Vec<u64>, Vec<u64>) {
+        let hash = |i: u64| mix64(i ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let a: Vec<u64> = (0..size).map(hash).collect();
+        let b: Vec<u64> = (0..shared)
+            .chain(size..2 * size - shared)
+            .map(hash)
+            .collect();
+        (a, b)
+    }
+
+    #[test]
+    fn pairs_at_the_threshold_pass_the_signature_check() {
+        // The signature check's margin against exact Jaccard: 2,000 pairs of planted
+        // similarity at or just above 0.4 (sizes from 10 to 2,000 shingles) all agree in at
+        // least the floor's places, and agreement estimates the similarity without bias.
+        let hasher = MinHasher::new(128, SketchScheme::Classic, 1).unwrap();
+        let floor = agreement_floor(128, 0.4, MISS_RISK);
+        assert_eq!(floor, 20);
+        let (mut estimated, mut exact) = (0.0, 0.0);
+        for seed in 0..2000u64 {
+            let size = 10 + (seed * 7919) % 1990;
+            // shared / (2 size - shared) >= 0.4 <=> shared >= 0.8 size / 1.4.
+            let shared = (size * 8).div_ceil(14) + seed % 3;
+            let shared = shared.min(size);
+            let (a, b) = planted_pair(size, shared, seed);
+            let jaccard = shared as f64 / (2 * size - shared) as f64;
+            assert!(jaccard >= 0.4 - 1e-12, "{jaccard}");
+            let agree = agreements(&hasher.signature(&a), &hasher.signature(&b));
+            assert!(
+                agree >= floor,
+                "seed {seed}: {agree} places for J = {jaccard}"
+            );
+            estimated += agree as f64 / 128.0;
+            exact += jaccard;
+        }
+        let bias = (estimated - exact) / 2000.0;
+        assert!(bias.abs() < 0.01, "mean estimate off by {bias}");
+    }
+
+    #[test]
+    fn the_floor_is_the_binomial_quantile() {
+        // Direct sums of the binomial lower tail.
+        let tail = |n: u64, p: f64, k: u64| -> f64 {
+            (0..k)
+                .map(|i| {
+                    let choose: f64 = (0..i).map(|j| (n - j) as f64 / (j + 1) as f64).product();
+                    choose * p.powi(i as i32) * (1.0 - p).powi((n - i) as i32)
+                })
+                .sum()
+        };
+        for (n, p) in [(128u64, 0.4), (128, 0.7), (256, 0.5), (64, 0.9)] {
+            let k = agreement_floor(n as usize, p, 1e-9) as u64;
+            assert!(tail(n, p, k) <= 1e-9, "{n} {p} {k}");
+            assert!(tail(n, p, k + 1) > 1e-9, "{n} {p} {k}");
+        }
+        assert_eq!(agreement_floor(128, 0.0, 1e-9), 0);
+    }
+
     #[test]
     fn zero_permutations_are_refused() {
         assert!(MinHasher::new(0, SketchScheme::Classic, 1).is_err());
