@@ -185,6 +185,9 @@ impl<S: Sketch> SketchStore<S> {
                 marks,
             } => {
                 let mut results = Vec::with_capacity(documents.len());
+                // One buffer for every block: a fresh one each time had its pages faulted in
+                // (and zeroed) again whenever the allocator gave the last one back.
+                let mut block: Vec<u8> = Vec::new();
                 let mut start = 0;
                 while start < documents.len() {
                     let first = offsets.get(documents[start] as usize);
@@ -195,7 +198,8 @@ impl<S: Sketch> SketchStore<S> {
                         end += 1;
                     }
                     let last = offsets.get(documents[end - 1] as usize + 1);
-                    let mut block = vec![0u8; (last - first) as usize];
+                    block.clear();
+                    block.resize((last - first) as usize, 0);
                     spill.read_at(first, &mut block).map_err(spill_error)?;
                     let decoded: Result<Vec<R>> = documents[start..end]
                         .par_iter()
