@@ -296,8 +296,7 @@ pub fn estimate_jaccard(a: &[u32], b: &[u32]) -> f64 {
     if a.is_empty() || a.len() != b.len() {
         return 0.0;
     }
-    let equal = a.iter().zip(b).filter(|(x, y)| x == y).count();
-    equal as f64 / a.len() as f64
+    agreements(a, b) as f64 / a.len() as f64
 }
 
 /// A weighted MinHash signature by improved consistent weighted sampling (Ioffe, "Improved
