@@ -303,6 +303,24 @@ pub trait Method: Send + Sync + Clone {
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
     fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 
+    /// Bytes of a document's pair pre-check ([`Method::precheck`]); 0 for a method without
+    /// one. A run whose sketches are spilled keeps these bytes apart, in a small file the
+    /// page cache holds, and refuses a candidate pair whose pre-checks cannot pass
+    /// ([`Method::precheck_may_agree`]) before it reads and decodes the two sketches.
+    fn precheck_width(&self) -> usize {
+        0
+    }
+
+    /// Writes the pre-check of `sketch` to `out` ([`Method::precheck_width`] bytes).
+    fn precheck(&self, _sketch: &Self::Sketch, _out: &mut [u8]) {}
+
+    /// Whether a pair with the pre-checks `a` and `b` may pass [`Method::verify`]. Never
+    /// `false` for a pair that `verify` confirms: a pre-check refuses only what `verify`
+    /// would refuse.
+    fn precheck_may_agree(&self, _a: &[u8], _b: &[u8]) -> bool {
+        true
+    }
+
     /// The true similarity of two sketches, in `[0, 1]`.
     fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64;
 

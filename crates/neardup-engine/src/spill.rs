@@ -11,7 +11,11 @@
 //! [`READ_BLOCK_BYTES`] decoded in parallel (identity groups, keys, common features), except
 //! verification and `connected` clustering, which read one sketch at a time by offset:
 //! candidate pairs are sorted by their first document, so those reads are near-sequential and
-//! served by the operating system's page cache.
+//! served by the operating system's page cache. A method with pre-checks
+//! ([`Method::precheck`]: MinHash's signature folded to a byte a place) has them written to
+//! a spill of their own beside the sketches, a few bytes a document read by
+//! `document * width`; verification reads a pair's pre-checks first and skips the sketches of
+//! a pair they refuse (most false LSH candidates).
 //!
 //! The features a method marks as common ([`Method::mark_common`]) are not written back:
 //! the store keeps the common features and which documents were marked, and marks a sketch
@@ -56,10 +60,66 @@ impl<S> std::ops::Deref for Held<'_, S> {
 /// The common features marked on some sketches ([`Method::mark_common`]), applied again to
 /// every spilled sketch of a marked document when it is read.
 pub(crate) struct Marks {
-    /// Sorted.
-    common: Vec<u32>,
+    common: CommonSet,
     /// Per document.
     marked: Vec<bool>,
+}
+
+/// A sorted list of distinct features with a [`PrefixIndex`]: the common features, looked
+/// up once per feature of every marked sketch.
+pub(crate) struct CommonSet {
+    sorted: Vec<u32>,
+    index: PrefixIndex,
+}
+
+impl CommonSet {
+    /// The set of `sorted` (ascending, distinct).
+    pub(crate) fn new(sorted: Vec<u32>) -> CommonSet {
+        let index = PrefixIndex::new(&sorted);
+        CommonSet { sorted, index }
+    }
+
+    /// Whether `value` is in the set.
+    #[inline]
+    pub(crate) fn contains(&self, value: u32) -> bool {
+        self.index.find(&self.sorted, value).is_some()
+    }
+}
+
+/// Where each value of a sorted list of distinct `u32` may be: the list's positions by the
+/// top bits of the value, about one value a bucket. A lookup reads two places (the bucket's
+/// bounds, then its one or two values) where a search of the list reads a dozen, each a
+/// cache miss when the list is large (the counted features of a long-text corpus).
+pub(crate) struct PrefixIndex {
+    /// `starts[b]..starts[b + 1]`: the positions of the values whose top bits are `b`.
+    starts: Vec<u32>,
+    shift: u32,
+}
+
+impl PrefixIndex {
+    pub(crate) fn new(keys: &[u32]) -> PrefixIndex {
+        let bits = keys.len().max(2).ilog2().clamp(1, 30);
+        let shift = 32 - bits;
+        let mut starts = vec![0u32; (1usize << bits) + 1];
+        for &key in keys {
+            starts[(key >> shift) as usize + 1] += 1;
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        PrefixIndex { starts, shift }
+    }
+
+    /// The position of `value` in `keys` (the list the index was made of), if there.
+    #[inline]
+    pub(crate) fn find(&self, keys: &[u32], value: u32) -> Option<usize> {
+        let bucket = (value >> self.shift) as usize;
+        let (start, end) = (
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        );
+        (start..end).find(|&at| keys[at] == value)
+    }
 }
 
 /// The sketches of a run, in memory or spilled.
@@ -71,7 +131,35 @@ pub(crate) enum SketchStore<S> {
         spill: Box<dyn Spill>,
         offsets: Offsets,
         marks: Option<Marks>,
+        /// The documents' pre-checks, for a method with them ([`Method::precheck`]).
+        prechecks: Option<Prechecks>,
     },
+}
+
+/// The pre-checks ([`Method::precheck`]) of spilled sketches, `width` bytes a document at
+/// `document * width`, in a spill of their own: a tenth of the sketches' bytes or less, so
+/// the page cache keeps them while verification reads them in candidate order.
+pub(crate) struct Prechecks {
+    spill: Box<dyn Spill>,
+    width: usize,
+}
+
+impl Prechecks {
+    /// Pre-checks `width` bytes a document to `spill`.
+    pub(crate) fn new(spill: Box<dyn Spill>, width: usize) -> Prechecks {
+        Prechecks { spill, width }
+    }
+
+    /// Reads the pre-check of `document` into `out`.
+    ///
+    /// # Errors
+    /// The spill cannot be read.
+    pub(crate) fn read(&self, document: u32, out: &mut Vec<u8>) -> Result<()> {
+        out.resize(self.width, 0);
+        (self.spill)
+            .read_at(u64::from(document) * self.width as u64, out)
+            .map_err(spill_error)
+    }
 }
 
 impl<S: Sketch> SketchStore<S> {
@@ -91,12 +179,21 @@ impl<S: Sketch> SketchStore<S> {
         }
     }
 
-    /// The sketch of `document`, marked as [`Method::mark_common`] marked it.
     /// Whether the sketches are in a spill (each read costs a read and a decoding).
     pub(crate) fn is_spilled(&self) -> bool {
         matches!(self, SketchStore::Spilled { .. })
     }
 
+    /// The spilled sketches' pre-checks, when the method has them (never in memory: there
+    /// the sketches are at hand).
+    pub(crate) fn prechecks(&self) -> Option<&Prechecks> {
+        match self {
+            SketchStore::Memory(_) => None,
+            SketchStore::Spilled { prechecks, .. } => prechecks.as_ref(),
+        }
+    }
+
+    /// The sketch of `document`, marked as [`Method::mark_common`] marked it.
     pub(crate) fn get<M: Method<Sketch = S>>(
         &self,
         method: &M,
@@ -108,6 +205,7 @@ impl<S: Sketch> SketchStore<S> {
                 spill,
                 offsets,
                 marks,
+                ..
             } => {
                 let document_at = document as usize;
                 let (start, end) = (offsets.get(document_at), offsets.get(document_at + 1));
@@ -183,6 +281,7 @@ impl<S: Sketch> SketchStore<S> {
                 spill,
                 offsets,
                 marks,
+                ..
             } => {
                 let mut results = Vec::with_capacity(documents.len());
                 // One buffer for every block: a fresh one each time had its pages faulted in
@@ -226,7 +325,8 @@ impl<S: Sketch> SketchStore<S> {
         common: Vec<u32>,
         marked: Vec<bool>,
     ) -> Result<u64> {
-        let is_common = |value: u32| common.binary_search(&value).is_ok();
+        let common = CommonSet::new(common);
+        let is_common = |value: u32| common.contains(value);
         match self {
             SketchStore::Memory(sketches) => Ok((sketches.par_iter_mut().zip(marked.par_iter()))
                 .filter(|(_, marked)| **marked)
@@ -275,7 +375,7 @@ fn decode<M: Method>(
         .map_err(|e| spill_error(format!("a spilled sketch did not read back: {e}")))?;
     if let Some(marks) = marks {
         if marks.marked[document as usize] {
-            let is_common = |value: u32| marks.common.binary_search(&value).is_ok();
+            let is_common = |value: u32| marks.common.contains(value);
             method.mark_common(&mut sketch, &is_common);
         }
     }
@@ -289,12 +389,19 @@ pub(crate) enum StoreBuilder<S> {
         spill: Box<dyn Spill>,
         offsets: Offsets,
         buffer: Vec<u8>,
+        /// The pre-checks and a buffer for them (see [`Prechecks`]); none for a method
+        /// without them, or for a resumed run's store (its earlier documents have none).
+        prechecks: Option<(Prechecks, Vec<u8>)>,
     },
 }
 
 impl<S: Sketch> StoreBuilder<S> {
     /// A builder with room for `documents` sketches (0 when the count is not known).
-    pub(crate) fn new(spill: Option<Box<dyn Spill>>, documents: usize) -> StoreBuilder<S> {
+    pub(crate) fn new(
+        spill: Option<Box<dyn Spill>>,
+        prechecks: Option<Prechecks>,
+        documents: usize,
+    ) -> StoreBuilder<S> {
         match spill {
             None => StoreBuilder::Memory(Vec::with_capacity(documents)),
             Some(spill) => {
@@ -304,20 +411,36 @@ impl<S: Sketch> StoreBuilder<S> {
                     spill,
                     offsets,
                     buffer: Vec::new(),
+                    prechecks: prechecks.map(|p| (p, Vec::new())),
                 }
             }
         }
     }
 
     /// Adds the sketches of the next documents.
-    pub(crate) fn extend(&mut self, sketches: Vec<S>) -> Result<()> {
+    pub(crate) fn extend<M: Method<Sketch = S>>(
+        &mut self,
+        method: &M,
+        sketches: Vec<S>,
+    ) -> Result<()> {
         match self {
             StoreBuilder::Memory(all) => all.extend(sketches),
             StoreBuilder::Spilled {
                 spill,
                 offsets,
                 buffer,
+                prechecks,
             } => {
+                if let Some((prechecks, bytes)) = prechecks {
+                    let width = prechecks.width;
+                    bytes.clear();
+                    bytes.resize(width * sketches.len(), 0);
+                    if width > 0 {
+                        (bytes.par_chunks_mut(width).zip(&sketches))
+                            .for_each(|(out, sketch)| method.precheck(sketch, out));
+                    }
+                    prechecks.spill.append(bytes).map_err(spill_error)?;
+                }
                 let encoded: Vec<Vec<u8>> = sketches
                     .into_par_iter()
                     .map(|sketch| {
@@ -374,6 +497,7 @@ impl<S: Sketch> StoreBuilder<S> {
             spill,
             offsets,
             buffer: Vec::new(),
+            prechecks: None,
         })
     }
 
@@ -382,13 +506,24 @@ impl<S: Sketch> StoreBuilder<S> {
         match self {
             StoreBuilder::Memory(all) => Ok(SketchStore::Memory(all)),
             StoreBuilder::Spilled {
-                mut spill, offsets, ..
+                mut spill,
+                offsets,
+                prechecks,
+                ..
             } => {
                 spill.flush().map_err(spill_error)?;
+                let prechecks = match prechecks {
+                    Some((mut prechecks, _)) => {
+                        prechecks.spill.flush().map_err(spill_error)?;
+                        Some(prechecks)
+                    }
+                    None => None,
+                };
                 Ok(SketchStore::Spilled {
                     spill,
                     offsets,
                     marks: None,
+                    prechecks,
                 })
             }
         }

@@ -171,9 +171,18 @@ fn spilled_symmetric_pairs<'d, M: Method>(
     let (leaders, rank) = (ranked.leaders, ranked.rank);
     let (pairs, stats) = match gathered {
         Some(gathered) => {
-            // Entries by leader, of every leader: the exact-only ones left out, the others
-            // paired by rank.
-            let map = |leader: u32| (!exact_only[leader as usize]).then(|| rank[leader as usize]);
+            // Entries by rank, of every leader: the exact-only ones left out, looked up in a
+            // bitmap by rank (a few megabytes at the largest, where a table by document
+            // missed the cache once an entry).
+            let mut excluded = vec![0u64; rank.len().div_ceil(64)];
+            for (document, _) in exact_only.iter().enumerate().filter(|(_, &only)| only) {
+                let ranked = rank[document] as usize;
+                excluded[ranked / 64] |= 1 << (ranked % 64);
+            }
+            let map = |ranked: u32| {
+                let bit = excluded[ranked as usize / 64] >> (ranked % 64) & 1;
+                (bit == 0).then_some(ranked)
+            };
             gathered.candidate_pairs(limits, Some((&map, rank.len())))?
         }
         None => {

@@ -11,14 +11,15 @@ use rayon::prelude::*;
 use super::options::Progress;
 use super::outcome::EngineStats;
 use super::KEY_CHUNK;
-use crate::spill::{SketchStore, Spilling};
+use crate::spill::{PrefixIndex, SketchStore, Spilling};
 use neardup_index::ExternalKeys;
 
 /// The crowd check's `(key, leader)` entries of every leader's distinct keys, sorted, for the
 /// candidate stage to pair instead of gathering the keys again.
 pub(crate) enum GatheredKeys<'d> {
-    /// The entries of the keys two leaders or more may share, sorted in runs in the spill
-    /// directory, and the leaders with a key.
+    /// The `(key, rank)` entries of the keys two leaders or more may share (ranks, not
+    /// documents: the candidate stage pairs ranks), sorted in runs in the spill directory,
+    /// and the leaders with a key.
     Spilled(ExternalKeys<'d>, Keyed),
     /// In memory: the entries of the keys that two leaders or more share (the others pair
     /// nothing), sorted by key then leader, and the leaders with a key.
@@ -48,14 +49,15 @@ pub(crate) fn mark_common_features<'d, M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    leaders: &[u32],
+    (leaders, rank): (&[u32], &[u32]),
     progress: &dyn Progress,
 ) -> Result<Option<CommonMarks<'d>>> {
     let Some(limit) = method.common_limit(leaders.len() as u64) else {
         return Ok(None);
     };
     progress.stage("common", leaders.len() as u64);
-    let (marked, gathered, spilled) = mark_common(method, sketches, spilling, leaders, limit)?;
+    let (marked, gathered, spilled) =
+        mark_common(method, sketches, spilling, (leaders, rank), limit)?;
     Ok(Some(CommonMarks {
         limit,
         marked,
@@ -102,10 +104,11 @@ fn mark_common<'d, M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    leaders: &[u32],
+    (leaders, rank): (&[u32], &[u32]),
     limit: u64,
 ) -> Result<(u64, Option<GatheredKeys<'d>>, u64)> {
-    let (crowded, gathered) = crowded_documents(method, sketches, spilling, leaders, CROWD)?;
+    let (crowded, gathered) =
+        crowded_documents(method, sketches, spilling, (leaders, rank), CROWD)?;
     let (common, spilled) = match spilling {
         Some(spilling) => {
             common_features_external(method, sketches, spilling, leaders, &crowded, limit)?
@@ -235,42 +238,6 @@ fn common_features_external<M: Method>(
 /// One in this many uncrowded leaders is counted by [`mark_common`].
 const SAMPLE: usize = 4;
 
-/// Where each value of a sorted list of distinct `u32` may be: the list's positions by the
-/// top bits of the value, about one value a bucket. A lookup reads two places (the bucket's
-/// bounds, then its one or two values) where a search of the list reads a dozen, each a
-/// cache miss when the list is large (the counted features of a long-text corpus).
-struct PrefixIndex {
-    /// `starts[b]..starts[b + 1]`: the positions of the values whose top bits are `b`.
-    starts: Vec<u32>,
-    shift: u32,
-}
-
-impl PrefixIndex {
-    fn new(keys: &[u32]) -> PrefixIndex {
-        let bits = keys.len().max(2).ilog2().clamp(1, 30);
-        let shift = 32 - bits;
-        let mut starts = vec![0u32; (1usize << bits) + 1];
-        for &key in keys {
-            starts[(key >> shift) as usize + 1] += 1;
-        }
-        for b in 1..starts.len() {
-            starts[b] += starts[b - 1];
-        }
-        PrefixIndex { starts, shift }
-    }
-
-    /// The position of `value` in `keys` (the list the index was made of), if there.
-    #[inline]
-    fn find(&self, keys: &[u32], value: u32) -> Option<usize> {
-        let bucket = (value >> self.shift) as usize;
-        let (start, end) = (
-            self.starts[bucket] as usize,
-            self.starts[bucket + 1] as usize,
-        );
-        (start..end).find(|&at| keys[at] == value)
-    }
-}
-
 /// A bucket of more than this many distinct documents is a crowd (see
 /// [`crowded_documents`]): ten texts that agree on a whole LSH band are one text in ten
 /// copies or ten fillings of one template.
@@ -283,23 +250,27 @@ const CROWD: u64 = 10;
 /// their documents checked.
 ///
 /// Also returns the entries the check sorted: every leader's distinct keys, as `(key,
-/// leader)` entries, in runs in the spill directory when spilling, else in memory.
+/// rank)` entries in runs in the spill directory when spilling (`rank`: per document, its
+/// rank), else as `(key, leader)` entries in memory.
 fn crowded_documents<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    leaders: &[u32],
+    (leaders, rank): (&[u32], &[u32]),
     limit: u64,
 ) -> Result<(Vec<bool>, Option<GatheredKeys<'d>>)> {
     if method.join().shape() != JoinShape::SymmetricKeys {
         return Ok((vec![true; sketches.len()], None));
     }
+    // By rank: the candidate stage walks these runs and pairs ranks, and a lookup per entry
+    // in a table by document there missed the cache on a large corpus.
     let leader_entries = |documents: &[u32]| {
         sketches.flat_map_sorted(method, documents, |leader, sketch, keys, out| {
             method.keys(sketch, keys);
             keys.sort_unstable();
             keys.dedup();
-            out.extend(keys.iter().map(|&key| (key, leader)));
+            let ranked = rank[leader as usize];
+            out.extend(keys.iter().map(|&key| (key, ranked)));
         })
     };
     let mut crowded = vec![false; sketches.len()];
@@ -321,13 +292,17 @@ fn crowded_documents<'d, M: Method>(
         // A leader is crowded when one of its keys is: the members of the crowded keys'
         // buckets, marked as the merge meets them (no second scan of the sketches).
         external.finish()?;
+        let mut crowded_ranks = vec![false; rank.len()];
         external.walk(None, |_, members| {
             if members.len() as u64 > limit {
                 for &member in members {
-                    crowded[member as usize] = true;
+                    crowded_ranks[member as usize] = true;
                 }
             }
         })?;
+        for &leader in leaders {
+            crowded[leader as usize] = crowded_ranks[rank[leader as usize] as usize];
+        }
         return Ok((crowded, Some(GatheredKeys::Spilled(external, keyed))));
     }
     // One flat list of the shared keys' entries, sorted once: the crowds are its long
@@ -529,7 +504,7 @@ mod tests {
         let method = Words::default();
         let leaders: Vec<u32> = (0..15).collect();
         let (crowded, gathered) =
-            crowded_documents(&method, &held(&method), None, &leaders, CROWD).unwrap();
+            crowded_documents(&method, &held(&method), None, (&leaders, &leaders), CROWD).unwrap();
         let Some(GatheredKeys::Held { entries, keyed }) = gathered else {
             panic!("a held run gathers its entries in memory")
         };
@@ -541,7 +516,8 @@ mod tests {
             join: Join::Probe,
             ..Words::default()
         };
-        let (crowded, _) = crowded_documents(&probe, &held(&probe), None, &leaders, 10).unwrap();
+        let (crowded, _) =
+            crowded_documents(&probe, &held(&probe), None, (&leaders, &leaders), 10).unwrap();
         assert!(
             crowded.iter().all(|&c| c),
             "other joins check every document"
@@ -556,7 +532,13 @@ mod tests {
         };
         let mut sketches = held(&method);
         let leaders: Vec<u32> = (0..15).collect();
-        let marks = mark_common_features(&method, &mut sketches, None, &leaders, &NoProgress);
+        let marks = mark_common_features(
+            &method,
+            &mut sketches,
+            None,
+            (&leaders, &leaders),
+            &NoProgress,
+        );
         let marks = marks.unwrap().unwrap();
         assert_eq!((marks.limit, marks.marked, marks.spilled), (5, 12, 0));
         let SketchStore::Memory(all) = &sketches else {
@@ -573,7 +555,8 @@ mod tests {
     #[test]
     fn a_method_without_a_limit_marks_nothing() {
         let method = Words::default();
-        let marks = mark_common_features(&method, &mut held(&method), None, &[0], &NoProgress);
+        let marks =
+            mark_common_features(&method, &mut held(&method), None, (&[0], &[0]), &NoProgress);
         assert!(marks.unwrap().is_none());
     }
 
@@ -593,18 +576,20 @@ mod tests {
         let (sketched, _) = sketcher.into_sketched().unwrap();
         let mut spilled = sketched.sketches;
         let leaders: Vec<u32> = (0..15).collect();
+        // Ranks other than the documents' numbers: the spilled runs hold ranks.
+        let rank: Vec<u32> = (0..15).rev().collect();
         let marks = mark_common_features(
             &method,
             &mut spilled,
             Some(&spilling),
-            &leaders,
+            (&leaders, &rank),
             &NoProgress,
         );
         let marks = marks.unwrap().unwrap();
         assert_eq!(marks.marked, 12);
         assert!(marks.gathered.is_some() && marks.spilled > 0);
         let mut expected = held(&method);
-        mark_common_features(&method, &mut expected, None, &leaders, &NoProgress).unwrap();
+        mark_common_features(&method, &mut expected, None, (&leaders, &rank), &NoProgress).unwrap();
         for document in 0..15 {
             let read = spilled.get(&method, document).unwrap();
             assert_eq!(*read, *expected.get(&method, document).unwrap());

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::check_document_count;
 use super::options::Progress;
 use super::outcome::{BoilerplateLine, BoilerplateStats};
-use crate::spill::{SketchStore, Spilling, StoreBuilder};
+use crate::spill::{Prechecks, SketchStore, Spilling, StoreBuilder};
 
 /// Per document, what the engine keeps in memory whatever holds the sketches.
 #[derive(Default)]
@@ -79,6 +79,14 @@ impl<'m, M: Method> Sketcher<'m, M> {
             }
             None => None,
         };
+        // A method's pre-checks go to a spill of their own beside the sketches.
+        let prechecks = match (&spilling, method.precheck_width()) {
+            (Some(spilling), width @ 1..) => Some(Prechecks::new(
+                (spilling.dir.create("prechecks")).map_err(crate::spill::spill_error)?,
+                width,
+            )),
+            _ => None,
+        };
         if let Some(documents) = documents {
             check_document_count(documents)?;
             progress.stage("sketch", documents as u64);
@@ -86,7 +94,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
         Ok(Sketcher {
             method,
             documents,
-            store: StoreBuilder::new(spill, documents.unwrap_or(0)),
+            store: StoreBuilder::new(spill, prechecks, documents.unwrap_or(0)),
             spilling,
             facts: Facts::with_capacity(documents.unwrap_or(0)),
             notes: NoteTotals::default(),
@@ -160,7 +168,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
                 self.notes.add(&note);
             }
         }
-        self.store.extend(sketches)
+        self.store.extend(self.method, sketches)
     }
 
     /// Ends the stage: the sketches of every document given, their facts, and what

@@ -151,6 +151,9 @@ fn verify<M: Method>(
         ),
         false => (0, 4096),
     };
+    // Spilled sketches with pre-checks: a pair whose pre-checks cannot pass is refused
+    // before either sketch is read (a few bytes from a small spill the page cache keeps).
+    let prechecks = sketches.prechecks();
     let chunks: Vec<Result<Vec<Pair>>> = candidates
         .par_chunks(chunk)
         .map(|chunk| {
@@ -159,7 +162,19 @@ fn verify<M: Method>(
             let mut last: Option<(u32, Held<'_, M::Sketch>)> = None;
             let mut cache: Vec<Option<(u32, Held<'_, M::Sketch>)>> =
                 (0..slots).map(|_| None).collect();
+            let (mut first_check, mut second_check) = (Vec::new(), Vec::new());
+            let mut first_checked = None;
             for &(a, b) in chunk {
+                if let Some(prechecks) = prechecks {
+                    if first_checked != Some(a) {
+                        prechecks.read(a, &mut first_check)?;
+                        first_checked = Some(a);
+                    }
+                    prechecks.read(b, &mut second_check)?;
+                    if !method.precheck_may_agree(&first_check, &second_check) {
+                        continue;
+                    }
+                }
                 if last.as_ref().is_none_or(|(document, _)| *document != a) {
                     last = Some((a, sketches.get(method, a)?));
                 }

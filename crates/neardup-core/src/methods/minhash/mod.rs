@@ -321,6 +321,38 @@ impl Method for MinHash {
         }
     }
 
+    /// The signature folded to a byte a place ([`crate::minhash::fold_bytes`]) after a
+    /// byte that says whether the signature is a full classic one; only where the signature
+    /// check applies ([`MinHash::signatures_may_agree`]).
+    fn precheck_width(&self) -> usize {
+        match self.agreement_floor {
+            0 => 0,
+            _ => 1 + self.hasher.permutations(),
+        }
+    }
+
+    fn precheck(&self, sketch: &MinHashSketch, out: &mut [u8]) {
+        let Some((full, places)) = out.split_first_mut() else {
+            return;
+        };
+        *full = u8::from(sketch.signature.len() == places.len());
+        places.fill(0);
+        if *full == 1 {
+            crate::minhash::fold_bytes(&sketch.signature, places);
+        }
+    }
+
+    /// The signature check on the folded bytes: they agree wherever the signatures do, so a
+    /// pair the check on the full signatures passes passes here too.
+    fn precheck_may_agree(&self, a: &[u8], b: &[u8]) -> bool {
+        let (Some((&1, a)), Some((&1, b))) = (a.split_first(), b.split_first()) else {
+            return true;
+        };
+        self.agreement_floor == 0
+            || a.len() != b.len()
+            || crate::minhash::byte_agreements(a, b) >= self.agreement_floor
+    }
+
     fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
         if a.weights.is_empty() || b.weights.is_empty() {
             self.measure.compute(&a.set, &b.set)
@@ -405,6 +437,35 @@ mod tests {
             let error = MinHashSketch::decode(&exact).unwrap_err();
             assert_eq!(error.parameter(), "sketch");
         }
+    }
+
+    #[test]
+    fn the_precheck_refuses_unrelated_texts_and_keeps_copies() {
+        let method = MinHashBuilder::new().threshold(0.4).build().unwrap();
+        assert_eq!(method.precheck_width(), 129);
+        let check = |text: &str| {
+            let mut out = vec![0u8; method.precheck_width()];
+            method.precheck(&method.sketch(text), &mut out);
+            out
+        };
+        let a =
+            check("国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施。");
+        let copy = check("国务院总理李克强今天在北京主持召开国务院常务会议，部署扩大内需的措施！");
+        let other =
+            check("春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。床前明月光，疑是地上霜。");
+        assert!(method.precheck_may_agree(&a, &copy));
+        assert!(!method.precheck_may_agree(&a, &other));
+        assert_eq!(a[0], 1);
+        // A sketch without a full signature (first byte 0) is refused nothing.
+        let mut none = other.clone();
+        none[0] = 0;
+        assert!(method.precheck_may_agree(&a, &none));
+        // Weighted sketches have no signature check, hence no pre-check.
+        let weighted = MinHashBuilder::new()
+            .weighting(Weighting::Idf)
+            .build()
+            .unwrap();
+        assert_eq!(weighted.precheck_width(), 0);
     }
 
     #[test]
