@@ -34,6 +34,9 @@ pub struct ExternalKeys<'d> {
     /// The documents the budget counts, at least, when remapped (see
     /// [`ExternalKeys::with_ranked_documents`]).
     ranked_documents: usize,
+    /// The first walk of [`ExternalKeys::candidate_pairs`], taken already by
+    /// [`ExternalKeys::walk_first`], with the bucket cap and ranks it was taken for.
+    first: Option<Box<(FirstWalk, usize, usize)>>,
 }
 
 impl<'d> ExternalKeys<'d> {
@@ -45,6 +48,7 @@ impl<'d> ExternalKeys<'d> {
             documents: 0,
             flood_members: FLOOD_MEMBERS,
             ranked_documents: 0,
+            first: None,
         }
     }
 
@@ -102,11 +106,23 @@ impl<'d> ExternalKeys<'d> {
             Some((map, ranks)) => (Some(map), ranks),
             None => (None, self.documents),
         };
+        let taken = match self.first.take().map(|first| *first) {
+            Some((walk, cap, taken_ranks)) if cap == limits.bucket_cap && taken_ranks == ranks => {
+                Some(walk)
+            }
+            _ => None,
+        };
         let FirstWalk {
             mut stats,
             upper_bounds,
-            documents,
-        } = self.first_walk(map, ranks, limits.bucket_cap)?;
+            mut documents,
+        } = match taken {
+            Some(walk) => walk,
+            None => self.first_walk(map, ranks, limits.bucket_cap)?,
+        };
+        if map.is_some() {
+            documents = documents.max(self.ranked_documents);
+        }
         let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
         let limit = partner_limit(&upper_bounds, budget);
         drop(upper_bounds);
@@ -126,34 +142,41 @@ impl<'d> ExternalKeys<'d> {
     }
 
     /// The first walk: the statistics, each document's most partners under the cap, and the
-    /// documents the budget is counted over (one more than the highest rank with a key).
+    /// documents the budget is counted over (one more than the highest rank with a key; at
+    /// least [`ExternalKeys::with_ranked_documents`]'s when remapped, added by the caller).
     fn first_walk(&self, map: Option<Remap<'_>>, ranks: usize, cap: usize) -> Result<FirstWalk> {
-        let mut stats = BucketStats::default();
-        let mut upper_bounds = vec![0u64; ranks];
-        let mut documents = match map {
-            Some(_) => self.ranked_documents,
-            None => 0,
-        };
-        self.walk(map, |_, bucket| {
-            if let Some(&last) = bucket.last() {
-                documents = documents.max(last as usize + 1);
-            }
-            if bucket.len() < 2 {
-                return;
-            }
-            stats.shared_buckets += 1;
-            stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
-            stats.raw_pairs += pair_count(bucket.len(), cap);
-            stats.capped_buckets += u64::from(bucket.len() > cap);
-            for (position, &document) in bucket.iter().enumerate().skip(1) {
-                upper_bounds[document as usize] += position.min(cap) as u64;
+        let mut walk = FirstWalk::new(ranks);
+        self.walk(map, |_, bucket| walk.add(bucket, cap))?;
+        Ok(walk)
+    }
+
+    /// [`ExternalKeys::walk`] without a map, that also takes the first of the two walks
+    /// [`ExternalKeys::candidate_pairs`] makes, for `remap` and `cap`, and keeps it for
+    /// it: a caller that walks the runs anyway (the engine's crowd check) spares the
+    /// candidate stage one merge of every run. `candidate_pairs` uses it when given the
+    /// same bucket cap and ranks, and must be given the same map.
+    ///
+    /// # Errors
+    /// A run that cannot be read back (parameter `temp_dir`).
+    pub fn walk_first(
+        &mut self,
+        (map, ranks): (Remap<'_>, usize),
+        cap: usize,
+        mut bucket: impl FnMut(u64, &[u32]),
+    ) -> Result<()> {
+        let mut walk = FirstWalk::new(ranks);
+        let mut mapped: Vec<u32> = Vec::new();
+        self.walk(None, |key, members| {
+            bucket(key, members);
+            mapped.clear();
+            mapped.extend(members.iter().filter_map(|&member| map(member)));
+            mapped.sort_unstable();
+            if !mapped.is_empty() {
+                walk.add(&mapped, cap);
             }
         })?;
-        Ok(FirstWalk {
-            stats,
-            upper_bounds,
-            documents,
-        })
+        self.first = Some(Box::new((walk, cap, ranks)));
+        Ok(())
     }
 
     /// The second walk: each document's partners in each bucket, at most `take` of them,
@@ -273,6 +296,34 @@ struct FirstWalk {
     upper_bounds: Vec<u64>,
     /// One more than the highest rank with a key.
     documents: usize,
+}
+
+impl FirstWalk {
+    fn new(ranks: usize) -> FirstWalk {
+        FirstWalk {
+            stats: BucketStats::default(),
+            upper_bounds: vec![0u64; ranks],
+            documents: 0,
+        }
+    }
+
+    /// Counts one bucket's ranks (ascending, mapped).
+    fn add(&mut self, bucket: &[u32], cap: usize) {
+        if let Some(&last) = bucket.last() {
+            self.documents = self.documents.max(last as usize + 1);
+        }
+        if bucket.len() < 2 {
+            return;
+        }
+        let stats = &mut self.stats;
+        stats.shared_buckets += 1;
+        stats.largest_bucket = stats.largest_bucket.max(bucket.len() as u64);
+        stats.raw_pairs += pair_count(bucket.len(), cap);
+        stats.capped_buckets += u64::from(bucket.len() > cap);
+        for (position, &document) in bucket.iter().enumerate().skip(1) {
+            self.upper_bounds[document as usize] += position.min(cap) as u64;
+        }
+    }
 }
 
 /// A bucket with at least this many members past its anchors has its anchors remembered.
@@ -561,6 +612,7 @@ mod tests {
             cap in 1usize..6,
             budget in 1usize..4,
             buffer in 1usize..40,
+            walked_first in any::<bool>(),
         ) {
             let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
             let n = keys.len();
@@ -582,6 +634,17 @@ mod tests {
                 ks.into_iter().map(move |k| (k, d as u32))
             })).unwrap();
             let map = |d: u32| (!left_out[d as usize]).then(|| rank(d as usize));
+            // The first walk taken by a walk of the raw members, or by the candidate stage:
+            // the same pairs and statistics, and the raw walk sees every member.
+            if walked_first {
+                let mut seen = 0;
+                external.finish().unwrap();
+                external.walk_first((&map, n), cap, |_, members| seen += members.len()).unwrap();
+                let distinct: usize = (keys.iter())
+                    .map(|ks| { let mut ks = ks.clone(); ks.sort_unstable(); ks.dedup(); ks.len() })
+                    .sum();
+                prop_assert_eq!(seen, distinct);
+            }
             let (pairs, mut stats) = external.candidate_pairs(limits, Some((&map, n))).unwrap();
             let got;
             (got, stats.budget_hits) = drained(pairs, 7);

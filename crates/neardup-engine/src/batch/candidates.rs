@@ -40,6 +40,30 @@ pub(crate) enum CandidateList<'d> {
     },
 }
 
+/// The ranks of the exact-only leaders, which take part in exact-copy groups only: a bitmap
+/// by rank (2.5 MB at 20 million documents), looked up once an entry of the spilled key runs
+/// where a table by document missed the cache.
+pub(crate) struct ExcludedRanks(Vec<u64>);
+
+impl ExcludedRanks {
+    /// The ranks of the documents `exact_only` flags.
+    pub(crate) fn new(exact_only: &[bool], rank: &[u32]) -> ExcludedRanks {
+        let mut bits = vec![0u64; rank.len().div_ceil(64)];
+        for (document, _) in exact_only.iter().enumerate().filter(|(_, &only)| only) {
+            let ranked = rank[document] as usize;
+            bits[ranked / 64] |= 1 << (ranked % 64);
+        }
+        ExcludedRanks(bits)
+    }
+
+    /// `ranked`, unless it is left out.
+    #[inline]
+    pub(crate) fn map(&self, ranked: u32) -> Option<u32> {
+        let bit = self.0[ranked as usize / 64] >> (ranked % 64) & 1;
+        (bit == 0).then_some(ranked)
+    }
+}
+
 /// The leaders a generator sees, numbered by rank.
 struct Ranked<'a, M: Method> {
     method: &'a M,
@@ -88,7 +112,8 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
                 }
                 _ => None,
             };
-            return spilled_symmetric_pairs(&ranked, spilling, gathered, exact_only, limits);
+            let excluded = ExcludedRanks::new(exact_only, rank);
+            return spilled_symmetric_pairs(&ranked, spilling, gathered, &excluded, limits);
         }
         (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held { entries, keyed })) => {
             let documents = ranked_documents(&keyed, exact_only, rank);
@@ -164,25 +189,16 @@ fn spilled_symmetric_pairs<'d, M: Method>(
     ranked: &Ranked<'_, M>,
     spilling: &'d Spilling,
     gathered: Option<ExternalKeys<'d>>,
-    exact_only: &[bool],
+    excluded: &ExcludedRanks,
     limits: CandidateLimits,
 ) -> Result<Candidates<'d>> {
     let (method, sketches) = (ranked.method, ranked.sketches);
     let (leaders, rank) = (ranked.leaders, ranked.rank);
     let (pairs, stats) = match gathered {
         Some(gathered) => {
-            // Entries by rank, of every leader: the exact-only ones left out, looked up in a
-            // bitmap by rank (a few megabytes at the largest, where a table by document
-            // missed the cache once an entry).
-            let mut excluded = vec![0u64; rank.len().div_ceil(64)];
-            for (document, _) in exact_only.iter().enumerate().filter(|(_, &only)| only) {
-                let ranked = rank[document] as usize;
-                excluded[ranked / 64] |= 1 << (ranked % 64);
-            }
-            let map = |ranked: u32| {
-                let bit = excluded[ranked as usize / 64] >> (ranked % 64) & 1;
-                (bit == 0).then_some(ranked)
-            };
+            // Entries by rank, of every leader: the exact-only ones left out (the crowd
+            // check's walk took the first walk with the same map).
+            let map = |ranked: u32| excluded.map(ranked);
             gathered.candidate_pairs(limits, Some((&map, rank.len())))?
         }
         None => {

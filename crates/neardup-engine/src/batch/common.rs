@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use neardup_core::{JoinShape, Method, Result};
 use rayon::prelude::*;
 
+use super::candidates::ExcludedRanks;
 use super::options::Progress;
 use super::outcome::EngineStats;
 use super::KEY_CHUNK;
@@ -31,6 +32,22 @@ pub(crate) enum GatheredKeys<'d> {
     },
 }
 
+/// The leaders as the candidate stage will see them: their ranks, which of them are
+/// exact-only (left out of candidates), and the bucket cap. The crowd check's walk of
+/// spilled runs takes the candidate stage's first walk with them
+/// ([`ExternalKeys::walk_first`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Ranking<'a> {
+    /// The leaders, ascending.
+    pub(crate) leaders: &'a [u32],
+    /// Per document, its rank.
+    pub(crate) rank: &'a [u32],
+    /// Per document, whether it takes part in exact-copy groups only.
+    pub(crate) exact_only: &'a [bool],
+    /// The candidate stage's bucket cap.
+    pub(crate) bucket_cap: usize,
+}
+
 /// What the common-features stage found and marked.
 pub(crate) struct CommonMarks<'d> {
     /// The document-frequency limit ([`Method::common_limit`]).
@@ -49,15 +66,15 @@ pub(crate) fn mark_common_features<'d, M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    (leaders, rank): (&[u32], &[u32]),
+    ranking: Ranking<'_>,
     progress: &dyn Progress,
 ) -> Result<Option<CommonMarks<'d>>> {
+    let leaders = ranking.leaders;
     let Some(limit) = method.common_limit(leaders.len() as u64) else {
         return Ok(None);
     };
     progress.stage("common", leaders.len() as u64);
-    let (marked, gathered, spilled) =
-        mark_common(method, sketches, spilling, (leaders, rank), limit)?;
+    let (marked, gathered, spilled) = mark_common(method, sketches, spilling, ranking, limit)?;
     Ok(Some(CommonMarks {
         limit,
         marked,
@@ -104,11 +121,11 @@ fn mark_common<'d, M: Method>(
     method: &M,
     sketches: &mut SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    (leaders, rank): (&[u32], &[u32]),
+    ranking: Ranking<'_>,
     limit: u64,
 ) -> Result<(u64, Option<GatheredKeys<'d>>, u64)> {
-    let (crowded, gathered) =
-        crowded_documents(method, sketches, spilling, (leaders, rank), CROWD)?;
+    let leaders = ranking.leaders;
+    let (crowded, gathered) = crowded_documents(method, sketches, spilling, ranking, CROWD)?;
     let (common, spilled) = match spilling {
         Some(spilling) => {
             common_features_external(method, sketches, spilling, leaders, &crowded, limit)?
@@ -256,9 +273,10 @@ fn crowded_documents<'d, M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     spilling: Option<&'d Spilling>,
-    (leaders, rank): (&[u32], &[u32]),
+    ranking: Ranking<'_>,
     limit: u64,
 ) -> Result<(Vec<bool>, Option<GatheredKeys<'d>>)> {
+    let Ranking { leaders, rank, .. } = ranking;
     if method.join().shape() != JoinShape::SymmetricKeys {
         return Ok((vec![true; sketches.len()], None));
     }
@@ -293,7 +311,10 @@ fn crowded_documents<'d, M: Method>(
         // buckets, marked as the merge meets them (no second scan of the sketches).
         external.finish()?;
         let mut crowded_ranks = vec![false; rank.len()];
-        external.walk(None, |_, members| {
+        // The candidate stage walks these runs twice; the first of its walks is taken here.
+        let excluded = ExcludedRanks::new(ranking.exact_only, rank);
+        let map = |ranked: u32| excluded.map(ranked);
+        external.walk_first((&map, rank.len()), ranking.bucket_cap, |_, members| {
             if members.len() as u64 > limit {
                 for &member in members {
                     crowded_ranks[member as usize] = true;
@@ -453,6 +474,24 @@ mod tests {
     use crate::NoProgress;
     use neardup_core::Join;
 
+    /// No exact-only leaders: the flags of up to 64 documents, all false.
+    const NONE_EXACT_ONLY: [bool; 64] = [false; 64];
+
+    /// The leaders ranked by `rank`, none exact-only, a bucket cap of 100.
+    fn ranked<'a>(leaders: &'a [u32], rank: &'a [u32]) -> Ranking<'a> {
+        Ranking {
+            leaders,
+            rank,
+            exact_only: &NONE_EXACT_ONLY[..rank.len()],
+            bucket_cap: 100,
+        }
+    }
+
+    /// The leaders ranked in their own order.
+    fn plain(leaders: &[u32]) -> Ranking<'_> {
+        ranked(leaders, leaders)
+    }
+
     /// Twelve notices of one template (sharing `t`) and three ordinary texts.
     fn texts() -> Vec<String> {
         let mut texts: Vec<String> = (0..12).map(|i| format!("t n{i}")).collect();
@@ -504,7 +543,7 @@ mod tests {
         let method = Words::default();
         let leaders: Vec<u32> = (0..15).collect();
         let (crowded, gathered) =
-            crowded_documents(&method, &held(&method), None, (&leaders, &leaders), CROWD).unwrap();
+            crowded_documents(&method, &held(&method), None, plain(&leaders), CROWD).unwrap();
         let Some(GatheredKeys::Held { entries, keyed }) = gathered else {
             panic!("a held run gathers its entries in memory")
         };
@@ -517,7 +556,7 @@ mod tests {
             ..Words::default()
         };
         let (crowded, _) =
-            crowded_documents(&probe, &held(&probe), None, (&leaders, &leaders), 10).unwrap();
+            crowded_documents(&probe, &held(&probe), None, plain(&leaders), 10).unwrap();
         assert!(
             crowded.iter().all(|&c| c),
             "other joins check every document"
@@ -532,13 +571,8 @@ mod tests {
         };
         let mut sketches = held(&method);
         let leaders: Vec<u32> = (0..15).collect();
-        let marks = mark_common_features(
-            &method,
-            &mut sketches,
-            None,
-            (&leaders, &leaders),
-            &NoProgress,
-        );
+        let marks =
+            mark_common_features(&method, &mut sketches, None, plain(&leaders), &NoProgress);
         let marks = marks.unwrap().unwrap();
         assert_eq!((marks.limit, marks.marked, marks.spilled), (5, 12, 0));
         let SketchStore::Memory(all) = &sketches else {
@@ -556,7 +590,7 @@ mod tests {
     fn a_method_without_a_limit_marks_nothing() {
         let method = Words::default();
         let marks =
-            mark_common_features(&method, &mut held(&method), None, (&[0], &[0]), &NoProgress);
+            mark_common_features(&method, &mut held(&method), None, plain(&[0]), &NoProgress);
         assert!(marks.unwrap().is_none());
     }
 
@@ -582,14 +616,21 @@ mod tests {
             &method,
             &mut spilled,
             Some(&spilling),
-            (&leaders, &rank),
+            ranked(&leaders, &rank),
             &NoProgress,
         );
         let marks = marks.unwrap().unwrap();
         assert_eq!(marks.marked, 12);
         assert!(marks.gathered.is_some() && marks.spilled > 0);
         let mut expected = held(&method);
-        mark_common_features(&method, &mut expected, None, (&leaders, &rank), &NoProgress).unwrap();
+        mark_common_features(
+            &method,
+            &mut expected,
+            None,
+            ranked(&leaders, &rank),
+            &NoProgress,
+        )
+        .unwrap();
         for document in 0..15 {
             let read = spilled.get(&method, document).unwrap();
             assert_eq!(*read, *expected.get(&method, document).unwrap());

@@ -228,8 +228,13 @@ fn dedup_sketched<M: Method>(
     } = Leaders::find(lengths, identity, empty, &options);
     // A spilling run's crowd check sorts the leaders' keys; when marks leave keys alone,
     // the candidates are found from those runs instead of sorting the keys again.
-    let marks =
-        common::mark_common_features(method, &mut sketches, spilling, (&leaders, &rank), progress)?;
+    let ranking = common::Ranking {
+        leaders: &leaders,
+        rank: &rank,
+        exact_only: &exact_only,
+        bucket_cap: options.limits().bucket_cap,
+    };
+    let marks = common::mark_common_features(method, &mut sketches, spilling, ranking, progress)?;
     let gathered = marks.and_then(|marks| marks.record(method, &mut stats));
     progress.stage("candidates", leaders.len() as u64);
     let candidates = candidate_pairs(
