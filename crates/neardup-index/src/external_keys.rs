@@ -1,7 +1,9 @@
 //! The spilling key table: the candidate stage of symmetric keys out of memory. `(key, rank)`
 //! entries are spilled as sorted runs, merged, and walked bucket by bucket twice (once for the
 //! partner limit of the candidate budget, once for the pairs), with the same pairs and
-//! statistics as [`KeyTable`](crate::KeyTable) (a property test compares them).
+//! statistics as [`KeyTable`](crate::KeyTable) (a property test compares them). A caller that
+//! walks the runs for its own reasons first (the engine's crowd check) takes the first of the
+//! two walks with it ([`ExternalKeys::walk_first`]), and the runs are merged once fewer.
 //!
 //! The entries of a large corpus are the bulk of a run's memory (16 bytes per LSH band per
 //! document); here only a buffer of [`ExternalKeys::new`]'s budget is held, then the merge
