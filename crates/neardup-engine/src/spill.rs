@@ -171,11 +171,16 @@ impl<S: Sketch> SketchStore<S> {
         }
     }
 
-    /// Bytes of encoded sketches in the spill (0 in memory).
+    /// Bytes of encoded sketches in the spill, and of their pre-checks (0 in memory).
     pub(crate) fn spilled_bytes(&self) -> u64 {
         match self {
             SketchStore::Memory(_) => 0,
-            SketchStore::Spilled { offsets, .. } => offsets.last(),
+            SketchStore::Spilled {
+                offsets, prechecks, ..
+            } => {
+                let documents = offsets.len().saturating_sub(1) as u64;
+                offsets.last() + prechecks.as_ref().map_or(0, |p| p.width as u64 * documents)
+            }
         }
     }
 

@@ -363,6 +363,44 @@ impl SpillDir for ScrambledPrechecks {
     }
 }
 
+/// A spill directory that counts the bytes appended to each spill, by name.
+#[derive(Default)]
+struct Counting(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>);
+
+struct Counted {
+    spill: Box<dyn Spill>,
+    name: String,
+    counts: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+}
+
+impl Spill for Counted {
+    fn append(&mut self, bytes: &[u8]) -> Result<(), String> {
+        *self
+            .counts
+            .lock()
+            .unwrap()
+            .entry(self.name.clone())
+            .or_default() += bytes.len() as u64;
+        self.spill.append(bytes)
+    }
+    fn flush(&mut self) -> Result<(), String> {
+        self.spill.flush()
+    }
+    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<(), String> {
+        self.spill.read_at(offset, buffer)
+    }
+}
+
+impl SpillDir for Counting {
+    fn create(&self, name: &str) -> Result<Box<dyn Spill>, String> {
+        Ok(Box::new(Counted {
+            spill: MemorySpillDir.create(name)?,
+            name: name.to_owned(),
+            counts: self.0.clone(),
+        }))
+    }
+}
+
 #[test]
 fn spilled_minhash_pairs_pass_their_prechecks_first() {
     // With its pre-checks scrambled, a spilled run refuses every candidate before reading
@@ -389,6 +427,12 @@ fn spilled_minhash_pairs_pass_their_prechecks_first() {
         .unwrap();
     assert_eq!(intact.leader_pairs, held.leader_pairs);
     assert!(intact.stats.verified_pairs > 0);
+    // The pre-checks' bytes (129 a document) count as spilled, with the sketches' own.
+    let counting = std::sync::Arc::new(Counting::default());
+    let counted = run(counting.clone());
+    let written = counting.0.lock().unwrap().clone();
+    assert_eq!(written["prechecks"], 129 * texts.len() as u64);
+    assert_eq!(counted.stats.spilled_bytes, written.values().sum::<u64>());
     let scrambled = run(std::sync::Arc::new(ScrambledPrechecks));
     assert_eq!(
         scrambled.stats.candidate_pairs,
