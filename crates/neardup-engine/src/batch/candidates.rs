@@ -14,7 +14,7 @@ use neardup_index::{
 use rayon::prelude::*;
 
 use super::common::{GatheredKeys, Keyed};
-use super::{FirstError, KEY_CHUNK};
+use super::{for_each_sized_chunk, FirstError};
 use crate::spill::{SketchStore, Spilling};
 
 /// What the candidate stage hands on: the pairs, the generator's statistics, and the bytes
@@ -203,18 +203,20 @@ fn spilled_symmetric_pairs<'d, M: Method>(
         }
         None => {
             let mut external = ExternalKeys::new(spilling.dir.as_ref(), "keys", spilling.budget);
-            for chunk in leaders.chunks(KEY_CHUNK) {
+            for_each_sized_chunk(leaders, spilling.budget, |chunk| {
                 let keyed = sketches.map_sorted(method, chunk, |document, sketch| {
                     let mut keys = Vec::new();
                     method.keys(sketch, &mut keys);
                     (keys, rank[document as usize])
                 })?;
+                let bytes = (keyed.iter()).map(|(keys, _)| 32 + 8 * keys.len()).sum();
                 external.extend(
                     keyed
                         .into_iter()
                         .flat_map(|(keys, ranked)| keys.into_iter().map(move |key| (key, ranked))),
                 )?;
-            }
+                Ok(bytes)
+            })?;
             external.candidate_pairs(limits, None)?
         }
     };

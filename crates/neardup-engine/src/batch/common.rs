@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::candidates::ExcludedRanks;
 use super::options::Progress;
 use super::outcome::EngineStats;
-use super::KEY_CHUNK;
+use super::{for_each_sized_chunk, KEY_CHUNK};
 use crate::spill::{PrefixIndex, SketchStore, Spilling};
 use neardup_index::ExternalKeys;
 
@@ -218,10 +218,11 @@ fn common_features_external<M: Method>(
         .map(|(_, &leader)| leader)
         .collect();
     let mut external = ExternalKeys::new(spilling.dir.as_ref(), "common", spilling.budget);
-    for chunk in counted.chunks(KEY_CHUNK) {
+    for_each_sized_chunk(&counted, spilling.budget, |chunk| {
         let features = sketches.map_sorted(method, chunk, |_, sketch| {
             method.frequency_features(sketch).to_vec()
         })?;
+        let bytes = (features.iter()).map(|f| 24 + 4 * f.len()).sum();
         external.extend(
             (chunk.iter().zip(features)).flat_map(|(&leader, features)| {
                 features
@@ -229,7 +230,8 @@ fn common_features_external<M: Method>(
                     .map(move |feature| (u64::from(feature), leader))
             }),
         )?;
-    }
+        Ok(bytes)
+    })?;
     let mut common = Vec::new();
     external.finish()?;
     external.walk(None, |feature, members| {
@@ -301,11 +303,13 @@ fn crowded_documents<'d, M: Method>(
             .min(1 << (usize::BITS - 1 - room.leading_zeros()));
         let (seen, keyed) = SeenTwice::mark(method, sketches, leaders, bits)?;
         let mut external = ExternalKeys::new(spilling.dir.as_ref(), "crowd", spilling.budget);
-        for chunk in leaders.chunks(KEY_CHUNK) {
+        for_each_sized_chunk(leaders, spilling.budget, |chunk| {
             let mut entries = leader_entries(chunk)?;
+            let bytes = entries.capacity() * std::mem::size_of::<(u64, u32)>();
             entries.retain(|&(key, _)| seen.may_share(key));
             external.extend(entries)?;
-        }
+            Ok(bytes)
+        })?;
         drop(seen);
         // A leader is crowded when one of its keys is: the members of the crowded keys'
         // buckets, marked as the merge meets them (no second scan of the sketches).

@@ -57,9 +57,42 @@ use groups::Leaders;
 use sketch::{Facts, Sketched};
 use verify::{verify_candidates, Verified, Wanted};
 
-/// Leaders whose keys are computed together by a spilling stage (common shingles,
-/// candidates).
+/// Most leaders whose keys are computed together by a spilling stage (common shingles,
+/// candidates); see [`for_each_sized_chunk`].
 const KEY_CHUNK: usize = 1 << 16;
+
+/// Calls `f` on consecutive chunks of `documents`, each sized so that what `f` gathers for
+/// it (the bytes `f` returns) stays near `budget`: the first chunk is small, the next ones
+/// take the bytes a document gave so far, between [`MIN_CHUNK`] and [`KEY_CHUNK`]
+/// documents. Chunks counted in documents only held 16 bytes a band key for 65,536 documents
+/// at once: 134 MB at 128 bands, past `--memory-limit 256M`.
+///
+/// # Errors
+/// The first error of `f`.
+fn for_each_sized_chunk(
+    documents: &[u32],
+    budget: usize,
+    mut f: impl FnMut(&[u32]) -> Result<usize>,
+) -> Result<()> {
+    let (mut at, mut len) = (0, FIRST_CHUNK);
+    let (mut bytes, mut seen) = (0usize, 0usize);
+    while at < documents.len() {
+        let end = (at + len).min(documents.len());
+        bytes = bytes.saturating_add(f(&documents[at..end])?);
+        seen += end - at;
+        at = end;
+        let per_document = bytes.div_ceil(seen).max(1);
+        len = (budget / per_document).clamp(MIN_CHUNK, KEY_CHUNK);
+    }
+    Ok(())
+}
+
+/// The first chunk of [`for_each_sized_chunk`], before a document's bytes are known.
+const FIRST_CHUNK: usize = 1024;
+
+/// The fewest documents of a chunk of [`for_each_sized_chunk`] (a block of spilled sketches
+/// is read for each chunk).
+const MIN_CHUNK: usize = 256;
 
 /// Most documents one batch run takes: documents are numbered with `u32`, and `u32::MAX`
 /// marks "none" in the engine's tables.
@@ -349,6 +382,31 @@ mod tests {
         assert_eq!(spilled.leader_pairs, held.leader_pairs);
         assert_eq!(spilled.groups, held.groups);
         assert!(spilled.stats.spilled_bytes > 0);
+    }
+
+    #[test]
+    fn chunks_follow_the_bytes_a_document_gives() {
+        let documents: Vec<u32> = (0..100_000).collect();
+        let mut lengths = Vec::new();
+        let mut covered = Vec::new();
+        for_each_sized_chunk(&documents, 1 << 20, |chunk| {
+            lengths.push(chunk.len());
+            covered.extend_from_slice(chunk);
+            Ok(chunk.len() * 2048)
+        })
+        .unwrap();
+        assert_eq!(covered, documents);
+        // 2 KB a document under a 1 MB budget: 512 documents a chunk after the first.
+        assert_eq!(lengths[0], FIRST_CHUNK);
+        assert!(lengths[1..lengths.len() - 1].iter().all(|&l| l == 512));
+        // Small documents take the largest chunks; errors stop the walk.
+        let mut calls = 0;
+        for_each_sized_chunk(&documents, 1 << 30, |_| Ok(1)).unwrap();
+        let stopped = for_each_sized_chunk(&documents, 1 << 20, |_| {
+            calls += 1;
+            Err(Error::invalid("temp_dir", "full"))
+        });
+        assert!(stopped.is_err() && calls == 1);
     }
 
     #[test]
