@@ -126,14 +126,46 @@ impl PrefixIndex {
 pub(crate) enum SketchStore<S> {
     /// All in memory, by document.
     Memory(Vec<S>),
-    /// Encoded in a [`Spill`]: document `d` is at `offsets[d]..offsets[d + 1]`.
-    Spilled {
-        spill: Box<dyn Spill>,
-        offsets: Offsets,
-        marks: Option<Marks>,
-        /// The documents' pre-checks, for a method with them ([`Method::precheck`]).
-        prechecks: Option<Prechecks>,
-    },
+    /// Encoded in a [`Spill`].
+    Spilled(Encoded),
+}
+
+/// Sketches encoded in a [`Spill`]: document `d` is at `offsets[d]..offsets[d + 1]`.
+pub(crate) struct Encoded {
+    spill: Box<dyn Spill>,
+    offsets: Offsets,
+    marks: Option<Marks>,
+    /// The documents' pre-checks, for a method with them ([`Method::precheck`]).
+    prechecks: Option<Prechecks>,
+}
+
+impl Encoded {
+    /// Reads the encoded sketches of `documents[0]` to `documents[last]` (ascending), one
+    /// span of the spill, into `block`; returns the span's first offset.
+    fn read_span(&self, first: u32, last: u32, block: &mut Vec<u8>) -> Result<u64> {
+        let (start, end) = (
+            self.offsets.get(first as usize),
+            self.offsets.get(last as usize + 1),
+        );
+        block.clear();
+        block.resize((end - start) as usize, 0);
+        self.spill.read_at(start, block).map_err(spill_error)?;
+        Ok(start)
+    }
+
+    /// The sketch of `document` from a span read by [`Encoded::read_span`] at `first`,
+    /// marked again when it was marked.
+    fn decode_in<M: Method>(
+        &self,
+        method: &M,
+        document: u32,
+        block: &[u8],
+        first: u64,
+    ) -> Result<M::Sketch> {
+        let at = (self.offsets.get(document as usize) - first) as usize;
+        let to = (self.offsets.get(document as usize + 1) - first) as usize;
+        decode(method, self.marks.as_ref(), document, &block[at..to])
+    }
 }
 
 /// The pre-checks ([`Method::precheck`]) of spilled sketches, `width` bytes a document at
@@ -167,7 +199,7 @@ impl<S: Sketch> SketchStore<S> {
     pub(crate) fn len(&self) -> usize {
         match self {
             SketchStore::Memory(sketches) => sketches.len(),
-            SketchStore::Spilled { offsets, .. } => offsets.len().saturating_sub(1),
+            SketchStore::Spilled(encoded) => encoded.offsets.len().saturating_sub(1),
         }
     }
 
@@ -175,18 +207,17 @@ impl<S: Sketch> SketchStore<S> {
     pub(crate) fn spilled_bytes(&self) -> u64 {
         match self {
             SketchStore::Memory(_) => 0,
-            SketchStore::Spilled {
-                offsets, prechecks, ..
-            } => {
-                let documents = offsets.len().saturating_sub(1) as u64;
-                offsets.last() + prechecks.as_ref().map_or(0, |p| p.width as u64 * documents)
+            SketchStore::Spilled(encoded) => {
+                let documents = encoded.offsets.len().saturating_sub(1) as u64;
+                let prechecks = encoded.prechecks.as_ref();
+                encoded.offsets.last() + prechecks.map_or(0, |p| p.width as u64 * documents)
             }
         }
     }
 
     /// Whether the sketches are in a spill (each read costs a read and a decoding).
     pub(crate) fn is_spilled(&self) -> bool {
-        matches!(self, SketchStore::Spilled { .. })
+        matches!(self, SketchStore::Spilled(_))
     }
 
     /// The spilled sketches' pre-checks, when the method has them (never in memory: there
@@ -194,7 +225,7 @@ impl<S: Sketch> SketchStore<S> {
     pub(crate) fn prechecks(&self) -> Option<&Prechecks> {
         match self {
             SketchStore::Memory(_) => None,
-            SketchStore::Spilled { prechecks, .. } => prechecks.as_ref(),
+            SketchStore::Spilled(encoded) => encoded.prechecks.as_ref(),
         }
     }
 
@@ -206,22 +237,12 @@ impl<S: Sketch> SketchStore<S> {
     ) -> Result<Held<'_, S>> {
         match self {
             SketchStore::Memory(sketches) => Ok(Held::Borrowed(&sketches[document as usize])),
-            SketchStore::Spilled {
-                spill,
-                offsets,
-                marks,
-                ..
-            } => {
-                let document_at = document as usize;
-                let (start, end) = (offsets.get(document_at), offsets.get(document_at + 1));
-                let mut bytes = vec![0u8; (end - start) as usize];
-                spill.read_at(start, &mut bytes).map_err(spill_error)?;
-                Ok(Held::Owned(decode(
-                    method,
-                    marks.as_ref(),
-                    document,
-                    &bytes,
-                )?))
+            SketchStore::Spilled(encoded) => {
+                let mut bytes = Vec::new();
+                let first = encoded.read_span(document, document, &mut bytes)?;
+                Ok(Held::Owned(
+                    encoded.decode_in(method, document, &bytes, first)?,
+                ))
             }
         }
     }
@@ -256,7 +277,7 @@ impl<S: Sketch> SketchStore<S> {
                     out
                 })
                 .collect(),
-            SketchStore::Spilled { .. } => self.map_sorted(method, documents, |d, sketch| {
+            SketchStore::Spilled(_) => self.map_sorted(method, documents, |d, sketch| {
                 let (mut scratch, mut out) = (Vec::new(), Vec::new());
                 f(d, sketch, &mut scratch, &mut out);
                 out
@@ -282,12 +303,8 @@ impl<S: Sketch> SketchStore<S> {
                 .par_iter()
                 .map(|&d| f(d, &sketches[d as usize]))
                 .collect()),
-            SketchStore::Spilled {
-                spill,
-                offsets,
-                marks,
-                ..
-            } => {
+            SketchStore::Spilled(encoded) => {
+                let offsets = &encoded.offsets;
                 let mut results = Vec::with_capacity(documents.len());
                 // One buffer for every block: a fresh one each time had its pages faulted in
                 // (and zeroed) again whenever the allocator gave the last one back.
@@ -301,18 +318,11 @@ impl<S: Sketch> SketchStore<S> {
                     {
                         end += 1;
                     }
-                    let last = offsets.get(documents[end - 1] as usize + 1);
-                    block.clear();
-                    block.resize((last - first) as usize, 0);
-                    spill.read_at(first, &mut block).map_err(spill_error)?;
+                    let first =
+                        encoded.read_span(documents[start], documents[end - 1], &mut block)?;
                     let decoded: Result<Vec<R>> = documents[start..end]
                         .par_iter()
-                        .map(|&d| {
-                            let at = (offsets.get(d as usize) - first) as usize;
-                            let to = (offsets.get(d as usize + 1) - first) as usize;
-                            let sketch = decode(method, marks.as_ref(), d, &block[at..to])?;
-                            Ok(f(d, &sketch))
-                        })
+                        .map(|&d| Ok(f(d, &encoded.decode_in(method, d, &block, first)?)))
                         .collect();
                     results.extend(decoded?);
                     start = end;
@@ -337,7 +347,7 @@ impl<S: Sketch> SketchStore<S> {
                 .filter(|(_, marked)| **marked)
                 .map(|(sketch, _)| method.mark_common(sketch, &is_common))
                 .sum()),
-            SketchStore::Spilled { .. } => {
+            SketchStore::Spilled(_) => {
                 let documents: Vec<u32> = (marked.iter().enumerate())
                     .filter(|(_, &m)| m)
                     .map(|(d, _)| d as u32)
@@ -347,8 +357,8 @@ impl<S: Sketch> SketchStore<S> {
                     let mut copy = encode_copy(sketch);
                     method.mark_common(&mut copy, &is_common)
                 })?;
-                if let SketchStore::Spilled { marks, .. } = self {
-                    *marks = Some(Marks { common, marked });
+                if let SketchStore::Spilled(encoded) = self {
+                    encoded.marks = Some(Marks { common, marked });
                 }
                 Ok(counts.into_iter().sum())
             }
@@ -524,12 +534,12 @@ impl<S: Sketch> StoreBuilder<S> {
                     }
                     None => None,
                 };
-                Ok(SketchStore::Spilled {
+                Ok(SketchStore::Spilled(Encoded {
                     spill,
                     offsets,
                     marks: None,
                     prechecks,
-                })
+                }))
             }
         }
     }
