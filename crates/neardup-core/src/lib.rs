@@ -51,6 +51,7 @@ pub mod corpus;
 mod error;
 pub mod hash;
 mod html;
+pub mod length_rule;
 pub mod lsh;
 pub mod measure;
 pub mod method;

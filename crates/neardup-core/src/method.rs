@@ -324,13 +324,27 @@ pub trait Method: Send + Sync + Clone {
     /// The true similarity of two sketches, in `[0, 1]`.
     fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64;
 
-    /// The similarity at or above which two documents are duplicates.
+    /// The similarity at or above which two documents are duplicates; for a threshold by
+    /// length ([`crate::length_rule`]), its smallest value (each pair's own is
+    /// [`Method::pair_threshold`]).
     fn threshold(&self) -> f64;
+
+    /// The threshold of the pair `a`, `b`: [`Method::threshold`], unless the method's
+    /// threshold depends on length, where the pair takes the value of its shorter document.
+    fn pair_threshold(&self, _a: &Self::Sketch, _b: &Self::Sketch) -> f64 {
+        self.threshold()
+    }
 
     /// Whether `similarity` makes a duplicate. A tolerance of 1e-9 keeps ratios such as
     /// 7/10 equal to a threshold of 0.7 whatever the rounding.
     fn is_duplicate(&self, similarity: f64) -> bool {
         similarity >= self.threshold() - 1e-9
+    }
+
+    /// Whether `similarity` makes the pair `a`, `b` a duplicate, at its
+    /// [`Method::pair_threshold`] (with [`Method::is_duplicate`]'s tolerance).
+    fn is_duplicate_pair(&self, a: &Self::Sketch, b: &Self::Sketch, similarity: f64) -> bool {
+        similarity >= self.pair_threshold(a, b) - 1e-9
     }
 
     /// The similarity of a candidate pair if it makes a duplicate, else `None`. A method may
@@ -339,7 +353,8 @@ pub trait Method: Send + Sync + Clone {
     /// [`Method::similarity`] and applies [`Method::is_duplicate`].
     fn verify(&self, a: &Self::Sketch, b: &Self::Sketch) -> Option<f64> {
         let similarity = self.similarity(a, b);
-        self.is_duplicate(similarity).then_some(similarity)
+        self.is_duplicate_pair(a, b, similarity)
+            .then_some(similarity)
     }
 }
 

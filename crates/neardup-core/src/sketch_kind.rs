@@ -27,11 +27,14 @@ pub enum SketchKind {
     Segments = 8,
     /// `sentences`: the sentence signatures.
     Sentences = 9,
+    /// `minhash` with shingle sizes by length (`ngram = "<L:2,3"`): the sketch, its scale
+    /// and the short-shingle part of a document in the overlap.
+    ScaledMinHash = 10,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 9] = [
+    pub const ALL: [SketchKind; 10] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -41,6 +44,7 @@ impl SketchKind {
         SketchKind::TopN,
         SketchKind::Segments,
         SketchKind::Sentences,
+        SketchKind::ScaledMinHash,
     ];
 
     /// The byte written after the version.
@@ -65,6 +69,7 @@ impl SketchKind {
             SketchKind::TopN => "topn",
             SketchKind::Segments => "segments",
             SketchKind::Sentences => "sentences",
+            SketchKind::ScaledMinHash => "minhash by length",
         }
     }
 }
@@ -91,7 +96,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(10), None);
+        assert_eq!(SketchKind::from_byte(11), None);
     }
 
     #[test]
@@ -111,6 +116,7 @@ mod tests {
                 (SketchKind::TopN, 7),
                 (SketchKind::Segments, 8),
                 (SketchKind::Sentences, 9),
+                (SketchKind::ScaledMinHash, 10),
             ]
         );
     }

@@ -21,6 +21,7 @@
 //! between two non-CJK characters (one space for a run), so that punctuation turned into
 //! spaces costs nothing on Chinese and words stay apart in English.
 
+use crate::length_rule::ThresholdRule;
 use std::str::FromStr;
 
 use crate::hash::{hash128, hash128_u64s};
@@ -229,6 +230,11 @@ pub struct ShortText {
     normalizer: Normalizer,
     shingler: Shingler,
     measure: ShortMeasure,
+    /// The threshold by length (tokens, or characters with the edit measure) of the pair's
+    /// shorter document.
+    rule: ThresholdRule,
+    /// The rule's smallest value: what the filters (prefixes, lengths, segments) are cut for,
+    /// so that the join stays exact at every pair's own threshold.
     threshold: f64,
     max_edits: Option<u32>,
     /// `ngram` reads the characters whatever the measure.
@@ -268,14 +274,16 @@ impl ShortText {
                 ));
             }
         }
-        let threshold = params.get::<f64>("threshold")?.unwrap_or(match measure {
+        let rule = params.get::<ThresholdRule>("threshold")?;
+        let rule = rule.unwrap_or(ThresholdRule::fixed(match measure {
             ShortMeasure::Edit => DEFAULT_EDIT_THRESHOLD,
             _ => DEFAULT_SET_THRESHOLD,
-        });
-        if !(threshold > 0.0 && threshold <= 1.0) {
+        }));
+        let threshold = rule.min();
+        if !(threshold > 0.0 && rule.max() <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
-                format!("{threshold} (expected above 0 and at most 1)"),
+                format!("{rule} (expected above 0 and at most 1)"),
             ));
         }
         if measure == ShortMeasure::Edit && max_edits.is_none() && threshold < 0.5 {
@@ -304,6 +312,7 @@ impl ShortText {
             normalizer,
             shingler: shingles.build()?,
             measure,
+            rule,
             threshold,
             max_edits,
             keep_chars,
@@ -458,13 +467,23 @@ impl ShortText {
         }
     }
 
+    /// The rule's value at the pair's shorter document (characters for the edit measure,
+    /// tokens otherwise).
+    fn pair_threshold(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+        match self.measure {
+            ShortMeasure::Edit => self.rule.at(a.chars.len().min(b.chars.len())),
+            _ => self.rule.at(a.tokens.len().min(b.tokens.len())),
+        }
+    }
+
     fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        let threshold = self.pair_threshold(a, b);
         match self.measure {
             ShortMeasure::Edit => {
                 let longer = a.chars.len().max(b.chars.len());
                 let bound = match self.max_edits {
                     Some(n) => n as usize,
-                    None => ((1.0 - self.threshold) * longer as f64 + 1e-9).floor() as usize,
+                    None => ((1.0 - threshold) * longer as f64 + 1e-9).floor() as usize,
                 };
                 if a.chars.len().abs_diff(b.chars.len()) > bound {
                     return None;
@@ -475,7 +494,7 @@ impl ShortText {
             }
             _ => {
                 let similarity = self.similarity(a, b);
-                (similarity >= self.threshold - 1e-9).then_some(similarity)
+                (similarity >= threshold - 1e-9).then_some(similarity)
             }
         }
     }
@@ -488,7 +507,10 @@ impl ShortText {
         let mut settings = vec![("measure", Setting::Text(self.measure.name().to_owned()))];
         match self.max_edits {
             Some(n) => settings.push(("max_edits", Setting::Count(u64::from(n)))),
-            None => settings.push(("threshold", Setting::Number(self.threshold))),
+            None if self.rule.is_fixed() => {
+                settings.push(("threshold", Setting::Number(self.threshold)));
+            }
+            None => settings.push(("threshold", Setting::Text(self.rule.to_string()))),
         }
         if self.measure != ShortMeasure::Edit {
             let shingler = &self.shingler;
@@ -548,6 +570,9 @@ macro_rules! short_text_method {
         }
         fn threshold(&self) -> f64 {
             self.short.threshold
+        }
+        fn pair_threshold(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
+            self.short.pair_threshold(a, b)
         }
         fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
             self.short.verify(a, b)

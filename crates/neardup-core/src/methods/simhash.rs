@@ -39,11 +39,11 @@
 //! Fingerprints are stable across releases for the same options (features and the bit votes
 //! of [`crate::simhash`] are pinned by tests), so they may be stored.
 
-use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::hash::hash128_u64s;
+pub use crate::length_rule::DistanceRule;
 use crate::measure::{edit_similarity, jaccard};
 use crate::method::{CorpusStats, SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::{
@@ -63,96 +63,6 @@ const SKETCH_KIND: SketchKind = SketchKind::SimHash;
 /// The largest Hamming distance a rule may give (the exact index stays fast up to about
 /// there; beyond it, unrelated 64-bit fingerprints start to match by chance).
 pub const MAX_DISTANCE: u32 = 24;
-
-/// A Hamming distance limit by document length (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DistanceRule {
-    /// `(below, distance)`: lengths under `below` characters get `distance`; in order.
-    bands: Vec<(usize, u32)>,
-    default: u32,
-}
-
-impl DistanceRule {
-    /// One distance for every length.
-    pub fn fixed(distance: u32) -> DistanceRule {
-        DistanceRule {
-            bands: Vec::new(),
-            default: distance,
-        }
-    }
-    /// The limit of a document of `chars` characters.
-    pub fn limit(&self, chars: usize) -> u32 {
-        (self.bands.iter())
-            .find(|&&(below, _)| chars < below)
-            .map_or(self.default, |&(_, distance)| distance)
-    }
-    /// The largest limit of any length.
-    pub fn max(&self) -> u32 {
-        (self.bands.iter().map(|b| b.1))
-            .chain([self.default])
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-impl fmt::Display for DistanceRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (below, distance) in &self.bands {
-            write!(f, "<{below}:{distance},")?;
-        }
-        write!(f, "{}", self.default)
-    }
-}
-
-impl FromStr for DistanceRule {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<DistanceRule> {
-        let bad = |message: String| Error::invalid_owned("max_distance".into(), message);
-        let distance = |item: &str| -> Result<u32> {
-            let value: u32 = item.trim().parse().map_err(|_| {
-                bad(format!(
-                    "{text:?}: {item:?} is not a distance (expected a whole number, or a rule \
-                     such as \"<100:10,<500:6,3\")"
-                ))
-            })?;
-            if value > MAX_DISTANCE {
-                return Err(bad(format!(
-                    "{text:?}: distance {value} is above the largest, {MAX_DISTANCE}"
-                )));
-            }
-            Ok(value)
-        };
-        let items: Vec<&str> = text.split(',').map(str::trim).collect();
-        let (last, rules) = items.split_last().unwrap_or((&"", &[]));
-        let mut bands = Vec::with_capacity(rules.len());
-        for item in rules {
-            let parsed = item
-                .strip_prefix('<')
-                .and_then(|rest| rest.split_once(':'))
-                .and_then(|(below, d)| Some((below.trim().parse::<usize>().ok()?, d)));
-            let Some((below, d)) = parsed else {
-                return Err(bad(format!(
-                    "{text:?}: {item:?} is not a rule (expected <LENGTH:DISTANCE, such as <100:10)"
-                )));
-            };
-            if bands.last().is_some_and(|&(previous, _)| below <= previous) {
-                return Err(bad(format!(
-                    "{text:?}: length bounds must increase from left to right"
-                )));
-            }
-            bands.push((below, distance(d)?));
-        }
-        if last.starts_with('<') {
-            return Err(bad(format!(
-                "{text:?}: the last item must be the default distance (a bare number)"
-            )));
-        }
-        Ok(DistanceRule {
-            bands,
-            default: distance(last)?,
-        })
-    }
-}
 
 /// How features are weighted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -327,7 +237,7 @@ impl SimHash {
     /// of [`Join::Hamming`]); `None` for an empty or exact-only document.
     pub fn hamming_key(&self, sketch: &SimHashSketch) -> Option<(u64, u32)> {
         (!sketch.is_empty() && !sketch.exact_only)
-            .then(|| (sketch.fingerprint, self.rule.limit(sketch.length as usize)))
+            .then(|| (sketch.fingerprint, self.rule.at(sketch.length as usize)))
     }
 
     /// The verification.
@@ -407,8 +317,8 @@ impl SimHash {
 
     fn limit(&self, a: &SimHashSketch, b: &SimHashSketch) -> u32 {
         self.rule
-            .limit(a.length as usize)
-            .min(self.rule.limit(b.length as usize))
+            .at(a.length as usize)
+            .min(self.rule.at(b.length as usize))
     }
 }
 
@@ -800,11 +710,11 @@ mod tests {
     #[test]
     fn distance_rules_parse_and_apply() {
         let rule: DistanceRule = "<100:10,<500:6,3".parse().unwrap();
-        assert_eq!(rule.limit(0), 10);
-        assert_eq!(rule.limit(99), 10);
-        assert_eq!(rule.limit(100), 6);
-        assert_eq!(rule.limit(499), 6);
-        assert_eq!(rule.limit(500), 3);
+        assert_eq!(rule.at(0), 10);
+        assert_eq!(rule.at(99), 10);
+        assert_eq!(rule.at(100), 6);
+        assert_eq!(rule.at(499), 6);
+        assert_eq!(rule.at(500), 3);
         assert_eq!(rule.max(), 10);
         assert_eq!(rule.to_string(), "<100:10,<500:6,3");
         assert_eq!("7".parse::<DistanceRule>().unwrap(), DistanceRule::fixed(7));

@@ -2,6 +2,7 @@
 //! [`MinHashBuilder::build`].
 
 use crate::boilerplate::{Boilerplate, DfLimit, DEFAULT_BOILERPLATE_DF, DEFAULT_MAX_DF};
+use crate::length_rule::{NgramRule, ThresholdRule};
 use crate::lsh::{LshParams, DEFAULT_FN_WEIGHT, DEFAULT_FP_WEIGHT};
 use crate::measure::SetMeasure;
 use crate::minhash::{MinHasher, SketchScheme};
@@ -9,6 +10,7 @@ use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::tokenize::{ShinglerBuilder, Tokenizer};
 use crate::{Error, Result};
 
+use super::scale::ScaleRule;
 use super::{Common, MinHash, Weighting, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD};
 
 /// Builder of [`MinHash`]; every parameter is checked in [`MinHashBuilder::build`].
@@ -19,7 +21,7 @@ pub struct MinHashBuilder {
     permutations: usize,
     scheme: SketchScheme,
     seed: u64,
-    threshold: f64,
+    threshold: ThresholdRule,
     measure: SetMeasure,
     bands_rows: Option<(usize, usize)>,
     lsh_threshold: Option<f64>,
@@ -29,6 +31,8 @@ pub struct MinHashBuilder {
     weighting: Weighting,
     common: Common,
     rare_threshold: f64,
+    /// Shingle sizes by length: `(below, short ngram)`, the long one being `shingles`'.
+    short_ngram: Option<(usize, usize)>,
 }
 
 impl Default for MinHashBuilder {
@@ -39,7 +43,7 @@ impl Default for MinHashBuilder {
             permutations: 128,
             scheme: SketchScheme::Classic,
             seed: 1,
-            threshold: DEFAULT_THRESHOLD,
+            threshold: ThresholdRule::fixed(DEFAULT_THRESHOLD),
             measure: SetMeasure::Jaccard,
             bands_rows: None,
             lsh_threshold: None,
@@ -50,6 +54,7 @@ impl Default for MinHashBuilder {
             weighting: Weighting::None,
             common: Common::Check,
             rare_threshold: DEFAULT_RARE_THRESHOLD,
+            short_ngram: None,
         }
     }
 }
@@ -75,6 +80,26 @@ impl MinHashBuilder {
     pub fn ngram(mut self, ngram: usize) -> Self {
         self.shingles = self.shingles.ngram(ngram);
         self
+    }
+    /// Tokens per shingle by length in characters, `"<30:2,3"`: documents under the bound
+    /// take the first size, and the others the default (one bound at most; see
+    /// `scale.rs`). A fixed rule is [`MinHashBuilder::ngram`].
+    pub fn ngram_rule(mut self, rule: &NgramRule) -> Result<Self> {
+        match rule.bands() {
+            [] => {}
+            &[(below, short)] if short != rule.default_value() => {
+                self.short_ngram = Some((below, short));
+            }
+            [_] => {}
+            _ => {
+                return Err(Error::invalid(
+                    "ngram",
+                    format!("{rule}: one length bound at most (\"<30:2,3\")"),
+                ))
+            }
+        }
+        self.shingles = self.shingles.ngram(rule.default_value());
+        Ok(self)
     }
     /// For `auto`: characters per shingle on non-CJK runs; default `ngram + 2`.
     pub fn latin_ngram(mut self, ngram: usize) -> Self {
@@ -103,7 +128,13 @@ impl MinHashBuilder {
     }
     /// Similarity threshold of the verification measure.
     pub fn threshold(mut self, threshold: f64) -> Self {
-        self.threshold = threshold;
+        self.threshold = ThresholdRule::fixed(threshold);
+        self
+    }
+    /// Similarity threshold by length: a pair takes the rule's value at the size of its
+    /// smaller shingle set (see [`crate::length_rule`]).
+    pub fn threshold_rule(mut self, rule: ThresholdRule) -> Self {
+        self.threshold = rule;
         self
     }
     /// Verification measure.
@@ -163,17 +194,17 @@ impl MinHashBuilder {
     /// When the threshold is outside `(0, 1]`, `ngram` or `permutations` out of range, or
     /// `bands x rows` does not fit the signature.
     pub fn build(self) -> Result<MinHash> {
-        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+        if !(self.threshold.min() > 0.0 && self.threshold.max() <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
                 format!("{} (expected 0 < t <= 1)", self.threshold),
             ));
         }
-        let shingler = self.shingles.build()?;
+        let shingler = self.shingles.clone().build()?;
         let hasher = MinHasher::new(self.permutations, self.scheme, self.seed)?;
         let lsh_threshold = self.lsh_threshold.unwrap_or(match self.measure {
-            SetMeasure::Jaccard => self.threshold,
-            SetMeasure::Containment => 0.4 * self.threshold,
+            SetMeasure::Jaccard => self.threshold.min(),
+            SetMeasure::Containment => 0.4 * self.threshold.min(),
         });
         let lsh = match self.bands_rows {
             Some((bands, rows)) => LshParams::new(bands, rows, self.permutations)?,
@@ -190,15 +221,36 @@ impl MinHashBuilder {
                 format!("{} (expected 0 <= t <= 1)", self.rare_threshold),
             ));
         }
-        let agreement_floor = match (self.measure, self.weighting, self.scheme) {
-            (SetMeasure::Jaccard, Weighting::None, SketchScheme::Classic) => {
-                crate::minhash::agreement_floor(
-                    self.permutations,
-                    self.threshold,
-                    crate::minhash::MISS_RISK,
-                )
+        let signature_check = matches!(
+            (self.measure, self.weighting, self.scheme),
+            (SetMeasure::Jaccard, Weighting::None, SketchScheme::Classic)
+        );
+        let agreement_floor = self.threshold.map(|t| match signature_check {
+            true => {
+                crate::minhash::agreement_floor(self.permutations, t, crate::minhash::MISS_RISK)
             }
-            _ => 0,
+            false => 0,
+        });
+        let scale = match self.short_ngram {
+            None => None,
+            Some(_) if self.weighting == Weighting::Idf || self.measure != SetMeasure::Jaccard => {
+                return Err(Error::invalid(
+                    "ngram",
+                    "shingle sizes by length need measure jaccard and weighting none (a short \
+                     and a long document are kept apart by their sizes)",
+                ))
+            }
+            Some((below, ngram)) => {
+                let threshold = self.threshold.min();
+                Some(ScaleRule {
+                    shingler: (self.shingles.clone())
+                        .ngram(ngram)
+                        .latin_ngram(shingler.latin_ngram())
+                        .build()?,
+                    below,
+                    overlap_end: (below as f64 / threshold).ceil() as usize,
+                })
+            }
         };
         let normalizer = Normalizer::new(self.normalize);
         let boilerplate = Boilerplate::new(
@@ -215,6 +267,7 @@ impl MinHashBuilder {
             boilerplate,
             normalizer,
             shingler,
+            scale,
             hasher,
             lsh,
             threshold: self.threshold,

@@ -10,6 +10,7 @@
 mod builder;
 mod options;
 mod registered;
+mod scale;
 mod sketch;
 
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use crate::boilerplate::{Boilerplate, DfLimit, MAX_DF_FLOOR};
 use crate::corpus::CorpusStats;
 use crate::hash::hash128_u64s;
+use crate::length_rule::{LengthRule, ThresholdRule};
 use crate::lsh::LshParams;
 use crate::measure::SetMeasure;
 use crate::method::SketchNotes;
@@ -27,8 +29,13 @@ use crate::{Method, Sketch};
 
 pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
 pub use builder::MinHashBuilder;
-pub use options::{Common, Weighting, DEFAULT_RARE_THRESHOLD};
+pub use options::{
+    Common, Weighting, DEFAULT_NGRAM_RULE, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD_RULE,
+};
+pub use scale::{Scale, ShortPart};
 pub use sketch::MinHashSketch;
+
+use scale::{pair_views, Class, ScaleRule, View};
 
 /// MinHash-LSH with verification.
 #[derive(Debug, Clone)]
@@ -40,13 +47,17 @@ pub struct MinHash {
     boilerplate: Boilerplate,
     normalizer: Normalizer,
     shingler: Shingler,
+    /// Shingle sizes by length (`ngram = "<30:2,3"`), if given.
+    scale: Option<ScaleRule>,
     hasher: MinHasher,
     lsh: LshParams,
-    threshold: f64,
+    /// The threshold by the size of the pair's smaller shingle set.
+    threshold: ThresholdRule,
     measure: SetMeasure,
     /// Fewest agreeing signature places a pair needs before its sets are compared (0: no
-    /// such check); see [`MinHash::signatures_may_agree`].
-    agreement_floor: usize,
+    /// such check), by the size of its smaller set as `threshold`; see
+    /// [`MinHash::signatures_may_agree`].
+    agreement_floor: LengthRule<usize>,
 }
 
 impl MinHash {
@@ -67,6 +78,10 @@ impl MinHash {
     pub fn shingles(&self, text: &str) -> ShingleSet {
         self.shingler.shingles(&self.normalizer.normalize(text))
     }
+    /// The threshold rule (a fixed number unless given by length).
+    pub fn threshold_rule(&self) -> &ThresholdRule {
+        &self.threshold
+    }
     /// The boilerplate settings and what was learned.
     pub fn boilerplate(&self) -> &Boilerplate {
         &self.boilerplate
@@ -84,6 +99,7 @@ impl MinHash {
             weights: Box::new([]),
             common: Box::new([]),
             identity: hash128_u64s(full.hashes()) ^ TAG,
+            scale: Scale::Long,
         }
     }
 
@@ -105,6 +121,7 @@ impl MinHash {
             weights: Box::new([]),
             common: Box::new([]),
             identity,
+            scale: Scale::Long,
         }
     }
 
@@ -146,6 +163,7 @@ impl MinHash {
             weights: set_weights.into_boxed_slice(),
             common: Box::new([]),
             identity,
+            scale: Scale::Long,
         }
     }
 
@@ -187,12 +205,63 @@ impl MinHash {
     /// candidates (pairs that share a band by chance, their similarity far below the
     /// threshold) stop here. Only for unweighted Jaccard on classic signatures, where each
     /// place agrees with probability equal to the similarity.
-    fn signatures_may_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
+    fn signatures_may_agree(&self, a: View<'_>, b: View<'_>) -> bool {
         let places = self.hasher.permutations();
-        self.agreement_floor == 0
+        let floor = (self.agreement_floor).at(a.set.len().min(b.set.len()));
+        floor == 0
             || a.signature.len() != places
             || b.signature.len() != places
-            || crate::minhash::agreements(&a.signature, &b.signature) >= self.agreement_floor
+            || crate::minhash::agreements(a.signature, b.signature) >= floor
+    }
+
+    /// The sketch of normalised text whose shingle size depends on its length: the set of
+    /// its class's shingles, common shingles dropped by `drop` from the long ones, and the
+    /// short part of a document in the overlap. `None` when the set is empty (the caller
+    /// decides what an empty document is).
+    fn sketch_scaled(
+        &self,
+        rule: &ScaleRule,
+        normalized: &str,
+        drop: impl FnOnce(&mut Vec<u64>),
+    ) -> (Vec<u64>, usize, Option<MinHashSketch>) {
+        let class = rule.class(normalized);
+        let shingles = |shingler: &Shingler| {
+            let mut hashes = shingler.shingle_hashes(normalized);
+            hashes.sort_unstable();
+            hashes.dedup();
+            hashes
+        };
+        let mut hashes = match class {
+            Class::Short => shingles(&rule.shingler),
+            Class::Long | Class::Both => shingles(&self.shingler),
+        };
+        let shingled = hashes.len();
+        if class != Class::Short {
+            drop(&mut hashes);
+        }
+        if hashes.is_empty() {
+            return (hashes, shingled, None);
+        }
+        let mut sketch = self.sketch_set(&hashes);
+        sketch.scale = match class {
+            Class::Long => Scale::Long,
+            Class::Short => Scale::Short,
+            Class::Both => {
+                let short = shingles(&rule.shingler);
+                if short == hashes {
+                    Scale::Both(None)
+                } else if short.is_empty() {
+                    Scale::Long
+                } else {
+                    let part = self.sketch_hashes(&short);
+                    Scale::Both(Some(Box::new(ShortPart {
+                        signature: part.signature,
+                        set: part.set,
+                    })))
+                }
+            }
+        };
+        (hashes, shingled, Some(sketch))
     }
 
     /// The sketch of a shingle set (its sorted, distinct hashes) under the method's
@@ -213,7 +282,7 @@ impl Method for MinHash {
     }
 
     fn sketch(&self, text: &str) -> MinHashSketch {
-        if !self.boilerplate.is_active() {
+        if !self.boilerplate.is_active() && self.scale.is_none() {
             return self.sketch_set(self.shingles(text).hashes());
         }
         self.sketch_noted(text, &mut SketchNotes::default())
@@ -223,19 +292,37 @@ impl Method for MinHash {
     /// document left with no shingle by either is exact-only.
     fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            return self.sketch_set(self.shingles(text).hashes());
+            let Some(rule) = &self.scale else {
+                return self.sketch_set(self.shingles(text).hashes());
+            };
+            let normalized = self.normalizer.normalize(text);
+            let (hashes, _, sketch) = self.sketch_scaled(rule, &normalized, |_| {});
+            return sketch.unwrap_or_else(|| self.sketch_set(&hashes));
         }
         let lines_before = notes.removed_lines.len();
         let stripped = self
             .boilerplate
             .strip(&self.normalizer, text, &mut notes.removed_lines);
-        let mut hashes = self.shingler.shingle_hashes(&stripped);
-        hashes.sort_unstable();
-        hashes.dedup();
-        let shingled = hashes.len();
-        if self.boilerplate.drops_common() && self.common == Common::Drop {
-            hashes.retain(|&hash| !self.boilerplate.is_common(hash));
-            notes.discounted_features += (shingled - hashes.len()) as u64;
+        let mut drop = |hashes: &mut Vec<u64>| {
+            if self.boilerplate.drops_common() && self.common == Common::Drop {
+                let shingled = hashes.len();
+                hashes.retain(|&hash| !self.boilerplate.is_common(hash));
+                notes.discounted_features += (shingled - hashes.len()) as u64;
+            }
+        };
+        let (hashes, shingled, sketch) = match &self.scale {
+            Some(rule) => self.sketch_scaled(rule, &stripped, drop),
+            None => {
+                let mut hashes = self.shingler.shingle_hashes(&stripped);
+                hashes.sort_unstable();
+                hashes.dedup();
+                let shingled = hashes.len();
+                drop(&mut hashes);
+                (hashes, shingled, None)
+            }
+        };
+        if let Some(sketch) = sketch {
+            return sketch;
         }
         if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
             return self.exact_only_sketch(text);
@@ -315,9 +402,15 @@ impl Method for MinHash {
         false
     }
 
+    /// The bands of the signature, and of the short part's for a document in the overlap
+    /// of shingle sizes by length (a chance equality of a long and a short band only makes
+    /// a candidate that verification refuses).
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !sketch.is_empty() && !sketch.exact_only() {
             self.lsh.band_keys(&sketch.signature, keys);
+            if let Scale::Both(Some(part)) = &sketch.scale {
+                self.lsh.band_keys(&part.signature, keys);
+            }
         }
     }
 
@@ -325,37 +418,49 @@ impl Method for MinHash {
     /// byte that says whether the signature is a full classic one; only where the signature
     /// check applies ([`MinHash::signatures_may_agree`]).
     fn precheck_width(&self) -> usize {
-        match self.agreement_floor {
+        match self.agreement_floor.min() {
             0 => 0,
             _ => 1 + self.hasher.permutations(),
         }
     }
 
     fn precheck(&self, sketch: &MinHashSketch, out: &mut [u8]) {
-        let Some((full, places)) = out.split_first_mut() else {
+        let Some((flag, places)) = out.split_first_mut() else {
             return;
         };
-        *full = u8::from(sketch.signature.len() == places.len());
+        let (which, signature) = scale::precheck_flag(sketch, places.len());
+        *flag = which;
         places.fill(0);
-        if *full == 1 {
-            crate::minhash::fold_bytes(&sketch.signature, places);
+        if which != 0 {
+            crate::minhash::fold_bytes(signature, places);
         }
     }
 
     /// The signature check on the folded bytes: they agree wherever the signatures do, so a
-    /// pair the check on the full signatures passes passes here too.
+    /// pair the check on the full signatures passes passes here too. (With shingle sizes by
+    /// length, only where the folded signatures are the ones the pair is verified on.)
     fn precheck_may_agree(&self, a: &[u8], b: &[u8]) -> bool {
-        let (Some((&1, a)), Some((&1, b))) = (a.split_first(), b.split_first()) else {
+        let (Some((&flag_a, a)), Some((&flag_b, b))) = (a.split_first(), b.split_first()) else {
             return true;
         };
-        self.agreement_floor == 0
-            || a.len() != b.len()
-            || crate::minhash::byte_agreements(a, b) >= self.agreement_floor
+        match scale::precheck_compares(flag_a, flag_b) {
+            None => return true,
+            Some(false) => return false,
+            Some(true) => {}
+        }
+        // The sizes are not in the pre-check: the least floor of any size.
+        let floor = self.agreement_floor.min();
+        floor == 0 || a.len() != b.len() || crate::minhash::byte_agreements(a, b) >= floor
     }
 
+    /// On the sets the pair is compared on (the short shingles when one of the two is
+    /// short-only, see `scale.rs`); 0 for a short-only and a long-only document.
     fn similarity(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
-        if a.weights.is_empty() || b.weights.is_empty() {
-            self.measure.compute(&a.set, &b.set)
+        let Some((x, y)) = pair_views(a, b) else {
+            return 0.0;
+        };
+        if a.weights.is_empty() || b.weights.is_empty() || !(x.own && y.own) {
+            self.measure.compute(x.set, y.set)
         } else {
             (self.measure).compute_weighted(&a.set, &a.weights, &b.set, &b.weights)
         }
@@ -365,31 +470,46 @@ impl Method for MinHash {
     /// are refused without intersecting their sets; and pairs whose signatures agree in too
     /// few places ([`MinHash::signatures_may_agree`]) too.
     fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
-        if !self.signatures_may_agree(a, b) {
+        let (x, y) = pair_views(a, b)?;
+        if !self.signatures_may_agree(x, y) {
             return None;
         }
+        let threshold = self.pair_threshold(a, b);
         if self.measure == SetMeasure::Jaccard {
-            let size = |s: &MinHashSketch| match s.weights.is_empty() {
-                true => s.set.len() as f64,
+            let size = |s: &MinHashSketch, v: View<'_>| match s.weights.is_empty() || !v.own {
+                true => v.set.len() as f64,
                 false => s.weights.iter().map(|&w| f64::from(w)).sum(),
             };
-            let (small, large) = (size(a).min(size(b)), size(a).max(size(b)));
-            if large > 0.0 && !self.is_duplicate(small / large) {
+            let (a_size, b_size) = (size(a, x), size(b, y));
+            let (small, large) = (a_size.min(b_size), a_size.max(b_size));
+            if large > 0.0 && small / large < threshold - 1e-9 {
                 return None;
             }
         }
         let similarity = self.similarity(a, b);
-        if !self.is_duplicate(similarity) {
+        if similarity < threshold - 1e-9 {
             return None;
         }
-        if !a.common.is_empty() && !b.common.is_empty() && !self.rare_agree(a, b) {
+        // Common marks are on the sketch's own set (the short part of a document in the
+        // overlap has none).
+        let marked = x.own && y.own && !a.common.is_empty() && !b.common.is_empty();
+        if marked && !self.rare_agree(a, b) {
             return None;
         }
         Some(similarity)
     }
 
+    /// The rule's smallest value (the value of every pair unless it is a rule by length).
     fn threshold(&self) -> f64 {
-        self.threshold
+        self.threshold.min()
+    }
+
+    /// The rule's value at the size of the smaller shingle set.
+    fn pair_threshold(&self, a: &MinHashSketch, b: &MinHashSketch) -> f64 {
+        match pair_views(a, b) {
+            Some((x, y)) => self.threshold.at(x.set.len().min(y.set.len())),
+            None => self.threshold.max(),
+        }
     }
 }
 

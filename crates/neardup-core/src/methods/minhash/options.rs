@@ -42,6 +42,16 @@ impl std::str::FromStr for Common {
 
 param_value_by_choice!(Common);
 
+/// The default shingle sizes by length (`auto` tokeniser, Jaccard, unweighted, no `ngram`
+/// given): 2 characters on CJK text under 24 characters, 3 otherwise (chosen on the short
+/// and long corpora of docs/evaluation.md, "Defaults by length").
+pub const DEFAULT_NGRAM_RULE: &str = "<24:2,3";
+
+/// The default threshold by length, with [`DEFAULT_NGRAM_RULE`] (no `threshold` given): 0.43
+/// for a pair whose smaller set has under 25 shingles, 0.4 otherwise. Pairs of short texts
+/// on 2-character shingles share more by chance than on 3-character ones.
+pub const DEFAULT_THRESHOLD_RULE: &str = "<25:0.43,0.4";
+
 /// The default `rare_threshold`.
 pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
 

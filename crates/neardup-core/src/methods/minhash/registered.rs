@@ -1,5 +1,6 @@
 //! How the registry builds `minhash`: its parameters, their parsing and its settings.
 
+use crate::length_rule::NgramRule;
 use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
     BOILERPLATE_PARAMS, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS, THRESHOLD_PARAM,
@@ -8,7 +9,9 @@ use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::tokenize::Tokenizer;
 use crate::{Error, Result};
 
-use super::{MinHash, MinHashBuilder, DEFAULT_RARE_THRESHOLD};
+use super::options::{DEFAULT_NGRAM_RULE, DEFAULT_THRESHOLD_RULE};
+use super::{MinHash, MinHashBuilder, Weighting, DEFAULT_RARE_THRESHOLD};
+use crate::measure::SetMeasure;
 
 impl Registered for MinHash {
     const NAME: &'static str = "minhash";
@@ -97,8 +100,17 @@ impl Registered for MinHash {
 
     fn from_params(params: &Params) -> Result<MinHash> {
         let mut builder = MinHashBuilder::new().normalize(normalize_options(params)?);
-        if let Some(threshold) = params.get("threshold")? {
-            builder = builder.threshold(threshold);
+        // Shingle sizes and thresholds by length are the defaults where they were measured:
+        // the `auto` tokeniser, unweighted Jaccard, and neither parameter given.
+        let by_length = params.get::<Tokenizer>("tokenizer")?.unwrap_or_default()
+            == Tokenizer::Auto
+            && params.get::<SetMeasure>("measure")?.unwrap_or_default() == SetMeasure::Jaccard
+            && params.get::<Weighting>("weighting")?.unwrap_or_default() == Weighting::None
+            && params.raw("ngram").is_none();
+        match params.get("threshold")? {
+            Some(rule) => builder = builder.threshold_rule(rule),
+            None if by_length => builder = builder.threshold_rule(DEFAULT_THRESHOLD_RULE.parse()?),
+            None => {}
         }
         if let Some(measure) = params.get("measure")? {
             builder = builder.measure(measure);
@@ -132,8 +144,10 @@ impl Registered for MinHash {
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
         }
-        if let Some(ngram) = params.get("ngram")? {
-            builder = builder.ngram(ngram);
+        match params.get::<NgramRule>("ngram")? {
+            Some(rule) => builder = builder.ngram_rule(&rule)?,
+            None if by_length => builder = builder.ngram_rule(&DEFAULT_NGRAM_RULE.parse()?)?,
+            None => {}
         }
         if let Some(ngram) = params.get("latin_ngram")? {
             builder = builder.latin_ngram(ngram);
@@ -159,7 +173,18 @@ impl Registered for MinHash {
                 "tokenizer",
                 Setting::Text(shingler.tokenizer().name().to_owned()),
             ),
-            ("ngram", Setting::Count(shingler.ngram() as u64)),
+            match &self.scale {
+                None => ("ngram", Setting::Count(shingler.ngram() as u64)),
+                Some(rule) => (
+                    "ngram",
+                    Setting::Text(format!(
+                        "<{}:{},{}",
+                        rule.below,
+                        rule.shingler.ngram(),
+                        shingler.ngram()
+                    )),
+                ),
+            },
         ];
         if shingler.tokenizer() == Tokenizer::Auto {
             settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
@@ -182,6 +207,9 @@ impl Registered for MinHash {
             ),
             ("rare_threshold", Setting::Number(self.rare_threshold)),
         ]);
+        if !self.threshold.is_fixed() {
+            settings.push(("threshold", Setting::Text(self.threshold.to_string())));
+        }
         settings.extend(boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
         settings

@@ -11,6 +11,31 @@ const SKETCH_KIND: SketchKind = SketchKind::MinHash;
 /// The kind of an encoded weighted [`MinHashSketch`] (`weighting = idf`): the same fields,
 /// then the weights.
 const WEIGHTED_SKETCH_KIND: SketchKind = SketchKind::WeightedMinHash;
+/// The kind of an encoded [`MinHashSketch`] under shingle sizes by length: the fields of
+/// the unweighted kind, the common marks, the [`Scale`] and the short part.
+const SCALED_SKETCH_KIND: SketchKind = SketchKind::ScaledMinHash;
+
+/// Which shingles a document's sketch holds when the shingle size depends on the length
+/// (`ngram = "<L:2,3"`; see [`super::MinHash::pair_sets`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Scale {
+    /// The long shingles only: no rule, or a document too long for any short partner.
+    #[default]
+    Long,
+    /// The short shingles only (a document under the rule's bound).
+    Short,
+    /// Both: the long shingles in the sketch, and the short ones here (`None` when they
+    /// are the same set, as on text without CJK characters). A document in the overlap can
+    /// pair with a short document (on the short shingles) and a long one.
+    Both(Option<Box<ShortPart>>),
+}
+
+/// The short-shingle signature and set of a document in the overlap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShortPart {
+    pub(super) signature: Box<[u32]>,
+    pub(super) set: Box<[u32]>,
+}
 
 /// The sketch of [`MinHash`](super::MinHash): the signature for LSH, the shingle set for verification.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +48,9 @@ pub struct MinHashSketch {
     /// when not checked.
     pub(super) common: Box<[u32]>,
     pub(super) identity: u128,
+    /// Which shingles `signature` and `set` are, and the short part of a document in the
+    /// overlap.
+    pub(super) scale: Scale,
 }
 
 impl MinHashSketch {
@@ -59,6 +87,20 @@ impl Sketch for MinHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
+        if self.scale != Scale::Long {
+            let mut encoder = SketchEncoder::new(out, SCALED_SKETCH_KIND.byte());
+            encoder
+                .u128(self.identity)
+                .u32s(&self.signature)
+                .u32s(&self.set)
+                .u32s(&self.common);
+            match &self.scale {
+                Scale::Long | Scale::Short => encoder.u8(1),
+                Scale::Both(None) => encoder.u8(2),
+                Scale::Both(Some(part)) => encoder.u8(3).u32s(&part.signature).u32s(&part.set),
+            };
+            return;
+        }
         let kind = if self.weights.is_empty() && self.common.is_empty() {
             SKETCH_KIND
         } else {
@@ -75,6 +117,9 @@ impl Sketch for MinHashSketch {
         }
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
+        if bytes.get(3) == Some(&SCALED_SKETCH_KIND.byte()) {
+            return decode_scaled(bytes);
+        }
         let weighted = bytes.get(3) == Some(&WEIGHTED_SKETCH_KIND.byte());
         let mut decoder = if weighted {
             SketchDecoder::new(
@@ -95,34 +140,77 @@ impl Sketch for MinHashSketch {
             (Box::default(), Box::default())
         };
         decoder.finish()?;
-        if !common.is_empty() && common.len() != set.len().div_ceil(32) {
-            return Err(Error::invalid(
-                "sketch",
-                format!(
-                    "{} common-bit words for {} elements",
-                    common.len(),
-                    set.len()
-                ),
-            ));
-        }
-        if !weights.is_empty() && weights.len() != set.len() {
-            return Err(Error::invalid(
-                "sketch",
-                format!("{} weights for {} elements", weights.len(), set.len()),
-            ));
-        }
-        if !set.windows(2).all(|w| w[0] < w[1]) {
-            return Err(Error::invalid(
-                "sketch",
-                "verification set not strictly increasing",
-            ));
-        }
+        check_sketch(&set, &weights, &common)?;
         Ok(MinHashSketch {
             signature,
             set,
             weights,
             common,
             identity,
+            scale: Scale::Long,
         })
     }
+}
+
+/// Decodes a sketch of kind [`SCALED_SKETCH_KIND`].
+fn decode_scaled(bytes: &[u8]) -> Result<MinHashSketch> {
+    let mut decoder =
+        SketchDecoder::new(bytes, SCALED_SKETCH_KIND.byte(), SCALED_SKETCH_KIND.name())?;
+    let identity = decoder.u128()?;
+    let signature = decoder.u32s()?.into_boxed_slice();
+    let set = decoder.u32s()?.into_boxed_slice();
+    let common = decoder.u32s()?.into_boxed_slice();
+    let scale = match decoder.u8()? {
+        1 => Scale::Short,
+        2 => Scale::Both(None),
+        3 => {
+            let signature = decoder.u32s()?.into_boxed_slice();
+            let set = decoder.u32s()?.into_boxed_slice();
+            check_sketch(&set, &[], &[])?;
+            Scale::Both(Some(Box::new(ShortPart { signature, set })))
+        }
+        other => {
+            return Err(Error::invalid(
+                "sketch",
+                format!("scale {other} (expected 1, 2 or 3)"),
+            ))
+        }
+    };
+    decoder.finish()?;
+    check_sketch(&set, &[], &common)?;
+    Ok(MinHashSketch {
+        signature,
+        set,
+        weights: Box::default(),
+        common,
+        identity,
+        scale,
+    })
+}
+
+/// The checks of a decoded set, its weights and its common marks.
+fn check_sketch(set: &[u32], weights: &[f32], common: &[u32]) -> Result<()> {
+    if !common.is_empty() && common.len() != set.len().div_ceil(32) {
+        return Err(Error::invalid(
+            "sketch",
+            format!(
+                "{} common-bit words for {} elements",
+                common.len(),
+                set.len()
+            ),
+        ));
+    }
+    if !weights.is_empty() && weights.len() != set.len() {
+        return Err(Error::invalid(
+            "sketch",
+            format!("{} weights for {} elements", weights.len(), set.len()),
+        ));
+    }
+    if !set.windows(2).all(|w| w[0] < w[1]) {
+        return Err(Error::invalid(
+            "sketch",
+            "verification set not strictly increasing",
+        ));
+    }
+    Ok(())
 }

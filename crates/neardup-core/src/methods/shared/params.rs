@@ -86,8 +86,9 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Count,
         default: None,
         help: "Tokens per shingle; for `auto`, characters per shingle on CJK text [default: \
-               minhash and supershingle 3 for `auto`, 5 otherwise; simhash, join and ngram 2 \
-               for `auto` and `char`, 1 otherwise].",
+               minhash \"<24:2,3\" for `auto` (2 under 24 characters, 3 otherwise; a rule \
+               by length, minhash only), 5 otherwise; supershingle 3 for `auto`, 5 otherwise; \
+               simhash, join and ngram 2 for `auto` and `char`, 1 otherwise].",
         group: Some("Shingles"),
     },
     ParamSpec {
@@ -180,15 +181,19 @@ pub fn stopwords_param() -> ParamSpec {
 
 /// The `threshold` parameter's help, shared by every method that has it.
 pub const THRESHOLD_HELP: &str = "Similarity threshold of the verification measure [default: \
-                                  minhash, supershingle, imatch, topn, segments and sentences \
+                                  minhash \"<25:0.43,0.4\" with its default shingles, else \
+                                  0.4; supershingle, imatch, topn, segments and sentences \
                                   0.4, or 0.7 with --verify edit; join and ngram 0.5, or 0.7 \
-                                  with --measure edit].";
+                                  with --measure edit]. minhash, join and ngram also take a \
+                                  rule by length, \"<20:0.3,<60:0.35,0.4\": a pair takes the \
+                                  value at its shorter document's length in features (shingles; \
+                                  characters with --measure edit); see docs/methods.md.";
 
 /// The `threshold` parameter: its default depends on the method and the measure (the help
 /// lists them).
 pub const THRESHOLD_PARAM: ParamSpec = ParamSpec {
     name: "threshold",
-    kind: ParamKind::Number,
+    kind: ParamKind::Text,
     default: None,
     help: THRESHOLD_HELP,
     group: None,

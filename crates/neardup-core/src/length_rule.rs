@@ -1,0 +1,240 @@
+//! Values that depend on a document's length: `max_distance` of `simhash` ([`DistanceRule`])
+//! and `threshold` of the set-measure methods ([`ThresholdRule`]).
+//!
+//! A rule is a number (`0.4`) or items read left to right, `"<20:0.3,<60:0.35,0.4"`: a length
+//! under 20 gets 0.3, under 60 gets 0.35, and the last item, a bare value, is the default.
+//! Bounds must increase. A pair of documents takes the rule of its shorter document. Each
+//! method says what it counts as a length (characters for `simhash`; the features the measure
+//! compares for the set measures).
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Error, Result};
+
+/// A value by document length (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LengthRule<T> {
+    /// `(below, value)`: lengths under `below` get `value`; bounds increasing.
+    bands: Vec<(usize, T)>,
+    default: T,
+}
+
+/// The Hamming distance limit of `simhash` by length in characters.
+pub type DistanceRule = LengthRule<u32>;
+
+/// The similarity threshold of a set measure by length in features.
+pub type ThresholdRule = LengthRule<f64>;
+
+/// Tokens per shingle by length in characters (`minhash`).
+pub type NgramRule = LengthRule<usize>;
+
+impl<T: Copy + PartialOrd> LengthRule<T> {
+    /// One value for every length.
+    pub fn fixed(value: T) -> LengthRule<T> {
+        LengthRule {
+            bands: Vec::new(),
+            default: value,
+        }
+    }
+
+    /// The value of a document of `length`.
+    pub fn at(&self, length: usize) -> T {
+        (self.bands.iter())
+            .find(|&&(below, _)| length < below)
+            .map_or(self.default, |&(_, value)| value)
+    }
+
+    /// The value of lengths not under any bound.
+    pub fn default_value(&self) -> T {
+        self.default
+    }
+
+    /// Whether the value is the same at every length.
+    pub fn is_fixed(&self) -> bool {
+        self.bands.iter().all(|&(_, value)| value == self.default)
+    }
+
+    /// Every value the rule can give, the default last.
+    pub fn values(&self) -> impl Iterator<Item = T> + '_ {
+        self.bands.iter().map(|b| b.1).chain([self.default])
+    }
+
+    /// The smallest value of any length.
+    pub fn min(&self) -> T {
+        self.values()
+            .fold(self.default, |m, v| if v < m { v } else { m })
+    }
+
+    /// The largest value of any length.
+    pub fn max(&self) -> T {
+        self.values()
+            .fold(self.default, |m, v| if v > m { v } else { m })
+    }
+
+    /// The same bounds with `f` of each value.
+    pub fn map<U>(&self, f: impl Fn(T) -> U) -> LengthRule<U> {
+        LengthRule {
+            bands: self.bands.iter().map(|&(below, v)| (below, f(v))).collect(),
+            default: f(self.default),
+        }
+    }
+
+    /// The bounds and their values, in order (the default not included).
+    pub fn bands(&self) -> &[(usize, T)] {
+        &self.bands
+    }
+
+    /// The rule `text` of `parameter`, each value read by `value` (whose error says what a
+    /// value must be); `example` is a valid rule, quoted in the errors.
+    fn parse(
+        text: &str,
+        parameter: &'static str,
+        example: &str,
+        value: impl Fn(&str) -> std::result::Result<T, String>,
+    ) -> Result<LengthRule<T>> {
+        let bad = |message: String| Error::invalid(parameter, message);
+        let read = |item: &str| value(item.trim()).map_err(|e| bad(format!("{text:?}: {e}")));
+        let items: Vec<&str> = text.split(',').map(str::trim).collect();
+        let (last, rules) = items.split_last().unwrap_or((&"", &[]));
+        let mut bands: Vec<(usize, T)> = Vec::with_capacity(rules.len());
+        for item in rules {
+            let parsed = (item.strip_prefix('<'))
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(below, v)| Some((below.trim().parse::<usize>().ok()?, v)));
+            let Some((below, v)) = parsed else {
+                return Err(bad(format!(
+                    "{text:?}: {item:?} is not a rule item (expected <LENGTH:VALUE, as in \
+                     {example:?})"
+                )));
+            };
+            if bands.last().is_some_and(|&(previous, _)| below <= previous) {
+                return Err(bad(format!(
+                    "{text:?}: length bounds must increase from left to right"
+                )));
+            }
+            bands.push((below, read(v)?));
+        }
+        if last.starts_with('<') {
+            return Err(bad(format!(
+                "{text:?}: the last item must be the default (a bare value, as in {example:?})"
+            )));
+        }
+        Ok(LengthRule {
+            bands,
+            default: read(last)?,
+        })
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for LengthRule<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (below, value) in &self.bands {
+            write!(f, "<{below}:{value},")?;
+        }
+        write!(f, "{}", self.default)
+    }
+}
+
+impl FromStr for DistanceRule {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<DistanceRule> {
+        use crate::methods::simhash::MAX_DISTANCE;
+        LengthRule::parse(text, "max_distance", "<100:10,<500:6,3", |item| {
+            let value: u32 = item
+                .parse()
+                .map_err(|_| format!("{item:?} is not a distance (expected a whole number)"))?;
+            if value > MAX_DISTANCE {
+                return Err(format!(
+                    "distance {value} is above the largest, {MAX_DISTANCE}"
+                ));
+            }
+            Ok(value)
+        })
+    }
+}
+
+impl FromStr for ThresholdRule {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<ThresholdRule> {
+        LengthRule::parse(text, "threshold", "<20:0.3,<60:0.35,0.4", |item| {
+            let value: f64 = item.parse().map_err(|_| {
+                format!("{item:?} is not a threshold (expected a number in [0, 1])")
+            })?;
+            if !(0.0..=1.0).contains(&value) {
+                return Err(format!("threshold {value} is outside [0, 1]"));
+            }
+            Ok(value)
+        })
+    }
+}
+
+impl FromStr for NgramRule {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<NgramRule> {
+        LengthRule::parse(text, "ngram", "<30:2,3", |item| {
+            match item.parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(format!(
+                    "{item:?} is not a shingle size (expected a whole number, at least 1)"
+                )),
+            }
+        })
+    }
+}
+
+crate::params::param_value_by_choice!(DistanceRule, ThresholdRule, NgramRule);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_gives_each_length_its_band() {
+        let rule: ThresholdRule = "<20:0.3, <60:0.35, 0.4".parse().unwrap();
+        assert_eq!(rule.at(0), 0.3);
+        assert_eq!(rule.at(19), 0.3);
+        assert_eq!(rule.at(20), 0.35);
+        assert_eq!(rule.at(59), 0.35);
+        assert_eq!(rule.at(60), 0.4);
+        assert_eq!(rule.at(usize::MAX), 0.4);
+        assert_eq!(
+            (rule.min(), rule.max(), rule.default_value()),
+            (0.3, 0.4, 0.4)
+        );
+        assert!(!rule.is_fixed());
+        assert_eq!(rule.to_string(), "<20:0.3,<60:0.35,0.4");
+        assert_eq!(rule.to_string().parse::<ThresholdRule>().unwrap(), rule);
+    }
+
+    #[test]
+    fn a_number_is_a_fixed_rule() {
+        let rule: ThresholdRule = "0.7".parse().unwrap();
+        assert_eq!(rule, ThresholdRule::fixed(0.7));
+        assert!(rule.is_fixed());
+        assert_eq!(rule.to_string(), "0.7");
+        let same: ThresholdRule = "<10:0.5,0.5".parse().unwrap();
+        assert!(same.is_fixed());
+    }
+
+    #[test]
+    fn bad_rules_are_refused_naming_the_parameter_and_the_item() {
+        for (text, says) in [
+            ("", "not a threshold"),
+            ("x", "not a threshold"),
+            ("1.5", "outside [0, 1]"),
+            ("<20:0.3", "last item must be the default"),
+            ("<60:0.3,<20:0.35,0.4", "must increase"),
+            ("<a:0.3,0.4", "not a rule item"),
+            ("20:0.3,0.4", "not a rule item"),
+            ("<20:x,0.4", "\"x\" is not a threshold"),
+        ] {
+            let error = text.parse::<ThresholdRule>().unwrap_err();
+            assert_eq!(error.parameter(), "threshold", "{text:?}");
+            assert!(error.to_string().contains(says), "{text:?}: {error}");
+        }
+        let error = "<100:30,3".parse::<DistanceRule>().unwrap_err();
+        assert_eq!(error.parameter(), "max_distance");
+        assert!(error.to_string().contains("above the largest"), "{error}");
+    }
+}
