@@ -146,7 +146,7 @@ def _size(value: Any, what: str) -> int:
         raise _invalid(what, f"{value!r}: expected a size such as 64M, 512K or 2G") from None
 
 
-def _method_params(method: str, threshold: float | None, params: dict) -> dict:
+def _method_params(method: str, threshold: float | str | None, params: dict) -> dict:
     """The method's parameters, files read as the command line reads them."""
     params = dict(params)
     if threshold is not None:
@@ -169,7 +169,7 @@ def dedup(
     texts: Any,
     ids: Any = None,
     method: str = "minhash",
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",

@@ -15,7 +15,7 @@ def dedup(
     texts: Texts,
     ids: Iterable[Any] | pa.Array | Any | None = None,
     method: str = "minhash",
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",

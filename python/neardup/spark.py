@@ -44,7 +44,7 @@ _DEFAULT_BUCKET_CAP = 1000
 _DEFAULT_CANDIDATE_BUDGET = 32
 
 
-def _spark_params(method: str, threshold: float | None, params: dict) -> dict:
+def _spark_params(method: str, threshold: float | str | None, params: dict) -> dict:
     params = _method_params(method, threshold, params)
     specs = {name: [p[0] for p in ps] for name, _about, ps in _neardup.methods()}
     if method not in specs:
@@ -86,7 +86,7 @@ def dedup(
     text_col: str = "text",
     id_col: str = "id",
     method: str = "minhash",
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",

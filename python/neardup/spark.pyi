@@ -7,7 +7,7 @@ def dedup(
     text_col: str = "text",
     id_col: str = "id",
     method: str = "minhash",
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     *,
     cluster: str = "representative",
     keep: str = "first",

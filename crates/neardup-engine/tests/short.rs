@@ -106,6 +106,18 @@ fn measure() -> impl Strategy<Value = Vec<(&'static str, String)>> {
             ("threshold", format!("0.{t:02}")),
         ]),
         (1u32..=5).prop_map(|k| vec![("max_edits", k.to_string())]),
+        // Thresholds by length: the join is cut for the rule's least value and each pair
+        // verified at the value of its shorter document.
+        (
+            prop::sample::select(vec!["jaccard", "cosine", "containment", "edit"]),
+            2usize..12,
+            50u32..=95,
+            50u32..=95
+        )
+            .prop_map(|(m, below, short, long)| vec![
+                ("measure", m.to_owned()),
+                ("threshold", format!("<{below}:0.{short:02},0.{long:02}")),
+            ]),
     ]
 }
 

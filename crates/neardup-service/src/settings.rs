@@ -417,11 +417,30 @@ mod tests {
         .unwrap();
         assert_eq!(minhash.params["threshold"], "0.8");
         assert_eq!(minhash.window_ms(), Some(48 * 3_600_000));
+        // Thresholds and shingle sizes by length, as batch runs take them.
+        for body in [
+            json!({"method": "minhash", "threshold": "<25:0.43,0.4", "ngram": "<24:2,3"}),
+            json!({"method": "join", "threshold": "<10:0.6,0.5"}),
+        ] {
+            let settings = Settings::from_json(&body).unwrap();
+            assert_eq!(
+                settings.params["threshold"],
+                body["threshold"].as_str().unwrap()
+            );
+        }
         for (body, field) in [
             (json!({"method": "nope"}), "method"),
             (json!({"verify_threshold": 2}), "verify_threshold"),
             (json!({"threshold": 0.5}), "threshold"),
             (json!({"method": "minhash", "threshold": 2}), "threshold"),
+            (
+                json!({"method": "minhash", "threshold": "<25:0.43"}),
+                "threshold",
+            ),
+            (
+                json!({"method": "join", "threshold": "<10:0.6,<5:0.5,0.5"}),
+                "threshold",
+            ),
             (json!({"no_such": 1}), "no_such"),
             (json!({"method": "minhash", "max_df": "1%"}), "max_df"),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),

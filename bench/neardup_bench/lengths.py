@@ -1,0 +1,160 @@
+"""Defaults by length (issue 31): shingle sizes and thresholds that depend on the length.
+
+Every corpus of `bench/run quality` plus `en-short` (Reuters headlines, median 44
+characters, edited by `neardup synth`) is deduplicated by `neardup dedup` in each
+configuration of CONFIGS (`minhash`; the defaults, the fixed defaults before issue 31, and
+the rules around the chosen one) and scored with `neardup eval` (pairwise precision,
+recall, F1; sohu-dd with --positive-label 5). The table has a row per configuration and a
+column per corpus: the chosen default is the rule that meets the short-text targets (zh-titles:
+recall 0.95 or more with precision 0.98 or more) without losing F1 anywhere else.
+
+The cost part times the old and new defaults on the 94 MB Chinese corpus of `bench/run speed`
+(REPS runs each, alternating) and reports the median wall time, peak memory and candidate
+pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+
+from . import boilerplate, common, corpora, quality
+from .common import find_data, log, measure, neardup_binary
+
+CORPORA = "zh-titles zh-wrapped zh-news sohu-dd en-short en-wrapped en-news clough"
+FIXED = ["--ngram", "3", "--threshold", "0.4"]
+CONFIGS = {
+    "defaults": [],
+    "fixed (before issue 31)": FIXED,
+    "--threshold 0.3 (fixed 3-grams)": ["--ngram", "3", "--threshold", "0.3"],
+    "--threshold \"<20:0.3,<60:0.35,0.4\" (3-grams)": ["--ngram", "3", "--threshold", "<20:0.3,<60:0.35,0.4"],
+    "--ngram 2 --threshold 0.4": ["--ngram", "2", "--threshold", "0.4"],
+    "--ngram \"<24:2,3\" --threshold 0.4": ["--ngram", "<24:2,3", "--threshold", "0.4"],
+    "--ngram \"<20:2,3\"": ["--ngram", "<20:2,3", "--threshold", "<25:0.43,0.4"],
+    "--ngram \"<30:2,3\"": ["--ngram", "<30:2,3", "--threshold", "<25:0.43,0.4"],
+    "--threshold \"<25:0.45,0.4\"": ["--ngram", "<24:2,3", "--threshold", "<25:0.45,0.4"],
+    "--threshold \"<30:0.42,0.4\"": ["--ngram", "<24:2,3", "--threshold", "<30:0.42,0.4"],
+}
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--corpora", default=CORPORA)
+    ap.add_argument("--reps", type=int, default=3, help="runs per configuration in the cost part (default 3)")
+    ap.add_argument("--zh-mb", type=float, default=94, help="size of the Chinese corpus of the cost part")
+    ap.add_argument("--zh-titles-limit", type=int, default=20000)
+    ap.add_argument("--en-limit", type=int, default=5000)
+    ap.add_argument("--no-cost", action="store_true")
+    ap.add_argument("--bin", help="neardup binary (default: cargo build, target/release/neardup)")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--data", help="shared data folder (default $NEARDUP_DATA or ../shared/data)")
+    ap.add_argument("--out", default=os.path.join(common.DEFAULT_OUT, "lengths"),
+                    help="output folder (corpora are kept and reused; runs are redone)")
+
+
+def headline_sources(src: str, out: str) -> None:
+    """`out`: the Reuters records with their headline as the text (those that have one)."""
+    with open(src, encoding="utf-8") as fi, open(out, "w", encoding="utf-8") as fo:
+        for line in fi:
+            record = json.loads(line)
+            title = (record.get("title") or "").strip()
+            if title:
+                fo.write(json.dumps({"id": record["id"], "text": title}, ensure_ascii=False) + "\n")
+
+
+def corpus(n: str, name: str, out: str, data: str, args) -> tuple[str, str]:
+    """The corpus and truth files of `name`, built once."""
+    c = os.path.join(out, "corpora", name)
+    if not os.path.exists(os.path.join(c, "truth.jsonl")):
+        os.makedirs(c, exist_ok=True)
+        if name == "en-short":
+            titles = os.path.join(c, "headlines.jsonl")
+            headline_sources(os.path.join(data, "reuters21578", "bodies.jsonl"), titles)
+            corpora.distinct_sources(n, c, titles, args.en_limit)
+            corpora.synth(n, c, os.path.join(c, "sources.jsonl"), 107, "--id-field", "id")
+        else:
+            quality.build_corpus(n, name, c, data, args.zh_titles_limit, args.en_limit)
+    return os.path.join(c, "corpus.jsonl"), os.path.join(c, "truth.jsonl")
+
+
+def quality_part(n: str, args, data: str, out: str) -> dict:
+    results: dict = {}
+    for name in args.corpora.split():
+        path, truth = corpus(n, name, out, data, args)
+        results[name] = {}
+        for config, extra in CONFIGS.items():
+            wd = os.path.join(out, "runs", name)
+            os.makedirs(wd, exist_ok=True)
+            files = boilerplate.run_dedup(n, path, name, extra, wd)
+            results[name][config] = boilerplate.score(n, truth, files["clusters"], name)
+        best = results[name]["defaults"]
+        log(f"{name}: defaults P={best['precision']:.3f} R={best['recall']:.3f} F1={best['f1']:.4f}")
+    return results
+
+
+def cost_part(n: str, args, data: str, out: str) -> dict:
+    path, truth = corpora.zh_synth(n, data, os.path.join(common.DEFAULT_OUT, "corpora"), args.zh_mb, 20240601,
+                                   short=True)
+    configs = {"defaults": [], "fixed (before issue 31)": FIXED}
+    runs: dict = {k: [] for k in configs}
+    wd = os.path.join(out, "runs", "cost")
+    os.makedirs(wd, exist_ok=True)
+    for rep in range(args.reps):
+        for config, extra in configs.items():
+            stats, clusters = os.path.join(wd, "stats.json"), os.path.join(wd, "clusters.jsonl")
+            cmd = [n, "dedup", path, "-o", os.path.join(wd, "kept.jsonl"), "--stats", stats, "--quiet",
+                   "--id-field", "id", "--clusters", clusters, *extra]
+            rec = measure(cmd, None)
+            with open(stats) as fh:
+                s = json.load(fh)
+            runs[config].append({"wall": rec["wall_seconds"], "rss": rec["peak_rss_bytes"],
+                                 "candidates": s["candidate_pairs"], "seconds": s["seconds"],
+                                 "quality": boilerplate.score(n, truth, clusters, "zh") if rep == 0 else None})
+            log(f"cost rep{rep + 1} {config}: {rec['wall_seconds']:.2f} s, {rec['peak_rss_bytes'] / 2**20:.0f} MiB")
+    return {"corpus": common.rel(path), "size": os.path.getsize(path), "runs": runs}
+
+
+def report(results: dict, cost: dict | None, args) -> str:
+    names = list(results)
+    m = common.machine()
+    lines = [f"- Date: {m['date']}; machine: {m['cpu']}, {m['nproc']} cores; {m['rustc']}; "
+             f"neardup {common.git_describe()}",
+             f"- Command: `bench/run lengths{' --no-cost' if args.no_cost else ''} --reps {args.reps}`",
+             "", "Pairwise F1 (precision / recall) by configuration and corpus:", "",
+             "| configuration | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for config in CONFIGS:
+        cells = [f"{results[n][config]['f1']:.4f} ({results[n][config]['precision']:.3f} / "
+                 f"{results[n][config]['recall']:.3f})" for n in names]
+        lines.append(f"| {config} | " + " | ".join(cells) + " |")
+    if cost:
+        lines += ["", f"Cost on {cost['corpus']} ({cost['size'] / 1e6:.0f} MB), medians of {args.reps}:", "",
+                  "| configuration | wall (s) | peak (MiB) | candidate pairs | sketch (s) | candidates (s) | verify (s) | F1 |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for config, runs in cost["runs"].items():
+            med = lambda f: statistics.median(f(r) for r in runs)  # noqa: E731
+            q = runs[0]["quality"]
+            lines.append(f"| {config} | {med(lambda r: r['wall']):.2f} | {med(lambda r: r['rss']) / 2**20:.0f} | "
+                         f"{runs[0]['candidates']:,} | {med(lambda r: r['seconds']['sketch']):.2f} | "
+                         f"{med(lambda r: r['seconds']['candidates']):.2f} | {med(lambda r: r['seconds']['verify']):.2f} | "
+                         f"{q['f1']:.4f} |")
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    data = find_data(args.data)
+    out = os.path.abspath(args.out)
+    shutil.rmtree(os.path.join(out, "runs"), ignore_errors=True)
+    os.makedirs(out, exist_ok=True)
+    common.LOG_FILE = os.path.join(out, "run.log")
+    n = common.private_copy(neardup_binary(args.bin, build=not args.no_build), os.path.join(out, "env"))
+    results = quality_part(n, args, data, out)
+    cost = None if args.no_cost else cost_part(n, args, data, out)
+    with open(os.path.join(out, "results.json"), "w") as fh:
+        json.dump({"quality": results, "cost": cost}, fh, indent=1)
+    text = report(results, cost, args)
+    with open(os.path.join(out, "report.md"), "w") as fh:
+        fh.write(text + "\n")
+    print(text)
+    return 0
