@@ -87,7 +87,7 @@ impl<T: Copy + PartialOrd> LengthRule<T> {
 
     /// The rule `text` of `parameter`, each value read by `value` (whose error says what a
     /// value must be); `example` is a valid rule, quoted in the errors.
-    fn parse(
+    pub(crate) fn parse(
         text: &str,
         parameter: &'static str,
         example: &str,
@@ -136,24 +136,6 @@ impl<T: fmt::Display> fmt::Display for LengthRule<T> {
     }
 }
 
-impl FromStr for DistanceRule {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<DistanceRule> {
-        use crate::methods::simhash::MAX_DISTANCE;
-        LengthRule::parse(text, "max_distance", "<100:10,<500:6,3", |item| {
-            let value: u32 = item
-                .parse()
-                .map_err(|_| format!("{item:?} is not a distance (expected a whole number)"))?;
-            if value > MAX_DISTANCE {
-                return Err(format!(
-                    "distance {value} is above the largest, {MAX_DISTANCE}"
-                ));
-            }
-            Ok(value)
-        })
-    }
-}
-
 impl FromStr for ThresholdRule {
     type Err = Error;
     fn from_str(text: &str) -> Result<ThresholdRule> {
@@ -183,7 +165,7 @@ impl FromStr for NgramRule {
     }
 }
 
-crate::params::param_value_by_choice!(DistanceRule, ThresholdRule, NgramRule);
+crate::params::param_value_by_choice!(ThresholdRule, NgramRule);
 
 #[cfg(test)]
 mod tests {

@@ -64,6 +64,25 @@ const SKETCH_KIND: SketchKind = SketchKind::SimHash;
 /// there; beyond it, unrelated 64-bit fingerprints start to match by chance).
 pub const MAX_DISTANCE: u32 = 24;
 
+impl FromStr for DistanceRule {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<DistanceRule> {
+        crate::length_rule::LengthRule::parse(text, "max_distance", "<100:10,<500:6,3", |item| {
+            let value: u32 = item
+                .parse()
+                .map_err(|_| format!("{item:?} is not a distance (expected a whole number)"))?;
+            if value > MAX_DISTANCE {
+                return Err(format!(
+                    "distance {value} is above the largest, {MAX_DISTANCE}"
+                ));
+            }
+            Ok(value)
+        })
+    }
+}
+
+param_value_by_choice!(DistanceRule);
+
 /// How features are weighted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Weights {
