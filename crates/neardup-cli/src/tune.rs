@@ -41,6 +41,12 @@ pub struct TuneArgs {
     /// "3;6;<100:10,<500:6,3".
     #[arg(long, value_delimiter = ';', default_value = "3;6;<100:10,<500:6,3")]
     max_distances: Vec<String>,
+    /// Any other parameter to sweep, `NAME=V1;V2;...` (repeatable; every combination is
+    /// run): rules by length (`threshold=0.4;<25:0.43,0.4`, `ngram=3;<24:2,3`, which replace
+    /// --thresholds and --ngrams), `max_df=0.001;0.01;off`, `boilerplate_df=...`,
+    /// `rare_threshold=0.4;0.6`. Names as in --stats (`max_df`) or as flags (`max-df`).
+    #[arg(long, value_name = "NAME=V1;V2", value_parser = parse_sweep)]
+    sweep: Vec<(String, Vec<String>)>,
     /// `f1`, or `recall@P`: the highest recall with precision at least P.
     #[arg(long, default_value = "f1")]
     objective: Objective,
@@ -96,6 +102,7 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
             ngrams: args.ngrams.clone(),
             permutations: args.permutations.clone(),
             max_distances: args.max_distances.clone(),
+            extra: args.sweep.clone(),
         },
         engine: EngineOptions {
             cluster: args.cluster,
@@ -108,4 +115,21 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
     };
     pool.install(|| run_tune(&config))?;
     Ok(())
+}
+
+/// `NAME=V1;V2;...` of `--sweep`.
+fn parse_sweep(text: &str) -> Result<(String, Vec<String>), String> {
+    let Some((name, values)) = text.split_once('=') else {
+        return Err(format!(
+            "{text:?}: expected NAME=V1;V2 (as in \"max_df=0.001;off\")"
+        ));
+    };
+    let values: Vec<String> = (values.split(';').map(str::trim))
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if name.trim().is_empty() || values.is_empty() {
+        return Err(format!("{text:?}: expected a name and at least one value"));
+    }
+    Ok((name.trim().replace('-', "_"), values))
 }

@@ -63,6 +63,10 @@ pub struct TuneGrid {
     pub permutations: Vec<usize>,
     /// SimHash distance rules (`3`, `<100:10,<500:6,3`).
     pub max_distances: Vec<String>,
+    /// Any other parameters to sweep, by name, with their values as given on the command
+    /// line (`threshold` and `ngram` rules by length, `max_df`, `boilerplate_df`,
+    /// `rare_threshold`, ...). Naming `threshold` or `ngram` here replaces that dimension.
+    pub extra: Vec<(String, Vec<String>)>,
 }
 
 /// The result of one setting.
@@ -91,6 +95,8 @@ pub struct TuneRow {
     pub kept: u64,
     /// Engine seconds.
     pub seconds: f64,
+    /// The values of [`TuneGrid::extra`] this row ran with, in the grid's order.
+    pub extra: Vec<(String, String)>,
 }
 
 /// Runs every setting of `grid` for the registered method `method` with the other
@@ -124,7 +130,11 @@ pub fn sweep(
         }
     };
     let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
-    let ngrams = values("ngram", text(&grid.ngrams));
+    let swept = |name: &str| grid.extra.iter().any(|(n, _)| n == name);
+    let ngrams = match swept("ngram") {
+        true => vec![None],
+        false => values("ngram", text(&grid.ngrams)),
+    };
     let permutations = values("permutations", text(&grid.permutations));
     // SimHash has no `threshold`; verified, it sweeps the verification's threshold.
     let verified = base.raw("verify").is_some_and(|v| v.trim() != "none");
@@ -132,70 +142,114 @@ pub fn sweep(
         None if verified && spec.param("verify_threshold").is_some() => "verify_threshold",
         _ => "threshold",
     };
-    let thresholds = values(
-        threshold_name,
-        grid.thresholds.iter().map(f64::to_string).collect(),
-    );
+    let thresholds = match swept(threshold_name) {
+        true => vec![None],
+        false => values(
+            threshold_name,
+            grid.thresholds.iter().map(f64::to_string).collect(),
+        ),
+    };
     let threshold_flag = thresholds[0].as_ref().map(|_| match threshold_name {
         "threshold" => "--threshold",
         _ => "--verify-threshold",
     });
     let max_distances = values("max_distance", grid.max_distances.clone());
+    // Every combination of the extra dimensions (one empty combination without them).
+    let mut combinations: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (name, options) in &grid.extra {
+        if spec.param(name).is_none() {
+            return Err(neardup_core::Error::invalid_owned(
+                name.clone(),
+                format!("swept, but --method {method} has no such parameter"),
+            )
+            .into());
+        }
+        combinations = (combinations.iter())
+            .flat_map(|done| {
+                options.iter().map(move |value| {
+                    let mut next = done.clone();
+                    next.push((name.clone(), value.clone()));
+                    next
+                })
+            })
+            .collect();
+    }
     let mut rows = Vec::new();
-    for (ngram, max_distance) in
-        (ngrams.iter()).flat_map(|n| max_distances.iter().map(move |d| (n, d)))
-    {
-        for permutation in &permutations {
-            for threshold in &thresholds {
-                let mut params = base.clone();
-                let grid_values = [
-                    ("ngram", ngram),
-                    ("permutations", permutation),
-                    (threshold_name, threshold),
-                    ("max_distance", max_distance),
-                ];
-                for (name, value) in grid_values {
-                    if let Some(value) = value {
-                        params.insert(name, value.clone());
+    for combination in &combinations {
+        for (ngram, max_distance) in
+            (ngrams.iter()).flat_map(|n| max_distances.iter().map(move |d| (n, d)))
+        {
+            for permutation in &permutations {
+                for threshold in &thresholds {
+                    let mut params = base.clone();
+                    let grid_values = [
+                        ("ngram", ngram),
+                        ("permutations", permutation),
+                        (threshold_name, threshold),
+                        ("max_distance", max_distance),
+                    ];
+                    for (name, value) in grid_values {
+                        if let Some(value) = value {
+                            params.insert(name, value.clone());
+                        }
                     }
+                    for (name, value) in combination {
+                        params.insert(name.clone(), value.clone());
+                    }
+                    let setting = Setting1 { texts, engine };
+                    let mut row = score_setting(method, &params, setting, (truth, ids))?;
+                    row.threshold_flag = threshold_flag.filter(|_| threshold.is_some());
+                    row.max_distance = max_distance.clone();
+                    row.extra = combination.clone();
+                    if swept("ngram") {
+                        (row.ngram, row.latin_ngram) = (None, None);
+                    }
+                    rows.push(row);
                 }
-                let visitor = Setting1 { texts, engine };
-                let (settings, threshold, outcome, seconds) =
-                    registry::with_method(method, &params, visitor)??;
-                let clusters: Vec<u32> = (0..texts.len() as u32)
-                    .map(|d| outcome.assignment.cluster_of(d))
-                    .collect();
-                let (scores, adjusted_rand_index) = match truth.score(ids, &clusters) {
-                    Metrics::Clusters(m) => (m.pairs.scores(), Some(m.adjusted_rand_index)),
-                    Metrics::Pairs(m) => (m.confusion.scores(), None),
-                };
-                let kept = outcome.assignment.kept();
-                let count = |name: &str| {
-                    settings
-                        .iter()
-                        .find(|(n, _)| *n == name)
-                        .and_then(|(_, s)| match s {
-                            Setting::Count(n) => usize::try_from(*n).ok(),
-                            _ => None,
-                        })
-                };
-                rows.push(TuneRow {
-                    ngram: count("ngram"),
-                    latin_ngram: count("latin_ngram"),
-                    permutations: count("permutations"),
-                    threshold,
-                    threshold_flag,
-                    max_distance: max_distance.clone(),
-                    bands_rows: count("bands").zip(count("rows")),
-                    scores,
-                    adjusted_rand_index,
-                    kept: kept as u64,
-                    seconds,
-                });
             }
         }
     }
     Ok(rows)
+}
+
+/// Runs one setting and scores it against the truth.
+fn score_setting(
+    method: &str,
+    params: &Params,
+    setting: Setting1<'_>,
+    (truth, ids): (&LoadedTruth, &[Value]),
+) -> Result<TuneRow> {
+    let texts = setting.texts.len() as u32;
+    let (settings, threshold, outcome, seconds) = registry::with_method(method, params, setting)??;
+    let clusters: Vec<u32> = (0..texts)
+        .map(|d| outcome.assignment.cluster_of(d))
+        .collect();
+    let (scores, adjusted_rand_index) = match truth.score(ids, &clusters) {
+        Metrics::Clusters(m) => (m.pairs.scores(), Some(m.adjusted_rand_index)),
+        Metrics::Pairs(m) => (m.confusion.scores(), None),
+    };
+    let count = |name: &str| {
+        (settings.iter())
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, s)| match s {
+                Setting::Count(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+    };
+    Ok(TuneRow {
+        ngram: count("ngram"),
+        latin_ngram: count("latin_ngram"),
+        permutations: count("permutations"),
+        threshold,
+        threshold_flag: None,
+        max_distance: None,
+        bands_rows: count("bands").zip(count("rows")),
+        scores,
+        adjusted_rand_index,
+        kept: outcome.assignment.kept() as u64,
+        seconds,
+        extra: Vec::new(),
+    })
 }
 
 /// One setting of a sweep: the method's settings, threshold, outcome and engine seconds.
@@ -310,9 +364,12 @@ pub fn recommend(rows: &[TuneRow], objective: Objective) -> Option<usize> {
 pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
     let mut out = String::new();
     let distances = rows.iter().any(|row| row.max_distance.is_some());
+    let extra: String = (rows.first().map_or(&[][..], |row| &row.extra[..]).iter())
+        .map(|(name, _)| format!("  {name}"))
+        .collect();
     let _ = writeln!(
         out,
-        "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds{}",
+        "ngram  perms  threshold  bands x rows  precision  recall      F1     ARI     kept  seconds{}{extra}",
         if distances { "  max distance" } else { "" }
     );
     let ngram = |row: &TuneRow| match (row.ngram, row.latin_ngram) {
@@ -330,9 +387,12 @@ pub fn render_text(rows: &[TuneRow], objective: Objective) -> String {
             None if distances => "  -".to_owned(),
             None => String::new(),
         };
+        let extra: String = (row.extra.iter())
+            .map(|(name, value)| format!("  {value:>width$}", width = name.len()))
+            .collect();
         let _ = writeln!(
             out,
-            "{:>5}  {:>5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}{distance}",
+            "{:>5}  {:>5}  {:9.2}  {:>12}  {:9.4}  {:6.4}  {:6.4}  {ari}  {:7}  {:7.2}{distance}{extra}",
             ngram(row),
             dash(row.permutations.map(|p| p.to_string())),
             row.threshold,
@@ -384,6 +444,9 @@ fn recommended_flags(row: &TuneRow) -> String {
     if let Some(flag) = row.threshold_flag {
         let _ = write!(flags, " {flag} {}", row.threshold);
     }
+    for (name, value) in &row.extra {
+        let _ = write!(flags, " --{} \"{value}\"", name.replace('_', "-"));
+    }
     flags
 }
 
@@ -403,6 +466,8 @@ struct RowJson<'a> {
     adjusted_rand_index: Option<f64>,
     kept: u64,
     seconds: f64,
+    /// The swept parameters of `--sweep`, by name.
+    swept: serde_json::Map<String, Value>,
 }
 
 /// `neardup tune --json`: the objective, every row and the index of the recommended one.
@@ -439,6 +504,9 @@ fn row_json(row: &TuneRow) -> RowJson<'_> {
         adjusted_rand_index: row.adjusted_rand_index,
         kept: row.kept,
         seconds: row.seconds,
+        swept: (row.extra.iter())
+            .map(|(name, value)| (name.clone(), Value::from(value.as_str())))
+            .collect(),
     }
 }
 
@@ -500,6 +568,7 @@ mod tests {
             adjusted_rand_index: None,
             kept: 0,
             seconds: 0.0,
+            extra: Vec::new(),
         }
     }
 

@@ -4,11 +4,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-#[test]
-fn tune_sweeps_the_grid_and_recommends_a_setting() {
-    let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus.jsonl");
-    let truth = dir.path().join("truth.jsonl");
+/// Three texts with two copies each, and their truth, in `dir`.
+fn labelled(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let corpus = dir.join("corpus.jsonl");
+    let truth = dir.join("truth.jsonl");
     let base = [
         "国务院总理今天在北京主持召开常务会议，部署进一步扩大内需的措施，会议指出要稳定就业和物价。",
         "The central bank raised interest rates by a quarter point on Tuesday, citing persistent inflation.",
@@ -30,6 +29,13 @@ fn tune_sweeps_the_grid_and_recommends_a_setting() {
     }
     std::fs::write(&corpus, corpus_lines).unwrap();
     std::fs::write(&truth, truth_lines).unwrap();
+    (corpus, truth)
+}
+
+#[test]
+fn tune_sweeps_the_grid_and_recommends_a_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = labelled(dir.path());
     let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
         .args([
             "tune",
@@ -77,4 +83,59 @@ fn tune_reports_a_bad_truth_file_by_line() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("truth.jsonl:2"));
+}
+
+#[test]
+fn tune_sweeps_rules_by_length_and_any_other_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = labelled(dir.path());
+    let run = |sweeps: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        command.args([
+            "tune",
+            corpus.to_str().unwrap(),
+            "--truth",
+            truth.to_str().unwrap(),
+        ]);
+        command.args(["--id-field", "id", "--json"]);
+        for sweep in sweeps {
+            command.args(["--sweep", sweep]);
+        }
+        command.output().unwrap()
+    };
+    let output = run(&[
+        "threshold=0.4;<25:0.43,0.4",
+        "ngram=3;<24:2,3",
+        "rare-threshold=0.4;0.6",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    // The swept threshold and ngram replace --thresholds and --ngrams: 2 x 2 x 2 rows.
+    assert_eq!(rows.len(), 8, "{report:#}");
+    let swept: Vec<String> = (rows.iter())
+        .map(|row| {
+            let s = &row["swept"];
+            format!("{} {} {}", s["threshold"], s["ngram"], s["rare_threshold"])
+        })
+        .collect();
+    assert!(
+        swept.contains(&r#""<25:0.43,0.4" "<24:2,3" "0.6""#.to_owned()),
+        "{swept:?}"
+    );
+    assert!(
+        swept.contains(&r#""0.4" "3" "0.4""#.to_owned()),
+        "{swept:?}"
+    );
+    // A parameter the method does not have, or no value, is refused by name.
+    let output = run(&["max_distance=3;6"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("max_distance"));
+    let output = run(&["threshold="]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("NAME=V1;V2"));
 }

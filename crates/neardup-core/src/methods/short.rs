@@ -507,10 +507,13 @@ impl ShortText {
         let mut settings = vec![("measure", Setting::Text(self.measure.name().to_owned()))];
         match self.max_edits {
             Some(n) => settings.push(("max_edits", Setting::Count(u64::from(n)))),
-            None if self.rule.is_fixed() => {
+            None => {
                 settings.push(("threshold", Setting::Number(self.threshold)));
+                if !self.rule.is_fixed() {
+                    let text = self.rule.to_string();
+                    settings.push(("threshold_by_length", Setting::Text(text)));
+                }
             }
-            None => settings.push(("threshold", Setting::Text(self.rule.to_string()))),
         }
         if self.measure != ShortMeasure::Edit {
             let shingler = &self.shingler;

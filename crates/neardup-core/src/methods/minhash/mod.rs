@@ -224,7 +224,7 @@ impl MinHash {
         normalized: &str,
         drop: impl FnOnce(&mut Vec<u64>),
     ) -> (Vec<u64>, usize, Option<MinHashSketch>) {
-        let class = rule.class(normalized);
+        let (class, cjk) = rule.class(normalized);
         let shingles = |shingler: &Shingler| {
             let mut hashes = shingler.shingle_hashes(normalized);
             hashes.sort_unstable();
@@ -246,6 +246,8 @@ impl MinHash {
         sketch.scale = match class {
             Class::Long => Scale::Long,
             Class::Short => Scale::Short,
+            // Without CJK text both shingle sizes give the same set.
+            Class::Both if !cjk => Scale::Both(None),
             Class::Both => {
                 let short = shingles(&rule.shingler);
                 if short == hashes {

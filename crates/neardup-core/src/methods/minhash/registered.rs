@@ -173,18 +173,7 @@ impl Registered for MinHash {
                 "tokenizer",
                 Setting::Text(shingler.tokenizer().name().to_owned()),
             ),
-            match &self.scale {
-                None => ("ngram", Setting::Count(shingler.ngram() as u64)),
-                Some(rule) => (
-                    "ngram",
-                    Setting::Text(format!(
-                        "<{}:{},{}",
-                        rule.below,
-                        rule.shingler.ngram(),
-                        shingler.ngram()
-                    )),
-                ),
-            },
+            ("ngram", Setting::Count(shingler.ngram() as u64)),
         ];
         if shingler.tokenizer() == Tokenizer::Auto {
             settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
@@ -207,11 +196,19 @@ impl Registered for MinHash {
             ),
             ("rare_threshold", Setting::Number(self.rare_threshold)),
         ]);
-        if !self.threshold.is_fixed() {
-            settings.push(("threshold", Setting::Text(self.threshold.to_string())));
-        }
         settings.extend(boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
+        // By length: added beside `ngram` (the long size) and the run's `threshold` (the
+        // least), whose types stay what tooling reads.
+        if let Some(rule) = &self.scale {
+            let (short, long) = (rule.shingler.ngram(), shingler.ngram());
+            let text = format!("<{}:{short},{long}", rule.below);
+            settings.push(("ngram_by_length", Setting::Text(text)));
+        }
+        if !self.threshold.is_fixed() {
+            let text = self.threshold.to_string();
+            settings.push(("threshold_by_length", Setting::Text(text)));
+        }
         settings
     }
 }

@@ -17,7 +17,7 @@
 //! lengths are characters, spaces not counted; a text made of one repeated phrase has fewer
 //! distinct shingles than characters, the one case where that bound is loose.)
 
-use crate::tokenize::Shingler;
+use crate::tokenize::{is_cjk, Shingler};
 
 pub use super::sketch::{Scale, ShortPart};
 use super::MinHashSketch;
@@ -42,15 +42,21 @@ pub(super) enum Class {
 }
 
 impl ScaleRule {
-    /// The class of normalised text, by its characters other than white space.
-    pub(super) fn class(&self, normalized: &str) -> Class {
-        let length = normalized.chars().filter(|c| !c.is_whitespace()).count();
-        if length < self.below {
-            Class::Short
-        } else if length < self.overlap_end {
-            Class::Both
-        } else {
-            Class::Long
+    /// The class of normalised text, by its characters other than white space (counted up
+    /// to `overlap_end` only), and whether those hold a CJK character (without one, the
+    /// short and the long shingles are the same).
+    pub(super) fn class(&self, normalized: &str) -> (Class, bool) {
+        let (mut length, mut cjk) = (0, false);
+        for c in normalized.chars().filter(|c| !c.is_whitespace()) {
+            length += 1;
+            cjk |= is_cjk(c);
+            if length >= self.overlap_end {
+                return (Class::Long, cjk);
+            }
+        }
+        match length < self.below {
+            true => (Class::Short, cjk),
+            false => (Class::Both, cjk),
         }
     }
 }
