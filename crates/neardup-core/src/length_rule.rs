@@ -80,6 +80,19 @@ impl<T: Copy + PartialOrd> LengthRule<T> {
         }
     }
 
+    /// The smallest value of the lengths under `length`.
+    pub fn min_under(&self, length: usize) -> T {
+        let mut least = self.at(0);
+        let mut start = 0;
+        for &(below, value) in self.bands.iter().chain([(usize::MAX, self.default)].iter()) {
+            if start < length && value < least {
+                least = value;
+            }
+            start = below;
+        }
+        least
+    }
+
     /// The bounds and their values, in order (the default not included).
     pub fn bands(&self) -> &[(usize, T)] {
         &self.bands
@@ -184,6 +197,10 @@ mod tests {
             (rule.min(), rule.max(), rule.default_value()),
             (0.3, 0.4, 0.4)
         );
+        assert_eq!(rule.min_under(1), 0.3);
+        assert_eq!(rule.min_under(21), 0.3);
+        let rising: ThresholdRule = "<25:0.43,0.4".parse().unwrap();
+        assert_eq!((rising.min_under(25), rising.min_under(26)), (0.43, 0.4));
         assert!(!rule.is_fixed());
         assert_eq!(rule.to_string(), "<20:0.3,<60:0.35,0.4");
         assert_eq!(rule.to_string().parse::<ThresholdRule>().unwrap(), rule);

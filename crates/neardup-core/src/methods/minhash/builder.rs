@@ -241,14 +241,19 @@ impl MinHashBuilder {
                 ))
             }
             Some((below, ngram)) => {
-                let threshold = self.threshold.min();
+                // A short-only document has at most `below - 1` shingles, and its pairs'
+                // thresholds are the rule's values under `below`: a partner with more than
+                // `(below - 1) / t` shingles cannot reach `t`. Two characters more for the
+                // shingles a text has fewer than its characters.
+                let threshold = self.threshold.min_under(below);
+                let overlap_end = ((below - 1) as f64 / threshold).ceil() as usize + 2;
                 Some(ScaleRule {
                     shingler: (self.shingles.clone())
                         .ngram(ngram)
                         .latin_ngram(shingler.latin_ngram())
                         .build()?,
                     below,
-                    overlap_end: (below as f64 / threshold).ceil() as usize,
+                    overlap_end,
                 })
             }
         };

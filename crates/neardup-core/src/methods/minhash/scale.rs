@@ -12,10 +12,12 @@
 //!
 //! A pair with a short-only document is compared on the short shingles (the pair takes the
 //! rule of its shorter document); any other on the long ones. A pair of a short-only and a
-//! long-only document is no duplicate: `overlap_end` is `below` divided by the smallest
-//! threshold, and Jaccard cannot exceed the ratio of the smaller set to the larger one. (The
-//! lengths are characters, spaces not counted; a text made of one repeated phrase has fewer
-//! distinct shingles than characters, the one case where that bound is loose.)
+//! long-only document is no duplicate: Jaccard cannot exceed the ratio of the smaller set to
+//! the larger one, a short-only document has at most `below - 1` shingles, and `overlap_end`
+//! is `(below - 1) / t + 2` for the least threshold `t` of those sizes (56 characters at the
+//! defaults). (The lengths are characters, spaces not counted; a text made of one repeated
+//! phrase has fewer distinct shingles than characters, the one case where that bound is
+//! loose.)
 
 use crate::tokenize::{is_cjk, Shingler};
 
