@@ -154,26 +154,7 @@ pub fn sweep(
         _ => "--verify-threshold",
     });
     let max_distances = values("max_distance", grid.max_distances.clone());
-    // Every combination of the extra dimensions (one empty combination without them).
-    let mut combinations: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for (name, options) in &grid.extra {
-        if spec.param(name).is_none() {
-            return Err(neardup_core::Error::invalid_owned(
-                name.clone(),
-                format!("swept, but --method {method} has no such parameter"),
-            )
-            .into());
-        }
-        combinations = (combinations.iter())
-            .flat_map(|done| {
-                options.iter().map(move |value| {
-                    let mut next = done.clone();
-                    next.push((name.clone(), value.clone()));
-                    next
-                })
-            })
-            .collect();
-    }
+    let combinations = extra_combinations(&spec, method, &grid.extra)?;
     let mut rows = Vec::new();
     for combination in &combinations {
         for (ngram, max_distance) in
@@ -210,6 +191,38 @@ pub fn sweep(
         }
     }
     Ok(rows)
+}
+
+/// Every combination of the extra dimensions of a sweep (one empty combination without
+/// them).
+///
+/// # Errors
+/// A swept parameter `method` does not have.
+fn extra_combinations(
+    spec: &registry::MethodSpec,
+    method: &str,
+    extra: &[(String, Vec<String>)],
+) -> Result<Vec<Vec<(String, String)>>> {
+    let mut combinations: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (name, options) in extra {
+        if spec.param(name).is_none() {
+            return Err(neardup_core::Error::invalid_owned(
+                name.clone(),
+                format!("swept, but --method {method} has no such parameter"),
+            )
+            .into());
+        }
+        combinations = (combinations.iter())
+            .flat_map(|done| {
+                options.iter().map(move |value| {
+                    let mut next = done.clone();
+                    next.push((name.clone(), value.clone()));
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(combinations)
 }
 
 /// Runs one setting and scores it against the truth.
