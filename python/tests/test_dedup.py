@@ -91,6 +91,9 @@ def test_ids_keep_their_type():
     ("exact", []),
     ("join", ["--threshold", "0.7"]),
     ("ngram", ["--threshold", "0.8"]),
+    # Rules by length pass as text, as on the command line.
+    ("minhash", ["--ngram", "<30:2,3", "--threshold", "<25:0.45,0.4"]),
+    ("join", ["--threshold", "<8:0.6,0.7"]),
 ])
 def test_same_clusters_as_the_command_line(cli, tmp_path, corpus, method, options):
     expected = run_cli(cli, tmp_path, corpus, "--method", method, *options)

@@ -134,7 +134,7 @@ fn tune_sweeps_rules_by_length_and_any_other_parameter() {
     // A parameter the method does not have, or no value, is refused by name.
     let output = run(&["max_distance=3;6"]);
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("max_distance"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--max-distance"));
     let output = run(&["threshold="]);
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("NAME=V1;V2"));
