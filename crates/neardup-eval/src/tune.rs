@@ -479,7 +479,9 @@ struct RowJson<'a> {
     adjusted_rand_index: Option<f64>,
     kept: u64,
     seconds: f64,
-    /// The swept parameters of `--sweep`, by name.
+    /// The swept parameters of `--sweep`, by name (absent without them: the rows are
+    /// what they were before `--sweep`).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     swept: serde_json::Map<String, Value>,
 }
 
@@ -561,6 +563,11 @@ mod tests {
             "recommended": recommend(&rows, objective)});
         let new = render_json(&rows, objective);
         assert_eq!(format!("{new:#}"), format!("{old:#}"));
+        // A row of `--sweep` carries its values.
+        let mut swept = row(0.4, 0.9, 0.9);
+        swept.extra = vec![("threshold".into(), "<25:0.43,0.4".into())];
+        let json = render_json(&[swept], objective);
+        assert_eq!(json["rows"][0]["swept"]["threshold"], "<25:0.43,0.4");
     }
 
     fn row(threshold: f64, precision: f64, recall: f64) -> TuneRow {
