@@ -26,12 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 
 from . import common, corpora, quality
-from .common import find_data, log, measure, neardup_binary
+from .common import log, measure
 
 CORPORA = "zh-wrapped en-wrapped zh-titles zh-news en-news sohu-dd clough"
 CONFIGS = {
@@ -167,18 +166,7 @@ def report(results: dict, cost: dict | None, args, out: str) -> str:
 
 
 def main(args) -> int:
-    data = find_data(args.data)
-    out = os.path.abspath(args.out)
-    shutil.rmtree(os.path.join(out, "runs"), ignore_errors=True)
-    os.makedirs(out, exist_ok=True)
-    common.LOG_FILE = os.path.join(out, "run.log")
-    n = common.private_copy(neardup_binary(args.bin, build=not args.no_build), os.path.join(out, "env"))
+    data, out, n = common.start_run(args)
     results = {} if args.no_quality else quality_part(n, args, data, out)
     cost = None if args.no_cost else cost_part(n, args, data, out)
-    with open(os.path.join(out, "results.json"), "w") as fh:
-        json.dump({"quality": results, "cost": cost}, fh, indent=1)
-    text = report(results, cost, args, out)
-    with open(os.path.join(out, "report.md"), "w") as fh:
-        fh.write(text + "\n")
-    print(text)
-    return 0
+    return common.finish_run(out, results, cost, report(results, cost, args, out))

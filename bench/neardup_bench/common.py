@@ -154,3 +154,26 @@ def write_jsonl(path: str, rows) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def start_run(args) -> tuple[str, str, str]:
+    """What a quality-and-cost driver does first: the data folder, the output folder (its
+    `runs` emptied, its log opened) and a private copy of the binary. Returns (data, out, n)."""
+    data = find_data(args.data)
+    out = os.path.abspath(args.out)
+    shutil.rmtree(os.path.join(out, "runs"), ignore_errors=True)
+    os.makedirs(out, exist_ok=True)
+    global LOG_FILE
+    LOG_FILE = os.path.join(out, "run.log")
+    n = private_copy(neardup_binary(args.bin, build=not args.no_build), os.path.join(out, "env"))
+    return data, out, n
+
+
+def finish_run(out: str, results: dict, cost: dict | None, text: str) -> int:
+    """What it does last: results.json and report.md in `out`, the report printed."""
+    with open(os.path.join(out, "results.json"), "w") as fh:
+        json.dump({"quality": results, "cost": cost}, fh, indent=1)
+    with open(os.path.join(out, "report.md"), "w") as fh:
+        fh.write(text + "\n")
+    print(text)
+    return 0

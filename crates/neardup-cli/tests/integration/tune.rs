@@ -1,6 +1,6 @@
 //! `neardup tune` end to end: a labelled corpus, the sweep table, the recommendation.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -32,28 +32,41 @@ fn labelled(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (corpus, truth)
 }
 
-#[test]
-fn tune_sweeps_the_grid_and_recommends_a_setting() {
-    let dir = tempfile::tempdir().unwrap();
-    let (corpus, truth) = labelled(dir.path());
-    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+/// `neardup tune CORPUS --truth TRUTH --id-field id --json ARGS...`.
+fn tune_json(corpus: &std::path::Path, truth: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
         .args([
             "tune",
             corpus.to_str().unwrap(),
             "--truth",
             truth.to_str().unwrap(),
-            "--id-field",
-            "id",
         ])
-        .args(["--thresholds", "0.5,0.9", "--ngrams", "3,5", "--json"])
+        .args(["--id-field", "id", "--json"])
+        .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The JSON report of a run that succeeded.
+fn report_of(output: &Output) -> Value {
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn tune_sweeps_the_grid_and_recommends_a_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = labelled(dir.path());
+    let output = tune_json(
+        &corpus,
+        &truth,
+        &["--thresholds", "0.5,0.9", "--ngrams", "3,5"],
+    );
+    let report = report_of(&output);
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4, "2 thresholds x 2 n-gram sizes");
     let best = report["recommended"].as_u64().expect("a recommendation") as usize;
@@ -90,30 +103,18 @@ fn tune_sweeps_rules_by_length_and_any_other_parameter() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, truth) = labelled(dir.path());
     let run = |sweeps: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
-        command.args([
-            "tune",
-            corpus.to_str().unwrap(),
-            "--truth",
-            truth.to_str().unwrap(),
-        ]);
-        command.args(["--id-field", "id", "--json"]);
-        for sweep in sweeps {
-            command.args(["--sweep", sweep]);
-        }
-        command.output().unwrap()
+        let args: Vec<&str> = sweeps
+            .iter()
+            .flat_map(|&sweep| ["--sweep", sweep])
+            .collect();
+        tune_json(&corpus, &truth, &args)
     };
     let output = run(&[
         "threshold=0.4;<25:0.43,0.4",
         "ngram=3;<24:2,3",
         "rare-threshold=0.4;0.6",
     ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = report_of(&output);
     let rows = report["rows"].as_array().unwrap();
     // The swept threshold and ngram replace --thresholds and --ngrams: 2 x 2 x 2 rows.
     assert_eq!(rows.len(), 8, "{report:#}");

@@ -225,12 +225,7 @@ impl MinHash {
         drop: impl FnOnce(&mut Vec<u64>),
     ) -> (Vec<u64>, usize, Option<MinHashSketch>) {
         let (class, cjk) = rule.class(normalized);
-        let shingles = |shingler: &Shingler| {
-            let mut hashes = shingler.shingle_hashes(normalized);
-            hashes.sort_unstable();
-            hashes.dedup();
-            hashes
-        };
+        let shingles = |shingler: &Shingler| distinct_hashes(shingler, normalized);
         let mut hashes = match class {
             Class::Short => shingles(&rule.shingler),
             Class::Long | Class::Both => shingles(&self.shingler),
@@ -276,6 +271,14 @@ impl MinHash {
     }
 }
 
+/// The sorted, distinct shingle hashes of normalised text.
+fn distinct_hashes(shingler: &Shingler, normalized: &str) -> Vec<u64> {
+    let mut hashes = shingler.shingle_hashes(normalized);
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
 impl Method for MinHash {
     type Sketch = MinHashSketch;
 
@@ -315,9 +318,7 @@ impl Method for MinHash {
         let (hashes, shingled, sketch) = match &self.scale {
             Some(rule) => self.sketch_scaled(rule, &stripped, drop),
             None => {
-                let mut hashes = self.shingler.shingle_hashes(&stripped);
-                hashes.sort_unstable();
-                hashes.dedup();
+                let mut hashes = distinct_hashes(&self.shingler, &stripped);
                 let shingled = hashes.len();
                 drop(&mut hashes);
                 (hashes, shingled, None)
@@ -476,7 +477,8 @@ impl Method for MinHash {
         if !self.signatures_may_agree(x, y) {
             return None;
         }
-        let threshold = self.pair_threshold(a, b);
+        // The pair's threshold ([`Method::pair_threshold`]) from the sets just chosen.
+        let threshold = self.threshold.at(x.set.len().min(y.set.len()));
         if self.measure == SetMeasure::Jaccard {
             let size = |s: &MinHashSketch, v: View<'_>| match s.weights.is_empty() || !v.own {
                 true => v.set.len() as f64,
