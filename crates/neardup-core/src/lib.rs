@@ -64,6 +64,7 @@ pub mod registry;
 pub mod sharded;
 pub mod simhash;
 pub mod sketch_kind;
+pub mod slots;
 mod t2s_table;
 pub mod tokenize;
 

@@ -515,6 +515,10 @@ impl<'a> SketchDecoder<'a> {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
     }
+    /// The bytes left, ending the decoder (a sketch that wraps another one).
+    pub fn rest(self) -> &'a [u8] {
+        self.bytes
+    }
     /// Ends the sketch.
     ///
     /// # Errors

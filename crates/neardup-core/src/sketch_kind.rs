@@ -30,11 +30,14 @@ pub enum SketchKind {
     /// `minhash` with shingle sizes by length (`ngram = "<L:2,3"`): the sketch, its scale
     /// and the short-shingle part of a document in the overlap.
     ScaledMinHash = 10,
+    /// `minhash` with the slot check: the numbers of the text, then the sketch in one of
+    /// the other minhash kinds.
+    SlottedMinHash = 11,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 10] = [
+    pub const ALL: [SketchKind; 11] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -45,6 +48,7 @@ impl SketchKind {
         SketchKind::Segments,
         SketchKind::Sentences,
         SketchKind::ScaledMinHash,
+        SketchKind::SlottedMinHash,
     ];
 
     /// The byte written after the version.
@@ -70,6 +74,7 @@ impl SketchKind {
             SketchKind::Segments => "segments",
             SketchKind::Sentences => "sentences",
             SketchKind::ScaledMinHash => "minhash by length",
+            SketchKind::SlottedMinHash => "minhash with slots",
         }
     }
 }
@@ -96,7 +101,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(11), None);
+        assert_eq!(SketchKind::from_byte(12), None);
     }
 
     #[test]
@@ -117,6 +122,7 @@ mod tests {
                 (SketchKind::Segments, 8),
                 (SketchKind::Sentences, 9),
                 (SketchKind::ScaledMinHash, 10),
+                (SketchKind::SlottedMinHash, 11),
             ]
         );
     }

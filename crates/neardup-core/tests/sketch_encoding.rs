@@ -2,7 +2,7 @@
 //! (the service reads sketches from disk, Spark from the network).
 
 use neardup_core::methods::exact::{Exact, ExactSketch};
-use neardup_core::methods::minhash::{MinHashBuilder, MinHashSketch};
+use neardup_core::methods::minhash::{MinHashBuilder, MinHashSketch, Slots};
 use neardup_core::minhash::SketchScheme;
 use neardup_core::{Method, Sketch};
 use proptest::prelude::*;
@@ -32,6 +32,17 @@ proptest! {
         let scheme = if oph { SketchScheme::OnePermutation } else { SketchScheme::Classic };
         let minhash = MinHashBuilder::new().permutations(permutations).scheme(scheme).build().unwrap();
         round_trip(&minhash, &text)?;
+        // With the slot check (kind 11 around the others when the text has numbers), and
+        // shingle sizes by length.
+        let slotted = MinHashBuilder::new()
+            .permutations(permutations)
+            .slots(Slots::Numbers, 0.2)
+            .ngram_rule(&"<24:2,3".parse().unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        round_trip(&slotted, &text)?;
+        round_trip(&slotted, &format!("{text} 2024 年 {permutations} 号 638121"))?;
         round_trip(&Exact::default(), &text)?;
     }
 
@@ -45,6 +56,9 @@ proptest! {
         let mut headed = b"ND\x01\x02".to_vec();
         headed.extend_from_slice(&bytes);
         let _ = MinHashSketch::decode(&headed);
+        let mut slotted = b"ND\x01\x0b".to_vec();
+        slotted.extend_from_slice(&bytes);
+        let _ = MinHashSketch::decode(&slotted);
     }
 }
 
@@ -63,4 +77,20 @@ fn the_format_of_a_sketch_is_pinned() {
     assert_eq!(&bytes[..4], b"ND\x01\x02");
     // identity, then 2 signature values, then the verification set (3 shingles of 5).
     assert_eq!(bytes.len(), 4 + 16 + (4 + 2 * 4) + (4 + 3 * 4));
+    // With slots: kind 11, the numbers (one short, one long counted three times), then the
+    // sketch of kind 2 as above.
+    let slotted = MinHashBuilder::new()
+        .permutations(2)
+        .slots(Slots::Numbers, 0.2)
+        .build()
+        .unwrap();
+    let mut with_numbers = Vec::new();
+    slotted.sketch("abcdefg 7 123456").encode(&mut with_numbers);
+    assert_eq!(&with_numbers[..4], b"ND\x01\x0b");
+    assert_eq!(&with_numbers[4..8], &4u32.to_le_bytes());
+    assert_eq!(&with_numbers[24..28], b"ND\x01\x02");
+    // A text without numbers is encoded as before.
+    let mut without = Vec::new();
+    slotted.sketch("abcdefg").encode(&mut without);
+    assert_eq!(without, bytes);
 }

@@ -11,7 +11,8 @@ use crate::tokenize::{ShinglerBuilder, Tokenizer};
 use crate::{Error, Result};
 
 use super::scale::ScaleRule;
-use super::{Common, MinHash, Weighting, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD};
+use super::{Common, MinHash, Slots, Weighting, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD};
+use crate::slots::DEFAULT_SLOT_AGREEMENT;
 
 /// Builder of [`MinHash`]; every parameter is checked in [`MinHashBuilder::build`].
 #[derive(Debug, Clone)]
@@ -31,6 +32,8 @@ pub struct MinHashBuilder {
     weighting: Weighting,
     common: Common,
     rare_threshold: f64,
+    slots: Slots,
+    slot_agreement: f64,
     /// Shingle sizes by length: `(below, short ngram)`, the long one being `shingles`'.
     short_ngram: Option<(usize, usize)>,
 }
@@ -54,6 +57,8 @@ impl Default for MinHashBuilder {
             weighting: Weighting::None,
             common: Common::Check,
             rare_threshold: DEFAULT_RARE_THRESHOLD,
+            slots: Slots::Off,
+            slot_agreement: DEFAULT_SLOT_AGREEMENT,
             short_ngram: None,
         }
     }
@@ -182,6 +187,14 @@ impl MinHashBuilder {
         self
     }
 
+    /// The slot check ([`Slots`]; off by default) and its least agreement (default
+    /// [`DEFAULT_SLOT_AGREEMENT`]).
+    pub fn slots(mut self, slots: Slots, agreement: f64) -> Self {
+        self.slots = slots;
+        self.slot_agreement = agreement;
+        self
+    }
+
     /// Shingle weighting ([`Weighting`]); `none` by default.
     pub fn weighting(mut self, weighting: Weighting) -> Self {
         self.weighting = weighting;
@@ -219,6 +232,12 @@ impl MinHashBuilder {
             return Err(Error::invalid(
                 "rare_threshold",
                 format!("{} (expected 0 <= t <= 1)", self.rare_threshold),
+            ));
+        }
+        if !(self.slot_agreement >= 0.0 && self.slot_agreement <= 1.0) {
+            return Err(Error::invalid(
+                "slot_agreement",
+                format!("{} (expected 0 <= t <= 1)", self.slot_agreement),
             ));
         }
         let signature_check = matches!(
@@ -267,6 +286,8 @@ impl MinHashBuilder {
         Ok(MinHash {
             common: self.common,
             rare_threshold: self.rare_threshold,
+            slots: self.slots,
+            slot_agreement: self.slot_agreement,
             weighting: self.weighting,
             idf: None,
             boilerplate,

@@ -30,7 +30,7 @@ use crate::{Method, Sketch};
 pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
 pub use builder::MinHashBuilder;
 pub use options::{
-    Common, Weighting, DEFAULT_NGRAM_RULE, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD_RULE,
+    Common, Slots, Weighting, DEFAULT_NGRAM_RULE, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD_RULE,
 };
 pub use scale::{Scale, ShortPart};
 pub use sketch::MinHashSketch;
@@ -42,6 +42,9 @@ use scale::{pair_views, Class, ScaleRule, View};
 pub struct MinHash {
     common: Common,
     rare_threshold: f64,
+    /// The slot check (numbers; [`crate::slots`]) and its least agreement.
+    slots: Slots,
+    slot_agreement: f64,
     weighting: Weighting,
     idf: Option<Arc<CorpusStats>>,
     boilerplate: Boilerplate,
@@ -100,6 +103,7 @@ impl MinHash {
             common: Box::new([]),
             identity: hash128_u64s(full.hashes()) ^ TAG,
             scale: Scale::Long,
+            slots: Box::new([]),
         }
     }
 
@@ -122,6 +126,7 @@ impl MinHash {
             common: Box::new([]),
             identity,
             scale: Scale::Long,
+            slots: Box::new([]),
         }
     }
 
@@ -164,6 +169,7 @@ impl MinHash {
             common: Box::new([]),
             identity,
             scale: Scale::Long,
+            slots: Box::new([]),
         }
     }
 
@@ -196,6 +202,21 @@ impl MinHash {
         }
         let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
         jaccard >= self.rare_threshold - 1e-9
+    }
+
+    /// `sketch` with the slots of its normalised text (the text left after boilerplate lines),
+    /// when the slot check is on and the sketch has shingles.
+    fn with_slots(&self, mut sketch: MinHashSketch, normalized: &str) -> MinHashSketch {
+        if self.slots == Slots::Numbers && !sketch.set.is_empty() {
+            sketch.slots = crate::slots::number_slots(normalized).into_boxed_slice();
+        }
+        sketch
+    }
+
+    /// Whether a pair agrees on its slots (always, with the check off).
+    fn slots_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
+        self.slots == Slots::Off
+            || crate::slots::slots_agree(&a.slots, &b.slots, self.slot_agreement)
     }
 
     /// Whether the signatures of `a` and `b` agree in enough places for their Jaccard
@@ -288,7 +309,9 @@ impl Method for MinHash {
 
     fn sketch(&self, text: &str) -> MinHashSketch {
         if !self.boilerplate.is_active() && self.scale.is_none() {
-            return self.sketch_set(self.shingles(text).hashes());
+            let normalized = self.normalizer.normalize(text);
+            let sketch = self.sketch_set(self.shingler.shingles(&normalized).hashes());
+            return self.with_slots(sketch, &normalized);
         }
         self.sketch_noted(text, &mut SketchNotes::default())
     }
@@ -297,12 +320,15 @@ impl Method for MinHash {
     /// document left with no shingle by either is exact-only.
     fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> MinHashSketch {
         if !self.boilerplate.is_active() {
-            let Some(rule) = &self.scale else {
-                return self.sketch_set(self.shingles(text).hashes());
-            };
             let normalized = self.normalizer.normalize(text);
-            let (hashes, _, sketch) = self.sketch_scaled(rule, &normalized, |_| {});
-            return sketch.unwrap_or_else(|| self.sketch_set(&hashes));
+            let sketch = match &self.scale {
+                None => self.sketch_set(self.shingler.shingles(&normalized).hashes()),
+                Some(rule) => {
+                    let (hashes, _, sketch) = self.sketch_scaled(rule, &normalized, |_| {});
+                    sketch.unwrap_or_else(|| self.sketch_set(&hashes))
+                }
+            };
+            return self.with_slots(sketch, &normalized);
         }
         let lines_before = notes.removed_lines.len();
         let stripped = self
@@ -325,12 +351,12 @@ impl Method for MinHash {
             }
         };
         if let Some(sketch) = sketch {
-            return sketch;
+            return self.with_slots(sketch, &stripped);
         }
         if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
             return self.exact_only_sketch(text);
         }
-        self.sketch_set(&hashes)
+        self.with_slots(self.sketch_set(&hashes), &stripped)
     }
 
     /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or
@@ -500,6 +526,9 @@ impl Method for MinHash {
         if marked && !self.rare_agree(a, b) {
             return None;
         }
+        if !self.slots_agree(a, b) {
+            return None;
+        }
         Some(similarity)
     }
 
@@ -609,6 +638,41 @@ mod tests {
                 assert_eq!(method.verify(a, b), expected);
             }
         }
+    }
+
+    #[test]
+    fn the_slot_check_refuses_fillings_of_one_template_and_keeps_copies() {
+        let notice = |amount: &str, card: &str, day: &str, phone: &str| {
+            format!(
+                "Chase alert: a purchase of ${amount} was made on your card ending in {card} at \
+                 Northwind Traders in Atlanta on May {day}. If this was not you, call {phone}."
+            )
+        };
+        let a = notice("412.07", "4821", "5", "800-555-0199");
+        let refill = notice("87.50", "1937", "17", "888-555-0142");
+        let copy = notice("412.07", "4821", "6", "800-555-0199");
+        let off = MinHashBuilder::new().threshold(0.4).build().unwrap();
+        let on = MinHashBuilder::new()
+            .threshold(0.4)
+            .slots(Slots::Numbers, 0.2)
+            .build()
+            .unwrap();
+        let (sa, sr, sc) = (on.sketch(&a), on.sketch(&refill), on.sketch(&copy));
+        // The shingles alone make the refill a duplicate; its numbers do not.
+        assert!(off.verify(&off.sketch(&a), &off.sketch(&refill)).is_some());
+        assert_eq!(on.verify(&sa, &sr), None);
+        assert!(on.verify(&sa, &sc).is_some());
+        // At agreement 0 every pair agrees.
+        let lenient = MinHashBuilder::new()
+            .threshold(0.4)
+            .slots(Slots::Numbers, 0.0)
+            .build()
+            .unwrap();
+        assert!(lenient.verify(&sa, &sr).is_some());
+        assert!(MinHashBuilder::new()
+            .slots(Slots::Numbers, 1.5)
+            .build()
+            .is_err());
     }
 
     #[test]

@@ -52,6 +52,45 @@ pub const DEFAULT_NGRAM_RULE: &str = "<24:2,3";
 /// on 2-character shingles share more by chance than on 3-character ones.
 pub const DEFAULT_THRESHOLD_RULE: &str = "<25:0.43,0.4";
 
+/// Which parts of a pair must agree besides its shingles: the parts that differ between
+/// fillings of one template (see [`crate::slots`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Slots {
+    /// No check (the library's default; the registry's is [`Slots::Numbers`]).
+    #[default]
+    Off,
+    /// A pair whose sides each carry at least two numbers the other lacks must reach
+    /// `slot_agreement` on the Jaccard of their numbers
+    /// ([`crate::slots::slots_agree`]).
+    Numbers,
+}
+
+impl Slots {
+    /// `off` or `numbers`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Slots::Off => "off",
+            Slots::Numbers => "numbers",
+        }
+    }
+}
+
+impl std::str::FromStr for Slots {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Slots> {
+        match text {
+            "off" => Ok(Slots::Off),
+            "numbers" => Ok(Slots::Numbers),
+            _ => Err(Error::invalid(
+                "slots",
+                format!("{text:?} (expected numbers or off)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Slots);
+
 /// The default `rare_threshold`.
 pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
 
@@ -107,6 +146,11 @@ mod tests {
         for weighting in [Weighting::None, Weighting::Idf] {
             assert_eq!(weighting.name().parse::<Weighting>().unwrap(), weighting);
         }
+        for slots in [Slots::Off, Slots::Numbers] {
+            assert_eq!(slots.name().parse::<Slots>().unwrap(), slots);
+        }
+        let error = Params::new().set("slots", "names").get::<Slots>("slots");
+        assert_eq!(error.unwrap_err().parameter(), "slots");
         let params = Params::new()
             .set("common_shingles", "keep")
             .set("weighting", "tf");

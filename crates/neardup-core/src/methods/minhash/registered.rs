@@ -10,8 +10,9 @@ use crate::tokenize::Tokenizer;
 use crate::{Error, Result};
 
 use super::options::{DEFAULT_NGRAM_RULE, DEFAULT_THRESHOLD_RULE};
-use super::{MinHash, MinHashBuilder, Weighting, DEFAULT_RARE_THRESHOLD};
+use super::{MinHash, MinHashBuilder, Slots, Weighting, DEFAULT_RARE_THRESHOLD};
 use crate::measure::SetMeasure;
+use crate::slots::DEFAULT_SLOT_AGREEMENT;
 
 impl Registered for MinHash {
     const NAME: &'static str = "minhash";
@@ -35,6 +36,24 @@ impl Registered for MinHash {
                 default: Some("0.4"),
                 help: "With --common-shingles check: least Jaccard of the rare shingles of a \
                        pair of crowded documents.",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "slots",
+                kind: ParamKind::Choice(&["numbers", "off"]),
+                default: Some("numbers"),
+                help: "Parts of a pair that must agree besides its shingles: `numbers` (two \
+                       fillings of one template, where each side has at least two numbers the \
+                       other lacks, must reach --slot-agreement on the Jaccard of their \
+                       numbers) or `off`.",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
+                name: "slot_agreement",
+                kind: ParamKind::Number,
+                default: Some("0.2"),
+                help: "With --slots numbers: least Jaccard of the numbers of a pair whose sides \
+                       each carry at least two numbers the other lacks.",
                 group: Some("Boilerplate"),
             },
             ParamSpec {
@@ -141,6 +160,11 @@ impl Registered for MinHash {
             .get("rare_threshold")?
             .unwrap_or(DEFAULT_RARE_THRESHOLD);
         builder = builder.common_shingles(common, rare);
+        let slots = params.get("slots")?.unwrap_or(Slots::Numbers);
+        let agreement = params
+            .get("slot_agreement")?
+            .unwrap_or(DEFAULT_SLOT_AGREEMENT);
+        builder = builder.slots(slots, agreement);
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
         }
@@ -195,6 +219,8 @@ impl Registered for MinHash {
                 Setting::Text(self.common.name().to_owned()),
             ),
             ("rare_threshold", Setting::Number(self.rare_threshold)),
+            ("slots", Setting::Text(self.slots.name().to_owned())),
+            ("slot_agreement", Setting::Number(self.slot_agreement)),
         ]);
         settings.extend(boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));

@@ -14,6 +14,9 @@ const WEIGHTED_SKETCH_KIND: SketchKind = SketchKind::WeightedMinHash;
 /// The kind of an encoded [`MinHashSketch`] under shingle sizes by length: the fields of
 /// the unweighted kind, the common marks, the [`Scale`] and the short part.
 const SCALED_SKETCH_KIND: SketchKind = SketchKind::ScaledMinHash;
+/// The kind of an encoded [`MinHashSketch`] with slots (the numbers of its text): the slots,
+/// then the whole encoding of the sketch without them (kind minhash, weighted or by length).
+const SLOTTED_SKETCH_KIND: SketchKind = SketchKind::SlottedMinHash;
 
 /// Which shingles a document's sketch holds when the shingle size depends on the length
 /// (`ngram = "<L:2,3"`; see [`super::MinHash::pair_sets`]).
@@ -51,6 +54,9 @@ pub struct MinHashSketch {
     /// Which shingles `signature` and `set` are, and the short part of a document in the
     /// overlap.
     pub(super) scale: Scale,
+    /// The numbers of the text, hashed and sorted ([`crate::slots::number_slots`]); empty
+    /// without the slot check.
+    pub(super) slots: Box<[u32]>,
 }
 
 impl MinHashSketch {
@@ -87,6 +93,9 @@ impl Sketch for MinHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
+        if !self.slots.is_empty() {
+            SketchEncoder::new(out, SLOTTED_SKETCH_KIND.byte()).u32s(&self.slots);
+        }
         if self.scale != Scale::Long {
             let mut encoder = SketchEncoder::new(out, SCALED_SKETCH_KIND.byte());
             encoder
@@ -117,6 +126,9 @@ impl Sketch for MinHashSketch {
         }
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
+        if bytes.get(3) == Some(&SLOTTED_SKETCH_KIND.byte()) {
+            return decode_slotted(bytes);
+        }
         if bytes.get(3) == Some(&SCALED_SKETCH_KIND.byte()) {
             return decode_scaled(bytes);
         }
@@ -148,8 +160,33 @@ impl Sketch for MinHashSketch {
             common,
             identity,
             scale: Scale::Long,
+            slots: Box::default(),
         })
     }
+}
+
+/// Decodes a sketch of kind [`SLOTTED_SKETCH_KIND`]: its slots, then a sketch of another
+/// kind.
+fn decode_slotted(bytes: &[u8]) -> Result<MinHashSketch> {
+    let mut decoder = SketchDecoder::new(
+        bytes,
+        SLOTTED_SKETCH_KIND.byte(),
+        SLOTTED_SKETCH_KIND.name(),
+    )?;
+    let slots = decoder.u32s()?;
+    let inner = decoder.rest();
+    if slots.is_empty() || !slots.is_sorted() {
+        return Err(Error::invalid(
+            "sketch",
+            format!("{} slots, unsorted or none", slots.len()),
+        ));
+    }
+    if inner.get(3) == Some(&SLOTTED_SKETCH_KIND.byte()) {
+        return Err(Error::invalid("sketch", "slots twice".to_owned()));
+    }
+    let mut sketch = MinHashSketch::decode(inner)?;
+    sketch.slots = slots.into_boxed_slice();
+    Ok(sketch)
 }
 
 /// Decodes a sketch of kind [`SCALED_SKETCH_KIND`].
@@ -185,6 +222,7 @@ fn decode_scaled(bytes: &[u8]) -> Result<MinHashSketch> {
         common,
         identity,
         scale,
+        slots: Box::default(),
     })
 }
 

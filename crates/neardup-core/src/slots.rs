@@ -1,0 +1,183 @@
+//! Slots: the parts of a text that differ between fillings of one template.
+//!
+//! Two notices of one template (a bank message, a verification code, a dividend
+//! announcement) share their wording and differ in what fills it: amounts, card digits,
+//! codes, dates, times, phone numbers. Their shingle sets can be as close as two copies of
+//! one text, and a shared company or bank name lets them agree on their rare shingles too.
+//! What sets them apart is that *every* number differs. Copies of one text keep their
+//! numbers, or change one or two in an edit.
+//!
+//! The slots of a text are its numbers: the maximal runs of ASCII digits of the normalised
+//! text (NFKC has already made full-width digits ASCII; punctuation folding splits
+//! `1,234.56` into `1`, `234` and `56`, the same way in every document). A number of
+//! [`LONG_NUMBER_DIGITS`] digits or more (a code, an account, an order or phone number) is an
+//! identifier: it counts [`LONG_NUMBER_WEIGHT`] times, so that two verification codes that
+//! differ only in their code are two fillings. A pair *disagrees on
+//! its slots* when each side has at least [`SLOT_MISMATCHES`] numbers the other lacks (as
+//! multisets) and the multiset Jaccard of the two is under the agreement threshold. One
+//! changed number never refuses a pair, and neither does a text whose numbers are all in
+//! the other (a truncated copy, a text contained in another): only two texts that both
+//! carry numbers the other does not.
+//!
+//! Measured on the labelled corpora in docs/evaluation.md ("Template precision").
+
+use crate::hash::hash64;
+
+/// The fewest numbers each side of a pair must lack from the other before the pair can
+/// disagree on its slots.
+pub const SLOT_MISMATCHES: usize = 2;
+
+/// The fewest digits of a number that counts [`LONG_NUMBER_WEIGHT`] times.
+pub const LONG_NUMBER_DIGITS: usize = 6;
+
+/// How many times a number of [`LONG_NUMBER_DIGITS`] digits or more counts.
+pub const LONG_NUMBER_WEIGHT: usize = 3;
+
+/// The default least multiset Jaccard of the numbers of a pair with
+/// [`SLOT_MISMATCHES`] mismatches on each side.
+pub const DEFAULT_SLOT_AGREEMENT: f64 = 0.2;
+
+/// The slots of normalised text: a 32-bit hash of each maximal run of ASCII digits
+/// ([`LONG_NUMBER_WEIGHT`] times for a long one), sorted, repeats kept (a multiset).
+pub fn number_slots(normalized: &str) -> Vec<u32> {
+    let bytes = normalized.as_bytes();
+    let mut slots = Vec::new();
+    let mut push = |digits: &[u8]| {
+        let weight = match digits.len() >= LONG_NUMBER_DIGITS {
+            true => LONG_NUMBER_WEIGHT,
+            false => 1,
+        };
+        let hash = (hash64(digits) >> 32) as u32;
+        slots.extend(std::iter::repeat_n(hash, weight));
+    };
+    let mut start = None;
+    for (i, byte) in bytes.iter().enumerate() {
+        match (byte.is_ascii_digit(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(from)) => {
+                push(&bytes[from..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        push(&bytes[from..]);
+    }
+    slots.sort_unstable();
+    slots
+}
+
+/// Whether two sorted slot multisets ([`number_slots`]) agree: true unless each side has at
+/// least [`SLOT_MISMATCHES`] slots the other lacks and their multiset Jaccard is under
+/// `agreement`.
+pub fn slots_agree(a: &[u32], b: &[u32], agreement: f64) -> bool {
+    if a.len() < SLOT_MISMATCHES || b.len() < SLOT_MISMATCHES {
+        return true;
+    }
+    let shared = shared_count(a, b);
+    let (only_a, only_b) = (a.len() - shared, b.len() - shared);
+    if only_a.min(only_b) < SLOT_MISMATCHES {
+        return true;
+    }
+    let jaccard = shared as f64 / (a.len() + b.len() - shared) as f64;
+    jaccard >= agreement - 1e-9
+}
+
+/// The size of the multiset intersection of two sorted slices.
+fn shared_count(a: &[u32], b: &[u32]) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalize::Normalizer;
+
+    fn slots(text: &str) -> Vec<u32> {
+        number_slots(&Normalizer::default().normalize(text))
+    }
+
+    #[test]
+    fn numbers_are_digit_runs_of_the_normalised_text() {
+        assert_eq!(slots("no numbers here"), Vec::<u32>::new());
+        // Full-width digits are ASCII after NFKC; punctuation splits runs.
+        assert_eq!(slots("尾号４８２１"), slots("尾号4821"));
+        assert_eq!(slots("$1,234.56"), slots("1 234 56"));
+        assert_eq!(slots("7 7").len(), 2);
+        let hash = |digits: &[u8]| (hash64(digits) >> 32) as u32;
+        let mut expected = vec![hash(b"2024"), hash(b"15")];
+        expected.sort_unstable();
+        assert_eq!(slots("于2024年第15次"), expected);
+        // A long number is an identifier: it counts three times.
+        assert_eq!(slots("code 638121"), vec![hash(b"638121"); 3]);
+    }
+
+    #[test]
+    fn two_fillings_of_one_template_disagree() {
+        let a = slots("Chase alert: a purchase of $412.07 was made on your card ending in 4821 at Northwind Traders in Atlanta on May 5. If this was not you, call 800-555-0199.");
+        let b = slots("Chase alert: a purchase of $87.50 was made on your card ending in 1937 at Northwind Traders in Atlanta on June 17. If this was not you, call 888-555-0142.");
+        assert!(!slots_agree(&a, &b, DEFAULT_SLOT_AGREEMENT));
+        let a = slots(
+            "【招商银行】您尾号4821的储蓄卡于3月5日14:20支出人民币412.07元，当前余额9,120.00元。",
+        );
+        let b = slots(
+            "【招商银行】您尾号1937的储蓄卡于6月17日09:41支出人民币87.50元，当前余额2,306.18元。",
+        );
+        assert!(!slots_agree(&a, &b, DEFAULT_SLOT_AGREEMENT));
+    }
+
+    #[test]
+    fn two_codes_differ_in_their_identifier() {
+        // One number each differs, but it is a code: a filling, not an edit.
+        let a = slots("Your Venmo verification code is 638121. It expires in 11 minutes.");
+        let b = slots("Your Venmo verification code is 606535. It expires in 11 minutes.");
+        assert!(!slots_agree(&a, &b, DEFAULT_SLOT_AGREEMENT));
+        // A copy with a changed short number still agrees.
+        let c = slots("Your Venmo verification code is 638121. It expires in 10 minutes.");
+        assert!(slots_agree(&a, &c, DEFAULT_SLOT_AGREEMENT));
+    }
+
+    #[test]
+    fn copies_and_light_edits_agree() {
+        let text =
+            "Net income was 12.4 mln dlrs, or 1.05 dlrs a share, against 9.8 mln dlrs in 1986.";
+        let a = slots(text);
+        assert!(slots_agree(&a, &a, DEFAULT_SLOT_AGREEMENT));
+        // One changed number: at most one mismatch a side.
+        let b = slots(&text.replace("12.4", "13.4"));
+        assert!(slots_agree(&a, &b, DEFAULT_SLOT_AGREEMENT));
+        // A truncated copy: its numbers are all in the whole.
+        let c = slots("Net income was 12.4 mln dlrs, or 1.05 dlrs a share");
+        assert!(slots_agree(&a, &c, DEFAULT_SLOT_AGREEMENT));
+        // No numbers, or one, on either side: nothing to disagree on.
+        assert!(slots_agree(
+            &a,
+            &slots("no numbers"),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        assert!(slots_agree(&a, &slots("just 7"), DEFAULT_SLOT_AGREEMENT));
+    }
+
+    #[test]
+    fn the_agreement_threshold_is_the_multiset_jaccard() {
+        let a = slots("1 2 3 4 5 6 7 8");
+        let b = slots("1 2 3 4 5 6 90 91");
+        // Two mismatches a side, Jaccard 6 / 10.
+        assert!(slots_agree(&a, &b, 0.6));
+        assert!(!slots_agree(&a, &b, 0.61));
+        assert!(slots_agree(&a, &b, 0.0));
+    }
+}
