@@ -5,12 +5,15 @@ Every step runs on the executors except one documented bound (``cluster="represe
 collects the verified pairs between distinct texts to the driver; ``"connected"`` is
 distributed throughout):
 
+0. **Corpus pass** (when the method learns from its corpus: boilerplate lines): see below.
 1. **Sketch** (``mapInArrow``, Rust): each text's identity, length, encoded sketch and LSH
    band keys, as Arrow batches (no Python object per document).
 2. **Rank**: documents are ordered by the keep policy, then by ``order_col`` (default: the id
    column), and numbered densely: a DataFrame has no input order, so this order plays the part
    of the file order of the command line (``keep="first"`` keeps the smallest).
 3. **Exact copies**: documents with the same identity follow the best-ranked one, the leader.
+   3b. **Common features** (``common_shingles="check"``): the features of crowded leaders
+   that more than ``max_df`` leaders share are marked in their sketches (see below).
 4. **Candidates**: leaders' band keys are exploded and grouped into buckets; each bucket is
    paired in Rust exactly as the batch engine pairs it (a member with the members before it,
    among the first ``bucket_cap``), pairs are deduplicated, and when they exceed
@@ -23,10 +26,19 @@ distributed throughout):
    of them (a clear error past it: use ``connected``, or raise the bound).
 7. Exact copies follow their leader; ids are joined back.
 
-Methods: ``exact`` and ``minhash``. Corpus-learned options (``max_df``,
-``boilerplate_df``, ``weighting="idf"``) need a corpus pass that this path does not make:
-they are off here (as in the service and :class:`neardup.Index`), and another value is
-refused by name. Compare with ``neardup dedup --max-df off --boilerplate-df off``.
+Methods: ``exact`` and ``minhash``.
+
+The corpus pass of a batch run is distributed too (step 0): each text's corpus features are
+computed on the executors, a distinct feature set counts once (as the command line counts
+distinct texts), document frequencies are counted by a shuffle, and the features that reach
+the least learned limit come back to the driver as an exact table that the sketcher learns
+from. So ``boilerplate_df`` (boilerplate lines) is learned as ``neardup dedup`` learns it, at
+the same default. Common shingles (``max_df`` with ``common_shingles="check"``, the
+default) are found as the batch engine finds them, after the leaders are known (step 3b):
+crowded leaders (a key shared by more than 10 leaders) have their features counted, with a
+one-in-four sample of the others, and the features past the limit are marked in the crowded
+leaders' sketches on the executors. ``weighting="idf"`` (every shingle's corpus count in every
+sketch) is refused by name.
 """
 
 from __future__ import annotations
@@ -37,9 +49,6 @@ from . import _invalid, _method_params, _neardup
 
 __all__ = ["connected_components", "dedup", "kept"]
 
-#: Parameters learned from a corpus in a batch run: off on Spark.
-_CORPUS_PARAMS = ("max_df", "boilerplate_df")
-
 _DEFAULT_BUCKET_CAP = 1000
 _DEFAULT_CANDIDATE_BUDGET = 32
 
@@ -49,17 +58,6 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
     specs = {name: [p[0] for p in ps] for name, _about, ps in _neardup.methods()}
     if method not in specs:
         raise _invalid("method", f"{method!r} (expected one of: {', '.join(specs)})")
-    for name in _CORPUS_PARAMS:
-        if name in specs[method]:
-            value = str(params.get(name, "off"))
-            if value != "off":
-                raise _invalid(
-                    name,
-                    f"{value!r}: learned from a corpus in batch runs; the Spark path makes no "
-                    "corpus pass, so only \"off\" is accepted (compare with "
-                    f"`neardup dedup --{name.replace('_', '-')} off`)",
-                )
-            params[name] = "off"
     info = _neardup.method_info(method, {k: str(v) for k, v in params.items()})
     if info["join"] not in ("identity", "keys"):
         raise _invalid(
@@ -68,10 +66,11 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
             "finds candidates with a global index: run it on one machine with "
             "neardup.dedup or `neardup dedup`",
         )
-    if info["learns_from_corpus"]:
+    if str(params.get("weighting", "none")) == "idf":
         raise _invalid(
             "weighting",
-            "learned from a corpus (idf); the Spark path makes no corpus pass",
+            "'idf' weighs every shingle by its count in the whole corpus; the Spark path's "
+            "corpus pass counts boilerplate lines only",
         )
     return params
 
@@ -121,6 +120,7 @@ def dedup(
         if name not in df.columns:
             raise _invalid("columns", f"no column {name!r} (the DataFrame has {df.columns})")
     spark = df.sparkSession
+    _check_executors(spark)
     text_type = df.schema[text_col].dataType.simpleString()
     if text_type != "string":
         raise _invalid("text_col", f"{text_col!r} is {text_type}: expected string")
@@ -131,9 +131,10 @@ def dedup(
         F.col(text_col).alias("text"),
         order.alias("order_key"),
     )
+    corpus = _corpus_table(base, method, params)
     # Sketched once and kept: the checks, the sort's sampling and the sort read it.
     sketched = base.mapInArrow(
-        _sketcher(method, params),
+        _sketcher(method, params, corpus),
         _schema(base.schema["id"].dataType, base.schema["order_key"].dataType),
     ).persist()
     _check_rows(sketched, id_col, text_col)
@@ -149,6 +150,42 @@ def dedup(
     sketched.unpersist()
     return _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
                     max_driver_pairs)
+
+
+#: The Spark contexts whose executors were found to import neardup.
+_CHECKED: set = set()
+
+
+def _probe(_):
+    import neardup  # noqa: F401  (what the executors must be able to do)
+
+    return neardup.__file__
+
+
+def _check_executors(spark) -> None:
+    """Refuses, with what to do, a session whose executors cannot import neardup (a job run
+    from a virtual environment whose Python the executors do not use): one small job, once per
+    Spark context."""
+    import sys
+
+    context = spark.sparkContext
+    key = (id(context), context.applicationId)
+    if key in _CHECKED:
+        return
+    try:
+        context.parallelize([0], 1).map(_probe).collect()
+    except Exception as error:  # Py4JJavaError wraps the executor's traceback
+        if "No module named 'neardup'" not in str(error):
+            raise
+        raise _invalid(
+            "executors",
+            "the executors' Python cannot import neardup (No module named 'neardup'). Point "
+            f"them at this one before the session starts: PYSPARK_PYTHON={sys.executable} (or "
+            f"--conf spark.pyspark.python={sys.executable}); on a cluster, ship an environment "
+            "with the wheel (--archives env.tar.gz#environment --conf "
+            "spark.pyspark.python=./environment/bin/python, see docs/python.md)",
+        ) from None
+    _CHECKED.add(key)
 
 
 def _check_rows(sketched, id_col: str, text_col: str) -> None:
@@ -210,7 +247,54 @@ def _conform(columns, names, schema):
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _sketcher(method: str, params: dict):
+def _corpus_table(base, method: str, params: dict) -> bytes | None:
+    """The corpus pass of a batch run, distributed: each text's corpus features (its lines'
+    keys, for ``boilerplate_df``) are computed on the executors, a feature set counts once
+    (as the batch engine counts distinct texts), the document frequencies are counted by a
+    shuffle, and only the features that reach the least limit the method resolves for that
+    many documents come back to the driver, as an encoded table the sketcher learns from.
+    ``None`` when the method learns nothing from its corpus."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+
+    if not _neardup.method_info(method, params)["learns_from_corpus"]:
+        return None
+
+    def features(batches):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        arrow_schema = pa.schema([
+            pa.field("set", pa.int64(), False),
+            pa.field("features", pa.list_(pa.field("element", pa.int64(), False)), False),
+        ])
+        for batch in batches:
+            texts = batch.column("text")
+            if texts.null_count:
+                texts = texts.fill_null("")
+            out = native.spark_corpus_features([texts], method, params, 1)
+            yield _conform(out.columns, None, arrow_schema)
+
+    schema = StructType([
+        StructField("set", LongType(), False),
+        StructField("features", ArrayType(LongType(), False), False),
+    ])
+    sets = (base.select("text").mapInArrow(features, schema)
+            .dropDuplicates(["set"]).persist())
+    documents = sets.count()
+    limits = _neardup.corpus_limits(method, params, documents)
+    floor = max(1, min(limits.values())) if limits else None
+    counted: list = []
+    if floor is not None:
+        counted = (sets.select(F.explode("features").alias("feature"))
+                   .groupBy("feature").count().filter(F.col("count") >= floor).collect())
+    sets.unpersist()
+    return _neardup.corpus_table(documents, [row["feature"] for row in counted],
+                                 [row["count"] for row in counted])
+
+
+def _sketcher(method: str, params: dict, corpus: bytes | None = None):
     def sketch(batches):
         import pyarrow as pa
 
@@ -221,7 +305,7 @@ def _sketcher(method: str, params: dict):
             null_text = texts.is_null()
             if texts.null_count:
                 texts = texts.fill_null("")
-            out = native.spark_sketch([texts], method, params, 1)
+            out = native.spark_sketch([texts], method, params, 1, corpus)
             columns = [batch.column("id"), batch.column("order_key"), null_text] + [
                 out.column(name)
                 for name in ("identity", "length", "empty", "exact_only", "sketch", "keys")
@@ -287,12 +371,14 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
 
     nonempty = ranked.filter(~F.col("empty"))
     leaders = nonempty.groupBy("identity").agg(F.min("rank").alias("leader"))
-    with_leader = nonempty.select("rank", "identity", "exact_only", "sketch", "keys").join(
-        leaders, "identity")
+    with_leader = nonempty.select("rank", "identity", "exact_only", "sketch", "keys", "order_key",
+                                  "id").join(leaders, "identity")
     leader_rows = with_leader.filter(F.col("rank") == F.col("leader")).persist()
     members = with_leader.filter(F.col("rank") != F.col("leader")).select("rank", "leader")
 
     info = _neardup.method_info(method, params)
+    if info["join"] == "keys":
+        leader_rows = _mark_common(leader_rows, method, params)
     if info["join"] == "keys":
         candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
         verified = _verify(leader_rows, candidates, method, params).persist()
@@ -340,6 +426,101 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
         )
     )
     return result
+
+
+#: A bucket of more than this many leaders is a crowd (the batch engine's `CROWD`).
+_CROWD = 10
+#: One in this many uncrowded leaders is counted for common features (the engine's `SAMPLE`).
+_SAMPLE = 4
+
+
+def _mark_common(leader_rows, method: str, params: dict):
+    """``leader_rows`` with the common features of crowded leaders marked in their sketches,
+    as the batch engine marks them (``common_shingles="check"``, `max_df`): a leader is
+    crowded when one of its keys is shared by more than ``_CROWD`` leaders; the features of
+    crowded leaders are counted in every crowded leader and in one of ``_SAMPLE`` of the
+    others (by their position in the input order, ``order_col`` then the id, each counting
+    ``_SAMPLE`` times); a feature counted more than the limit (``max_df`` resolved against
+    the leaders) is common, and is marked in the crowded leaders' sketches. Unchanged when
+    the method marks no common features."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+
+    limit = _neardup.common_limit(method, params, leader_rows.count())
+    if limit is None:
+        return leader_rows
+    entries = leader_rows.select("rank", F.explode("keys").alias("key"))
+    crowded_keys = entries.groupBy("key").count().filter(F.col("count") > _CROWD).select("key")
+    crowded = (entries.join(crowded_keys, "key").select("rank").distinct()
+               .withColumn("crowded", F.lit(True)))
+    positions = _positions(leader_rows)
+    rows = (leader_rows.join(crowded, "rank", "left").join(positions, "rank")
+            .withColumn("crowded", F.coalesce("crowded", F.lit(False))).persist())
+
+    def features(batches):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        arrow_schema = pa.schema([
+            pa.field("rank", pa.int64(), False),
+            pa.field("crowded", pa.bool_(), False),
+            pa.field("position", pa.int64(), False),
+            pa.field("features", pa.list_(pa.field("element", pa.int64(), False)), False),
+        ])
+        for batch in batches:
+            found = native.spark_frequency_features(batch.column("sketch"), method, params)
+            columns = [batch.column("rank"), batch.column("crowded"), batch.column("position"),
+                       found]
+            yield _conform(columns, None, arrow_schema)
+
+    feature_schema = StructType([
+        StructField("rank", LongType(), False),
+        StructField("crowded", rows.schema["crowded"].dataType, False),
+        StructField("position", LongType(), False),
+        StructField("features", ArrayType(LongType(), False), False),
+    ])
+    counted = (rows.filter(F.col("crowded") | (F.col("position") % _SAMPLE == 0))
+               .select("rank", "sketch", "crowded", "position")
+               .mapInArrow(features, feature_schema)
+               .select(F.when(F.col("crowded"), 1).otherwise(_SAMPLE).alias("weight"),
+                       "crowded", F.explode("features").alias("feature")))
+    in_crowds = counted.filter(F.col("crowded")).select("feature").distinct()
+    common = sorted(
+        row["feature"] for row in counted.join(in_crowds, "feature")
+        .groupBy("feature").agg(F.sum("weight").alias("count"))
+        .filter(F.col("count") > limit).select("feature").collect())
+    if not common:
+        rows.unpersist()
+        return leader_rows
+
+    def mark(batches):
+        from neardup import _neardup as native
+
+        for batch in batches:
+            marked = native.spark_mark_common(batch.column("sketch"), batch.column("crowded"),
+                                              method, params, common)
+            index = batch.schema.get_field_index("sketch")
+            yield batch.set_column(index, "sketch", marked)
+
+    columns = list(leader_rows.columns) + ["crowded"]
+    schema = StructType([leader_rows.schema[c] for c in leader_rows.columns]
+                        + [StructField("crowded", rows.schema["crowded"].dataType, False)])
+    marked = rows.select(*columns).mapInArrow(mark, schema).drop("crowded").persist()
+    marked.count()
+    rows.unpersist()
+    leader_rows.unpersist()
+    return marked
+
+
+def _positions(leader_rows):
+    """Each leader's ``position``: 0, 1, 2... in the input order (``order_key``, then id)."""
+    from pyspark.sql import functions as F
+
+    ordered = (leader_rows.select(F.col("rank").alias("leader_rank"), "order_key", "id")
+               .orderBy("order_key", "id").persist())
+    numbered = _dense_rank(ordered)
+    return numbered.select(F.col("leader_rank").alias("rank"), F.col("rank").alias("position"))
 
 
 def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):

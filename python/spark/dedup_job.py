@@ -4,6 +4,8 @@
         --conf spark.pyspark.python=./environment/bin/python] \\
         python/spark/dedup_job.py INPUT OUTPUT [--text-col text] [--id-col id] \\
         [--method minhash] [--threshold T] [--cluster representative] [--keep first] \\
+        [--bucket-cap N] [--candidate-budget N] [--order-col COL] \\
+        [--ngram 5 --max-df 0.1% ... (every method option of `neardup dedup`)] \\
         [--option NAME=VALUE ...] [--kept KEPT]
 
 OUTPUT receives the clusters as Parquet (id, cluster, duplicate_of, similarity); with --kept,
@@ -17,6 +19,7 @@ import json
 import os
 import time
 
+import neardup
 import neardup.spark
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -31,6 +34,25 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
+def _add_method_options(parser: argparse.ArgumentParser) -> list[str]:
+    """A flag for every parameter of every method, as `neardup dedup` has them (`--max-df`,
+    `--ngram`, `--stopwords`...); returns their names (snake_case). A method refuses the
+    parameters it does not take, naming them."""
+    seen: dict[str, str] = {}
+    for _method, _about, params in neardup._neardup.methods():
+        for name, kind, _default, help_text in params:
+            if name != "threshold" and name not in seen:
+                help_text = help_text.replace("%", "%%")  # argparse formats help
+                seen[name] = help_text
+                flag = "--" + name.replace("_", "-")
+                if str(kind).lower() == "flag":
+                    parser.add_argument(flag, dest=name, action="store_true", default=False,
+                                        help=help_text)
+                else:
+                    parser.add_argument(flag, dest=name, help=help_text)
+    return list(seen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("input")
@@ -39,9 +61,14 @@ def main() -> None:
     parser.add_argument("--id-col", default="id")
     parser.add_argument("--schema", help="a DDL schema for JSON input, e.g. 'id string, text string'")
     parser.add_argument("--method", default="minhash")
-    parser.add_argument("--threshold", type=float)
+    parser.add_argument("--threshold", help="a number, or a rule by length (\"<25:0.43,0.4\")")
     parser.add_argument("--cluster", default="representative")
     parser.add_argument("--keep", default="first")
+    parser.add_argument("--bucket-cap", type=int, default=1000)
+    parser.add_argument("--candidate-budget", type=int, default=32)
+    parser.add_argument("--order-col", help="the order keep=first follows (default: the id column)")
+    parser.add_argument("--max-driver-pairs", type=int, default=50_000_000)
+    method_options = _add_method_options(parser)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kept", help="also write the kept rows (Parquet) here")
     args = parser.parse_args()
@@ -53,7 +80,8 @@ def main() -> None:
             parser.error(f"{name} {path!r} is the input or holds it: it would be deleted")
     if args.kept and _overlap(args.output, args.kept):
         parser.error(f"OUTPUT {args.output!r} and --kept {args.kept!r} overlap")
-    options = {}
+    options = {name: value for name in method_options
+               if (value := getattr(args, name)) is not None and value is not False}
     for option in args.option:
         name, _, value = option.partition("=")
         options[name.replace("-", "_")] = value
@@ -67,7 +95,9 @@ def main() -> None:
         df = reader.json(args.input)
     clusters = neardup.spark.dedup(
         df, text_col=args.text_col, id_col=args.id_col, method=args.method,
-        threshold=args.threshold, cluster=args.cluster, keep=args.keep, **options,
+        threshold=args.threshold, cluster=args.cluster, keep=args.keep,
+        bucket_cap=args.bucket_cap, candidate_budget=args.candidate_budget,
+        order_col=args.order_col, max_driver_pairs=args.max_driver_pairs, **options,
     ).persist()
     clusters.write.mode("overwrite").parquet(args.output)
     if args.kept:

@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use neardup_core::cluster::Assignment;
+use neardup_core::codec::Decoder;
+use neardup_core::corpus::CorpusStats;
+use neardup_core::hash::{hash128, hash128_u64s};
 use neardup_core::methods::minhash::MinHashSketch;
 use neardup_core::methods::simhash::SimHashSketch;
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
@@ -36,6 +39,23 @@ pub trait DynMethod: Send + Sync {
     fn join_name(&self) -> String;
     /// Whether a batch run learns statistics from the corpus first.
     fn learns_from_corpus(&self) -> bool;
+    /// Per text, the upper 64 bits of the identity of its corpus features and the features,
+    /// sorted and distinct ([`Method::corpus_features`]): a distributed corpus pass counts a
+    /// feature set once per distinct identity, as the batch engine's pass does.
+    fn corpus_features(&self, texts: &[&str]) -> Vec<(u64, Vec<u64>)>;
+    /// The limits the method resolves from a corpus of `documents` documents
+    /// ([`Method::learned_limits`]): the counts below the least of them never matter.
+    fn corpus_limits(&self, documents: u64) -> Vec<(&'static str, u64)>;
+    /// This method after learning from `corpus` ([`Method::learn`]).
+    fn learned(&self, corpus: &Arc<CorpusStats>) -> Arc<dyn DynMethod>;
+    /// The document-frequency limit of common features among `leaders` distinct documents
+    /// ([`Method::common_limit`]); `None` when the method marks none.
+    fn common_limit(&self, leaders: u64) -> Option<u64>;
+    /// The features an encoded sketch is counted by ([`Method::frequency_features`]).
+    fn frequency_features(&self, encoded: &[u8]) -> Result<Vec<u32>>;
+    /// An encoded sketch with the features in `common` (sorted) marked
+    /// ([`Method::mark_common`]).
+    fn mark_common(&self, encoded: &[u8], common: &[u32]) -> Result<Vec<u8>>;
     /// Whether the batch engine checks common features of crowded documents (`max_df`).
     fn checks_common(&self) -> bool;
     /// The batch engine over `texts`.
@@ -85,6 +105,43 @@ impl<M: Registered> DynMethod for Typed<M> {
     }
     fn learns_from_corpus(&self) -> bool {
         self.method.learns_from_corpus()
+    }
+    fn corpus_features(&self, texts: &[&str]) -> Vec<(u64, Vec<u64>)> {
+        texts
+            .par_iter()
+            .map(|text| {
+                let mut features = Vec::new();
+                self.method.corpus_features(text, &mut features);
+                features.sort_unstable();
+                features.dedup();
+                ((hash128_u64s(&features) >> 64) as u64, features)
+            })
+            .collect()
+    }
+    fn corpus_limits(&self, documents: u64) -> Vec<(&'static str, u64)> {
+        let mut method = self.method.clone();
+        method.learn(&Arc::new(CorpusStats::from_counts(documents, [])));
+        method.learned_limits()
+    }
+    fn learned(&self, corpus: &Arc<CorpusStats>) -> Arc<dyn DynMethod> {
+        let mut method = self.method.clone();
+        method.learn(corpus);
+        Arc::new(Typed { method })
+    }
+    fn common_limit(&self, leaders: u64) -> Option<u64> {
+        self.method.common_limit(leaders)
+    }
+    fn frequency_features(&self, encoded: &[u8]) -> Result<Vec<u32>> {
+        let sketch: M::Sketch = decode(encoded)?;
+        Ok(self.method.frequency_features(&sketch).to_vec())
+    }
+    fn mark_common(&self, encoded: &[u8], common: &[u32]) -> Result<Vec<u8>> {
+        let mut sketch: M::Sketch = decode(encoded)?;
+        self.method
+            .mark_common(&mut sketch, &|value| common.binary_search(&value).is_ok());
+        let mut out = Vec::new();
+        sketch.encode(&mut out);
+        Ok(out)
     }
     fn checks_common(&self) -> bool {
         self.method.common_limit(u64::MAX / 2).is_some()
@@ -252,6 +309,34 @@ pub fn method(name: &str, params: &Params) -> Result<Arc<dyn DynMethod>> {
     }
     cache.insert(key, Arc::clone(&built));
     Ok(built)
+}
+
+/// The method `name` with `params` after learning from an encoded [`CorpusStats`] (a
+/// distributed corpus pass; see `neardup/spark.py`), built once per process and table.
+///
+/// # Errors
+/// As [`method`], and a table that does not decode.
+pub fn learned_method(name: &str, params: &Params, corpus: &[u8]) -> Result<Arc<dyn DynMethod>> {
+    let key = format!("{name}\u{1}{params:?}\u{1}{:032x}", hash128(corpus));
+    {
+        let cache = CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(method) = cache.as_ref().and_then(|cache| cache.get(&key)) {
+            return Ok(Arc::clone(method));
+        }
+    }
+    let mut decoder = Decoder::new(corpus)?;
+    let stats = CorpusStats::decode(&mut decoder)?;
+    decoder.end()?;
+    let learned = method(name, params)?.learned(&Arc::new(stats));
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cache
+        .get_or_insert_with(HashMap::new)
+        .insert(key, Arc::clone(&learned));
+    Ok(learned)
 }
 
 /// The representative clustering of `documents` documents numbered by rank (0 kept first)

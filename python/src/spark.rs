@@ -20,17 +20,25 @@ use crate::dynamic;
 /// Sketches the texts: a record batch of `identity` (16 bytes), `length` (characters, for
 /// the keep policy), `empty`, `exact_only`, `sketch` (encoded) and `keys` (the bucket keys,
 /// as int64; empty for empty and exact-only documents).
+///
+/// With `corpus` (a table from [`corpus_table`]), the method first learns from it, as a batch
+/// run learns from its corpus pass.
 #[pyfunction]
-#[pyo3(signature = (chunks, method, params=None, threads=1))]
+#[pyo3(signature = (chunks, method, params=None, threads=1, corpus=None))]
 fn spark_sketch<'py>(
     py: Python<'py>,
     chunks: Vec<Bound<'py, PyAny>>,
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
+    corpus: Option<&[u8]>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let params = crate::params(params)?;
+    let method = match corpus {
+        None => dynamic::method(method, &params),
+        Some(corpus) => dynamic::learned_method(method, &params, corpus),
+    }
+    .map_err(|e| crate::error(py, e))?;
     let texts = Texts::import(&chunks, "texts")?;
     let (rows, lengths) = crate::detached(py, threads, || {
         texts.strs().map(|t| {
@@ -62,6 +70,169 @@ fn spark_sketch<'py>(
         ("keys", Arc::new(keys.finish())),
     ]);
     arrow_io::batch_to_py(py, batch)
+}
+
+/// The corpus pass's features of the texts: a record batch of `set` (the upper 64 bits of
+/// the identity of the document's feature set, as int64: a set counts once) and `features`
+/// (sorted, distinct, as int64).
+#[pyfunction]
+#[pyo3(signature = (chunks, method, params=None, threads=1))]
+fn spark_corpus_features<'py>(
+    py: Python<'py>,
+    chunks: Vec<Bound<'py, PyAny>>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let texts = Texts::import(&chunks, "texts")?;
+    let rows = crate::detached(py, threads, || {
+        texts.strs().map(|t| method.corpus_features(&t))
+    })?
+    .map_err(|e| crate::invalid(py, "texts", e))?;
+    let mut features = ListBuilder::new(Int64Builder::new());
+    for (_, row) in &rows {
+        features
+            .values()
+            .append_slice(bytemuck_keys(row).as_slice());
+        features.append(true);
+    }
+    let sets: Vec<i64> = rows.iter().map(|(set, _)| *set as i64).collect();
+    let batch = arrow_io::batch(vec![
+        ("set", Arc::new(Int64Array::from(sets))),
+        ("features", Arc::new(features.finish())),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// The limits a method resolves from a corpus of `documents` documents, by name (`max_df`,
+/// `boilerplate_df`): a distributed corpus pass needs the counts of the features that reach
+/// the least of them only.
+#[pyfunction]
+#[pyo3(signature = (method, params=None, documents=0))]
+fn corpus_limits<'py>(
+    py: Python<'py>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    documents: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let limits = PyDict::new(py);
+    for (name, limit) in method.corpus_limits(documents) {
+        limits.set_item(name, limit)?;
+    }
+    Ok(limits)
+}
+
+/// The document-frequency limit of common features among `leaders` distinct documents
+/// (`max_df` resolved as the batch engine resolves it), or `None` when the method marks no
+/// common features.
+#[pyfunction]
+#[pyo3(signature = (method, params=None, leaders=0))]
+fn common_limit<'py>(
+    py: Python<'py>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    leaders: u64,
+) -> PyResult<Option<u64>> {
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    Ok(method.common_limit(leaders))
+}
+
+/// Per encoded sketch, the features its document is counted by when common features are
+/// found (as int64).
+#[pyfunction]
+#[pyo3(signature = (sketches, method, params=None))]
+fn spark_frequency_features<'py>(
+    py: Python<'py>,
+    sketches: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(&sketches)?);
+    let encoded = binaries(&array, "sketches").map_err(|e| crate::invalid(py, "sketches", e))?;
+    let mut features = ListBuilder::new(Int64Builder::new());
+    for sketch in &encoded {
+        if let Some(bytes) = sketch {
+            let values = method
+                .frequency_features(bytes)
+                .map_err(|e| crate::error(py, e))?;
+            for value in values {
+                features.values().append_value(i64::from(value));
+            }
+        }
+        features.append(true);
+    }
+    arrow_io::array_to_py(py, Arc::new(features.finish()))
+}
+
+/// The encoded sketches with the `common` features (sorted, distinct) marked where `marked`
+/// is true, as the batch engine marks its crowded documents; the others unchanged.
+#[pyfunction]
+#[pyo3(signature = (sketches, marked, method, params=None, common=Vec::new()))]
+fn spark_mark_common<'py>(
+    py: Python<'py>,
+    sketches: Bound<'py, PyAny>,
+    marked: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    common: Vec<u32>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method =
+        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(&sketches)?);
+    let encoded = binaries(&array, "sketches").map_err(|e| crate::invalid(py, "sketches", e))?;
+    let marked = arrow::array::make_array(ArrayData::from_pyarrow_bound(&marked)?);
+    let marked = marked.as_boolean_opt().ok_or_else(|| {
+        crate::invalid(
+            py,
+            "marked",
+            format!("{} (expected booleans)", marked.data_type()),
+        )
+    })?;
+    let mut out = BinaryBuilder::new();
+    for (i, sketch) in encoded.iter().enumerate() {
+        match sketch {
+            Some(bytes) if marked.is_valid(i) && marked.value(i) => {
+                let bytes = method
+                    .mark_common(bytes, &common)
+                    .map_err(|e| crate::error(py, e))?;
+                out.append_value(bytes);
+            }
+            Some(bytes) => out.append_value(bytes),
+            None => out.append_null(),
+        }
+    }
+    arrow_io::array_to_py(py, Arc::new(out.finish()))
+}
+
+/// An encoded exact document-frequency table of `documents` documents from counted
+/// features (as int64, their bits kept) and their counts, for [`spark_sketch`]'s `corpus`.
+#[pyfunction]
+fn corpus_table<'py>(
+    py: Python<'py>,
+    documents: u64,
+    features: Vec<i64>,
+    counts: Vec<u64>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    if features.len() != counts.len() {
+        return Err(crate::invalid(
+            py,
+            "counts",
+            format!("{} counts for {} features", counts.len(), features.len()),
+        ));
+    }
+    let pairs = (features.iter().zip(&counts))
+        .map(|(&feature, &count)| (feature as u64, u32::try_from(count).unwrap_or(u32::MAX)));
+    let stats = neardup_core::corpus::CorpusStats::from_counts(documents, pairs);
+    let mut out = neardup_core::codec::Encoder::new();
+    stats.encode(&mut out);
+    Ok(pyo3::types::PyBytes::new(py, &out.finish()))
 }
 
 /// Keys as int64 (Spark has no unsigned type; the bits are kept).
@@ -333,6 +504,12 @@ fn method_info<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark_sketch, m)?)?;
     m.add_function(wrap_pyfunction!(method_info, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_corpus_features, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus_limits, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus_table, m)?)?;
+    m.add_function(wrap_pyfunction!(common_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_frequency_features, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_mark_common, m)?)?;
     m.add_function(wrap_pyfunction!(bucket_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(verify_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(similarities, m)?)?;

@@ -14,8 +14,9 @@ from conftest import as_result, run_cli
 
 pytest.importorskip("pyspark")
 
-#: The Spark path makes no corpus pass: the command line is run without one.
-NO_CORPUS = ["--max-df", "off", "--boilerplate-df", "off"]
+#: The Spark path learns what the command line learns from its corpus: both run at their
+#: defaults.
+NO_CORPUS: list = []
 
 
 def frame(spark, rows, partitions=None):
@@ -52,6 +53,45 @@ def test_caps_and_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     assert got == expected
 
 
+def test_boilerplate_lines_are_learned_as_on_the_command_line(spark, cli, tmp_path, corpus):
+    """Short posts in three accounts' wrappers, some re-wrapped by another account: the
+    wrappers' lines are boilerplate that the corpus pass finds, on Spark as on the command
+    line; without it, posts merge by their wrappers."""
+    headers = [f"本文来源于{name}，版权归原作者所有，如有侵权请联系删除，转载请注明出处与作者。"
+               for name in ("新华网", "人民网", "澎湃新闻")]
+    footers = [f"关注{name}公众号，获取更多精彩内容，每日推送最新资讯与深度报道。"
+               for name in ("新华网", "人民网", "澎湃新闻")]
+    bodies = [r["text"] for r in corpus[:300]]
+    rows = [{"id": f"w{i:04d}", "text": f"{headers[i % 3]}\n{body}\n{footers[i % 3]}"}
+            for i, body in enumerate(bodies)]
+    rows += [{"id": f"r{i:04d}", "text": f"{headers[(i + 1) % 3]}\n{bodies[i]}\n{footers[(i + 1) % 3]}"}
+             for i in range(0, 300, 10)]
+    rows.sort(key=lambda r: r["id"])
+    expected = run_cli(cli, tmp_path, rows, *NO_CORPUS)
+    assert expected != run_cli(cli, tmp_path, rows, *NO_CORPUS, "--boilerplate-df", "off")
+    got = as_result(neardup.spark.dedup(frame(spark, rows, 3)).collect())
+    assert got == expected
+    # The re-wraps are found through another account's wrapper.
+    assert all(got[f"r{i:04d}"][0] == got[f"w{i:04d}"][0] for i in range(0, 300, 10))
+
+
+def test_common_shingles_are_marked_as_on_the_command_line(spark, cli, tmp_path, corpus):
+    """A flood of one template's notices: their wording is common (in more than `max_df`
+    leaders), so two notices must also agree on their rare shingles, on Spark as on the
+    command line. The slot check is off, so that the common marks alone tell them apart."""
+    rng = random.Random(11)
+    flood = [{"id": f"n{i:04d}",
+              "text": f"【{rng.choice(['招商银行', '工商银行'])}】您尾号{rng.randint(1000, 9999)}的储蓄卡于"
+                      f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日支出人民币{rng.randint(10, 999)}元，"
+                      f"当前余额{rng.randint(100, 99999)}元。如非本人操作请致电客服，谨防电信诈骗。"}
+             for i in range(400)]
+    rows = sorted(corpus[:300] + flood, key=lambda r: r["id"])
+    expected = run_cli(cli, tmp_path, rows, "--slots", "off")
+    assert expected != run_cli(cli, tmp_path, rows, "--slots", "off", "--max-df", "off")
+    got = as_result(neardup.spark.dedup(frame(spark, rows, 3), slots="off").collect())
+    assert got == expected
+
+
 def test_deterministic_across_partitionings(spark, corpus):
     rows = corpus[:700]
     results = []
@@ -67,8 +107,7 @@ def test_deterministic_across_partitionings(spark, corpus):
 
 def test_equal_to_the_python_api_and_kept_rows(spark, corpus):
     rows = corpus[:500]
-    local = neardup.dedup([r["text"] for r in rows], ids=[r["id"] for r in rows],
-                          max_df="off", boilerplate_df="off")
+    local = neardup.dedup([r["text"] for r in rows], ids=[r["id"] for r in rows])
     df = frame(spark, rows, 2)
     assert as_result(neardup.spark.dedup(df).collect()) == as_result(local)
     kept = {r["id"] for r in neardup.spark.kept(df).collect()}
@@ -115,7 +154,7 @@ def test_connected_components_against_union_find(spark):
 
 @pytest.mark.parametrize("call,parameter,message", [
     (lambda df: neardup.spark.dedup(df, method="join"), "method", "one machine"),
-    (lambda df: neardup.spark.dedup(df, max_df="1%"), "max_df", "only \"off\""),
+    (lambda df: neardup.spark.dedup(df, weighting="idf"), "weighting", "'idf'"),
     (lambda df: neardup.spark.dedup(df, threshold=3), "threshold", "3"),
     (lambda df: neardup.spark.dedup(df, text_col="body"), "columns", "no column 'body'"),
     (lambda df: neardup.spark.dedup(df, cluster="all"), "cluster", "all"),
@@ -167,3 +206,64 @@ def test_the_job_never_overwrites_its_input(tmp_path):
         assert done.returncode == 2, done.stderr
         assert "would be deleted" in done.stderr or "overlap" in done.stderr
     assert source.read_text(encoding="utf-8") == '{"id": "a", "text": "x"}\n'
+
+
+def test_executors_without_the_package_get_a_clear_error():
+    """A session whose executors run another Python (no neardup there) is refused with what
+    to set, not with a ModuleNotFoundError from deep in a task."""
+
+    class Failing:
+        applicationId = "app-without-neardup"
+
+        def parallelize(self, *_):
+            return self
+
+        def map(self, _):
+            return self
+
+        def collect(self):
+            raise RuntimeError("Python worker failed: ModuleNotFoundError: No module named 'neardup'")
+
+    class Session:
+        sparkContext = Failing()
+
+    with pytest.raises(neardup.NeardupError, match="PYSPARK_PYTHON=") as raised:
+        neardup.spark._check_executors(Session())
+    assert raised.value.parameter == "executors"
+    # Any other failure is not disguised.
+    Failing.collect = lambda self: (_ for _ in ()).throw(RuntimeError("disk full"))
+    with pytest.raises(RuntimeError, match="disk full"):
+        neardup.spark._check_executors(Session())
+
+
+def test_the_job_takes_the_command_lines_options(tmp_path, cli, corpus):
+    """`dedup_job.py` has a flag for every method option of `neardup dedup`, and they reach
+    the method: a run with options gives the command line's clusters with the same options."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+    from conftest import REPO
+
+    job = REPO / "python" / "spark" / "dedup_job.py"
+    shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True)
+    for flag in ("--max-df", "--boilerplate-df", "--ngram", "--slots", "--slot-agreement",
+                 "--bucket-cap", "--candidate-budget", "--order-col", "--stopwords"):
+        assert flag in shown.stdout, flag
+    rows = sorted(corpus[:400], key=lambda r: r["id"])
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                      encoding="utf-8")
+    options = ["--threshold", "<25:0.5,0.6", "--ngram", "2", "--slots", "off",
+               "--cluster", "connected"]
+    expected = run_cli(cli, tmp_path, rows, *options)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run([sys.executable, str(job), str(source), str(tmp_path / "out"),
+                           "--schema", "id string, text string", *options],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    got = as_result(pq.read_table(tmp_path / "out").to_pylist())
+    assert got == expected
+    assert expected != run_cli(cli, tmp_path, rows, "--cluster", "connected")

@@ -334,6 +334,26 @@ impl CorpusStats {
         self.documents
     }
 
+    /// An exact table of `documents` documents with the given `(feature, count)` pairs, as
+    /// counted elsewhere (a distributed corpus pass). A feature left out counts 0: give every
+    /// feature whose count can reach a limit the method resolves
+    /// ([`Method::learned_limits`](crate::Method::learned_limits)), and the method learns what
+    /// it would from the whole table. A feature given twice adds its counts.
+    pub fn from_counts(
+        documents: u64,
+        counts: impl IntoIterator<Item = (u64, u32)>,
+    ) -> CorpusStats {
+        let mut stats = CorpusStats::exact();
+        stats.documents = documents;
+        if let Table::Exact(shards) = &mut stats.table {
+            for (feature, count) in counts {
+                let cell = shards[shard_of(feature)].counts.entry(feature).or_insert(0);
+                *cell = cell.saturating_add(count);
+            }
+        }
+        stats
+    }
+
     /// Counts `documents` more documents (their features are added separately, with
     /// [`CorpusStats::add_shared`]).
     pub fn add_documents(&mut self, documents: u64) {
@@ -585,5 +605,18 @@ mod tests {
             assert_eq!(back, stats);
             assert_eq!(back.document_frequency(1), stats.document_frequency(1));
         }
+    }
+
+    #[test]
+    fn a_table_from_counts_equals_the_counted_one() {
+        let documents: [&[u64]; 3] = [&[1, 5, 1 << 60], &[5, 1 << 60], &[5]];
+        let mut counted = CorpusStats::exact();
+        for features in documents {
+            counted.add_document(features);
+        }
+        let given = CorpusStats::from_counts(3, [(5, 3), (1 << 60, 1), (1, 1), (1 << 60, 1)]);
+        assert_eq!(given, counted);
+        assert_eq!(given.document_frequency(1 << 60), 2);
+        assert_eq!(given.frequent_features(|_| true, 2), Some(vec![5, 1 << 60]));
     }
 }
