@@ -1,9 +1,8 @@
 """neardup on Spark: deduplicate a DataFrame larger than one machine, with the same clusters
 as ``neardup dedup`` on the same data and options.
 
-Every step runs on the executors except one documented bound (``cluster="representative"``
-collects the verified pairs between distinct texts to the driver; ``"connected"`` is
-distributed throughout):
+Every step runs on the executors (the driver collects small things only: per-partition
+counts, the frequent features of the corpus pass, and the verified pairs of a small job):
 
 0. **Corpus pass** (when the method learns from its corpus: boilerplate lines): see below.
 1. **Sketch** (``mapInArrow``, Rust): each text's identity, length, encoded sketch and LSH
@@ -22,8 +21,9 @@ distributed throughout):
 5. **Verify** (``mapInArrow``, Rust): the true similarity of each candidate pair.
 6. **Cluster**: ``connected`` runs the large-star/small-star connected components of Kiveris
    et al. (SoCC 2014) on the verified pairs; ``representative`` (the default) runs the
-   engine's greedy rule on the driver over the verified pairs, at most ``max_driver_pairs``
-   of them (a clear error past it: use ``connected``, or raise the bound).
+   engine's greedy rule over the verified pairs: on the driver up to ``max_driver_pairs``
+   of them, else on the executors, one connected component of the pairs at a time (the
+   rule's choices in one component never depend on another's).
 7. Exact copies follow their leader; ids are joined back.
 
 Methods: ``exact`` and ``minhash``.
@@ -92,7 +92,7 @@ def dedup(
     bucket_cap: int = _DEFAULT_BUCKET_CAP,
     candidate_budget: int = _DEFAULT_CANDIDATE_BUDGET,
     order_col: str | None = None,
-    max_driver_pairs: int = 50_000_000,
+    max_driver_pairs: int = 1_000_000,
     **params: Any,
 ):
     """Deduplicates the DataFrame ``df`` and returns a DataFrame of ``(id, cluster,
@@ -103,7 +103,9 @@ def dedup(
     Options are :func:`neardup.dedup`'s (the command line's): the method's parameters by name,
     ``cluster``, ``keep``, ``bucket_cap``, ``candidate_budget``; plus ``order_col`` (the
     order that ``keep="first"`` and ties follow; default: the id column) and
-    ``max_driver_pairs`` (the bound of ``cluster="representative"``).
+    ``max_driver_pairs`` (with ``cluster="representative"``: up to this many verified pairs
+    are clustered on the driver, the quickest for a small job; more are clustered on the
+    executors, one connected component at a time; 0 always on the executors).
     """
     from pyspark.sql import functions as F
 
@@ -114,6 +116,8 @@ def dedup(
     for name, value in (("bucket_cap", bucket_cap), ("candidate_budget", candidate_budget)):
         if not isinstance(value, int) or value < 1:
             raise _invalid(name, f"{value!r} (must be at least 1)")
+    if not isinstance(max_driver_pairs, int) or max_driver_pairs < 0:
+        raise _invalid("max_driver_pairs", f"{max_driver_pairs!r} (must be 0 or more)")
     params = {k: str(v) if not isinstance(v, bool) else str(v).lower()
               for k, v in _spark_params(method, threshold, params).items()}
     for name in (text_col, id_col) + ((order_col,) if order_col else ()):
@@ -625,25 +629,40 @@ def _verify(leader_rows, candidates, method: str, params: dict):
 
 
 def _representative(spark, verified, max_driver_pairs: int):
-    """The engine's greedy rule, on the driver, over at most ``max_driver_pairs`` pairs."""
+    """The engine's greedy rule over the verified pairs. Its choices in one connected
+    component of the pairs never depend on another's, so up to ``max_driver_pairs`` pairs it
+    runs on the driver (one collect: the quickest for a small job), and past that on the
+    executors, one component at a time: the components are found by
+    :func:`connected_components`, each component's pairs are grouped, and the rule runs in
+    Rust over each group (``applyInArrow``). Nothing is bounded by the driver's memory; a
+    component's pairs must fit in one executor's."""
     import pyarrow as pa
+    from pyspark.sql import functions as F
 
-    count = verified.count()
-    if count > max_driver_pairs:
-        raise _invalid(
-            "max_driver_pairs",
-            f"{max_driver_pairs}: the run verified {count} similar pairs between distinct "
-            "texts, more than cluster=\"representative\" collects to the driver (about 24 "
-            "bytes each); use cluster=\"connected\" (distributed), or raise max_driver_pairs "
-            "if the driver has the memory",
+    pairs = verified.select("a", "b", "similarity")
+    if max_driver_pairs > 0 and pairs.limit(max_driver_pairs + 1).count() <= max_driver_pairs:
+        table = _to_arrow(pairs)
+        out = _neardup.representative(
+            _column(table, "a", pa.int64()),
+            _column(table, "b", pa.int64()),
+            _column(table, "similarity", pa.float64()),
         )
-    table = _to_arrow(verified)
-    out = _neardup.representative(
-        _column(table, "a", pa.int64()),
-        _column(table, "b", pa.int64()),
-        _column(table, "similarity", pa.float64()),
-    )
-    return _from_arrow(spark, pa.Table.from_batches([out]))
+        return _from_arrow(spark, pa.Table.from_batches([out]))
+    components = connected_components(pairs.select("a", "b"))
+    grouped = pairs.join(components.select(F.col("node").alias("a"), "component"), "a")
+
+    def cluster(table):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        column = lambda name, type_: (table.column(name).combine_chunks()  # noqa: E731
+                                      .cast(type_))
+        out = native.representative(column("a", pa.int64()), column("b", pa.int64()),
+                                    column("similarity", pa.float64()))
+        return pa.Table.from_batches([out])
+
+    return grouped.groupBy("component").applyInArrow(cluster, _ASSIGNMENT_SCHEMA)
 
 
 def _column(table, name, type_):
@@ -659,14 +678,22 @@ def _to_arrow(df):
     return pa.Table.from_pandas(df.toPandas())
 
 
-def _from_arrow(spark, table):
+def _assignment_schema():
     from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
-    schema = StructType([
+    return StructType([
         StructField("document", LongType(), False),
         StructField("duplicate_of", LongType(), False),
         StructField("similarity", DoubleType(), False),
     ])
+
+
+#: The rows of an assignment: a removed document, the kept one it follows, their similarity.
+_ASSIGNMENT_SCHEMA = "document long, duplicate_of long, similarity double"
+
+
+def _from_arrow(spark, table):
+    schema = _assignment_schema()
     if table.num_rows == 0:
         return spark.createDataFrame([], schema)
     return spark.createDataFrame(table.to_pandas(), schema)

@@ -14,7 +14,7 @@ def dedup(
     bucket_cap: int = 1000,
     candidate_budget: int = 32,
     order_col: str | None = None,
-    max_driver_pairs: int = 50_000_000,
+    max_driver_pairs: int = 1_000_000,
     **params: Any,
 ) -> DataFrame: ...
 def kept(df: DataFrame, text_col: str = "text", id_col: str = "id", **options: Any) -> DataFrame: ...

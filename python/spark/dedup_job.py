@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--bucket-cap", type=int, default=1000)
     parser.add_argument("--candidate-budget", type=int, default=32)
     parser.add_argument("--order-col", help="the order keep=first follows (default: the id column)")
-    parser.add_argument("--max-driver-pairs", type=int, default=50_000_000)
+    parser.add_argument("--max-driver-pairs", type=int, default=1_000_000)
     method_options = _add_method_options(parser)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kept", help="also write the kept rows (Parquet) here")

@@ -26,13 +26,17 @@ def frame(spark, rows, partitions=None):
 
 @pytest.mark.parametrize("options", [
     [],
+    ["--max-driver-pairs", "0"],
     ["--cluster", "connected"],
     ["--keep", "longest", "--threshold", "0.6"],
     ["--method", "exact"],
 ])
 def test_same_clusters_as_the_command_line(spark, cli, tmp_path, corpus, options):
-    expected = run_cli(cli, tmp_path, corpus, *NO_CORPUS, *options)
+    # max_driver_pairs is Spark's own: 0 clusters on the executors, by component.
+    cli_options = [o for o in options if o not in ("--max-driver-pairs", "0")]
+    expected = run_cli(cli, tmp_path, corpus, *NO_CORPUS, *cli_options)
     kwargs = dict(zip((o[2:].replace("-", "_") for o in options[::2]), options[1::2]))
+    kwargs = {k: int(v) if k == "max_driver_pairs" else v for k, v in kwargs.items()}
     got = as_result(neardup.spark.dedup(frame(spark, corpus, 3), **kwargs).collect())
     assert got == expected
     assert sum(1 for v in got.values() if v[1] is not None) > 10
@@ -50,6 +54,10 @@ def test_caps_and_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     expected = run_cli(cli, tmp_path, rows, *NO_CORPUS, *options)
     got = as_result(neardup.spark.dedup(frame(spark, rows, 2), bucket_cap=5,
                                         candidate_budget=2, threshold=0.7).collect())
+    assert got == expected
+    # The flood is one large component: clustered on the executors, the same.
+    got = as_result(neardup.spark.dedup(frame(spark, rows, 2), bucket_cap=5, candidate_budget=2,
+                                        threshold=0.7, max_driver_pairs=0).collect())
     assert got == expected
 
 
@@ -159,8 +167,7 @@ def test_connected_components_against_union_find(spark):
     (lambda df: neardup.spark.dedup(df, text_col="body"), "columns", "no column 'body'"),
     (lambda df: neardup.spark.dedup(df, cluster="all"), "cluster", "all"),
     (lambda df: neardup.spark.dedup(df, bucket_cap=0), "bucket_cap", "at least 1"),
-    (lambda df: neardup.spark.dedup(df, max_driver_pairs=0).collect(), "max_driver_pairs",
-     "cluster=\"connected\""),
+    (lambda df: neardup.spark.dedup(df, max_driver_pairs=-1), "max_driver_pairs", "0 or more"),
 ])
 def test_errors_name_the_option(spark, call, parameter, message):
     texts = ["今天北京天气晴朗，适合出门散步，公园里人很多。", "今天北京天气晴朗,适合出门散步!公园里人很多！花开了。"]
