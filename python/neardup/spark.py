@@ -26,7 +26,11 @@ counts, the frequent features of the corpus pass, and the verified pairs of a sm
    rule's choices in one component never depend on another's).
 7. Exact copies follow their leader; ids are joined back.
 
-Methods: ``exact`` and ``minhash``.
+Methods: those whose candidates are documents sharing a key: ``exact``, ``minhash``,
+``supershingle`` (with ``min_super=1``), ``imatch`` and ``topn`` (their lexicon and TF-IDF
+weights learned from the distributed corpus pass, every count). ``simhash``, ``join``,
+``ngram``, ``segments`` and ``sentences`` (candidates by Hamming tables, prefix filters, or a
+least number of shared keys) are refused with a message naming the method.
 
 The corpus pass of a batch run is distributed too (step 0): each text's corpus features are
 computed on the executors, a distinct feature set counts once (as the command line counts
@@ -251,13 +255,13 @@ def _conform(columns, names, schema):
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _corpus_table(base, method: str, params: dict) -> bytes | None:
+def _corpus_table(base, method: str, params: dict):
     """The corpus pass of a batch run, distributed: each text's corpus features (its lines'
     keys, for ``boilerplate_df``) are computed on the executors, a feature set counts once
     (as the batch engine counts distinct texts), the document frequencies are counted by a
     shuffle, and only the features that reach the least limit the method resolves for that
-    many documents come back to the driver, as an encoded table the sketcher learns from.
-    ``None`` when the method learns nothing from its corpus."""
+    many documents come back to the driver, as an encoded table the sketcher learns from,
+    broadcast to the executors. ``None`` when the method learns nothing from its corpus."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, LongType, StructField, StructType
 
@@ -287,18 +291,20 @@ def _corpus_table(base, method: str, params: dict) -> bytes | None:
     sets = (base.select("text").mapInArrow(features, schema)
             .dropDuplicates(["set"]).persist())
     documents = sets.count()
+    # Only the counts that can reach a limit matter; a method that learns weights from every
+    # count (imatch's lexicon, topn's TF-IDF) has no limit and gets them all.
     limits = _neardup.corpus_limits(method, params, documents)
-    floor = max(1, min(limits.values())) if limits else None
-    counted: list = []
-    if floor is not None:
-        counted = (sets.select(F.explode("features").alias("feature"))
-                   .groupBy("feature").count().filter(F.col("count") >= floor).collect())
+    floor = max(1, min(limits.values())) if limits else 1
+    counted = (sets.select(F.explode("features").alias("feature"))
+               .groupBy("feature").count().filter(F.col("count") >= floor))
+    table = _to_arrow(counted)
     sets.unpersist()
-    return _neardup.corpus_table(documents, [row["feature"] for row in counted],
-                                 [row["count"] for row in counted])
+    encoded = _neardup.corpus_table(documents, table.column("feature").to_pylist(),
+                                    table.column("count").to_pylist())
+    return base.sparkSession.sparkContext.broadcast(encoded)
 
 
-def _sketcher(method: str, params: dict, corpus: bytes | None = None):
+def _sketcher(method: str, params: dict, corpus=None):
     def sketch(batches):
         import pyarrow as pa
 
@@ -309,7 +315,8 @@ def _sketcher(method: str, params: dict, corpus: bytes | None = None):
             null_text = texts.is_null()
             if texts.null_count:
                 texts = texts.fill_null("")
-            out = native.spark_sketch([texts], method, params, 1, corpus)
+            out = native.spark_sketch([texts], method, params, 1,
+                                      corpus.value if corpus is not None else None)
             columns = [batch.column("id"), batch.column("order_key"), null_text] + [
                 out.column(name)
                 for name in ("identity", "length", "empty", "exact_only", "sketch", "keys")

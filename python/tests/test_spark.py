@@ -30,6 +30,9 @@ def frame(spark, rows, partitions=None):
     ["--cluster", "connected"],
     ["--keep", "longest", "--threshold", "0.6"],
     ["--method", "exact"],
+    ["--method", "supershingle"],
+    ["--method", "imatch"],
+    ["--method", "topn"],
 ])
 def test_same_clusters_as_the_command_line(spark, cli, tmp_path, corpus, options):
     # max_driver_pairs is Spark's own: 0 clusters on the executors, by component.
