@@ -7,8 +7,9 @@ the peak RSS of the measured process (for Spark: the driver JVM and its children
 standalone workers), the kept count, pairwise P/R/F1 against synth's truth (documents of one
 truth cluster are duplicates of each other), and whether the clusters equal the CLI's.
 
-Tools (all with max_df and boilerplate_df off, which the Spark path has no corpus pass for):
-Every tool reads the corpus with its lines sorted by id (the order the Spark path ranks by).
+Tools (all at their defaults: the Spark path learns boilerplate lines and common shingles as
+the command line does). Every tool reads the corpus with its lines sorted by id (the order the
+Spark path ranks by).
 
 - cli:          neardup dedup CORPUS -o /dev/null --clusters clusters.jsonl --id-field id
 - python-arrow: pyarrow.json.read_json, then neardup.dedup(table["text"], ids=table["id"]),
@@ -16,6 +17,13 @@ Every tool reads the corpus with its lines sorted by id (the order the Spark pat
 - python-list:  the same with the texts as a Python list of str
 - spark-local1, spark-local2: spark-submit --master local[N] python/spark/dedup_job.py
 - spark-standalone: the same on python/spark/standalone.sh's two one-core workers
+- spark-standalone1: the same job on the standalone cluster, one worker's core only
+                (`--total-executor-cores 1`): the scale-out ratio is standalone1 / standalone
+- mllib-local2: Spark MLlib's MinHashLSH on local[2], the usual recipe: the text without
+                spaces and punctuation, character 3-grams (NGram), HashingTF (2^20, binary),
+                MinHashLSH (`--mllib-tables` hash tables, default 5),
+                approxSimilarityJoin at Jaccard distance 0.6 (similarity 0.4, our default
+                threshold), clusters by connected components of the pairs on the driver
 """
 
 from __future__ import annotations
@@ -31,8 +39,8 @@ import time
 from .common import ROOT, find_data, git_describe, log, machine, measure
 from . import corpora
 
-NO_CORPUS = ["--max-df", "off", "--boilerplate-df", "off"]
-TOOLS = ["cli", "python-arrow", "python-list", "spark-local1", "spark-local2", "spark-standalone"]
+TOOLS = ["cli", "python-arrow", "python-list", "spark-local1", "spark-local2", "spark-standalone",
+         "spark-standalone1", "mllib-local2"]
 
 PY_API = r"""
 import sys, time, json
@@ -42,10 +50,65 @@ corpus, out, kind = sys.argv[1:4]
 t0 = time.perf_counter()
 table = pj.read_json(corpus)
 texts = table["text"] if kind == "arrow" else table["text"].to_pylist()
-result = neardup.dedup(texts, ids=table["id"], max_df="off", boilerplate_df="off")
+result = neardup.dedup(texts, ids=table["id"])
 pq.write_table(result.drop_columns(["keep"]), out)
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
+
+
+MLLIB = r"""
+import json, sys, time
+from pyspark.ml.feature import HashingTF, MinHashLSH, NGram
+from pyspark.sql import SparkSession, functions as F
+import pyarrow as pa, pyarrow.parquet as pq
+corpus, out, tables = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spark = SparkSession.builder.appName("mllib-minhashlsh").getOrCreate()
+t0 = time.perf_counter()
+df = spark.read.schema("id string, text string").json(corpus)
+chars = df.select("id", F.split(F.regexp_replace(F.lower("text"), r"[\s\p{P}\p{S}]", ""), "").alias("chars"))
+grams = NGram(n=3, inputCol="chars", outputCol="grams").transform(chars)
+tf = HashingTF(inputCol="grams", outputCol="features", numFeatures=1 << 20, binary=True).transform(grams)
+tf = tf.filter(F.size("grams") > 0).select("id", "features").persist()
+model = MinHashLSH(inputCol="features", outputCol="hashes", numHashTables=tables, seed=1).fit(tf)
+pairs = (model.approxSimilarityJoin(tf, tf, 0.6, distCol="distance")
+         .select(F.col("datasetA.id").alias("a"), F.col("datasetB.id").alias("b"))
+         .filter(F.col("a") < F.col("b")).collect())
+ids = [r["id"] for r in df.select("id").collect()]
+parent = {i: i for i in ids}
+def find(x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+for r in pairs:
+    ra, rb = find(r["a"]), find(r["b"])
+    if ra != rb:
+        parent[max(ra, rb)] = min(ra, rb)
+cluster = [find(i) for i in ids]
+pq.write_table(pa.table({"id": ids, "cluster": cluster,
+                         "duplicate_of": [c if c != i else None for i, c in zip(ids, cluster)],
+                         "similarity": [None] * len(ids)}), out)
+print(json.dumps({"seconds": time.perf_counter() - t0, "pairs": len(pairs)}))
+spark.stop()
+"""
+
+
+def mllib_command(venv_python: str, corpus: str, out: str, driver_memory: str, tables: int) -> list[str]:
+    import pyspark
+
+    submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+    script = out + ".mllib.py"
+    with open(script, "w") as fh:
+        fh.write(MLLIB)
+    return [
+        submit, "--master", "local[2]", "--driver-memory", driver_memory,
+        "--conf", f"spark.pyspark.python={venv_python}",
+        "--conf", f"spark.pyspark.driver.python={venv_python}",
+        "--conf", "spark.sql.files.maxPartitionBytes=16m",
+        "--conf", "spark.sql.shuffle.partitions=32",
+        "--conf", "spark.ui.enabled=false",
+        script, corpus, out + ".parquet", str(tables),
+    ]
 
 
 def by_id(corpus: str) -> str:
@@ -119,6 +182,9 @@ def main(argv=None) -> int:
     parser.add_argument("--data", default=None)
     parser.add_argument("--driver-memory", default="12g")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--mllib-tables", type=int, default=5, help="MinHashLSH hash tables")
+    parser.add_argument("--timeout", type=float, default=3600,
+                        help="seconds a run may take before it is stopped and reported as such")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     results_path = os.path.join(args.out, "results.json")
@@ -158,7 +224,11 @@ def main(argv=None) -> int:
                         if tool == "cli":
                             target = out + ".jsonl"
                             cmd = [args.bin, "dedup", corpus, "-o", "/dev/null", "--clusters", target,
-                                   "--id-field", "id", "--quiet", *NO_CORPUS]
+                                   "--id-field", "id", "--quiet"]
+                        elif tool == "mllib-local2":
+                            target = out + ".parquet"
+                            cmd = mllib_command(sys.executable, corpus, out, args.driver_memory,
+                                                args.mllib_tables)
                         elif tool.startswith("python"):
                             target = out + ".parquet"
                             kind = tool.split("-")[1]
@@ -167,10 +237,16 @@ def main(argv=None) -> int:
                             target = out
                             where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
                             cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory)
+                            if tool == "spark-standalone1":
+                                cmd[1:1] = ["--total-executor-cores", "1"]
                         log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")
                         with open(out + ".log", "w") as err:
-                            record = measure(cmd, None, stdout=err, stderr=err,
+                            record = measure(cmd, None, stdout=err, stderr=err, timeout=args.timeout,
                                              env={"SPARK_LOCAL_IP": "127.0.0.1"})
+                        if record.get("timed_out"):
+                            log(f"  {tool} stopped after {args.timeout:.0f} s")
+                            walls.append(None)
+                            break
                         if record["returncode"] != 0 or not os.path.exists(target):
                             raise SystemExit(f"{tool} failed; see {out}.log")
                         walls.append(record["wall_seconds"])
@@ -179,6 +255,9 @@ def main(argv=None) -> int:
                             clusters = read_clusters(target)
                     if tool == "cli":
                         reference = clusters
+                    if clusters is None:
+                        entry["tools"][tool] = {"timed_out": args.timeout}
+                        continue
                     precision, recall, f1 = pair_scores(clusters, truth)
                     entry["tools"][tool] = {
                         "runs": walls, "median_s": statistics.median(walls),
@@ -205,6 +284,9 @@ def main(argv=None) -> int:
                    "|---|---:|---:|---|---:|---:|---:|---:|---:|---|"]
         cli = entry["tools"].get("cli", {}).get("median_s")
         for tool, r in entry["tools"].items():
+            if "timed_out" in r:
+                report.append(f"| {tool} | > {r['timed_out']:.0f} (stopped) | | | | | | | | |")
+                continue
             ratio = f"{r['median_s'] / cli:.2f}" if cli else "-"
             runs = ", ".join(f"{w:.1f}" for w in r["runs"])
             same = "-" if r["same_as_cli"] is None else ("yes" if r["same_as_cli"] else "**no**")

@@ -2,7 +2,7 @@
 //! counts, and MinHash-LSH against a brute-force exact Jaccard reference.
 
 use neardup_core::measure::jaccard;
-use neardup_core::methods::minhash::{MinHash, MinHashBuilder};
+use neardup_core::methods::minhash::{MinHash, MinHashBuilder, Slots};
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::Method;
 use neardup_engine::{dedup, dedup_owned, EngineOptions, NoProgress, Outcome};
@@ -45,10 +45,13 @@ fn plain_minhash() -> MinHashBuilder {
         .boilerplate_df(neardup_core::boilerplate::DfLimit::Off)
 }
 
+/// The registry's `minhash` for a case, by the builder: the builder's defaults plus what the
+/// registry adds by default (the slot check).
 fn minhash_for(case: &Value) -> MinHash {
     MinHashBuilder::new()
         .threshold(case["threshold"].as_f64().unwrap_or(0.7))
         .ngram(case["ngram"].as_u64().unwrap_or(5) as usize)
+        .slots(Slots::Numbers, neardup_core::slots::DEFAULT_SLOT_AGREEMENT)
         .build()
         .unwrap()
 }
