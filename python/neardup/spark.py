@@ -97,6 +97,7 @@ def dedup(
     candidate_budget: int = _DEFAULT_CANDIDATE_BUDGET,
     order_col: str | None = None,
     max_driver_pairs: int = 1_000_000,
+    small_input_rows: int = 100_000,
     **params: Any,
 ):
     """Deduplicates the DataFrame ``df`` and returns a DataFrame of ``(id, cluster,
@@ -109,7 +110,10 @@ def dedup(
     order that ``keep="first"`` and ties follow; default: the id column) and
     ``max_driver_pairs`` (with ``cluster="representative"``: up to this many verified pairs
     are clustered on the driver, the quickest for a small job; more are clustered on the
-    executors, one connected component at a time; 0 always on the executors).
+    executors, one connected component at a time; 0 always on the executors) and
+    ``small_input_rows`` (an input of at most this many rows is collected to the driver and
+    deduplicated there in one piece by :func:`neardup.dedup`, in the order Spark ranks by: the
+    same clusters without a Spark stage per step; 0 never).
     """
     from pyspark.sql import functions as F
 
@@ -120,15 +124,16 @@ def dedup(
     for name, value in (("bucket_cap", bucket_cap), ("candidate_budget", candidate_budget)):
         if not isinstance(value, int) or value < 1:
             raise _invalid(name, f"{value!r} (must be at least 1)")
-    if not isinstance(max_driver_pairs, int) or max_driver_pairs < 0:
-        raise _invalid("max_driver_pairs", f"{max_driver_pairs!r} (must be 0 or more)")
+    for name, value in (("max_driver_pairs", max_driver_pairs),
+                        ("small_input_rows", small_input_rows)):
+        if not isinstance(value, int) or value < 0:
+            raise _invalid(name, f"{value!r} (must be 0 or more)")
     params = {k: str(v) if not isinstance(v, bool) else str(v).lower()
               for k, v in _spark_params(method, threshold, params).items()}
     for name in (text_col, id_col) + ((order_col,) if order_col else ()):
         if name not in df.columns:
             raise _invalid("columns", f"no column {name!r} (the DataFrame has {df.columns})")
     spark = df.sparkSession
-    _check_executors(spark)
     text_type = df.schema[text_col].dataType.simpleString()
     if text_type != "string":
         raise _invalid("text_col", f"{text_col!r} is {text_type}: expected string")
@@ -139,6 +144,10 @@ def dedup(
         F.col(text_col).alias("text"),
         order.alias("order_key"),
     )
+    if small_input_rows > 0 and base.limit(small_input_rows + 1).count() <= small_input_rows:
+        return _dedup_on_driver(spark, base, id_col, text_col, method, params, cluster, keep,
+                                bucket_cap, candidate_budget)
+    _check_executors(spark)
     corpus = _corpus_table(base, method, params)
     # Sketched once and kept: the checks, the sort's sampling and the sort read it.
     sketched = base.mapInArrow(
@@ -158,6 +167,47 @@ def dedup(
     sketched.unpersist()
     return _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
                     max_driver_pairs)
+
+
+def _dedup_on_driver(spark, base, id_col, text_col, method, params, cluster, keep, bucket_cap,
+                     candidate_budget):
+    """A small input deduplicated in one piece on the driver: the rows collected as Arrow,
+    checked as the distributed path checks them, put in the order the distributed path ranks
+    by (``order_key``, then the id), and given to :func:`neardup.dedup` with the same options:
+    the same clusters, without the cost of a Spark stage per step."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from . import dedup as local_dedup
+
+    table = _to_arrow(base)
+    if table.column("id").null_count:
+        raise _invalid("id_col", f"{id_col!r} has null ids (every row needs an id)")
+    texts = table.column("text")
+    if texts.null_count:
+        first = table.filter(pc.is_null(texts)).sort_by([("id", "ascending")]).column("id")[0]
+        raise _invalid(
+            "text_col",
+            f"{text_col!r} is null for id {first.as_py()!r} (fill or drop nulls first: a null "
+            "is not an empty text)",
+        )
+    counts = pc.value_counts(table.column("id").combine_chunks())
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        worst = sorted((v.as_py() for v in repeated.field("values")))[0]
+        times = next(c["counts"] for c in repeated.to_pylist() if c["values"] == worst)
+        raise _invalid(
+            "id_col",
+            f"{id_col!r}: the id {worst!r} is on {times} rows (ids must be unique)",
+        )
+    table = table.sort_by([("order_key", "ascending"), ("id", "ascending")])
+    result = local_dedup(table.column("text"), ids=table.column("id"), method=method,
+                         cluster=cluster, keep=keep, bucket_cap=bucket_cap,
+                         candidate_budget=candidate_budget, **params)
+    result = result.select(["id", "cluster", "duplicate_of", "similarity"])
+    result = pa.table({name: result.column(name) for name in result.column_names})
+    result = result.replace_schema_metadata(None)
+    return spark.createDataFrame(result)
 
 
 #: The Spark contexts whose executors were found to import neardup.

@@ -15,6 +15,7 @@ def dedup(
     candidate_budget: int = 32,
     order_col: str | None = None,
     max_driver_pairs: int = 1_000_000,
+    small_input_rows: int = 100_000,
     **params: Any,
 ) -> DataFrame: ...
 def kept(df: DataFrame, text_col: str = "text", id_col: str = "id", **options: Any) -> DataFrame: ...

@@ -68,6 +68,9 @@ def main() -> None:
     parser.add_argument("--candidate-budget", type=int, default=32)
     parser.add_argument("--order-col", help="the order keep=first follows (default: the id column)")
     parser.add_argument("--max-driver-pairs", type=int, default=1_000_000)
+    parser.add_argument("--small-input-rows", type=int, default=100_000,
+                        help="inputs of at most this many rows run on the driver in one piece "
+                             "(0: never)")
     method_options = _add_method_options(parser)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kept", help="also write the kept rows (Parquet) here")
@@ -97,7 +100,8 @@ def main() -> None:
         df, text_col=args.text_col, id_col=args.id_col, method=args.method,
         threshold=args.threshold, cluster=args.cluster, keep=args.keep,
         bucket_cap=args.bucket_cap, candidate_budget=args.candidate_budget,
-        order_col=args.order_col, max_driver_pairs=args.max_driver_pairs, **options,
+        order_col=args.order_col, max_driver_pairs=args.max_driver_pairs,
+        small_input_rows=args.small_input_rows, **options,
     ).persist()
     clusters.write.mode("overwrite").parquet(args.output)
     if args.kept:

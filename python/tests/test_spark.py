@@ -18,6 +18,16 @@ pytest.importorskip("pyspark")
 #: defaults.
 NO_CORPUS: list = []
 
+#: The two paths: on the executors, and a small input on the driver in one piece.
+PATHS = [0, 100_000]
+
+
+def spark_dedup(df, **options):
+    """`neardup.spark.dedup` on the executors (the small-input shortcut off): these tests'
+    inputs are small."""
+    options.setdefault("small_input_rows", 0)
+    return neardup.spark.dedup(df, **options)
+
 
 def frame(spark, rows, partitions=None):
     df = spark.createDataFrame([(r["id"], r["text"]) for r in rows], "id string, text string")
@@ -26,6 +36,8 @@ def frame(spark, rows, partitions=None):
 
 @pytest.mark.parametrize("options", [
     [],
+    ["--small-input-rows", "100000"],
+    ["--small-input-rows", "100000", "--keep", "longest", "--cluster", "connected"],
     ["--max-driver-pairs", "0"],
     ["--cluster", "connected"],
     ["--keep", "longest", "--threshold", "0.6"],
@@ -35,12 +47,16 @@ def frame(spark, rows, partitions=None):
     ["--method", "topn"],
 ])
 def test_same_clusters_as_the_command_line(spark, cli, tmp_path, corpus, options):
-    # max_driver_pairs is Spark's own: 0 clusters on the executors, by component.
-    cli_options = [o for o in options if o not in ("--max-driver-pairs", "0")]
+    # max_driver_pairs and small_input_rows are Spark's own: 0 clusters on the executors, by
+    # component; 100000 runs this small input on the driver in one piece.
+    own = ("--max-driver-pairs", "--small-input-rows")
+    cli_options = [o for i, o in enumerate(options)
+                   if o not in own and (i == 0 or options[i - 1] not in own)]
     expected = run_cli(cli, tmp_path, corpus, *NO_CORPUS, *cli_options)
     kwargs = dict(zip((o[2:].replace("-", "_") for o in options[::2]), options[1::2]))
-    kwargs = {k: int(v) if k == "max_driver_pairs" else v for k, v in kwargs.items()}
-    got = as_result(neardup.spark.dedup(frame(spark, corpus, 3), **kwargs).collect())
+    kwargs = {k: int(v) if k in ("max_driver_pairs", "small_input_rows") else v
+              for k, v in kwargs.items()}
+    got = as_result(spark_dedup(frame(spark, corpus, 3), **kwargs).collect())
     assert got == expected
     assert sum(1 for v in got.values() if v[1] is not None) > 10
 
@@ -55,11 +71,11 @@ def test_caps_and_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     rows = sorted(corpus[:400] + flood, key=lambda r: r["id"])
     options = ["--bucket-cap", "5", "--candidate-budget", "2", "--threshold", "0.7"]
     expected = run_cli(cli, tmp_path, rows, *NO_CORPUS, *options)
-    got = as_result(neardup.spark.dedup(frame(spark, rows, 2), bucket_cap=5,
+    got = as_result(spark_dedup(frame(spark, rows, 2), bucket_cap=5,
                                         candidate_budget=2, threshold=0.7).collect())
     assert got == expected
     # The flood is one large component: clustered on the executors, the same.
-    got = as_result(neardup.spark.dedup(frame(spark, rows, 2), bucket_cap=5, candidate_budget=2,
+    got = as_result(spark_dedup(frame(spark, rows, 2), bucket_cap=5, candidate_budget=2,
                                         threshold=0.7, max_driver_pairs=0).collect())
     assert got == expected
 
@@ -80,7 +96,7 @@ def test_boilerplate_lines_are_learned_as_on_the_command_line(spark, cli, tmp_pa
     rows.sort(key=lambda r: r["id"])
     expected = run_cli(cli, tmp_path, rows, *NO_CORPUS)
     assert expected != run_cli(cli, tmp_path, rows, *NO_CORPUS, "--boilerplate-df", "off")
-    got = as_result(neardup.spark.dedup(frame(spark, rows, 3)).collect())
+    got = as_result(spark_dedup(frame(spark, rows, 3)).collect())
     assert got == expected
     # The re-wraps are found through another account's wrapper.
     assert all(got[f"r{i:04d}"][0] == got[f"w{i:04d}"][0] for i in range(0, 300, 10))
@@ -99,7 +115,7 @@ def test_common_shingles_are_marked_as_on_the_command_line(spark, cli, tmp_path,
     rows = sorted(corpus[:300] + flood, key=lambda r: r["id"])
     expected = run_cli(cli, tmp_path, rows, "--slots", "off")
     assert expected != run_cli(cli, tmp_path, rows, "--slots", "off", "--max-df", "off")
-    got = as_result(neardup.spark.dedup(frame(spark, rows, 3), slots="off").collect())
+    got = as_result(spark_dedup(frame(spark, rows, 3), slots="off").collect())
     assert got == expected
 
 
@@ -109,7 +125,7 @@ def test_deterministic_across_partitionings(spark, corpus):
     for partitions, shuffle in ((1, 1), (5, 7), (2, 3)):
         spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
         try:
-            results.append(as_result(neardup.spark.dedup(frame(spark, rows, partitions),
+            results.append(as_result(spark_dedup(frame(spark, rows, partitions),
                                                          cluster="connected").collect()))
         finally:
             spark.conf.set("spark.sql.shuffle.partitions", "4")
@@ -120,21 +136,25 @@ def test_equal_to_the_python_api_and_kept_rows(spark, corpus):
     rows = corpus[:500]
     local = neardup.dedup([r["text"] for r in rows], ids=[r["id"] for r in rows])
     df = frame(spark, rows, 2)
-    assert as_result(neardup.spark.dedup(df).collect()) == as_result(local)
+    assert as_result(spark_dedup(df).collect()) == as_result(local)
     kept = {r["id"] for r in neardup.spark.kept(df).collect()}
     assert kept == {i for i, k in zip(local.column("id").to_pylist(),
                                       local.column("keep").to_pylist()) if k}
 
 
-def test_order_column_and_integer_ids(spark):
+@pytest.mark.parametrize("small", PATHS)
+def test_order_column_and_integer_ids(spark, small):
     texts = ["今天北京天气晴朗，适合出门散步，公园里人很多。", "今天北京天气晴朗,适合出门散步!公园里人很多。",
              "今天北京天气晴朗，适合出门散步，公园里人很多！！"]
     df = spark.createDataFrame([(30, texts[0], 3), (10, texts[1], 2), (20, texts[2], 1)],
                                "doc long, body string, arrived long")
-    by_id = neardup.spark.dedup(df, text_col="body", id_col="doc").collect()
+    by_id = neardup.spark.dedup(df, text_col="body", id_col="doc",
+                                small_input_rows=small).collect()
     assert {r["doc"] if "doc" in r else r["id"]: r["cluster"] for r in by_id} == {10: 10, 20: 10, 30: 10}
-    by_arrival = neardup.spark.dedup(df, text_col="body", id_col="doc", order_col="arrived")
+    by_arrival = neardup.spark.dedup(df, text_col="body", id_col="doc", order_col="arrived",
+                                     small_input_rows=small)
     assert {r["id"]: r["cluster"] for r in by_arrival.collect()} == {10: 20, 20: 20, 30: 20}
+    assert dict(by_arrival.dtypes)["duplicate_of"] == "bigint"
 
 
 def test_connected_components_against_union_find(spark):
@@ -171,6 +191,7 @@ def test_connected_components_against_union_find(spark):
     (lambda df: neardup.spark.dedup(df, cluster="all"), "cluster", "all"),
     (lambda df: neardup.spark.dedup(df, bucket_cap=0), "bucket_cap", "at least 1"),
     (lambda df: neardup.spark.dedup(df, max_driver_pairs=-1), "max_driver_pairs", "0 or more"),
+    (lambda df: neardup.spark.dedup(df, small_input_rows=-1), "small_input_rows", "0 or more"),
 ])
 def test_errors_name_the_option(spark, call, parameter, message):
     texts = ["今天北京天气晴朗，适合出门散步，公园里人很多。", "今天北京天气晴朗,适合出门散步!公园里人很多！花开了。"]
@@ -180,22 +201,24 @@ def test_errors_name_the_option(spark, call, parameter, message):
     assert raised.value.parameter == parameter
 
 
-def test_bad_rows_are_refused(spark):
+@pytest.mark.parametrize("small", PATHS)
+def test_bad_rows_are_refused(spark, small):
     df = spark.createDataFrame([("a", "x"), ("a", "y")], "id string, text string")
     with pytest.raises(neardup.NeardupError, match="the id 'a' is on 2 rows"):
-        neardup.spark.dedup(df)
+        neardup.spark.dedup(df, small_input_rows=small)
     df = spark.createDataFrame([("a", "x"), ("b", None)], "id string, text string")
     with pytest.raises(neardup.NeardupError, match="null for id 'b'"):
-        neardup.spark.dedup(df)
+        neardup.spark.dedup(df, small_input_rows=small)
     df = spark.createDataFrame([("a", 1)], "id string, text long")
     with pytest.raises(neardup.NeardupError, match="expected string"):
-        neardup.spark.dedup(df)
+        neardup.spark.dedup(df, small_input_rows=small)
 
 
-def test_an_empty_frame(spark):
+@pytest.mark.parametrize("small", PATHS)
+def test_an_empty_frame(spark, small):
     df = spark.createDataFrame([], "id string, text string")
-    assert neardup.spark.dedup(df).collect() == []
-    assert neardup.spark.dedup(df, cluster="connected").collect() == []
+    assert neardup.spark.dedup(df, small_input_rows=small).collect() == []
+    assert neardup.spark.dedup(df, cluster="connected", small_input_rows=small).collect() == []
 
 
 def test_the_job_never_overwrites_its_input(tmp_path):

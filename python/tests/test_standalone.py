@@ -19,7 +19,7 @@ import pytest
 
 from conftest import REPO, as_result, run_cli
 
-NO_CORPUS = ["--max-df", "off", "--boilerplate-df", "off"]
+NO_CORPUS: list = []  # the Spark path learns from its corpus as the command line does
 
 
 def _missing() -> str | None:
@@ -90,7 +90,7 @@ def test_two_workers_equal_the_command_line(packed_env, cluster, cli, tmp_path, 
          "--conf", "spark.sql.shuffle.partitions=4",
          "--conf", "spark.ui.enabled=false",
          str(REPO / "python" / "spark" / "dedup_job.py"), str(source), str(output),
-         "--schema", "id string, text string"],
+         "--schema", "id string, text string", "--small-input-rows", "0"],
         env=env, capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr[-4000:]
