@@ -98,6 +98,7 @@ def dedup(
     order_col: str | None = None,
     max_driver_pairs: int = 1_000_000,
     small_input_rows: int = 100_000,
+    shuffle_partitions: int | None = None,
     **params: Any,
 ):
     """Deduplicates the DataFrame ``df`` and returns a DataFrame of ``(id, cluster,
@@ -113,7 +114,10 @@ def dedup(
     executors, one connected component at a time; 0 always on the executors) and
     ``small_input_rows`` (an input of at most this many rows is collected to the driver and
     deduplicated there in one piece by :func:`neardup.dedup`, in the order Spark ranks by: the
-    same clusters without a Spark stage per step; 0 never).
+    same clusters without a Spark stage per step; 0 never) and ``shuffle_partitions`` (the
+    shuffle partitions of this run; default: one per 20,000 rows, at least two per core and
+    at most the session's ``spark.sql.shuffle.partitions``, which is restored on return). The
+    result is computed and cached (``persist``) before it is returned.
     """
     from pyspark.sql import functions as F
 
@@ -128,6 +132,9 @@ def dedup(
                         ("small_input_rows", small_input_rows)):
         if not isinstance(value, int) or value < 0:
             raise _invalid(name, f"{value!r} (must be 0 or more)")
+    if shuffle_partitions is not None and (not isinstance(shuffle_partitions, int)
+                                           or shuffle_partitions < 1):
+        raise _invalid("shuffle_partitions", f"{shuffle_partitions!r} (must be at least 1)")
     params = {k: str(v) if not isinstance(v, bool) else str(v).lower()
               for k, v in _spark_params(method, threshold, params).items()}
     for name in (text_col, id_col) + ((order_col,) if order_col else ()):
@@ -144,29 +151,55 @@ def dedup(
         F.col(text_col).alias("text"),
         order.alias("order_key"),
     )
-    if small_input_rows > 0 and base.limit(small_input_rows + 1).count() <= small_input_rows:
+    rows = base.count()
+    if rows <= small_input_rows:
         return _dedup_on_driver(spark, base, id_col, text_col, method, params, cluster, keep,
                                 bucket_cap, candidate_budget)
     _check_executors(spark)
-    corpus = _corpus_table(base, method, params)
-    # Sketched once and kept: the checks, the sort's sampling and the sort read it.
-    sketched = base.mapInArrow(
-        _sketcher(method, params, corpus),
-        _schema(base.schema["id"].dataType, base.schema["order_key"].dataType),
-    ).persist()
-    _check_rows(sketched, id_col, text_col)
-    sort = {
-        "first": [F.col("order_key").asc(), F.col("id").asc()],
-        "longest": [F.col("length").desc(), F.col("order_key").asc(), F.col("id").asc()],
-        "shortest": [F.col("length").asc(), F.col("order_key").asc(), F.col("id").asc()],
-    }[keep]
-    ordered = sketched.orderBy(*sort).persist()
-    ranked = _dense_rank(ordered).persist()
-    ranked.count()  # materialised: the sketches are now held once, numbered
-    ordered.unpersist()
-    sketched.unpersist()
-    return _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
-                    max_driver_pairs)
+    # Shuffles sized for the input (the session's setting is restored on return): 200
+    # partitions of a few thousand rows each cost more in scheduling than in work.
+    partitions = shuffle_partitions or _shuffle_partitions(spark, rows)
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        corpus = _corpus_table(base, method, params)
+        # Sketched once and kept: the checks, the sort's sampling and the sort read it.
+        sketched = base.mapInArrow(
+            _sketcher(method, params, corpus),
+            _schema(base.schema["id"].dataType, base.schema["order_key"].dataType),
+        ).persist()
+        _check_rows(sketched, id_col, text_col)
+        sort = {
+            "first": [F.col("order_key").asc(), F.col("id").asc()],
+            "longest": [F.col("length").desc(), F.col("order_key").asc(), F.col("id").asc()],
+            "shortest": [F.col("length").asc(), F.col("order_key").asc(), F.col("id").asc()],
+        }[keep]
+        ordered = sketched.orderBy(*sort).persist()
+        ranked = _dense_rank(ordered).persist()
+        ranked.count()  # materialised: the sketches are now held once, numbered
+        ordered.unpersist()
+        sketched.unpersist()
+        result = _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budget,
+                          max_driver_pairs).persist()
+        result.count()  # its last joins shuffle at this run's partitions too
+        ranked.unpersist()
+        return result
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+
+
+#: Rows per shuffle partition that the adaptive choice aims at.
+_ROWS_PER_PARTITION = 20_000
+
+
+def _shuffle_partitions(spark, rows: int) -> int:
+    """Shuffle partitions for ``rows`` input rows: one per ``_ROWS_PER_PARTITION`` rows, at
+    least two per core (``defaultParallelism``) and at most the session's
+    ``spark.sql.shuffle.partitions``."""
+    cores = spark.sparkContext.defaultParallelism
+    ceiling = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    wanted = -(-rows // _ROWS_PER_PARTITION)
+    return max(2 * cores, min(ceiling, wanted))
 
 
 def _dedup_on_driver(spark, base, id_col, text_col, method, params, cluster, keep, bucket_cap,

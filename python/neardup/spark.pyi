@@ -16,6 +16,7 @@ def dedup(
     order_col: str | None = None,
     max_driver_pairs: int = 1_000_000,
     small_input_rows: int = 100_000,
+    shuffle_partitions: int | None = None,
     **params: Any,
 ) -> DataFrame: ...
 def kept(df: DataFrame, text_col: str = "text", id_col: str = "id", **options: Any) -> DataFrame: ...

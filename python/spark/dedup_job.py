@@ -71,6 +71,8 @@ def main() -> None:
     parser.add_argument("--small-input-rows", type=int, default=100_000,
                         help="inputs of at most this many rows run on the driver in one piece "
                              "(0: never)")
+    parser.add_argument("--shuffle-partitions", type=int,
+                        help="shuffle partitions of the run (default: from the input's rows)")
     method_options = _add_method_options(parser)
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--kept", help="also write the kept rows (Parquet) here")
@@ -101,7 +103,8 @@ def main() -> None:
         threshold=args.threshold, cluster=args.cluster, keep=args.keep,
         bucket_cap=args.bucket_cap, candidate_budget=args.candidate_budget,
         order_col=args.order_col, max_driver_pairs=args.max_driver_pairs,
-        small_input_rows=args.small_input_rows, **options,
+        small_input_rows=args.small_input_rows, shuffle_partitions=args.shuffle_partitions,
+        **options,
     ).persist()
     clusters.write.mode("overwrite").parquet(args.output)
     if args.kept:

@@ -122,14 +122,12 @@ def test_common_shingles_are_marked_as_on_the_command_line(spark, cli, tmp_path,
 def test_deterministic_across_partitionings(spark, corpus):
     rows = corpus[:700]
     results = []
-    for partitions, shuffle in ((1, 1), (5, 7), (2, 3)):
-        spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
-        try:
-            results.append(as_result(spark_dedup(frame(spark, rows, partitions),
-                                                         cluster="connected").collect()))
-        finally:
-            spark.conf.set("spark.sql.shuffle.partitions", "4")
-    assert results[0] == results[1] == results[2]
+    for partitions, shuffle in ((1, 1), (5, 7), (2, 3), (3, None)):
+        results.append(as_result(spark_dedup(frame(spark, rows, partitions), cluster="connected",
+                                             shuffle_partitions=shuffle).collect()))
+    assert results[0] == results[1] == results[2] == results[3]
+    # The session's setting is restored.
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
 
 
 def test_equal_to_the_python_api_and_kept_rows(spark, corpus):
@@ -192,6 +190,7 @@ def test_connected_components_against_union_find(spark):
     (lambda df: neardup.spark.dedup(df, bucket_cap=0), "bucket_cap", "at least 1"),
     (lambda df: neardup.spark.dedup(df, max_driver_pairs=-1), "max_driver_pairs", "0 or more"),
     (lambda df: neardup.spark.dedup(df, small_input_rows=-1), "small_input_rows", "0 or more"),
+    (lambda df: neardup.spark.dedup(df, shuffle_partitions=0), "shuffle_partitions", "at least 1"),
 ])
 def test_errors_name_the_option(spark, call, parameter, message):
     texts = ["今天北京天气晴朗，适合出门散步，公园里人很多。", "今天北京天气晴朗,适合出门散步!公园里人很多！花开了。"]
