@@ -126,7 +126,8 @@ def by_id(corpus: str) -> str:
     return out
 
 
-def spark_command(venv_python: str, master: str, corpus: str, out: str, driver_memory: str) -> list[str]:
+def spark_command(venv_python: str, master: str, corpus: str, out: str, driver_memory: str,
+                  job_args: tuple = ()) -> list[str]:
     import pyspark
 
     submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
@@ -139,7 +140,7 @@ def spark_command(venv_python: str, master: str, corpus: str, out: str, driver_m
         "--conf", "spark.sql.shuffle.partitions=32",
         "--conf", "spark.ui.enabled=false",
         os.path.join(ROOT, "python", "spark", "dedup_job.py"), corpus, out,
-        "--schema", "id string, text string",
+        "--schema", "id string, text string", *job_args,
     ]
 
 
@@ -183,6 +184,9 @@ def main(argv=None) -> int:
     parser.add_argument("--driver-memory", default="12g")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--mllib-tables", type=int, default=5, help="MinHashLSH hash tables")
+    parser.add_argument("--job-args", default="",
+                        help="extra arguments of dedup_job.py, e.g. \"--small-input-rows 0\" (the "
+                             "distributed path on an input small enough for the driver)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds a run may take before it is stopped and reported as such")
     args = parser.parse_args(argv)
@@ -236,7 +240,8 @@ def main(argv=None) -> int:
                         else:
                             target = out
                             where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
-                            cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory)
+                            cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory,
+                                                tuple(args.job_args.split()))
                             if tool == "spark-standalone1":
                                 cmd[1:1] = ["--total-executor-cores", "1"]
                         log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")

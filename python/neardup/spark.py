@@ -579,11 +579,12 @@ def _mark_common(leader_rows, method: str, params: dict):
                .mapInArrow(features, feature_schema)
                .select(F.when(F.col("crowded"), 1).otherwise(_SAMPLE).alias("weight"),
                        "crowded", F.explode("features").alias("feature")))
-    in_crowds = counted.filter(F.col("crowded")).select("feature").distinct()
+    # One aggregation (partial sums before the shuffle): a feature counts when a crowded
+    # leader has it.
     common = sorted(
-        row["feature"] for row in counted.join(in_crowds, "feature")
-        .groupBy("feature").agg(F.sum("weight").alias("count"))
-        .filter(F.col("count") > limit).select("feature").collect())
+        row["feature"] for row in counted.groupBy("feature")
+        .agg(F.sum("weight").alias("count"), F.max(F.col("crowded").cast("int")).alias("crowd"))
+        .filter((F.col("crowd") == 1) & (F.col("count") > limit)).select("feature").collect())
     if not common:
         rows.unpersist()
         return leader_rows
