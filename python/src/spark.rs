@@ -84,8 +84,7 @@ fn spark_corpus_features<'py>(
     params: Option<&Bound<'py, PyDict>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method = built(py, method, params)?;
     let texts = Texts::import(&chunks, "texts")?;
     let rows = crate::detached(py, threads, || {
         texts.strs().map(|t| method.corpus_features(&t))
@@ -117,8 +116,7 @@ fn corpus_limits<'py>(
     params: Option<&Bound<'py, PyDict>>,
     documents: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method = built(py, method, params)?;
     let limits = PyDict::new(py);
     for (name, limit) in method.corpus_limits(documents) {
         limits.set_item(name, limit)?;
@@ -137,8 +135,7 @@ fn common_limit<'py>(
     params: Option<&Bound<'py, PyDict>>,
     leaders: u64,
 ) -> PyResult<Option<u64>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method = built(py, method, params)?;
     Ok(method.common_limit(leaders))
 }
 
@@ -152,10 +149,8 @@ fn spark_frequency_features<'py>(
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(&sketches)?);
-    let encoded = binaries(&array, "sketches").map_err(|e| crate::invalid(py, "sketches", e))?;
+    let method = built(py, method, params)?;
+    let encoded = encoded_sketches(py, &sketches)?;
     let mut features = ListBuilder::new(Int64Builder::new());
     for sketch in &encoded {
         if let Some(bytes) = sketch {
@@ -183,10 +178,8 @@ fn spark_mark_common<'py>(
     params: Option<&Bound<'py, PyDict>>,
     common: Vec<u32>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
-    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(&sketches)?);
-    let encoded = binaries(&array, "sketches").map_err(|e| crate::invalid(py, "sketches", e))?;
+    let method = built(py, method, params)?;
+    let encoded = encoded_sketches(py, &sketches)?;
     let marked = arrow::array::make_array(ArrayData::from_pyarrow_bound(&marked)?);
     let marked = marked.as_boolean_opt().ok_or_else(|| {
         crate::invalid(
@@ -233,6 +226,21 @@ fn corpus_table<'py>(
     let mut out = neardup_core::codec::Encoder::new();
     stats.encode(&mut out);
     Ok(pyo3::types::PyBytes::new(py, &out.finish()))
+}
+
+/// The method `name` with `params`, built once per process ([`dynamic::method`]).
+fn built(
+    py: Python<'_>,
+    name: &str,
+    params: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Arc<dyn dynamic::DynMethod>> {
+    dynamic::method(name, &crate::params(params)?).map_err(|e| crate::error(py, e))
+}
+
+/// An Arrow array of encoded sketches (null where missing).
+fn encoded_sketches(py: Python<'_>, sketches: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<u8>>>> {
+    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(sketches)?);
+    binaries(&array, "sketches").map_err(|e| crate::invalid(py, "sketches", e))
 }
 
 /// Keys as int64 (Spark has no unsigned type; the bits are kept).
@@ -490,8 +498,7 @@ fn method_info<'py>(
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method =
-        dynamic::method(method, &crate::params(params)?).map_err(|e| crate::error(py, e))?;
+    let method = built(py, method, params)?;
     let join = method.join_name();
     let info = PyDict::new(py);
     info.set_item("join", join)?;

@@ -75,30 +75,14 @@ pub fn slots_agree(a: &[u32], b: &[u32], agreement: f64) -> bool {
     if a.len() < SLOT_MISMATCHES || b.len() < SLOT_MISMATCHES {
         return true;
     }
-    let shared = shared_count(a, b);
+    // The merge of two sorted slices counts repeats as a multiset intersection.
+    let shared = crate::measure::intersection_size(a, b);
     let (only_a, only_b) = (a.len() - shared, b.len() - shared);
     if only_a.min(only_b) < SLOT_MISMATCHES {
         return true;
     }
     let jaccard = shared as f64 / (a.len() + b.len() - shared) as f64;
     jaccard >= agreement - 1e-9
-}
-
-/// The size of the multiset intersection of two sorted slices.
-fn shared_count(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    shared
 }
 
 #[cfg(test)]
