@@ -63,12 +63,13 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
     if method not in specs:
         raise _invalid("method", f"{method!r} (expected one of: {', '.join(specs)})")
     info = _neardup.method_info(method, {k: str(v) for k, v in params.items()})
-    if info["join"] not in ("identity", "keys"):
+    if info["join"] not in ("identity", "keys", "Hamming"):
         raise _invalid(
             "method",
-            f"{method!r}: the Spark path runs exact and minhash (banded LSH keys); {method} "
-            "finds candidates with a global index: run it on one machine with "
-            "neardup.dedup or `neardup dedup`",
+            f"{method!r}: the Spark path runs the methods whose candidates share a key "
+            "(exact, minhash, supershingle, imatch, topn) and simhash (Hamming blocks); "
+            f"{method} finds candidates with a global index ({info['join']}): run it on one "
+            "machine with neardup.dedup or `neardup dedup`",
         )
     if str(params.get("weighting", "none")) == "idf":
         raise _invalid(
@@ -475,9 +476,13 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
         leader_rows = _mark_common(leader_rows, method, params)
     if info["join"] == "keys":
         candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
-        verified = _verify(leader_rows, candidates, method, params).persist()
+    elif info["join"] == "Hamming":
+        candidates = _hamming_candidates(leader_rows, method, params, bucket_cap,
+                                         candidate_budget)
     else:
-        verified = None
+        candidates = None
+    verified = (None if candidates is None
+                else _verify(leader_rows, candidates, method, params).persist())
 
     if verified is None:
         assigned = None
@@ -620,7 +625,6 @@ def _positions(leader_rows):
 
 def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):
     """Candidate pairs ``(a, b)``, ``a < b`` (ranks), as the batch engine finds them."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -664,7 +668,14 @@ def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):
         .count()
         .collect()
     )
-    histogram = sorted((row["bound"], row["count"]) for row in bounds)
+    histogram = [(row["bound"], row["count"]) for row in bounds]
+    return _best_partners(pairs, _partner_limit(histogram, budget))
+
+
+def _partner_limit(histogram, budget: int) -> int:
+    """The engine's partner limit (``partner_limit``): the highest ``L`` with
+    ``sum(min(bound, L)) <= budget`` over a histogram of ``(bound, documents)``."""
+    histogram = sorted(histogram)
 
     def total(limit: int) -> int:
         return sum(min(bound, limit) * count for bound, count in histogram)
@@ -676,12 +687,109 @@ def _candidates(leader_rows, bucket_cap: int, candidate_budget: int):
             low = middle
         else:
             high = middle
+    return low
+
+
+def _best_partners(pairs, limit: int):
+    """``pairs`` with each document ``b`` keeping its ``limit`` best-ranked partners ``a``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     window = Window.partitionBy("b").orderBy("a")
     return (
         pairs.withColumn("n", F.row_number().over(window))
-        .filter(F.col("n") <= low)
+        .filter(F.col("n") <= limit)
         .drop("n")
     )
+
+
+def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
+                        candidate_budget: int):
+    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), of a Hamming join (SimHash), as the
+    batch engine's join finds them: every pair of fingerprints within the smaller of the two
+    documents' radii. The join runs in passes (one per distinct radius, largest first); a
+    pass cuts the fingerprints into blocks and gives each document a stored row under its own
+    block value and probe rows under the values within the pass's radius of it; rows are
+    grouped by block and value on the executors, and each group is paired in Rust
+    (``HammingPass::group_pairs``: a pair is reported once, by its first block). Then the
+    candidate budget applies as in the engine: past ``documents x candidate_budget`` pairs,
+    each document keeps its best-ranked partners up to the water-filling level."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, LongType, StructField, StructType
+
+    def keys(batches):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        for batch in batches:
+            out = native.spark_hamming_keys(batch.column("sketch"), method, params)
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("rank"), out.column("fingerprint"), out.column("radius")],
+                names=["rank", "fingerprint", "radius"],
+            )
+
+    key_schema = StructType([
+        StructField("rank", LongType(), False),
+        StructField("fingerprint", LongType(), True),
+        StructField("radius", LongType(), True),
+    ])
+    keyed = (leader_rows.select("rank", "sketch").mapInArrow(keys, key_schema)
+             .filter(F.col("radius").isNotNull()).persist())
+    radii = [(int(row["radius"]), int(row["count"]))
+             for row in keyed.groupBy("radius").count().collect()]
+    documents = (keyed.agg(F.max("rank")).collect()[0][0] or -1) + 1
+    row_schema = StructType([
+        StructField("block", LongType(), False),
+        StructField("value", LongType(), False),
+        StructField("rank", LongType(), False),
+        StructField("fingerprint", LongType(), False),
+        StructField("radius", LongType(), False),
+        StructField("stored", BooleanType(), False),
+    ])
+    pair_schema = StructType([
+        StructField("a", LongType(), False), StructField("b", LongType(), False)])
+    found = None
+    for plan in _neardup.hamming_plan(radii):
+        plan = tuple(plan)
+
+        def rows(batches, plan=plan):
+            from neardup import _neardup as native
+
+            for batch in batches:
+                yield native.hamming_rows(batch.column("rank"), batch.column("fingerprint"),
+                                          batch.column("radius"), plan)
+
+        def pair(batches, plan=plan):
+            from neardup import _neardup as native
+
+            for batch in batches:
+                yield native.hamming_group_pairs(batch.column("block"),
+                                                 batch.column("members"), plan, bucket_cap)
+
+        groups = (
+            keyed.filter(F.col("radius") >= plan[0]).mapInArrow(rows, row_schema)
+            .groupBy("block", "value")
+            .agg(F.collect_list(F.struct("rank", "fingerprint", "radius", "stored"))
+                 .alias("members"))
+            .filter(F.size("members") > 1)
+        )
+        pairs = groups.select("block", "members").mapInArrow(pair, pair_schema)
+        found = pairs if found is None else found.unionByName(pairs)
+    spark = leader_rows.sparkSession
+    if found is None:
+        keyed.unpersist()
+        return spark.createDataFrame([], pair_schema)
+    found = found.persist()
+    total = found.count()
+    keyed.unpersist()
+    budget = documents * candidate_budget
+    if total <= budget:
+        return found
+    histogram = [(row["partners"], row["count"]) for row in
+                 found.groupBy("b").agg(F.count("a").alias("partners"))
+                 .groupBy("partners").count().collect()]
+    return _best_partners(found, _partner_limit(histogram, budget))
 
 
 def _verify(leader_rows, candidates, method: str, params: dict):

@@ -68,6 +68,9 @@ pub trait DynMethod: Send + Sync {
     /// The plain similarity of two encoded sketches (a member and its component's kept
     /// document under `connected` clustering).
     fn similarity(&self, a: &[u8], b: &[u8]) -> Result<f64>;
+    /// The fingerprint and search radius of an encoded sketch, for a Hamming join; `None`
+    /// when the document enters no candidate generation or the method has no fingerprints.
+    fn hamming_key(&self, encoded: &[u8]) -> Result<Option<(u64, u32)>>;
     /// MinHash signatures of `texts` (minhash only).
     fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>>;
     /// SimHash fingerprints of `texts` (simhash only).
@@ -180,6 +183,11 @@ impl<M: Registered> DynMethod for Typed<M> {
     fn similarity(&self, a: &[u8], b: &[u8]) -> Result<f64> {
         let (a, b): (M::Sketch, M::Sketch) = (decode(a)?, decode(b)?);
         Ok(self.method.similarity(&a, &b))
+    }
+    fn hamming_key(&self, encoded: &[u8]) -> Result<Option<(u64, u32)>> {
+        let sketch: M::Sketch = decode(encoded)?;
+        let join = self.method.join();
+        Ok(neardup_engine::hamming_key(&self.method, &join, &sketch))
     }
     fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>> {
         self.read_sketches(texts, |s: &MinHashSketch| s.signature().to_vec())

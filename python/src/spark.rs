@@ -16,6 +16,7 @@ use pyo3::types::PyDict;
 
 use crate::arrow_io::{self, Texts};
 use crate::dynamic;
+use neardup_engine::HammingPass;
 
 /// Sketches the texts: a record batch of `identity` (16 bytes), `length` (characters, for
 /// the keep policy), `empty`, `exact_only`, `sketch` (encoded) and `keys` (the bucket keys,
@@ -246,6 +247,208 @@ fn encoded_sketches(py: Python<'_>, sketches: &Bound<'_, PyAny>) -> PyResult<Vec
 /// Keys as int64 (Spark has no unsigned type; the bits are kept).
 fn bytemuck_keys(keys: &[u64]) -> Vec<i64> {
     keys.iter().map(|&k| k as i64).collect()
+}
+
+/// The fingerprint and search radius of each encoded sketch, for a Hamming join (SimHash): a
+/// record batch of `fingerprint` (its bits as int64) and `radius` (int64), both null for a
+/// document that enters no candidate generation (empty, too few features).
+#[pyfunction]
+#[pyo3(signature = (sketches, method, params=None))]
+fn spark_hamming_keys<'py>(
+    py: Python<'py>,
+    sketches: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method = built(py, method, params)?;
+    let encoded = encoded_sketches(py, &sketches)?;
+    let (mut fingerprints, mut radii) = (Int64Builder::new(), Int64Builder::new());
+    for sketch in &encoded {
+        let key = match sketch {
+            Some(bytes) => method.hamming_key(bytes).map_err(|e| crate::error(py, e))?,
+            None => None,
+        };
+        fingerprints.append_option(key.map(|(f, _)| f as i64));
+        radii.append_option(key.map(|(_, r)| i64::from(r)));
+    }
+    let batch = arrow_io::batch(vec![
+        ("fingerprint", Arc::new(fingerprints.finish()) as ArrayRef),
+        ("radius", Arc::new(radii.finish())),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// The passes of a distributed Hamming join of documents counted by radius (`(radius,
+/// documents)` pairs): `(k, blocks, radius)` per pass, largest `k` first.
+#[pyfunction]
+fn hamming_plan(radii: Vec<(u32, u64)>) -> Vec<(u32, u32, u32)> {
+    (neardup_engine::distributed_passes(&radii).into_iter())
+        .map(|p| (p.k, p.blocks, p.radius))
+        .collect()
+}
+
+/// The pass `(k, blocks, radius)` as the engine's type, checked.
+fn hamming_pass(py: Python<'_>, (k, blocks, radius): (u32, u32, u32)) -> PyResult<HammingPass> {
+    if blocks == 0 || blocks > 64 || radius != k / blocks {
+        return Err(crate::invalid(
+            py,
+            "hamming_pass",
+            format!("({k}, {blocks}, {radius}): not a pass of hamming_plan"),
+        ));
+    }
+    Ok(HammingPass { k, blocks, radius })
+}
+
+/// An int64 array of a pyarrow array.
+fn int64s(py: Python<'_>, array: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Option<i64>>> {
+    let array = arrow::array::make_array(ArrayData::from_pyarrow_bound(array)?);
+    let values = array.as_primitive_opt::<Int64Type>().ok_or_else(|| {
+        crate::invalid(
+            py,
+            what,
+            format!("an array of {}: expected int64", array.data_type()),
+        )
+    })?;
+    Ok(values.iter().collect())
+}
+
+/// The rows of a pass of the distributed Hamming join for documents `(rank, fingerprint,
+/// radius)`: a record batch of `block`, `value` (the group key), `rank`, `fingerprint`,
+/// `radius` and `stored` (the row of the document's own block value).
+#[pyfunction]
+fn hamming_rows<'py>(
+    py: Python<'py>,
+    ranks: Bound<'py, PyAny>,
+    fingerprints: Bound<'py, PyAny>,
+    radii: Bound<'py, PyAny>,
+    pass: (u32, u32, u32),
+) -> PyResult<Bound<'py, PyAny>> {
+    let pass = hamming_pass(py, pass)?;
+    let ranks = int64s(py, &ranks, "ranks")?;
+    let fingerprints = int64s(py, &fingerprints, "fingerprints")?;
+    let radii = int64s(py, &radii, "radii")?;
+    if ranks.len() != fingerprints.len() || ranks.len() != radii.len() {
+        return Err(crate::invalid(
+            py,
+            "ranks",
+            "columns of different lengths".into(),
+        ));
+    }
+    let mut out: [Vec<i64>; 5] = Default::default();
+    let mut stored = Vec::new();
+    for i in 0..ranks.len() {
+        let (Some(rank), Some(fingerprint), Some(radius)) = (ranks[i], fingerprints[i], radii[i])
+        else {
+            continue;
+        };
+        pass.rows(fingerprint as u64, |block, value, is_stored| {
+            out[0].push(i64::from(block));
+            out[1].push(value as i64);
+            out[2].push(rank);
+            out[3].push(fingerprint);
+            out[4].push(radius);
+            stored.push(is_stored);
+        });
+    }
+    let [block, value, rank, fingerprint, radius] = out;
+    let batch = arrow_io::batch(vec![
+        ("block", Arc::new(Int64Array::from(block)) as ArrayRef),
+        ("value", Arc::new(Int64Array::from(value))),
+        ("rank", Arc::new(Int64Array::from(rank))),
+        ("fingerprint", Arc::new(Int64Array::from(fingerprint))),
+        ("radius", Arc::new(Int64Array::from(radius))),
+        ("stored", arrow_io::bools(stored.into_iter())),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// The pairs `(a, b)` of ranks that groups of a pass report: `blocks` (int64) is each group's
+/// block, `members` lists of structs `(rank, fingerprint, radius, stored)` (the rows of
+/// [`hamming_rows`] grouped by block and value); see [`HammingPass::group_pairs`].
+#[pyfunction]
+fn hamming_group_pairs<'py>(
+    py: Python<'py>,
+    blocks: Bound<'py, PyAny>,
+    members: Bound<'py, PyAny>,
+    pass: (u32, u32, u32),
+    cap: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pass = hamming_pass(py, pass)?;
+    let blocks = int64s(py, &blocks, "blocks")?;
+    let members = arrow::array::make_array(ArrayData::from_pyarrow_bound(&members)?);
+    let groups = group_members(&members).map_err(|e| crate::invalid(py, "members", e))?;
+    if groups.len() != blocks.len() {
+        return Err(crate::invalid(
+            py,
+            "members",
+            "columns of different lengths".into(),
+        ));
+    }
+    let (a, b) = py.detach(|| {
+        let mut pairs = Vec::new();
+        for (block, mut group) in blocks.into_iter().zip(groups) {
+            let block = block
+                .and_then(|b| u32::try_from(b).ok())
+                .unwrap_or(u32::MAX);
+            pass.group_pairs(block, &mut group, cap, &mut pairs);
+        }
+        (
+            pairs.iter().map(|p| p.0 as i64).collect::<Vec<_>>(),
+            pairs.iter().map(|p| p.1 as i64).collect::<Vec<_>>(),
+        )
+    });
+    let batch = arrow_io::batch(vec![
+        ("a", Arc::new(Int64Array::from(a)) as ArrayRef),
+        ("b", Arc::new(Int64Array::from(b))),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
+/// A group's members of a list of structs `(rank, fingerprint, radius, stored)`.
+type Members = Vec<(u64, u64, u32, bool)>;
+
+fn group_members(array: &ArrayRef) -> Result<Vec<Members>, String> {
+    let lists = array.as_list_opt::<i32>().ok_or_else(|| {
+        format!(
+            "an array of {}: expected lists of structs",
+            array.data_type()
+        )
+    })?;
+    let mut out = Vec::with_capacity(lists.len());
+    for list in lists.iter() {
+        let list = list.ok_or("a null list")?;
+        let rows = list.as_struct_opt().ok_or("lists of non-structs")?;
+        let field = |name: &str| {
+            rows.column_by_name(name)
+                .ok_or_else(|| format!("no field {name:?} in the members"))
+        };
+        let int = |name: &str| -> Result<Vec<i64>, String> {
+            let column = field(name)?;
+            let values = column
+                .as_primitive_opt::<Int64Type>()
+                .ok_or_else(|| format!("{name}: {} (expected int64)", column.data_type()))?;
+            Ok(values.iter().map(|v| v.unwrap_or(0)).collect())
+        };
+        let (rank, fingerprint, radius) = (int("rank")?, int("fingerprint")?, int("radius")?);
+        let stored = field("stored")?;
+        let stored = stored
+            .as_boolean_opt()
+            .ok_or_else(|| format!("stored: {} (expected booleans)", stored.data_type()))?;
+        out.push(
+            (0..rows.len())
+                .map(|i| {
+                    let radius = u32::try_from(radius[i]).unwrap_or(0);
+                    (
+                        rank[i] as u64,
+                        fingerprint[i] as u64,
+                        radius,
+                        stored.value(i),
+                    )
+                })
+                .collect(),
+        );
+    }
+    Ok(out)
 }
 
 /// The candidate pairs of buckets, as the batch engine pairs one bucket: each list holds a
@@ -518,6 +721,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark_frequency_features, m)?)?;
     m.add_function(wrap_pyfunction!(spark_mark_common, m)?)?;
     m.add_function(wrap_pyfunction!(bucket_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_hamming_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_group_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(verify_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(similarities, m)?)?;
     m.add_function(wrap_pyfunction!(representative, m)?)?;

@@ -3,6 +3,7 @@ partitioning."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -45,6 +46,9 @@ def frame(spark, rows, partitions=None):
     ["--method", "supershingle"],
     ["--method", "imatch"],
     ["--method", "topn"],
+    ["--method", "simhash"],
+    ["--method", "simhash", "--max-distance", "3", "--cluster", "connected"],
+    ["--method", "simhash", "--verify", "jaccard", "--max-driver-pairs", "0"],
 ])
 def test_same_clusters_as_the_command_line(spark, cli, tmp_path, corpus, options):
     # max_driver_pairs and small_input_rows are Spark's own: 0 clusters on the executors, by
@@ -77,6 +81,23 @@ def test_caps_and_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     # The flood is one large component: clustered on the executors, the same.
     got = as_result(spark_dedup(frame(spark, rows, 2), bucket_cap=5, candidate_budget=2,
                                         threshold=0.7, max_driver_pairs=0).collect())
+    assert got == expected
+
+
+def test_simhash_budget_as_the_command_line(spark, cli, tmp_path, corpus):
+    """A flood of near-identical notices under a small candidate budget: the Hamming join
+    on Spark keeps each document's best-ranked partners up to the engine's level."""
+    rng = random.Random(7)
+    flood = [{"id": f"flood-{i:04d}",
+              "text": f"尊敬的用户，您的验证码是{rng.randint(100000, 999999)}，请在五分钟内完成验证，"
+                      f"请勿泄露给他人。编号{i % 7}"} for i in range(300)]
+    rows = sorted(corpus[:400] + flood, key=lambda r: r["id"])
+    options = ["--method", "simhash", "--candidate-budget", "2"]
+    stats = tmp_path / "stats.json"
+    expected = run_cli(cli, tmp_path, rows, *options, "--stats", str(stats))
+    assert json.loads(stats.read_text())["budget_hits"] > 0
+    got = as_result(spark_dedup(frame(spark, rows, 2), method="simhash",
+                                candidate_budget=2).collect())
     assert got == expected
 
 

@@ -40,6 +40,9 @@ pub mod spill;
 /// alone (the Spark path names the join it runs).
 pub use neardup_index::join_name;
 
+/// The Hamming join in distributed steps and the fingerprint hook it reads (the Spark path).
+pub use neardup_index::{distributed_passes, hamming_key, HammingPass, READS_PER_CAP};
+
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,
     EngineOptions, EngineStats, Groups, Learned, NoProgress, Outcome, Progress, Sketcher,

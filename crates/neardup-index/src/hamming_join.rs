@@ -162,6 +162,9 @@ struct Scan<'a> {
     k: u32,
     cap: usize,
     limit: usize,
+    /// Read for the `limit` best-ranked partners of a member (see [`BucketJoin::bucket`]),
+    /// rather than stop after `limit` partners in the block.
+    best: bool,
     stopped: &'a AtomicBool,
     aborted: &'a AtomicBool,
 }
@@ -241,7 +244,19 @@ impl BucketJoin<'_> {
         // buckets within the radius (in the fixed order of `for_each_within`, so the result
         // does not depend on the threads): a member of a flood stops after `limit` of them
         // in the block, not after `limit` in each of the hundreds of neighbouring buckets.
+        //
+        // Reading for the best-ranked partners (`best`), a member keeps the `limit`
+        // best-ranked partners it has seen in the block, and reads a bucket (in rank order)
+        // only below the worst of them once it has `limit`: its `limit` best-ranked partners
+        // of the block are then all reached, whatever the order the buckets are read in (a
+        // bare count would stop on the worse-ranked partners of the first buckets read),
+        // and a flood's buckets are read only as deep as they improve on what was found.
         let mut seen = vec![0usize; own.len()];
+        let mut kept: Vec<std::collections::BinaryHeap<u32>> = if self.scan.best {
+            vec![std::collections::BinaryHeap::new(); own.len()]
+        } else {
+            Vec::new()
+        };
         for_each_within(buckets.values[bucket], width, self.radius, &mut |value| {
             let other = buckets.range_of(value);
             let anchors = other.start..other.end.min(other.start.saturating_add(self.scan.cap));
@@ -255,6 +270,27 @@ impl BucketJoin<'_> {
                     return;
                 }
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
+                if self.scan.best {
+                    let kept = &mut kept[at - own.start];
+                    for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
+                        let full = kept.len() >= self.scan.limit;
+                        if a >= b || (full && kept.peek().is_none_or(|&worst| a >= worst)) {
+                            break;
+                        }
+                        let distance = (fa ^ fb).count_ones();
+                        if distance > self.scan.k {
+                            continue;
+                        }
+                        if self.first_block(fa, fb) == self.index {
+                            visit(accumulator, a, b, distance);
+                        }
+                        kept.push(a);
+                        if kept.len() > self.scan.limit {
+                            kept.pop();
+                        }
+                    }
+                    continue;
+                }
                 // Partners within the distance seen, kept here or by an earlier block.
                 let seen = &mut seen[at - own.start];
                 if *seen >= self.scan.limit {
@@ -310,6 +346,7 @@ pub fn self_join_64_within(
         k: k.min(64),
         cap: usize::MAX,
         limit: usize::MAX,
+        best: false,
         stopped: &AtomicBool::new(false),
         aborted: &aborted,
     };
@@ -443,11 +480,12 @@ impl HammingJoin {
 
     /// Runs `visit(accumulator, rank_a, rank_b)` over every pair of every radius, under the
     /// cap, a member reading at most `limit` partners per block (`stopped` set when one
-    /// stopped there); the accumulators and the statistics of the buckets.
+    /// stopped there), or with `best` as deep as its `limit` best-ranked partners need; the
+    /// accumulators and the statistics of the buckets.
     fn scan_all<R: Send>(
         &self,
         cap: usize,
-        (limit, stopped): (usize, &AtomicBool),
+        (limit, stopped, best): (usize, &AtomicBool, bool),
         init: impl Fn() -> R + Send + Sync,
         visit: impl Fn(&mut R, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
@@ -460,6 +498,7 @@ impl HammingJoin {
                 k,
                 cap,
                 limit,
+                best,
                 stopped,
                 aborted: &AtomicBool::new(false),
             };
@@ -484,7 +523,7 @@ impl HammingJoin {
         let stopped = AtomicBool::new(false);
         self.scan_all(
             cap,
-            (truncate, &stopped),
+            (truncate, &stopped, false),
             || (),
             |_, _, b| {
                 counts[b as usize].fetch_add(1, Ordering::Relaxed);
@@ -534,7 +573,8 @@ impl CandidateGenerator for HammingJoin {
         }
         let per_member = usize::try_from(limit).unwrap_or(usize::MAX);
         let stopped = AtomicBool::new(false);
-        let reading = (per_member, &stopped);
+        // Each member reads for its best-ranked partners up to the limit.
+        let reading = (per_member, &stopped, per_member != usize::MAX);
         let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b| {
             found.push((u64::from(b) << 32) | u64::from(a));
         });
@@ -776,6 +816,48 @@ mod tests {
             "{}",
             pairs.len()
         );
+    }
+
+    #[test]
+    fn under_the_budget_each_document_keeps_its_best_ranked_partners() {
+        // Fingerprints spread over many neighbouring buckets (radius 15, up to 6 bits flipped
+        // from one of two centres): whatever the order the buckets are read in, a document
+        // keeps exactly its `partner_limit` best-ranked partners within the radius.
+        let mut state = 5u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let entries: Vec<(u32, u64, u32)> = (0..1_500u32)
+            .map(|rank| {
+                let mut fingerprint =
+                    [0x5DEE_CE66_D1CE_4E5Bu64, 0x0123_4567_89AB_CDEF][rank as usize % 2];
+                for _ in 0..6 {
+                    fingerprint ^= 1u64 << (next() % 64);
+                }
+                (rank, fingerprint, if next() % 3 == 0 { 15 } else { 11 })
+            })
+            .collect();
+        let limits = CandidateLimits {
+            candidate_budget: 4,
+            ..CandidateLimits::default()
+        };
+        let (pairs, stats) = HammingJoin::new(entries.clone()).candidate_pairs(limits);
+        assert!(
+            stats.budget_hits > 0 && stats.partner_limit >= 2,
+            "{stats:?}"
+        );
+        let mut expected = Vec::new();
+        for y in &entries {
+            let partners = (entries.iter())
+                .filter(|x| x.0 < y.0 && (x.1 ^ y.1).count_ones() <= x.2.min(y.2))
+                .take(stats.partner_limit as usize);
+            expected.extend(partners.map(|x| (x.0, y.0)));
+        }
+        expected.sort_unstable();
+        assert_eq!(pairs, expected);
     }
 
     #[test]

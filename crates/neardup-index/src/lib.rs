@@ -63,6 +63,7 @@
 #![deny(missing_docs)]
 
 mod candidates;
+mod distributed_hamming;
 mod external_keys;
 mod generators;
 mod hamming;
@@ -80,6 +81,7 @@ pub mod spill;
 pub use candidates::{
     hamming_key, join_name, online_form, ranked_candidates, OnlineForm, RankedSketches,
 };
+pub use distributed_hamming::{distributed_passes, HammingPass, READS_PER_CAP, ROW_COST};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};
 pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
 pub use hamming::{HammingError, HammingIndex};
