@@ -28,9 +28,14 @@ counts, the frequent features of the corpus pass, and the verified pairs of a sm
 
 Methods: those whose candidates are documents sharing a key: ``exact``, ``minhash``,
 ``supershingle`` (with ``min_super=1``), ``imatch`` and ``topn`` (their lexicon and TF-IDF
-weights learned from the distributed corpus pass, every count). ``simhash``, ``join``,
-``ngram``, ``segments`` and ``sentences`` (candidates by Hamming tables, prefix filters, or a
-least number of shared keys) are refused with a message naming the method.
+weights learned from the distributed corpus pass, every count); ``simhash`` (the engine's
+exact Hamming join in distributed passes: stored and probe rows of block values, grouped
+by block and value, paired in Rust); ``join`` with a set measure (its online form: the
+prefixes of the token sets, every pair at the threshold sharing a prefix token). ``join``
+with ``measure="edit"`` is refused by name (Pass-Join's distributed form looks up on the order
+of a text's squared length in keys). ``ngram``, ``segments`` and ``sentences``
+(an order-dependent bucket walk, or a least number of shared keys under a budget) are
+refused with a message naming the method.
 
 The corpus pass of a batch run is distributed too (step 0): each text's corpus features are
 computed on the executors, a distinct feature set counts once (as the command line counts
@@ -63,7 +68,15 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
     if method not in specs:
         raise _invalid("method", f"{method!r} (expected one of: {', '.join(specs)})")
     info = _neardup.method_info(method, {k: str(v) for k, v in params.items()})
-    if info["join"] not in ("identity", "keys", "Hamming"):
+    if info["join"].startswith("Edit"):
+        raise _invalid(
+            "measure",
+            "'edit' on Spark: Pass-Join's distributed form looks up every substring where a "
+            "partner's segment can be, for every partner length (on the order of the squared "
+            "length of a text per text); run the edit-distance join on one machine with "
+            "neardup.dedup or `neardup dedup`, or use a set measure",
+        )
+    if info["join"] not in ("identity", "keys", "Hamming") and not _exact_join(info["join"]):
         raise _invalid(
             "method",
             f"{method!r}: the Spark path runs the methods whose candidates share a key "
@@ -78,6 +91,11 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
             "corpus pass counts boilerplate lines only",
         )
     return params
+
+
+def _exact_join(join: str) -> bool:
+    """Whether a method's join is the exact set join (``join`` with a set measure: PPJoin)."""
+    return join.startswith("Prefix")
 
 
 def _arrow_types():
@@ -479,10 +497,14 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
     elif info["join"] == "Hamming":
         candidates = _hamming_candidates(leader_rows, method, params, bucket_cap,
                                          candidate_budget)
+    elif _exact_join(info["join"]):
+        candidates = _join_candidates(leader_rows, method, params, bucket_cap)
     else:
         candidates = None
     verified = (None if candidates is None
                 else _verify(leader_rows, candidates, method, params).persist())
+    if verified is not None and _exact_join(info["join"]):
+        verified = _join_budget(leader_rows, verified, candidate_budget)
 
     if verified is None:
         assigned = None
@@ -790,6 +812,69 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
                  found.groupBy("b").agg(F.count("a").alias("partners"))
                  .groupBy("partners").count().collect()]
     return _best_partners(found, _partner_limit(histogram, budget))
+
+
+def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
+    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), of an exact join (``join``), from its
+    online form: each document is stored under keys and looks keys up (the prefix of its
+    token set for the set measures; Pass-Join segments, and the substrings where a partner's
+    segment can be, for edit distance), so that every pair at the threshold shares a key
+    one of them stores and the other looks up. Rows ``(key, rank, role)`` are grouped by key
+    on the executors; in a group, a member that looks the key up meets the stored members
+    ranked before it (the first ``bucket_cap`` of them), in Rust; pairs are deduplicated.
+    Verification then keeps the pairs at the threshold: the join's own pairs, whenever no
+    group stores more than ``bucket_cap`` documents."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    def rows(batches):
+        from neardup import _neardup as native
+
+        for batch in batches:
+            yield native.spark_join_rows(batch.column("rank"), batch.column("sketch"), method,
+                                         params)
+
+    row_schema = StructType([
+        StructField("key", LongType(), False),
+        StructField("rank", LongType(), False),
+        StructField("role", LongType(), False),
+    ])
+    cap = bucket_cap
+
+    def pair(batches):
+        from neardup import _neardup as native
+
+        for batch in batches:
+            yield native.role_group_pairs(batch.column("members"), cap)
+
+    pair_schema = StructType([
+        StructField("a", LongType(), False), StructField("b", LongType(), False)])
+    return (
+        leader_rows.filter(~F.col("exact_only")).select("rank", "sketch")
+        .mapInArrow(rows, row_schema)
+        .groupBy("key").agg(F.collect_list(F.struct("rank", "role")).alias("members"))
+        .filter(F.size("members") > 1)
+        .select("members").mapInArrow(pair, pair_schema)
+        .distinct()
+    )
+
+
+def _join_budget(leader_rows, verified, candidate_budget: int):
+    """The verified pairs of an exact join under the candidate budget: past ``documents x
+    candidate_budget`` pairs (the engine's limit on a join's pairs), each document keeps its
+    best-ranked partners up to the water-filling level. (The engine stops its join there, in
+    its visiting order; under the limit both keep every pair.)"""
+    from pyspark.sql import functions as F
+
+    documents = leader_rows.filter(~F.col("exact_only")).count()
+    total = verified.count()
+    budget = max(documents, 1) * candidate_budget
+    if total <= budget:
+        return verified
+    histogram = [(row["partners"], row["count"]) for row in
+                 verified.groupBy("b").agg(F.count("a").alias("partners"))
+                 .groupBy("partners").count().collect()]
+    return _best_partners(verified, _partner_limit(histogram, budget)).persist()
 
 
 def _verify(leader_rows, candidates, method: str, params: dict):

@@ -49,6 +49,8 @@ def frame(spark, rows, partitions=None):
     ["--method", "simhash"],
     ["--method", "simhash", "--max-distance", "3", "--cluster", "connected"],
     ["--method", "simhash", "--verify", "jaccard", "--max-driver-pairs", "0"],
+    ["--method", "join"],
+    ["--method", "join", "--measure", "cosine", "--threshold", "0.7"],
 ])
 def test_same_clusters_as_the_command_line(spark, cli, tmp_path, corpus, options):
     # max_driver_pairs and small_input_rows are Spark's own: 0 clusters on the executors, by
@@ -203,7 +205,8 @@ def test_connected_components_against_union_find(spark):
 
 
 @pytest.mark.parametrize("call,parameter,message", [
-    (lambda df: neardup.spark.dedup(df, method="join"), "method", "one machine"),
+    (lambda df: neardup.spark.dedup(df, method="ngram"), "method", "one machine"),
+    (lambda df: neardup.spark.dedup(df, method="join", measure="edit"), "measure", "squared"),
     (lambda df: neardup.spark.dedup(df, weighting="idf"), "weighting", "'idf'"),
     (lambda df: neardup.spark.dedup(df, threshold=3), "threshold", "3"),
     (lambda df: neardup.spark.dedup(df, text_col="body"), "columns", "no column 'body'"),
