@@ -187,6 +187,9 @@ def main(argv=None) -> int:
     parser.add_argument("--job-args", default="",
                         help="extra arguments of dedup_job.py, e.g. \"--small-input-rows 0\" (the "
                              "distributed path on an input small enough for the driver)")
+    parser.add_argument("--method-args", default="",
+                        help="method options given to both the command line and the job, e.g. "
+                             "\"--method simhash\" (the job takes every option of dedup)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds a run may take before it is stopped and reported as such")
     args = parser.parse_args(argv)
@@ -198,7 +201,8 @@ def main(argv=None) -> int:
         runs = [int(r) for r in args.runs.split(",")]
         runs = runs * len(sizes) if len(runs) == 1 else runs
         tools = args.tools.split(",")
-        results = {"machine": machine(), "commit": git_describe(), "sizes": []}
+        results = {"machine": machine(), "commit": git_describe(), "sizes": [],
+                   "method_args": args.method_args, "job_args": args.job_args}
         master = None
         logs = os.path.join(args.out, "standalone")
         script = os.path.join(ROOT, "python", "spark", "standalone.sh")
@@ -228,7 +232,7 @@ def main(argv=None) -> int:
                         if tool == "cli":
                             target = out + ".jsonl"
                             cmd = [args.bin, "dedup", corpus, "-o", "/dev/null", "--clusters", target,
-                                   "--id-field", "id", "--quiet"]
+                                   "--id-field", "id", "--quiet", *args.method_args.split()]
                         elif tool == "mllib-local2":
                             target = out + ".parquet"
                             cmd = mllib_command(sys.executable, corpus, out, args.driver_memory,
@@ -241,7 +245,8 @@ def main(argv=None) -> int:
                             target = out
                             where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
                             cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory,
-                                                tuple(args.job_args.split()))
+                                                tuple(args.method_args.split())
+                                                + tuple(args.job_args.split()))
                             if tool == "spark-standalone1":
                                 cmd[1:1] = ["--total-executor-cores", "1"]
                         log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")
@@ -282,7 +287,11 @@ def main(argv=None) -> int:
     with open(results_path) as fh:
         results = json.load(fh)
     report = [f"Machine: {results['machine']['cpu']}, {results['machine']['nproc']} cores; "
-              f"{results['machine']['date']}; commit {results['commit']}.", ""]
+              f"{results['machine']['date']}; commit {results['commit']}."]
+    for name in ("method_args", "job_args"):
+        if results.get(name):
+            report[-1] += f" --{name.replace('_', '-')} \"{results[name]}\"."
+    report.append("")
     for entry in results["sizes"]:
         report += [f"**{entry['mb']:.0f} MB, {entry['documents']:,} documents** (`{entry['corpus']}`)", "",
                    "| tool | median s | x CLI | runs (s) | peak RSS MiB | kept | P | R | F1 | same clusters as CLI |",

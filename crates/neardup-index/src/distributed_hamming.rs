@@ -36,6 +36,9 @@ pub const READS_PER_CAP: usize = 16;
 /// The most values a probe enumerates per block: a plan never probes wider.
 const MAX_PROBES: f64 = 4096.0;
 
+/// A row of a group: `(rank, fingerprint, radius, stored)`.
+pub type GroupMember = (u64, u64, u32, bool);
+
 /// One pass of the join: the documents of radius at least `k`, cut into `blocks`, each probed
 /// within `radius`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +55,7 @@ pub struct HammingPass {
 /// every distinct radius (radii above 64 count as 64). Largest radius first.
 pub fn distributed_passes(radii: &[(u32, u64)]) -> Vec<HammingPass> {
     let mut distinct: Vec<(u32, u64)> = radii.iter().map(|&(r, n)| (r.min(64), n)).collect();
-    distinct.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    distinct.sort_unstable_by_key(|d| std::cmp::Reverse(d.0));
     let mut passes: Vec<HammingPass> = Vec::new();
     let mut at_least = 0u64;
     for (index, &(k, documents)) in distinct.iter().enumerate() {
@@ -117,7 +120,7 @@ impl HammingPass {
     pub fn group_pairs(
         &self,
         block: u32,
-        members: &mut [(u64, u64, u32, bool)],
+        members: &mut [GroupMember],
         cap: usize,
         out: &mut Vec<(u64, u64)>,
     ) {
@@ -176,7 +179,7 @@ mod tests {
         let radii: Vec<(u32, u64)> = radii.into_iter().collect();
         let mut pairs = Vec::new();
         for pass in distributed_passes(&radii) {
-            let mut groups: HashMap<(u32, u64), Vec<(u64, u64, u32, bool)>> = HashMap::new();
+            let mut groups: HashMap<(u32, u64), Vec<GroupMember>> = HashMap::new();
             for &(rank, fingerprint, radius) in entries.iter().filter(|e| e.2.min(64) >= pass.k) {
                 pass.rows(fingerprint, |block, value, stored| {
                     groups.entry((block, value)).or_default().push((
