@@ -814,25 +814,69 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
     return _best_partners(found, _partner_limit(histogram, budget))
 
 
-def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
-    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), of an exact join (``join``), from its
-    online form: each document is stored under keys and looks keys up (the prefix of its
-    token set for the set measures; Pass-Join segments, and the substrings where a partner's
-    segment can be, for edit distance), so that every pair at the threshold shares a key
-    one of them stores and the other looks up. Rows ``(key, rank, role)`` are grouped by key
-    on the executors; in a group, a member that looks the key up meets the stored members
-    ranked before it (the first ``bucket_cap`` of them), in Rust; pairs are deduplicated.
-    Verification then keeps the pairs at the threshold: the join's own pairs, whenever no
-    group stores more than ``bucket_cap`` documents."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType, StructField, StructType
+#: The most frequent join tokens whose counts are broadcast to order the prefixes.
+_FREQUENT_TOKENS = 1_000_000
 
-    def rows(batches):
+
+def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
+    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), of the exact set join (``join`` with a
+    set measure), by prefix filtering as Vernica, Carey and Li distribute it (SIGMOD 2010):
+    the join tokens' document frequencies are counted on the executors; the counts of the
+    frequent tokens (those counted at least ``f`` times, ``f`` the least from 2 that keeps
+    them under ``_FREQUENT_TOKENS``) are broadcast, and each document's prefix is taken under
+    the global order "rarer first" (a token not broadcast counts 0; ties by token). A pair
+    at the threshold shares a prefix token under any global order (the prefix is as long as
+    the engine's: the pair's least overlap), and rarer first makes a prefix token's group
+    small: a token not broadcast is in fewer than ``f`` documents. Rows ``(key, rank)`` are
+    grouped by key; in a group a member meets the members ranked before it (the first
+    ``bucket_cap``), in Rust; pairs are deduplicated, and verification keeps the pairs at the
+    threshold: the join's own pairs, whenever no group holds more than ``bucket_cap``."""
+    import numpy as np
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+
+    sketches = leader_rows.filter(~F.col("exact_only")).select("rank", "sketch")
+
+    def tokens(batches):
+        import pyarrow as pa
+
         from neardup import _neardup as native
 
         for batch in batches:
-            yield native.spark_join_rows(batch.column("rank"), batch.column("sketch"), method,
-                                         params)
+            found = native.spark_join_tokens(batch.column("sketch"), method, params)
+            yield pa.RecordBatch.from_arrays([found], names=["tokens"])
+
+    counts = (sketches.mapInArrow(tokens, StructType([
+        StructField("tokens", ArrayType(LongType(), False), False)]))
+        .select(F.explode("tokens").alias("token")).groupBy("token").count().persist())
+    histogram = sorted((row["count"], row["n"]) for row in
+                       counts.groupBy("count").agg(F.count("*").alias("n")).collect())
+    floor = 2
+    above = sum(n for count, n in histogram if count >= floor)
+    for count, n in histogram:  # rarest first: raise the floor until few enough are left
+        if above <= _FREQUENT_TOKENS:
+            break
+        if count >= floor:
+            above -= n
+            floor = count + 1
+    table = _to_arrow(counts.filter(F.col("count") >= floor))
+    counts.unpersist()
+    records = np.empty(table.num_rows, dtype=[("token", "<i8"), ("count", "<u4")])
+    records["token"] = table.column("token").to_numpy()
+    records["count"] = np.minimum(table.column("count").to_numpy(), 2**32 - 1)
+    frequent = records.tobytes()
+    shared = leader_rows.sparkSession.sparkContext.broadcast(frequent)
+
+    def rows(batches):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        for batch in batches:
+            out = native.spark_join_prefixes(batch.column("rank"), batch.column("sketch"),
+                                             method, params, shared.value)
+            role = pa.array([3] * out.num_rows, pa.int64())
+            yield out.append_column("role", role)
 
     row_schema = StructType([
         StructField("key", LongType(), False),
@@ -850,8 +894,7 @@ def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
     pair_schema = StructType([
         StructField("a", LongType(), False), StructField("b", LongType(), False)])
     return (
-        leader_rows.filter(~F.col("exact_only")).select("rank", "sketch")
-        .mapInArrow(rows, row_schema)
+        sketches.mapInArrow(rows, row_schema)
         .groupBy("key").agg(F.collect_list(F.struct("rank", "role")).alias("members"))
         .filter(F.size("members") > 1)
         .select("members").mapInArrow(pair, pair_schema)

@@ -75,6 +75,13 @@ pub trait DynMethod: Send + Sync {
     /// up ([`Method::probe_keys`]), each sorted and distinct: the online form of an exact
     /// join, where every pair at the threshold shares a stored and a probed key.
     fn stored_and_probe_keys(&self, encoded: &[u8]) -> Result<(Vec<u64>, Vec<u64>)>;
+    /// The join tokens of an encoded sketch ([`Method::join_tokens`]), sorted and distinct.
+    fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>>;
+    /// The prefix of an encoded sketch's join tokens under the global order "rarer first":
+    /// a token's count is `frequent`'s, 0 when absent (ties by token). As many tokens as
+    /// the method stores under ([`Method::keys`]: the prefix length a pair at the threshold
+    /// needs, whatever the global order).
+    fn join_prefix(&self, encoded: &[u8], frequent: &HashMap<u64, u32>) -> Result<Vec<u64>>;
     /// MinHash signatures of `texts` (minhash only).
     fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>>;
     /// SimHash fingerprints of `texts` (simhash only).
@@ -203,6 +210,26 @@ impl<M: Registered> DynMethod for Typed<M> {
             keys.dedup();
         }
         Ok((stored, probe))
+    }
+    fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>> {
+        let sketch: M::Sketch = decode(encoded)?;
+        let mut tokens = Vec::new();
+        self.method.join_tokens(&sketch, &mut tokens);
+        tokens.sort_unstable();
+        tokens.dedup();
+        Ok(tokens)
+    }
+    fn join_prefix(&self, encoded: &[u8], frequent: &HashMap<u64, u32>) -> Result<Vec<u64>> {
+        let sketch: M::Sketch = decode(encoded)?;
+        let mut stored = Vec::new();
+        self.method.keys(&sketch, &mut stored);
+        let mut tokens = Vec::new();
+        self.method.join_tokens(&sketch, &mut tokens);
+        tokens.sort_unstable();
+        tokens.dedup();
+        tokens.sort_by_key(|t| (frequent.get(t).copied().unwrap_or(0), *t));
+        tokens.truncate(stored.len());
+        Ok(tokens)
     }
     fn signatures(&self, texts: &[&str]) -> Option<Vec<Vec<u32>>> {
         self.read_sketches(texts, |s: &MinHashSketch| s.signature().to_vec())

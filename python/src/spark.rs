@@ -582,6 +582,90 @@ fn role_group_pairs<'py>(
     arrow_io::batch_to_py(py, batch)
 }
 
+/// The join tokens of each encoded sketch (lists of int64; sorted, distinct), for counting
+/// their document frequencies.
+#[pyfunction]
+#[pyo3(signature = (sketches, method, params=None))]
+fn spark_join_tokens<'py>(
+    py: Python<'py>,
+    sketches: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method = built(py, method, params)?;
+    let encoded = encoded_sketches(py, &sketches)?;
+    let mut out = ListBuilder::new(Int64Builder::new());
+    for sketch in &encoded {
+        if let Some(bytes) = sketch {
+            let tokens = method.join_tokens(bytes).map_err(|e| crate::error(py, e))?;
+            out.values().append_slice(&bytemuck_keys(&tokens));
+        }
+        out.append(true);
+    }
+    arrow_io::array_to_py(py, Arc::new(out.finish()))
+}
+
+/// The prefix rows of the exact set join for documents `(rank, sketch)`: a record batch of
+/// `key` (a token of the document's prefix under the order "rarer first", with `frequent`
+/// giving the counts of the frequent tokens: little-endian `(token i64, count u32)` records,
+/// absent tokens counting 0) and `rank`.
+#[pyfunction]
+#[pyo3(signature = (ranks, sketches, method, params=None, frequent=None))]
+fn spark_join_prefixes<'py>(
+    py: Python<'py>,
+    ranks: Bound<'py, PyAny>,
+    sketches: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+    frequent: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let method = built(py, method, params)?;
+    let ranks = int64s(py, &ranks, "ranks")?;
+    let encoded = encoded_sketches(py, &sketches)?;
+    if ranks.len() != encoded.len() {
+        return Err(crate::invalid(
+            py,
+            "ranks",
+            "columns of different lengths".into(),
+        ));
+    }
+    let frequent = frequent.unwrap_or_default();
+    if frequent.len() % 12 != 0 {
+        return Err(crate::invalid(
+            py,
+            "frequent",
+            format!("{} bytes: expected records of 12", frequent.len()),
+        ));
+    }
+    let counts: std::collections::HashMap<u64, u32> = (frequent.chunks_exact(12))
+        .map(|r| {
+            let token = u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
+            (
+                token,
+                u32::from_le_bytes(r[8..].try_into().expect("4 bytes")),
+            )
+        })
+        .collect();
+    let (mut keys, mut out_ranks) = (Vec::new(), Vec::new());
+    for (rank, sketch) in ranks.iter().zip(&encoded) {
+        let (Some(rank), Some(bytes)) = (rank, sketch) else {
+            continue;
+        };
+        let prefix = method
+            .join_prefix(bytes, &counts)
+            .map_err(|e| crate::error(py, e))?;
+        for token in prefix {
+            keys.push(token as i64);
+            out_ranks.push(*rank);
+        }
+    }
+    let batch = arrow_io::batch(vec![
+        ("key", Arc::new(Int64Array::from(keys)) as ArrayRef),
+        ("rank", Arc::new(Int64Array::from(out_ranks))),
+    ]);
+    arrow_io::batch_to_py(py, batch)
+}
+
 /// The candidate pairs of buckets, as the batch engine pairs one bucket: each list holds a
 /// bucket's members (document ranks, any order, no repeats); member `j` (in rank order) is
 /// paired with the members before it among the first `cap`. A record batch of `a < b`.
@@ -856,6 +940,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hamming_plan, m)?)?;
     m.add_function(wrap_pyfunction!(spark_join_rows, m)?)?;
     m.add_function(wrap_pyfunction!(role_group_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_join_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_join_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_rows, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_group_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(verify_pairs, m)?)?;

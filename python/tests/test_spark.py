@@ -103,6 +103,20 @@ def test_simhash_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     assert got == expected
 
 
+@pytest.mark.parametrize("frequent", [0, 50])
+def test_join_prefixes_under_any_broadcast_as_the_command_line(spark, cli, tmp_path, corpus,
+                                                               monkeypatch, frequent):
+    """The set join's prefixes are taken rarer first with the counts of at most
+    `_FREQUENT_TOKENS` tokens broadcast (the others count 0): any such order finds the
+    join's pairs, so few or none broadcast give the command line's clusters too."""
+    monkeypatch.setattr(neardup.spark, "_FREQUENT_TOKENS", frequent)
+    rows = corpus[:800]
+    expected = run_cli(cli, tmp_path, rows, "--method", "join", "--threshold", "0.5")
+    got = as_result(spark_dedup(frame(spark, rows, 3), method="join", threshold=0.5).collect())
+    assert got == expected
+    assert sum(1 for v in got.values() if v[1] is not None) > 10
+
+
 def test_boilerplate_lines_are_learned_as_on_the_command_line(spark, cli, tmp_path, corpus):
     """Short posts in three accounts' wrappers, some re-wrapped by another account: the
     wrappers' lines are boilerplate that the corpus pass finds, on Spark as on the command
