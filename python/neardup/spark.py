@@ -814,6 +814,9 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
     return _best_partners(found, _partner_limit(histogram, budget))
 
 
+#: The most join tokens a text may have on average for the set join on Spark.
+_JOIN_MEAN_TOKENS = 1000
+
 #: The most frequent join tokens whose counts are broadcast to order the prefixes.
 _FREQUENT_TOKENS = 1_000_000
 
@@ -851,6 +854,19 @@ def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
         .select(F.explode("tokens").alias("token")).groupBy("token").count().persist())
     histogram = sorted((row["count"], row["n"]) for row in
                        counts.groupBy("count").agg(F.count("*").alias("n")).collect())
+    documents = sketches.count()
+    mean = sum(count * n for count, n in histogram) / max(documents, 1)
+    if mean > _JOIN_MEAN_TOKENS:
+        counts.unpersist()
+        raise _invalid(
+            "method",
+            f"'join' on Spark is for short texts: these have {mean:.0f} join tokens on "
+            f"average (at most {_JOIN_MEAN_TOKENS} here). A long text's prefix is most of "
+            "its tokens, and a pair of long near-duplicates is found once per prefix token "
+            "they share before the pairs are deduplicated (100 MB of 3.8 KB texts filled 37 "
+            "GB of shuffle). Use minhash, or the join on one machine (`neardup dedup "
+            "--method join`)",
+        )
     floor = 2
     above = sum(n for count, n in histogram if count >= floor)
     for count, n in histogram:  # rarest first: raise the floor until few enough are left

@@ -117,6 +117,14 @@ def test_join_prefixes_under_any_broadcast_as_the_command_line(spark, cli, tmp_p
     assert sum(1 for v in got.values() if v[1] is not None) > 10
 
 
+def test_join_of_long_texts_is_refused_with_the_reason(spark, corpus):
+    long = [r for r in corpus if len(r["text"]) > 2500][:40]
+    assert len(long) >= 20
+    with pytest.raises(neardup.NeardupError, match="short texts") as raised:
+        spark_dedup(frame(spark, long, 2), method="join")
+    assert raised.value.parameter == "method"
+
+
 def test_boilerplate_lines_are_learned_as_on_the_command_line(spark, cli, tmp_path, corpus):
     """Short posts in three accounts' wrappers, some re-wrapped by another account: the
     wrappers' lines are boilerplate that the corpus pass finds, on Spark as on the command
