@@ -152,6 +152,23 @@ fn ok(status: StatusCode, body: impl Serialize) -> Answer {
     Ok((status, axum::Json(body)).into_response())
 }
 
+/// The console (`GET /`): one page, no build step, no CDN, that reads the API with the
+/// token typed into it (the same scopes as any client): collections with their sizes,
+/// rates and duplicate ratios over time, and a box to check a text against a collection.
+/// `?collection=NAME&check=TEXT` checks on load. The page holds no data: it needs no token.
+const CONSOLE: &str = include_str!("http/console.html");
+
+async fn console() -> Response {
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (axum::http::header::CACHE_CONTROL, "no-cache"),
+        ],
+        CONSOLE,
+    )
+        .into_response()
+}
+
 /// The router of the service.
 pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
     let limit = config.max_body_bytes;
@@ -167,6 +184,7 @@ pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
         started: Instant::now(),
     });
     Router::new()
+        .route("/", get(console))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/openapi.json", get(openapi))

@@ -220,7 +220,7 @@ fn report_refuses_a_clusters_file_of_other_inputs() {
 }
 
 /// `chromium` or `chromium-browser` on the PATH.
-fn find_chromium() -> Option<PathBuf> {
+pub(crate) fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     ["chromium", "chromium-browser"].iter().find_map(|name| {
         std::env::split_paths(&path)
@@ -230,14 +230,21 @@ fn find_chromium() -> Option<PathBuf> {
 }
 
 /// What a finished Chromium run printed.
-struct BrowserRun {
-    stdout: String,
-    stderr: String,
+pub(crate) struct BrowserRun {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
-/// Runs headless Chromium on `page` with `mode` (`--screenshot=...` or `--dump-dom`), in its
-/// own profile and process group; kills the group and fails after [`CHROMIUM_TIMEOUT`].
-fn run_chromium(chromium: &Path, dir: &Path, name: &str, mode: &str, page: &str) -> BrowserRun {
+/// Runs headless Chromium on the page at `url` with `modes` (`--screenshot=...` or
+/// `--dump-dom`, and any other flag), in its own profile and process group; kills the group
+/// and fails after [`CHROMIUM_TIMEOUT`].
+pub(crate) fn run_chromium(
+    chromium: &Path,
+    dir: &Path,
+    name: &str,
+    modes: &[&str],
+    url: &str,
+) -> BrowserRun {
     use std::os::unix::process::CommandExt;
 
     let (stdout_path, stderr_path) = (
@@ -260,10 +267,10 @@ fn run_chromium(chromium: &Path, dir: &Path, name: &str, mode: &str, page: &str)
             ),
             "--enable-logging=stderr",
             "--v=0",
-            mode,
             "--window-size=1280,2400",
-            &format!("file://{page}"),
         ])
+        .args(modes)
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(File::create(&stdout_path).unwrap())
         .stderr(File::create(&stderr_path).unwrap())
@@ -304,7 +311,7 @@ fn run_chromium(chromium: &Path, dir: &Path, name: &str, mode: &str, page: &str)
 /// `console.error`, an uncaught exception (`"Uncaught TypeError: ..."`) and a blocked fetch
 /// (a Content-Security-Policy violation) all look alike. The page logs nothing itself, so any
 /// such line is a failure.
-fn console_lines(stderr: &str) -> Vec<&str> {
+pub(crate) fn console_lines(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|line| line.contains(":CONSOLE") || line.contains("Uncaught"))
@@ -324,7 +331,8 @@ fn report_renders_in_headless_chromium() {
     let page = dedup_and_report(dir.path(), &example(), "id");
     let screenshot = dir.path().join("report.png");
     let mode = format!("--screenshot={}", screenshot.display());
-    let shot = run_chromium(&chromium, dir.path(), "screenshot", &mode, &page);
+    let url = format!("file://{page}");
+    let shot = run_chromium(&chromium, dir.path(), "screenshot", &[&mode], &url);
     assert_eq!(
         console_lines(&shot.stderr),
         Vec::<&str>::new(),
@@ -336,7 +344,7 @@ fn report_renders_in_headless_chromium() {
         std::fs::copy(&screenshot, copy).unwrap();
     }
 
-    let dom = run_chromium(&chromium, dir.path(), "dom", "--dump-dom", &page);
+    let dom = run_chromium(&chromium, dir.path(), "dom", &["--dump-dom"], &url);
     assert_eq!(
         console_lines(&dom.stderr),
         Vec::<&str>::new(),

@@ -357,3 +357,119 @@ fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("another neardup service"));
     assert!(terminate(&mut child).success());
 }
+
+/// Bytes of `text` outside `A-Za-z0-9-_.~` written as `%XX` (a query value).
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The console (`GET /`) in headless Chromium: it renders, lists a collection with its
+/// counts, and a check made through the page (its `?collection=&check=` link) shows the match
+/// and the stored text beside the checked one; no script error. With
+/// `NEARDUP_CONSOLE_SCREENSHOT` set, the screenshot is copied there (docs/service.md's).
+#[test]
+fn the_console_renders_lists_collections_and_checks_in_headless_chromium() {
+    use crate::report::{console_lines, find_chromium, run_chromium};
+
+    let Some(chromium) = find_chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed: CI must install Debian's chromium package");
+        }
+        println!("skipped: chromium not installed");
+        return;
+    };
+    /// The server, killed if the test fails before it is stopped.
+    struct Server(Child);
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url) = start(&dir.path().join("data"));
+    let mut server = Server(child);
+    let settings = json!({"method": "simhash", "keep_text": true});
+    let (status, answer) = call(
+        &url,
+        Method::PUT,
+        "/v1/collections/console-news",
+        Some(settings),
+    );
+    assert_eq!(status, 201, "{answer}");
+    let stored = "国务院常务会议部署进一步扩大内需的措施，加大基础设施投入，稳定就业。";
+    for (id, text) in [
+        ("a1", stored.to_owned()),
+        ("b2", stored.replace("稳定就业", "稳定就业！")),
+        ("c3", text(7)),
+    ] {
+        let body = json!({"id": id, "text": text});
+        let (status, answer) = call(
+            &url,
+            Method::POST,
+            "/v1/collections/console-news/documents",
+            Some(body),
+        );
+        assert_eq!(status, 200, "{answer}");
+    }
+    let checked = "國務院常務會議部署進一步擴大內需的措施,加大基礎設施投入,穩定就業";
+    let page = format!(
+        "{}/?collection=console-news&check={}",
+        url.trim_end_matches('/'),
+        percent_encoded(checked)
+    );
+    let budget = "--virtual-time-budget=8000";
+    let dom = run_chromium(
+        &chromium,
+        dir.path(),
+        "console-dom",
+        &["--dump-dom", budget],
+        &page,
+    );
+    assert_eq!(
+        console_lines(&dom.stderr),
+        Vec::<&str>::new(),
+        "console messages"
+    );
+    let html = &dom.stdout;
+    assert!(html.contains("<title>neardup console</title>"), "{html}");
+    assert!(html.contains(r#"<tr data-name="console-news""#), "{html}");
+    // Documents, stored and duplicates of the collection: 2 stored, 1 duplicate.
+    assert!(
+        html.contains("<td>simhash</td><td>2</td><td>2</td><td>1</td>"),
+        "{html}"
+    );
+    assert!(html.contains(r#"<tr class="match"><td>a1</td>"#), "{html}");
+    assert!(
+        html.contains(&format!(r#"<div class="matched-text">{stored}</div>"#)),
+        "{html}"
+    );
+
+    let screenshot = dir.path().join("console.png");
+    let mode = format!("--screenshot={}", screenshot.display());
+    let shot = run_chromium(
+        &chromium,
+        dir.path(),
+        "console-shot",
+        &[&mode, budget],
+        &page,
+    );
+    assert_eq!(
+        console_lines(&shot.stderr),
+        Vec::<&str>::new(),
+        "console messages"
+    );
+    let bytes = std::fs::metadata(&screenshot).expect("a screenshot").len();
+    assert!(bytes > 10 * 1024, "the screenshot has only {bytes} bytes");
+    if let Some(copy) = std::env::var_os("NEARDUP_CONSOLE_SCREENSHOT") {
+        std::fs::copy(&screenshot, copy).unwrap();
+    }
+    assert!(terminate(&mut server.0).success());
+}

@@ -14,7 +14,7 @@ use crate::error::ServiceError;
 /// What a route needs of the request's token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Needs {
-    /// Nothing (`/healthz`).
+    /// Nothing (`/healthz`, the console page: it holds no data).
     Nothing,
     /// Any known token (`/v1/openapi.json`, and routes that answer 404 or 405 anyway).
     AnyToken,
@@ -35,7 +35,7 @@ fn needs(route: Option<&str>, method: &Method) -> Needs {
         return Needs::AnyToken;
     };
     match (route, method.as_str()) {
-        ("/healthz", _) => Needs::Nothing,
+        ("/healthz", _) | ("/", "GET" | "HEAD") => Needs::Nothing,
         ("/metrics" | "/v1/collections", _) => Needs::OnAll(Scope::Read),
         ("/v1/collections/{name}", "PUT" | "DELETE") => Needs::OnCollection(Scope::Admin),
         ("/v1/collections/{name}", "GET" | "HEAD") => Needs::OnCollection(Scope::Read),

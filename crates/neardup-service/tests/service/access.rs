@@ -277,3 +277,40 @@ impl Server {
         assert!(status == 200 || status == 201, "{answer}");
     }
 }
+
+/// `GET path` without a token: the whole answer (status line, headers, body).
+async fn get_without_token(url: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[test]
+fn the_console_page_needs_no_token_and_holds_no_data() {
+    rt().block_on(async {
+        let (_dir, server) = start().await;
+        server.create_if_absent("secret-collection-name").await;
+        let answer = get_without_token(&server.url, "/").await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let lower = answer.to_ascii_lowercase();
+        assert!(
+            lower.contains("content-type: text/html; charset=utf-8"),
+            "{answer}"
+        );
+        assert!(answer.contains("<title>neardup console</title>"));
+        // The page reads the API with the token typed into it; it carries nothing itself.
+        assert!(!answer.contains("secret-collection-name"));
+        assert!(answer.contains("\"/v1/collections\""));
+        // Everything else still needs a token.
+        let listed = get_without_token(&server.url, "/v1/collections").await;
+        assert!(listed.starts_with("HTTP/1.1 401"), "{listed}");
+        let other = get_without_token(&server.url, "/index.html").await;
+        assert!(other.starts_with("HTTP/1.1 401"), "{other}");
+        server.stop().await;
+    });
+}
