@@ -630,7 +630,7 @@ fn spark_join_prefixes<'py>(
         ));
     }
     let frequent = frequent.unwrap_or_default();
-    if frequent.len() % 12 != 0 {
+    if !frequent.len().is_multiple_of(12) {
         return Err(crate::invalid(
             py,
             "frequent",
