@@ -9,6 +9,7 @@ mod arrow_io;
 mod dynamic;
 mod index;
 mod spark;
+mod spark_joins;
 
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::registry::{self, Params};
@@ -204,5 +205,6 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simhash_fingerprints, m)?)?;
     m.add_class::<index::Index>()?;
     spark::register(m)?;
+    spark_joins::register(m)?;
     Ok(())
 }

@@ -270,35 +270,22 @@ impl BucketJoin<'_> {
                     return;
                 }
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
-                if self.scan.best {
-                    let kept = &mut kept[at - own.start];
-                    for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
-                        let full = kept.len() >= self.scan.limit;
-                        if a >= b || (full && kept.peek().is_none_or(|&worst| a >= worst)) {
-                            break;
-                        }
-                        let distance = (fa ^ fb).count_ones();
-                        if distance > self.scan.k {
-                            continue;
-                        }
-                        if self.first_block(fa, fb) == self.index {
-                            visit(accumulator, a, b, distance);
-                        }
-                        kept.push(a);
-                        if kept.len() > self.scan.limit {
-                            kept.pop();
-                        }
-                    }
-                    continue;
-                }
+                let index = at - own.start;
                 // Partners within the distance seen, kept here or by an earlier block.
-                let seen = &mut seen[at - own.start];
-                if *seen >= self.scan.limit {
+                if !self.scan.best && seen[index] >= self.scan.limit {
                     continue;
                 }
                 for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
                     if a >= b {
                         break;
+                    }
+                    if self.scan.best {
+                        let kept = &kept[index];
+                        if kept.len() >= self.scan.limit
+                            && kept.peek().is_none_or(|&worst| a >= worst)
+                        {
+                            break;
+                        }
                     }
                     let distance = (fa ^ fb).count_ones();
                     if distance > self.scan.k {
@@ -307,8 +294,15 @@ impl BucketJoin<'_> {
                     if self.first_block(fa, fb) == self.index {
                         visit(accumulator, a, b, distance);
                     }
-                    *seen += 1;
-                    if *seen == self.scan.limit {
+                    if self.scan.best {
+                        kept[index].push(a);
+                        if kept[index].len() > self.scan.limit {
+                            kept[index].pop();
+                        }
+                        continue;
+                    }
+                    seen[index] += 1;
+                    if seen[index] == self.scan.limit {
                         self.scan.stopped.store(true, Ordering::Relaxed);
                         break;
                     }
