@@ -30,8 +30,9 @@ Methods: those whose candidates are documents sharing a key: ``exact``, ``minhas
 ``supershingle`` (with ``min_super=1``), ``imatch`` and ``topn`` (their lexicon and TF-IDF
 weights learned from the distributed corpus pass, every count); ``simhash`` (the engine's
 exact Hamming join in distributed passes: stored and probe rows of block values, grouped
-by block and value, paired in Rust); ``join`` with a set measure (its online form: the
-prefixes of the token sets, every pair at the threshold sharing a prefix token). ``join``
+by block and value, paired in Rust); ``join`` with a set measure (prefix filtering: the
+prefixes of the token sets, rarer tokens first, every pair at the threshold sharing a prefix
+token; short texts only). ``join``
 with ``measure="edit"`` is refused by name (Pass-Join's distributed form looks up on the order
 of a text's squared length in keys). ``ngram``, ``segments`` and ``sentences``
 (an order-dependent bucket walk, or a least number of shared keys under a budget) are
@@ -803,15 +804,23 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
         keyed.unpersist()
         return spark.createDataFrame([], pair_schema)
     found = found.persist()
-    total = found.count()
+    found.count()
     keyed.unpersist()
-    budget = documents * candidate_budget
-    if total <= budget:
-        return found
+    return _within_budget(found, documents * candidate_budget)
+
+
+def _within_budget(pairs, budget: int):
+    """``pairs`` (persisted ``a``, ``b``, deduplicated) when they are at most ``budget``;
+    else each document ``b`` keeps its best-ranked partners up to the engine's water-filling
+    level over the documents' partner counts."""
+    from pyspark.sql import functions as F
+
+    if pairs.count() <= budget:
+        return pairs
     histogram = [(row["partners"], row["count"]) for row in
-                 found.groupBy("b").agg(F.count("a").alias("partners"))
+                 pairs.groupBy("b").agg(F.count("a").alias("partners"))
                  .groupBy("partners").count().collect()]
-    return _best_partners(found, _partner_limit(histogram, budget))
+    return _best_partners(pairs, _partner_limit(histogram, budget))
 
 
 #: The most join tokens a text may have on average for the set join on Spark.
@@ -884,20 +893,15 @@ def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
     shared = leader_rows.sparkSession.sparkContext.broadcast(frequent)
 
     def rows(batches):
-        import pyarrow as pa
-
         from neardup import _neardup as native
 
         for batch in batches:
-            out = native.spark_join_prefixes(batch.column("rank"), batch.column("sketch"),
+            yield native.spark_join_prefixes(batch.column("rank"), batch.column("sketch"),
                                              method, params, shared.value)
-            role = pa.array([3] * out.num_rows, pa.int64())
-            yield out.append_column("role", role)
 
     row_schema = StructType([
         StructField("key", LongType(), False),
         StructField("rank", LongType(), False),
-        StructField("role", LongType(), False),
     ])
     cap = bucket_cap
 
@@ -905,13 +909,13 @@ def _join_candidates(leader_rows, method: str, params: dict, bucket_cap: int):
         from neardup import _neardup as native
 
         for batch in batches:
-            yield native.role_group_pairs(batch.column("members"), cap)
+            yield native.bucket_pairs(batch.column("members"), cap)
 
     pair_schema = StructType([
         StructField("a", LongType(), False), StructField("b", LongType(), False)])
     return (
         sketches.mapInArrow(rows, row_schema)
-        .groupBy("key").agg(F.collect_list(F.struct("rank", "role")).alias("members"))
+        .groupBy("key").agg(F.collect_list("rank").alias("members"))
         .filter(F.size("members") > 1)
         .select("members").mapInArrow(pair, pair_schema)
         .distinct()
@@ -926,14 +930,7 @@ def _join_budget(leader_rows, verified, candidate_budget: int):
     from pyspark.sql import functions as F
 
     documents = leader_rows.filter(~F.col("exact_only")).count()
-    total = verified.count()
-    budget = max(documents, 1) * candidate_budget
-    if total <= budget:
-        return verified
-    histogram = [(row["partners"], row["count"]) for row in
-                 verified.groupBy("b").agg(F.count("a").alias("partners"))
-                 .groupBy("partners").count().collect()]
-    return _best_partners(verified, _partner_limit(histogram, budget)).persist()
+    return _within_budget(verified, max(documents, 1) * candidate_budget).persist()
 
 
 def _verify(leader_rows, candidates, method: str, params: dict):

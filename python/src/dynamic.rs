@@ -71,10 +71,6 @@ pub trait DynMethod: Send + Sync {
     /// The fingerprint and search radius of an encoded sketch, for a Hamming join; `None`
     /// when the document enters no candidate generation or the method has no fingerprints.
     fn hamming_key(&self, encoded: &[u8]) -> Result<Option<(u64, u32)>>;
-    /// The keys an encoded sketch is stored under ([`Method::keys`]) and the keys it looks
-    /// up ([`Method::probe_keys`]), each sorted and distinct: the online form of an exact
-    /// join, where every pair at the threshold shares a stored and a probed key.
-    fn stored_and_probe_keys(&self, encoded: &[u8]) -> Result<(Vec<u64>, Vec<u64>)>;
     /// The join tokens of an encoded sketch ([`Method::join_tokens`]), sorted and distinct.
     fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>>;
     /// The prefix of an encoded sketch's join tokens under the global order "rarer first":
@@ -199,17 +195,6 @@ impl<M: Registered> DynMethod for Typed<M> {
         let sketch: M::Sketch = decode(encoded)?;
         let join = self.method.join();
         Ok(neardup_engine::hamming_key(&self.method, &join, &sketch))
-    }
-    fn stored_and_probe_keys(&self, encoded: &[u8]) -> Result<(Vec<u64>, Vec<u64>)> {
-        let sketch: M::Sketch = decode(encoded)?;
-        let (mut stored, mut probe) = (Vec::new(), Vec::new());
-        self.method.keys(&sketch, &mut stored);
-        self.method.probe_keys(&sketch, &mut probe);
-        for keys in [&mut stored, &mut probe] {
-            keys.sort_unstable();
-            keys.dedup();
-        }
-        Ok((stored, probe))
     }
     fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>> {
         let sketch: M::Sketch = decode(encoded)?;

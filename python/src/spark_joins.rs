@@ -221,126 +221,6 @@ fn group_members(array: &ArrayRef) -> Result<Vec<Members>, String> {
     Ok(out)
 }
 
-/// The rows of the online form of an exact join (`join`: PPJoin prefixes, Pass-Join segments
-/// and substrings) for documents `(rank, sketch)`: a record batch of `key`, `rank` and
-/// `role` (1: stored under the key, 2: looks it up, 3: both).
-#[pyfunction]
-#[pyo3(signature = (ranks, sketches, method, params=None))]
-fn spark_join_rows<'py>(
-    py: Python<'py>,
-    ranks: Bound<'py, PyAny>,
-    sketches: Bound<'py, PyAny>,
-    method: &str,
-    params: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let method = built(py, method, params)?;
-    let ranked = ranked_sketches(py, &ranks, &sketches)?;
-    let (mut keys, mut out_ranks, mut roles) = (Vec::new(), Vec::new(), Vec::new());
-    for (rank, bytes) in &ranked {
-        let (stored, probe) = method
-            .stored_and_probe_keys(bytes)
-            .map_err(|e| crate::error(py, e))?;
-        // Merged in key order: a key both stored and probed is one row of role 3.
-        let (mut i, mut j) = (0, 0);
-        while i < stored.len() || j < probe.len() {
-            let (key, role) = match (stored.get(i), probe.get(j)) {
-                (Some(&s), Some(&p)) if s == p => {
-                    i += 1;
-                    j += 1;
-                    (s, 3)
-                }
-                (Some(&s), Some(&p)) if s < p => {
-                    i += 1;
-                    (s, 1)
-                }
-                (Some(&s), None) => {
-                    i += 1;
-                    (s, 1)
-                }
-                (_, Some(&p)) => {
-                    j += 1;
-                    (p, 2)
-                }
-                (None, None) => unreachable!("the loop condition"),
-            };
-            keys.push(key as i64);
-            out_ranks.push(*rank);
-            roles.push(role);
-        }
-    }
-    let batch = arrow_io::batch(vec![
-        ("key", Arc::new(Int64Array::from(keys)) as ArrayRef),
-        ("rank", Arc::new(Int64Array::from(out_ranks))),
-        ("role", Arc::new(Int64Array::from(roles))),
-    ]);
-    arrow_io::batch_to_py(py, batch)
-}
-
-/// The candidate pairs of groups of [`spark_join_rows`] (lists of structs `(rank, role)`,
-/// one group a key): a member that looks the key up meets the members stored under it
-/// ranked before it, among the first `cap` of them in rank order. A record batch of
-/// `a < b`, with repeats across groups.
-#[pyfunction]
-fn role_group_pairs<'py>(
-    py: Python<'py>,
-    members: Bound<'py, PyAny>,
-    cap: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let members = arrow::array::make_array(ArrayData::from_pyarrow_bound(&members)?);
-    let lists = members.as_list_opt::<i32>().ok_or_else(|| {
-        crate::invalid(
-            py,
-            "members",
-            format!(
-                "an array of {}: expected lists of structs",
-                members.data_type()
-            ),
-        )
-    })?;
-    let mut groups: Vec<Vec<(i64, i64)>> = Vec::with_capacity(lists.len());
-    for list in lists.iter() {
-        let list = list.ok_or_else(|| crate::invalid(py, "members", "a null list".into()))?;
-        let rows = list
-            .as_struct_opt()
-            .ok_or_else(|| crate::invalid(py, "members", "lists of non-structs".into()))?;
-        let column = |name: &str| -> PyResult<Vec<i64>> {
-            let array = rows
-                .column_by_name(name)
-                .ok_or_else(|| crate::invalid(py, "members", format!("no field {name:?}")))?;
-            let values = array
-                .as_primitive_opt::<Int64Type>()
-                .ok_or_else(|| crate::invalid(py, "members", format!("{name}: expected int64")))?;
-            Ok(values.iter().map(|v| v.unwrap_or(0)).collect())
-        };
-        let (ranks, roles) = (column("rank")?, column("role")?);
-        groups.push(ranks.into_iter().zip(roles).collect());
-    }
-    let (a, b) = py.detach(|| {
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for mut group in groups {
-            group.sort_unstable();
-            let mut stored: Vec<i64> = Vec::new();
-            for &(rank, role) in &group {
-                if role & 2 != 0 {
-                    for &anchor in stored.iter().take(cap) {
-                        a.push(anchor);
-                        b.push(rank);
-                    }
-                }
-                if role & 1 != 0 {
-                    stored.push(rank);
-                }
-            }
-        }
-        (a, b)
-    });
-    let batch = arrow_io::batch(vec![
-        ("a", Arc::new(Int64Array::from(a)) as ArrayRef),
-        ("b", Arc::new(Int64Array::from(b))),
-    ]);
-    arrow_io::batch_to_py(py, batch)
-}
-
 /// The join tokens of each encoded sketch (lists of int64; sorted, distinct), for counting
 /// their document frequencies.
 #[pyfunction]
@@ -417,8 +297,6 @@ fn spark_join_prefixes<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark_hamming_keys, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(spark_join_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(role_group_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(spark_join_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(spark_join_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_rows, m)?)?;

@@ -219,8 +219,31 @@ fn report_refuses_a_clusters_file_of_other_inputs() {
     assert!(!Path::new(&page).exists(), "no page after an error");
 }
 
+/// Chromium for a test, or `None` (and the test skips) when it is not installed outside CI;
+/// in CI (`CI` set) a missing Chromium fails the test.
+pub(crate) fn chromium_or_skip() -> Option<PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed: CI must install Debian's chromium package");
+        }
+        println!("skipped: chromium not installed");
+    }
+    found
+}
+
+/// Checks that `screenshot` is a real picture (over 10 KB) and copies it where the variable
+/// `env` says, when set (for people and CI logs).
+pub(crate) fn keep_screenshot(screenshot: &Path, env: &str) {
+    let bytes = std::fs::metadata(screenshot).expect("a screenshot").len();
+    assert!(bytes > 10 * 1024, "the screenshot has only {bytes} bytes");
+    if let Some(copy) = std::env::var_os(env) {
+        std::fs::copy(screenshot, copy).unwrap();
+    }
+}
+
 /// `chromium` or `chromium-browser` on the PATH.
-pub(crate) fn find_chromium() -> Option<PathBuf> {
+fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     ["chromium", "chromium-browser"].iter().find_map(|name| {
         std::env::split_paths(&path)
@@ -320,11 +343,7 @@ pub(crate) fn console_lines(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn report_renders_in_headless_chromium() {
-    let Some(chromium) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed: CI must install Debian's chromium package");
-        }
-        println!("skipped: chromium not installed");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -338,11 +357,7 @@ fn report_renders_in_headless_chromium() {
         Vec::<&str>::new(),
         "console messages"
     );
-    let bytes = std::fs::metadata(&screenshot).expect("a screenshot").len();
-    assert!(bytes > 10 * 1024, "the screenshot has only {bytes} bytes");
-    if let Some(copy) = std::env::var_os(SCREENSHOT_ENV) {
-        std::fs::copy(&screenshot, copy).unwrap();
-    }
+    keep_screenshot(&screenshot, SCREENSHOT_ENV);
 
     let dom = run_chromium(&chromium, dir.path(), "dom", &["--dump-dom"], &url);
     assert_eq!(

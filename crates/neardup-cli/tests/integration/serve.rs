@@ -376,13 +376,9 @@ fn percent_encoded(text: &str) -> String {
 /// `NEARDUP_CONSOLE_SCREENSHOT` set, the screenshot is copied there (docs/service.md's).
 #[test]
 fn the_console_renders_lists_collections_and_checks_in_headless_chromium() {
-    use crate::report::{console_lines, find_chromium, run_chromium};
+    use crate::report::{chromium_or_skip, console_lines, keep_screenshot, run_chromium};
 
-    let Some(chromium) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed: CI must install Debian's chromium package");
-        }
-        println!("skipped: chromium not installed");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     /// The server, killed if the test fails before it is stopped.
@@ -466,10 +462,6 @@ fn the_console_renders_lists_collections_and_checks_in_headless_chromium() {
         Vec::<&str>::new(),
         "console messages"
     );
-    let bytes = std::fs::metadata(&screenshot).expect("a screenshot").len();
-    assert!(bytes > 10 * 1024, "the screenshot has only {bytes} bytes");
-    if let Some(copy) = std::env::var_os("NEARDUP_CONSOLE_SCREENSHOT") {
-        std::fs::copy(&screenshot, copy).unwrap();
-    }
+    keep_screenshot(&screenshot, "NEARDUP_CONSOLE_SCREENSHOT");
     assert!(terminate(&mut server.0).success());
 }
