@@ -91,11 +91,24 @@ const LEVEL_FANOUT: usize = 4;
 /// `HammingIndex` would instead scan a buffer of up to an eighth of its size on every query.
 /// Levels use dense tables ([`HammingIndex::build_dense`]): a query with a large radius probes
 /// hundreds of block values per level, each then reads about one fingerprint.
+///
+/// With [`Tiered::defer_merges`], a frozen level waits for the owner to merge it: the owner
+/// builds the merge from `&self` ([`Tiered::build_merge`]) while readers go on, and installs
+/// it ([`Tiered::install_merge`]); the service does this so that the merge of a level of
+/// tens of millions never holds its write lock.
 #[derive(Debug, Clone)]
 pub struct Tiered {
     max_distance: u32,
     /// Oldest and largest first; the last takes inserts.
     levels: Vec<HammingIndex>,
+    /// Frozen levels wait for [`Tiered::build_merge`] instead of merging on insert.
+    deferred: bool,
+}
+
+/// Which levels a merge takes: the last `count` frozen ones (see [`Tiered::build_merge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergePlan {
+    count: usize,
 }
 
 impl Tiered {
@@ -107,7 +120,14 @@ impl Tiered {
         Ok(Tiered {
             max_distance,
             levels: vec![Self::level(&[], max_distance)?],
+            deferred: false,
         })
+    }
+
+    /// The same index, merging frozen levels only when asked (see [`Tiered`]).
+    pub fn defer_merges(mut self) -> Tiered {
+        self.deferred = true;
+        self
     }
 
     /// The blocks of a level of `n` fingerprints: the `m` with the least expected work for a
@@ -147,26 +167,80 @@ impl Tiered {
         if newest.insert(id, fingerprint).is_err() || newest.len() < LEVEL_BASE {
             return;
         }
-        // Freeze the newest level, merge while the one before is not much larger.
-        while self.levels.len() >= 2 {
-            let n = self.levels.len();
-            if self.levels[n - 2].len() > LEVEL_FANOUT * self.levels[n - 1].len() {
-                break;
-            }
-            let (Some(last), Some(before)) = (self.levels.pop(), self.levels.pop()) else {
-                break;
-            };
-            let mut entries = before.entries();
-            entries.extend(last.entries());
-            drop((before, last));
-            match Self::level(&entries, self.max_distance) {
-                Ok(merged) => self.levels.push(merged),
-                Err(_) => return,
-            }
-        }
+        // Freeze the newest level.
         if let Ok(fresh) = Self::level(&[], self.max_distance) {
             self.levels.push(fresh);
         }
+        if !self.deferred {
+            while let Some(plan) = self.merge_plan() {
+                match self.build_merge(plan) {
+                    Ok(merged) => self.install_merge(plan, merged),
+                    Err(_) => return,
+                }
+            }
+        }
+    }
+
+    /// The merge due, if any: the last frozen level with the ones before it while each is at
+    /// most `LEVEL_FANOUT` times the size merged so far.
+    pub fn merge_plan(&self) -> Option<MergePlan> {
+        let frozen = &self.levels[..self.levels.len().saturating_sub(1)];
+        let mut size = frozen.last()?.len();
+        let mut count = 1;
+        for level in frozen.iter().rev().skip(1) {
+            if level.len() > LEVEL_FANOUT * size {
+                break;
+            }
+            size += level.len();
+            count += 1;
+        }
+        (count >= 2).then_some(MergePlan { count })
+    }
+
+    /// The level that replaces the levels of `plan`, built from `&self`.
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn build_merge(&self, plan: MergePlan) -> Result<HammingIndex> {
+        let frozen = self.levels.len() - 1;
+        let mut entries: Vec<(u64, u64)> = Vec::new();
+        for level in &self.levels[frozen - plan.count..frozen] {
+            entries.extend(level.entries());
+        }
+        Self::level(&entries, self.max_distance)
+    }
+
+    /// Installs what [`Tiered::build_merge`] built for `plan`; nothing may have changed the
+    /// index in between.
+    pub fn install_merge(&mut self, plan: MergePlan, merged: HammingIndex) {
+        let frozen = self.levels.len() - 1;
+        self.levels
+            .splice(frozen - plan.count..frozen, std::iter::once(merged));
+    }
+
+    /// Forgets every id below `seq` (the documents a retention drop removed): levels holding
+    /// only such ids are dropped, a level where they are more than half is rebuilt without
+    /// them, and the others keep them until their next merge (callers skip them).
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn forget_below(&mut self, seq: u64) -> Result<()> {
+        let newest = self.levels.len() - 1;
+        let mut kept = Vec::with_capacity(self.levels.len());
+        for (at, level) in std::mem::take(&mut self.levels).into_iter().enumerate() {
+            let below = level.ids_below(seq);
+            if below == 0 || (below * 2 <= level.len() && at != newest) {
+                kept.push(level);
+            } else if below == level.len() && at != newest {
+                continue;
+            } else {
+                let entries: Vec<(u64, u64)> =
+                    level.entries().into_iter().filter(|e| e.0 >= seq).collect();
+                kept.push(Self::level(&entries, self.max_distance)?);
+            }
+        }
+        self.levels = kept;
+        Ok(())
     }
 
     /// An index of `entries` (distinct ids) in one level, as a sealed partition wants:
@@ -181,16 +255,8 @@ impl Tiered {
                 Self::level(entries, max_distance)?,
                 Self::level(&[], max_distance)?,
             ],
+            deferred: false,
         })
-    }
-
-    /// The same fingerprints in one level (see [`Tiered::from_entries`]).
-    ///
-    /// # Errors
-    /// As [`Tiered::from_entries`].
-    pub fn compacted(&self) -> Result<Tiered> {
-        let entries: Vec<(u64, u64)> = self.levels.iter().flat_map(HammingIndex::entries).collect();
-        Self::from_entries(self.max_distance, &entries)
     }
 
     /// Removes `id`; false when absent.
@@ -260,7 +326,9 @@ pub const QUERY_BUDGET: usize = 4 * neardup_index::DEFAULT_CANDIDATE_BUDGET;
 /// what the budget leaves out is counted and returned.
 #[derive(Debug)]
 pub struct PartitionIndex {
-    identities: HashMap<u128, u64, foldhash::fast::FixedState>,
+    /// The latest document per identity, keyed by its low 64 bits (a rare collision only
+    /// adds a candidate, which verification rejects).
+    identities: HashMap<u64, u64, foldhash::fast::FixedState>,
     keys: Option<MemoryIndex>,
     hamming: Option<Tiered>,
     max_distance: u32,
@@ -268,6 +336,8 @@ pub struct PartitionIndex {
     probe_side: bool,
     /// Near candidates a query gives at most.
     budget: usize,
+    /// Hamming merges wait for the owner ([`PartitionIndex::defer_merges`]).
+    deferred: bool,
 }
 
 impl PartitionIndex {
@@ -299,6 +369,7 @@ impl PartitionIndex {
             max_distance,
             probe_side: matches!(form, OnlineForm::Keys { probe_side: true }),
             budget: QUERY_BUDGET,
+            deferred: false,
         })
     }
 
@@ -323,7 +394,7 @@ impl PartitionIndex {
     /// fingerprints of a whole partition and gives them to [`PartitionIndex::set_fingerprints`]
     /// (a restart builds each partition's Hamming index in one go).
     pub fn insert_deferred(&mut self, seq: u64, entry: &IndexEntry) {
-        self.identities.insert(entry.identity, seq);
+        self.identities.insert(entry.identity as u64, seq);
         if entry.exact_only {
             return;
         }
@@ -340,22 +411,61 @@ impl PartitionIndex {
     /// A repeated id.
     pub fn set_fingerprints(&mut self, entries: &[(u64, u64)]) -> Result<()> {
         if self.hamming.is_some() {
-            self.hamming = Some(Tiered::from_entries(self.max_distance, entries)?);
+            let tiered = Tiered::from_entries(self.max_distance, entries)?;
+            self.hamming = Some(if self.deferred {
+                tiered.defer_merges()
+            } else {
+                tiered
+            });
         }
         Ok(())
     }
 
-    /// The Hamming index in one level, for a partition that takes no more inserts (`None`
-    /// without one). Built from `&self`, so that readers go on meanwhile; install it with
-    /// [`PartitionIndex::install_compacted`].
-    pub fn compacted(&self) -> Option<Result<Tiered>> {
-        self.hamming.as_ref().map(Tiered::compacted)
+    /// The same index with merges of its frozen Hamming levels left to the owner
+    /// ([`PartitionIndex::merge_plan`], [`PartitionIndex::build_merge`],
+    /// [`PartitionIndex::install_merge`]), as a collection-wide index wants.
+    pub fn defer_merges(mut self) -> Self {
+        self.hamming = self.hamming.map(Tiered::defer_merges);
+        self.deferred = true;
+        self
     }
 
-    /// Installs what [`PartitionIndex::compacted`] built (no removal may have happened in
-    /// between: the service's one writer does both).
-    pub fn install_compacted(&mut self, hamming: Tiered) {
-        self.hamming = Some(hamming);
+    /// The Hamming merge due, if any (see [`Tiered::merge_plan`]).
+    pub fn merge_plan(&self) -> Option<MergePlan> {
+        self.hamming.as_ref().and_then(Tiered::merge_plan)
+    }
+
+    /// Builds the merge of `plan` from `&self` (readers go on meanwhile).
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn build_merge(&self, plan: MergePlan) -> Option<Result<HammingIndex>> {
+        self.hamming.as_ref().map(|h| h.build_merge(plan))
+    }
+
+    /// Installs what [`PartitionIndex::build_merge`] built; the index must not have changed
+    /// in between.
+    pub fn install_merge(&mut self, plan: MergePlan, merged: HammingIndex) {
+        if let Some(hamming) = self.hamming.as_mut() {
+            hamming.install_merge(plan, merged);
+        }
+    }
+
+    /// Forgets the documents below `seq` (a retention drop took them): their identities,
+    /// keys and fingerprints (see [`Tiered::forget_below`]). Candidates below `seq` may
+    /// still come from a Hamming level until its next merge; callers skip them.
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn forget_below(&mut self, seq: u64) -> Result<()> {
+        self.identities.retain(|_, stored| *stored >= seq);
+        if let Some(keys) = self.keys.as_mut() {
+            keys.forget_below(seq);
+        }
+        if let Some(hamming) = self.hamming.as_mut() {
+            hamming.forget_below(seq)?;
+        }
+        Ok(())
     }
 
     /// Takes document `seq` out of the near-duplicate indexes (its identity stays until the
@@ -381,7 +491,7 @@ impl PartitionIndex {
     pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) -> u64 {
         out.clear();
         let mut left_out = 0;
-        if let Some(&seq) = self.identities.get(&entry.identity) {
+        if let Some(&seq) = self.identities.get(&(entry.identity as u64)) {
             out.push((seq, entry.hamming.map(|_| 0)));
         }
         if !entry.exact_only {
@@ -414,7 +524,7 @@ impl PartitionIndex {
 
     /// The document of this partition with identity `identity` (the latest), if any.
     pub fn identity(&self, identity: u128) -> Option<u64> {
-        self.identities.get(&identity).copied()
+        self.identities.get(&(identity as u64)).copied()
     }
 
     /// Documents in the near-duplicate index (identities not counted).
@@ -433,7 +543,7 @@ impl PartitionIndex {
 
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        let identities = self.identities.capacity() * (16 + 8 + 1) * 8 / 7;
+        let identities = self.identities.capacity() * (8 + 8 + 1) * 8 / 7;
         let hamming = self.hamming.as_ref().map_or(0, Tiered::memory_bytes);
         // MemoryIndex does not report its size: a bucket entry and a key per band.
         let keys = self.keys.as_ref().map_or(0, |k| k.len() * 64);
@@ -608,16 +718,75 @@ mod tests {
         }
         assert_eq!(index.len(), live.len());
         assert!(index.levels() < 12, "{} levels", index.levels());
-        let compacted = index.compacted().unwrap();
-        assert_eq!(compacted.levels(), 2);
+        let entries: Vec<(u64, u64)> = live.clone();
+        let one = Tiered::from_entries(12, &entries).unwrap();
+        assert_eq!(one.levels(), 2);
         for &(_, fingerprint) in live.iter().step_by(997) {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             index.query(fingerprint, 9, &mut a);
-            compacted.query(fingerprint, 9, &mut b);
+            one.query(fingerprint, 9, &mut b);
             a.sort_unstable();
             b.sort_unstable();
             assert_eq!(a, b);
         }
+    }
+
+    /// Merges left to the owner (built from `&self`, installed later) and retention drops
+    /// (`forget_below`) answer as brute force over the ids kept; ids below the cut may still
+    /// come back from a level not yet rebuilt (callers skip them), never ids that were not
+    /// stored, and the levels stay few.
+    #[test]
+    fn deferred_merges_and_forgetting_answer_as_brute_force() {
+        let mut state = 0x243f_6a88_85a3_08d3u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let centres: Vec<u64> = (0..40).map(|_| next()).collect();
+        let mut index = Tiered::new(6).unwrap().defer_merges();
+        let mut stored: Vec<(u64, u64)> = Vec::new();
+        let mut cut = 0u64;
+        for id in 0..90_000u64 {
+            let mut fingerprint = centres[(next() % 40) as usize];
+            for _ in 0..next() % 8 {
+                fingerprint ^= 1 << (next() % 64);
+            }
+            index.insert(id, fingerprint);
+            stored.push((id, fingerprint));
+            if id % 3000 == 2999 {
+                while let Some(plan) = index.merge_plan() {
+                    let built = index.build_merge(plan).unwrap();
+                    index.install_merge(plan, built);
+                }
+            }
+            if id % 20_000 == 19_999 {
+                cut = id - 15_000 + next() % 10_000;
+                index.forget_below(cut).unwrap();
+            }
+            if id % 7_000 == 6_999 {
+                for _ in 0..10 {
+                    let probe = centres[(next() % 40) as usize] ^ (1 << (next() % 64));
+                    let k = (next() % 7) as u32;
+                    let mut got = Vec::new();
+                    index.query(probe, k, &mut got);
+                    assert!(got.iter().all(|&(i, d)| i <= id
+                        && d == (stored[i as usize].1 ^ probe).count_ones()
+                        && d <= k));
+                    got.retain(|&(i, _)| i >= cut);
+                    got.sort_unstable();
+                    let want: Vec<(u64, u32)> = stored[cut as usize..]
+                        .iter()
+                        .map(|&(i, f)| (i, (f ^ probe).count_ones()))
+                        .filter(|&(_, d)| d <= k)
+                        .collect();
+                    assert_eq!(got, want, "k {k} after {id} inserts, cut {cut}");
+                }
+            }
+        }
+        assert!(index.levels() < 16, "{} levels", index.levels());
+        assert!(index.len() < 90_000 - 30_000, "{} kept", index.len());
     }
 
     #[test]

@@ -501,6 +501,17 @@ impl HammingIndex {
         Ok(pairs)
     }
 
+    /// The stored ids (live or not) below `id`: a binary search of the merged slots and a
+    /// scan of the insert buffer.
+    pub fn ids_below(&self, id: u64) -> usize {
+        let merged = self.ids[..self.indexed].partition_point(|&other| other < id);
+        let buffered = self.ids[self.indexed..]
+            .iter()
+            .filter(|&&other| other < id)
+            .count();
+        merged + buffered
+    }
+
     /// Every live `(id, fingerprint)`, in slot order (merged ones by id, then the buffer in
     /// insertion order).
     pub fn entries(&self) -> Vec<(u64, u64)> {

@@ -88,6 +88,17 @@ impl MemoryIndex {
         }
         left_out
     }
+
+    /// Removes every id below `seq` at once (a retention drop): each bucket loses its
+    /// members below `seq`, in one pass over the buckets, however large (a flood's bucket
+    /// would make [`OnlineIndex::remove`] one id at a time quadratic).
+    pub fn forget_below(&mut self, seq: u64) {
+        self.keys.retain(|&id, _| id >= seq);
+        self.buckets.retain(|_, bucket| {
+            bucket.retain(|&id| id >= seq);
+            !bucket.is_empty()
+        });
+    }
 }
 
 impl OnlineIndex for MemoryIndex {

@@ -140,11 +140,10 @@ struct Doc {
     live: bool,
 }
 
-/// A slice of the collection in arrival order: one segment file and its index.
+/// A slice of the collection in arrival order: one segment file and its documents.
 struct Partition {
     segment: Arc<Segment>,
     docs: Vec<Doc>,
-    index: PartitionIndex,
     /// The latest retention time of its documents.
     max_time: i64,
     /// When the partition was started.
@@ -153,11 +152,10 @@ struct Partition {
 
 impl Partition {
     /// A partition without documents on `segment`, started at `created_ms`.
-    fn empty(segment: Segment, index: PartitionIndex, created_ms: i64) -> Partition {
+    fn empty(segment: Segment, created_ms: i64) -> Partition {
         Partition {
             segment: Arc::new(segment),
             docs: Vec::new(),
-            index,
             max_time: i64::MIN,
             created_ms,
         }
@@ -170,6 +168,11 @@ impl Partition {
 
 struct State {
     partitions: VecDeque<Partition>,
+    /// One index over every partition: a check costs the same whatever the number of
+    /// partitions (its Hamming levels grow geometrically, see [`PartitionIndex`]). Documents
+    /// of dropped partitions are forgotten at the drop; a Hamming level may still name them
+    /// until its next merge, and [`State::doc`] no longer finds them.
+    index: PartitionIndex,
     ids: HashMap<Box<str>, u64, foldhash::fast::FixedState>,
     next_seq: u64,
     /// Bytes of the ids held by `ids` (for the memory estimate without a scan).
@@ -297,6 +300,7 @@ impl<M: Registered + 'static> Collection<M> {
 fn kill(state: &mut State, seq: u64) {
     let State {
         partitions,
+        index,
         ids,
         id_bytes,
         ..
@@ -313,7 +317,7 @@ fn kill(state: &mut State, seq: u64) {
     };
     if doc.live {
         doc.live = false;
-        partition.index.remove(seq);
+        index.remove(seq);
         if ids.get(&doc.id).copied() == Some(seq) {
             ids.remove(&doc.id);
             *id_bytes -= doc.id.len();

@@ -785,6 +785,101 @@ fn sealed_partitions_answer_after_compaction_deletion_and_restart() {
     });
 }
 
+fn window_text(i: u64) -> String {
+    random_text(50_000 + i, 40)
+}
+
+/// Documents `first..first + 2000` of `window_text`, all stored (unrelated texts).
+async fn load_window(server: &Server, first: u64) {
+    let documents: Vec<Value> = (first..first + 2000)
+        .map(|i| json!({"id": format!("d{i}"), "text": window_text(i)}))
+        .collect();
+    let (status, answer) = server
+        .call(
+            Method::POST,
+            "/v1/collections/w/documents/batch",
+            Some(json!({"documents": documents})),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let results = answer["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["stored"] == true), "{answer}");
+}
+
+const WINDOW_PROBES: [u64; 6] = [3, 7_777, 9_999, 10_000, 14_321, 19_999];
+
+/// The matches of a near copy of each probe.
+async fn window_answers(server: &Server) -> Vec<Vec<Value>> {
+    let mut got = Vec::new();
+    for i in WINDOW_PROBES {
+        got.push(server.check("w", &window_text(i).replace('，', ",")).await);
+    }
+    got
+}
+
+/// One index over the whole collection: past 8,192 documents its Hamming levels freeze and
+/// merge (built beside the readers, installed after), a retention drop forgets the dropped
+/// partitions' documents, and a check still finds the near copy of every kept document in
+/// any partition, never a dropped one, before and after a restart.
+#[test]
+fn the_collection_index_answers_across_merges_retention_drops_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::starting_now());
+    let options = || ServiceOptions {
+        clock: clock.clone(),
+        ..ServiceOptions::default()
+    };
+    let text = window_text;
+    rt().block_on(async {
+        let server = Server::start_with(dir.path(), HttpConfig::default(), options()).await;
+        server
+            .create(
+                "w",
+                json!({"retention": "2h", "partition_documents": 3000, "max_distance": 6}),
+            )
+            .await;
+        for first in (0..10_000).step_by(2000) {
+            load_window(&server, first).await;
+        }
+        clock.advance(Duration::from_secs(90 * 60));
+        for first in (10_000..20_000).step_by(2000) {
+            load_window(&server, first).await;
+        }
+        for (i, matches) in WINDOW_PROBES.iter().zip(window_answers(&server).await) {
+            assert_eq!(matches.len(), 1, "d{i}: {matches:?}");
+            assert_eq!(matches[0]["id"], format!("d{i}"));
+        }
+        // The first 10,000 leave the window; maintenance drops their partitions.
+        clock.advance(Duration::from_secs(40 * 60));
+        let collection = server.service.collection("w").unwrap();
+        collection.run_maintenance().unwrap().await.unwrap();
+        let stats = collection.stats();
+        assert!(stats.partitions_dropped >= 3, "{stats:?}");
+        assert_eq!(stats.documents, 10_000, "{stats:?}");
+        for (i, matches) in WINDOW_PROBES.iter().zip(window_answers(&server).await) {
+            if *i < 10_000 {
+                assert!(matches.is_empty(), "d{i} expired: {matches:?}");
+            } else {
+                assert_eq!(matches.len(), 1, "d{i}: {matches:?}");
+                assert_eq!(matches[0]["id"], format!("d{i}"));
+            }
+        }
+        server.stop().await;
+    });
+    rt().block_on(async {
+        let server = Server::start_with(dir.path(), HttpConfig::default(), options()).await;
+        for (i, matches) in WINDOW_PROBES.iter().zip(window_answers(&server).await) {
+            assert_eq!(matches.len(), usize::from(*i >= 10_000), "restarted, d{i}");
+        }
+        // An expired text is new again; a kept one is still a duplicate.
+        let (_, again) = server.insert("w", "again", &text(3)).await;
+        assert_eq!(again["stored"], true, "{again}");
+        let (_, copy) = server.insert("w", "copy", &text(14_321)).await;
+        assert_eq!(copy["duplicate_of"], "d14321", "{copy}");
+        server.stop().await;
+    });
+}
+
 #[test]
 fn a_template_flood_verifies_a_bounded_number_and_still_finds_exact_copies() {
     rt().block_on(async {

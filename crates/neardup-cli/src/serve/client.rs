@@ -131,6 +131,10 @@ enum ClientCommand {
         start: u64,
         #[arg(long, default_value = "doc-")]
         id_prefix: String,
+        /// Print a JSON line on standard error every N documents answered: the slice's
+        /// documents per second and latency percentiles (0: never).
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        slice: u64,
     },
 }
 
@@ -320,6 +324,7 @@ async fn bench(client: &Client, command: &ClientCommand) -> Result<Option<(u16, 
         seed,
         start,
         id_prefix,
+        slice,
     } = command
     else {
         bail!("not a bench");
@@ -337,6 +342,7 @@ async fn bench(client: &Client, command: &ClientCommand) -> Result<Option<(u16, 
         seed: *seed,
         start: *start,
         id_prefix: id_prefix.clone(),
+        slice: *slice,
     };
     let answer = client::bench(client, &options).await?;
     if options.mode == "dump" {

@@ -152,8 +152,9 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         let memory: usize = state
             .partitions
             .iter()
-            .map(|p| p.index.memory_bytes() + p.docs.capacity() * std::mem::size_of::<Doc>())
+            .map(|p| p.docs.capacity() * std::mem::size_of::<Doc>())
             .sum::<usize>()
+            + state.index.memory_bytes()
             + state.ids.capacity() * (std::mem::size_of::<(Box<str>, u64)>() + 1) * 8 / 7
             + 2 * state.id_bytes;
         let disk: u64 = state.partitions.iter().map(|p| p.segment.len()).sum();

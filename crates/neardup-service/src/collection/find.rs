@@ -1,5 +1,5 @@
-//! A check of one text against the stored documents: the candidates of every partition,
-//! live and unexpired, capped to the nearest [`MAX_VERIFIED`] in a flood, then verified on
+//! A check of one text against the stored documents: the candidates of the collection's
+//! index, live and unexpired, capped to the nearest [`MAX_VERIFIED`] in a flood, then verified on
 //! their stored sketches and ranked.
 
 use std::sync::atomic::Ordering;
@@ -20,22 +20,18 @@ impl<M: Registered + 'static> Collection<M> {
         entry: &IndexEntry,
         now: i64,
     ) -> Result<Vec<Match>, StoreError> {
-        // Live, unexpired candidates of every partition: (exact copy first, distance, seq).
-        let mut all: Vec<(bool, Option<u32>, u64, usize)> = Vec::new();
+        // Live, unexpired candidates: (exact copy first, distance, seq).
+        let mut all: Vec<(bool, Option<u32>, u64)> = Vec::new();
         let mut candidates = Vec::new();
-        for (at, partition) in state.partitions.iter().enumerate() {
-            if self.expired(partition.max_time, now) {
-                continue;
-            }
-            let copy = partition.index.identity(entry.identity);
-            let left_out = partition.index.candidates(entry, &mut candidates);
-            self.counters
-                .candidates_capped
-                .fetch_add(left_out, Ordering::Relaxed);
-            for &(seq, distance) in &candidates {
-                let doc = &partition.docs[(seq - partition.first_seq()) as usize];
+        let copy = state.index.identity(entry.identity);
+        let left_out = state.index.candidates(entry, &mut candidates);
+        self.counters
+            .candidates_capped
+            .fetch_add(left_out, Ordering::Relaxed);
+        for &(seq, distance) in &candidates {
+            if let Some((_, doc)) = state.doc(seq) {
                 if doc.live && !self.expired(doc.time_ms, now) {
-                    all.push((copy != Some(seq), distance, seq, at));
+                    all.push((copy != Some(seq), distance, seq));
                 }
             }
         }
@@ -49,9 +45,10 @@ impl<M: Registered + 'static> Collection<M> {
             all.truncate(MAX_VERIFIED);
         }
         let mut found = Vec::new();
-        for &(_, _, seq, at) in &all {
-            let partition = &state.partitions[at];
-            let doc = &partition.docs[(seq - partition.first_seq()) as usize];
+        for &(_, _, seq) in &all {
+            let Some((partition, doc)) = state.doc(seq) else {
+                continue;
+            };
             let Record::Insert(stored) = partition.segment.read(doc.offset, doc.len)? else {
                 continue;
             };

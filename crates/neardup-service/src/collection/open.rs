@@ -9,7 +9,6 @@ use std::sync::{mpsc, Arc, Mutex, RwLock};
 
 use hashbrown::HashMap;
 use neardup_core::registry::Registered;
-use neardup_core::Method;
 use neardup_engine::online::PartitionIndex;
 
 use super::counters::{read_accepted_gaps, Counters};
@@ -24,15 +23,12 @@ struct Replayed {
     segment: Segment,
     cut: Cut,
     docs: Vec<Doc>,
-    index: PartitionIndex,
     /// The latest retention time of its documents.
     max_time: i64,
     /// The earliest insertion time of its documents (`i64::MAX`: none).
     created_ms: i64,
     /// The tombstones it holds.
     deletes: Vec<u64>,
-    /// Its fingerprints, set in the index once read.
-    fingerprints: Vec<(u64, u64)>,
     /// The sequence number of its first record.
     first: Option<u64>,
 }
@@ -57,11 +53,14 @@ impl<M: Registered + 'static> Collection<M> {
         let counters = Counters::load(dir)?;
         let mut state = State {
             partitions: VecDeque::new(),
+            index: PartitionIndex::new(&method, max_radius)?.defer_merges(),
             ids: HashMap::default(),
             next_seq: 0,
             id_bytes: 0,
         };
         let paths = store::list_segments(&segments_dir)?;
+        // Fingerprints of the whole collection, set in the index in one level at the end.
+        let mut fingerprints = Vec::new();
         let accepted_gaps = read_accepted_gaps(dir)?;
         for (i, path) in paths.iter().enumerate() {
             let recovery = if i + 1 == paths.len() {
@@ -69,7 +68,7 @@ impl<M: Registered + 'static> Collection<M> {
             } else {
                 Recovery::Strict
             };
-            let replayed = replay(path, recovery, &method, max_radius)?;
+            let replayed = replay(path, recovery, &mut state.index, &mut fingerprints)?;
             log_cut(name, path, &replayed.cut);
             counters
                 .recovered_bytes
@@ -79,10 +78,14 @@ impl<M: Registered + 'static> Collection<M> {
             }
             add_partition(&mut state, path, replayed, clock.as_ref())?;
         }
+        // Deleted documents were taken out of the keys as their tombstones were read; their
+        // fingerprints are left out here.
+        fingerprints.retain(|&(seq, _)| state.doc(seq).is_some_and(|(_, doc)| doc.live));
+        state.index.set_fingerprints(&fingerprints)?;
+        drop(fingerprints);
         if state.partitions.is_empty() {
             let segment = Segment::create(&segments_dir, 0)?;
-            let index = PartitionIndex::new(&method, max_radius)?;
-            let partition = Partition::empty(segment, index, clock.now_ms());
+            let partition = Partition::empty(segment, clock.now_ms());
             state.partitions.push_back(partition);
         }
         let collection = Arc::new(Collection {
@@ -120,19 +123,18 @@ impl<M: Registered + 'static> Collection<M> {
     }
 }
 
-/// Reads one segment: its documents in order, indexed, and its tombstones.
-fn replay<M: Method>(
+/// Reads one segment: its documents in order, indexed in `index` (their fingerprints added
+/// to `fingerprints`), and its tombstones.
+fn replay(
     path: &Path,
     recovery: Recovery,
-    method: &M,
-    max_radius: u32,
+    index: &mut PartitionIndex,
+    fingerprints: &mut Vec<(u64, u64)>,
 ) -> Result<Replayed, ServiceError> {
     let mut docs = Vec::new();
-    let mut index = PartitionIndex::new(method, max_radius)?;
     let mut max_time = i64::MIN;
     let mut created_ms = i64::MAX;
     let mut deletes = Vec::new();
-    let mut fingerprints = Vec::new();
     let mut first: Option<u64> = None;
     let (segment, cut) = Segment::open(path, recovery, |offset, len, record| {
         match record {
@@ -170,11 +172,9 @@ fn replay<M: Method>(
         segment,
         cut,
         docs,
-        index,
         max_time,
         created_ms,
         deletes,
-        fingerprints,
         first,
     })
 }
@@ -233,16 +233,12 @@ fn add_partition(
     let Replayed {
         segment,
         docs,
-        mut index,
         max_time,
         created_ms,
         deletes,
-        fingerprints,
         first,
         ..
     } = replayed;
-    index.set_fingerprints(&fingerprints)?;
-    drop(fingerprints);
     if let Some(first) = first {
         if first != segment.first_seq() {
             return Err(StoreError {
@@ -265,7 +261,6 @@ fn add_partition(
     state.partitions.push_back(Partition {
         segment: Arc::new(segment),
         docs,
-        index,
         max_time,
         created_ms: if created_ms == i64::MAX {
             clock.now_ms()

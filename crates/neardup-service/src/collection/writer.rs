@@ -7,7 +7,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use neardup_core::registry::Registered;
-use neardup_engine::online::PartitionIndex;
 
 use super::{kill, lock, Collection, Doc, Job, Partition, Prepared, State, MAX_GROUP};
 use crate::error::ServiceError;
@@ -94,6 +93,7 @@ impl<M: Registered + 'static> Collection<M> {
         let mut state = self.write();
         let State {
             partitions,
+            index,
             ids,
             next_seq,
             id_bytes,
@@ -104,7 +104,7 @@ impl<M: Registered + 'static> Collection<M> {
         let mut offset = 0u64;
         for &(document, time_ms, len) in accepted {
             let seq = *next_seq;
-            partition.index.insert(seq, &document.entry);
+            index.insert(seq, &document.entry);
             partition.max_time = partition.max_time.max(time_ms);
             partition.docs.push(Doc {
                 id: document.id.clone().into_boxed_str(),
@@ -122,7 +122,28 @@ impl<M: Registered + 'static> Collection<M> {
             *next_seq += 1;
             offset += u64::from(len);
         }
+        drop(state);
+        self.merge_index();
         Ok(())
+    }
+
+    /// Runs the Hamming level merges due: each built under the read lock (checks go on),
+    /// installed under the write lock. Only the writer changes the index, so nothing changes
+    /// it in between.
+    fn merge_index(&self) {
+        loop {
+            let (plan, built) = {
+                let state = self.read();
+                let Some(plan) = state.index.merge_plan() else {
+                    return;
+                };
+                match state.index.build_merge(plan) {
+                    Some(Ok(built)) => (plan, built),
+                    _ => return,
+                }
+            };
+            self.write().index.install_merge(plan, built);
+        }
     }
 
     /// Starts a new partition when the newest one cannot take `incoming` more documents or
@@ -140,26 +161,6 @@ impl<M: Registered + 'static> Collection<M> {
             self.roll(now)?;
         }
         Ok(())
-    }
-
-    /// Rebuilds the index of the partition before the newest (just sealed) in one level:
-    /// built under the read lock (checks go on), installed under the write lock. Only the
-    /// writer calls this, so nothing changes the partition in between.
-    fn compact_sealed(&self) {
-        let built = {
-            let state = self.read();
-            let n = state.partitions.len();
-            if n < 2 {
-                return;
-            }
-            match state.partitions[n - 2].index.compacted() {
-                Some(Ok(built)) => built,
-                _ => return,
-            }
-        };
-        let mut state = self.write();
-        let n = state.partitions.len();
-        state.partitions[n - 2].index.install_compacted(built);
     }
 
     /// Appends framed records to the newest segment, durably; a failed sync (not a full disk)
@@ -227,6 +228,10 @@ impl<M: Registered + 'static> Collection<M> {
                     }
                 }
                 self.counters.expired.fetch_add(expired, Ordering::Relaxed);
+                let first_kept = state.partitions.front().map_or(0, Partition::first_seq);
+                if let Err(e) = state.index.forget_below(first_kept) {
+                    eprintln!("neardup: collection {:?}: {e}", self.name);
+                }
                 partition
             };
             let path = dropped.segment.path().to_owned();
@@ -240,15 +245,13 @@ impl<M: Registered + 'static> Collection<M> {
         }
     }
 
-    /// Starts a new partition (segment file and index) and compacts the one it seals.
+    /// Starts a new partition (segment file).
     fn roll(&self, now: i64) -> Result<(), ServiceError> {
         let next_seq = self.read().next_seq;
         let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
-        let index = PartitionIndex::new(&self.method, self.max_radius)?;
         self.write()
             .partitions
-            .push_back(Partition::empty(segment, index, now));
-        self.compact_sealed();
+            .push_back(Partition::empty(segment, now));
         Ok(())
     }
 }
