@@ -33,6 +33,9 @@ TITLES = "../shared/data/thucnews-titles/titles.jsonl"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bin", default=os.path.join(ROOT, "target/release/neardup"))
+    p.add_argument("--client-bin", default=None,
+                   help="the binary whose `client` drives the load (default: --bin; set it to "
+                        "measure an older server with this tree's load generator)")
     p.add_argument("--out", default=os.path.join(ROOT, "bench/out/service"))
     p.add_argument("--data", default=None, help="where the data folders go (default: --out)")
     p.add_argument("--config", action="append", default=None,
@@ -46,6 +49,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peer-docs", type=int, default=200000,
                    help="documents for the datasketch peer (0: skip)")
     p.add_argument("--port", type=int, default=18181)
+    p.add_argument("--slice", type=int, default=5_000_000,
+                   help="report the load's rate and the server's memory every N documents")
+    p.add_argument("--measure-at", default="",
+                   help="comma-separated sizes where the load pauses for the single, batched and "
+                        "check measures (default: only at the end)")
+    p.add_argument("--profile-at", default="",
+                   help="comma-separated sizes where `perf record` samples the server for "
+                        "--profile-seconds during the load (multiples of --slice)")
+    p.add_argument("--profile-seconds", type=int, default=10)
 
 
 def rss(pid: int) -> dict:
@@ -88,7 +100,7 @@ class Server:
 
 
 def client(args, *rest: str) -> dict:
-    cmd = [args.bin, "client", "--url", f"http://127.0.0.1:{args.port}", *rest]
+    cmd = [args.client_bin or args.bin, "client", "--url", f"http://127.0.0.1:{args.port}", *rest]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
@@ -99,6 +111,68 @@ def bench(args, name: str, mode: str, requests: int, parts: int, seed: int, star
                   str(batch), "--concurrency", str(concurrency), "--corpus", TITLES,
                   "--parts", str(parts), "--seed", str(seed), "--start", str(start),
                   "--id-prefix", prefix)
+
+
+def load_slices(args, name: str, parts: int, first: int, count: int, out: Path, pid: int,
+                result: dict) -> None:
+    """Loads documents first..first + count through the batch route, one `client bench` run,
+    reading its slice lines as they come: each slice's rate and latency, the server's memory
+    at its end, and a `perf` profile where asked."""
+    cmd = [args.client_bin or args.bin, "client", "--url", f"http://127.0.0.1:{args.port}", "bench", name,
+           "--mode", "batch",
+           "--requests", str(count // 1000), "--batch", "1000", "--concurrency", "4", "--corpus", TITLES,
+           "--parts", str(parts), "--seed", "1", "--start", str(first), "--id-prefix", "L",
+           "--slice", str(args.slice)]
+    profile_at = {int(x) for x in args.profile_at.split(",") if x}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    profiles = []
+    for line in proc.stderr:
+        if not line.startswith("{"):
+            print(line, end="", file=sys.stderr)
+            continue
+        row = json.loads(line)
+        row["documents"] += first
+        row["rss_bytes"] = rss(pid)["VmRSS"]
+        result.setdefault("slices", []).append(row)
+        print(f"[service] {name}: {row['documents']:,} loaded, last slice "
+              f"{row['documents_per_second']:.0f}/s, p99 {row['latency_ms']['p99']:.1f} ms, "
+              f"RSS {row['rss_bytes'] / row['documents']:.0f} B/doc", file=sys.stderr, flush=True)
+        if row["documents"] in profile_at:
+            data = out / f"perf-{name}-{row['documents']}.data"
+            profiles.append((row["documents"], data, subprocess.Popen(
+                ["perf", "record", "-F", "499", "-g", "-p", str(pid), "-o", str(data), "--",
+                 "sleep", str(args.profile_seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+    code = proc.wait()
+    if code != 0:
+        raise SystemExit(f"client bench exited with {code}")
+    answer = json.loads(proc.stdout.read())
+    result.setdefault("load_runs", []).append(answer)
+    for documents, data, perf in profiles:
+        perf.wait()
+        report = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--no-children",
+                                 "--percent-limit", "1.5", "-g", "none"],
+                                capture_output=True, text=True).stdout
+        text = out / f"perf-{name}-{documents}.txt"
+        text.write_text(report)
+        result.setdefault("profiles", {})[str(documents)] = str(text)
+
+
+def measure(args, name: str, parts: int, offset: int) -> dict:
+    """The single, batched and check measures at the size stored, `--repeats` times."""
+    singles, batches, checks = [], [], []
+    for r in range(args.repeats):
+        base = 10 ** 12 * (r + 1) + offset
+        singles.append(bench(args, name, "insert", args.single, parts, 1, base, "S", concurrency=64))
+        batches.append(bench(args, name, "batch", args.batches, parts, 1, base + 10 ** 9, "B", concurrency=4))
+        checks.append(bench(args, name, "check", args.checks, parts, 7 + r, 0, "C", concurrency=16))
+        print(f"[service] {name}: repeat {r + 1}: single {singles[-1]['requests_per_second']:.0f}/s, "
+              f"batched {batches[-1]['documents_per_second']:.0f}/s, check p99 "
+              f"{checks[-1]['latency_ms']['p99']:.2f} ms", file=sys.stderr, flush=True)
+    if not args.repeats:
+        return {}
+    return {"single": summary(singles, "requests_per_second"),
+            "batch": summary(batches, "documents_per_second"),
+            "check": summary(checks, "requests_per_second")}
 
 
 def summary(runs: list[dict], rate: str) -> dict:
@@ -122,23 +196,27 @@ def run_config(args, name: str, documents: int, parts: int, settings: str, data_
     try:
         client(args, "create", name, "--settings", settings)
         print(f"[service] {name}: loading {documents:,} documents", file=sys.stderr, flush=True)
-        load = bench(args, name, "batch", documents // 1000, parts, 1, 0, "L", concurrency=4)
-        result["load"] = {"documents_per_second": load["documents_per_second"], "seconds": load["seconds"],
-                          "stored": load["stored"], "duplicates": load["duplicates"], "statuses": load["statuses"]}
-        print(f"[service] {name}: loaded at {load['documents_per_second']:.0f}/s", file=sys.stderr, flush=True)
-        singles, batches, checks = [], [], []
-        for r in range(args.repeats):
-            base = 10 ** 12 * (r + 1)
-            singles.append(bench(args, name, "insert", args.single, parts, 1, base, "S", concurrency=64))
-            batches.append(bench(args, name, "batch", args.batches, parts, 1, base + 10 ** 9, "B", concurrency=4))
-            checks.append(bench(args, name, "check", args.checks, parts, 7 + r, 0, "C", concurrency=16))
-            print(f"[service] {name}: repeat {r + 1}: single {singles[-1]['requests_per_second']:.0f}/s, "
-                  f"batched {batches[-1]['documents_per_second']:.0f}/s, check p99 "
-                  f"{checks[-1]['latency_ms']['p99']:.2f} ms", file=sys.stderr, flush=True)
-        if args.repeats:
-            result["single"] = summary(singles, "requests_per_second")
-            result["batch"] = summary(batches, "documents_per_second")
-            result["check"] = summary(checks, "requests_per_second")
+        stops = sorted({int(x) for x in args.measure_at.split(",") if x and int(x) < documents} | {documents})
+        loaded, started = 0, time.monotonic()
+        for stop in stops:
+            load_slices(args, name, parts, loaded, stop - loaded, Path(args.out), server.proc.pid, result)
+            loaded = stop
+            shown = client(args, "show", name)["stats"]
+            measured = measure(args, name, parts, stop)
+            if measured:
+                measured["stored_before"] = shown["documents"]
+                measured["rss_bytes"] = rss(server.proc.pid)["VmRSS"]
+                result.setdefault("measures", {})[str(stop)] = measured
+        runs = result["load_runs"]
+        seconds = sum(r["seconds"] for r in runs)
+        result["load"] = {"documents_per_second": documents / seconds, "seconds": seconds,
+                          "wall_seconds": time.monotonic() - started,
+                          "stored": sum(r["stored"] for r in runs),
+                          "duplicates": sum(r["duplicates"] for r in runs)}
+        print(f"[service] {name}: loaded at {result['load']['documents_per_second']:.0f}/s", file=sys.stderr, flush=True)
+        last = result.get("measures", {}).get(str(documents))
+        if last:
+            result.update({k: last[k] for k in ("single", "batch", "check")})
         shown = client(args, "show", name)
         result["stats"] = shown["stats"]
         result["memory"] = rss(server.proc.pid)

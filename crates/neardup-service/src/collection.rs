@@ -29,6 +29,7 @@
 mod any;
 mod apply;
 mod counters;
+mod docs;
 mod find;
 mod open;
 mod writer;
@@ -39,7 +40,6 @@ use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
-use hashbrown::HashMap;
 use neardup_core::registry::Registered;
 use neardup_core::Method;
 use neardup_engine::online::{IndexEntry, PartitionIndex};
@@ -52,6 +52,7 @@ use crate::error::ServiceError;
 use crate::settings::Settings;
 use crate::store::Segment;
 pub use counters::{accept_gap, Counters, ACCEPTED_GAPS_FILE};
+use docs::{Doc, Docs, Ids};
 
 /// Documents handled in one group at most (one sync per group).
 const MAX_GROUP: usize = 4096;
@@ -130,20 +131,10 @@ pub trait AnyCollection: Send + Sync {
     fn dir(&self) -> &Path;
 }
 
-/// A document as kept in memory.
-#[derive(Debug)]
-struct Doc {
-    id: Box<str>,
-    time_ms: i64,
-    offset: u64,
-    len: u32,
-    live: bool,
-}
-
 /// A slice of the collection in arrival order: one segment file and its documents.
 struct Partition {
     segment: Arc<Segment>,
-    docs: Vec<Doc>,
+    docs: Docs,
     /// The latest retention time of its documents.
     max_time: i64,
     /// When the partition was started.
@@ -155,7 +146,7 @@ impl Partition {
     fn empty(segment: Segment, created_ms: i64) -> Partition {
         Partition {
             segment: Arc::new(segment),
-            docs: Vec::new(),
+            docs: Docs::default(),
             max_time: i64::MIN,
             created_ms,
         }
@@ -173,25 +164,47 @@ struct State {
     /// of dropped partitions are forgotten at the drop; a Hamming level may still name them
     /// until its next merge, and [`State::doc`] no longer finds them.
     index: PartitionIndex,
-    ids: HashMap<Box<str>, u64, foldhash::fast::FixedState>,
+    ids: Ids,
     next_seq: u64,
-    /// Bytes of the ids held by `ids` (for the memory estimate without a scan).
-    id_bytes: usize,
+}
+
+/// The partition holding `seq` and the document.
+fn doc_in(partitions: &VecDeque<Partition>, seq: u64) -> Option<(&Partition, Doc<'_>)> {
+    let at = partitions.partition_point(|p| p.first_seq() <= seq);
+    let partition = partitions.get(at.checked_sub(1)?)?;
+    let doc = partition
+        .docs
+        .get(usize::try_from(seq - partition.first_seq()).ok()?)?;
+    Some((partition, doc))
 }
 
 impl State {
-    fn partition_of(&self, seq: u64) -> Option<&Partition> {
-        let at = self.partitions.partition_point(|p| p.first_seq() <= seq);
-        let partition = self.partitions.get(at.checked_sub(1)?)?;
-        ((seq - partition.first_seq()) < partition.docs.len() as u64).then_some(partition)
+    fn doc(&self, seq: u64) -> Option<(&Partition, Doc<'_>)> {
+        doc_in(&self.partitions, seq)
     }
 
-    fn doc(&self, seq: u64) -> Option<(&Partition, &Doc)> {
-        let partition = self.partition_of(seq)?;
-        Some((
-            partition,
-            &partition.docs[(seq - partition.first_seq()) as usize],
-        ))
+    /// The sequence number `id` maps to (live or not: callers check).
+    fn seq_of(&self, id: &str) -> Option<u64> {
+        self.ids
+            .get(id, |seq| doc_in(&self.partitions, seq).map(|(_, d)| d.id))
+    }
+
+    /// Maps `id` to `seq`, a document already in its partition.
+    fn map_id(&mut self, id: &str, seq: u64) {
+        let partitions = &self.partitions;
+        self.ids
+            .insert(id, seq, |s| doc_in(partitions, s).map(|(_, d)| d.id));
+    }
+
+    /// Maps the id of each document of `seqs` (in their partitions) to it.
+    fn map_ids(&mut self, seqs: std::ops::Range<u64>) {
+        let partitions = &self.partitions;
+        let id_of = |s| doc_in(partitions, s).map(|(_, d): (_, Doc<'_>)| d.id);
+        for seq in seqs {
+            if let Some(id) = id_of(seq) {
+                self.ids.insert(id, seq, id_of);
+            }
+        }
     }
 }
 
@@ -290,7 +303,7 @@ impl<M: Registered + 'static> Collection<M> {
     /// The stored document called `id`, unless it was deleted or has expired (then the id is
     /// free: it is gone for every route).
     fn live_id(&self, state: &State, id: &str, now: i64) -> Option<u64> {
-        let &seq = state.ids.get(id)?;
+        let seq = state.seq_of(id)?;
         let (_, doc) = state.doc(seq)?;
         (doc.live && !self.expired(doc.time_ms, now)).then_some(seq)
     }
@@ -302,25 +315,17 @@ fn kill(state: &mut State, seq: u64) {
         partitions,
         index,
         ids,
-        id_bytes,
         ..
     } = state;
     let at = partitions.partition_point(|p| p.first_seq() <= seq);
     let Some(partition) = at.checked_sub(1).and_then(|at| partitions.get_mut(at)) else {
         return;
     };
-    let Some(doc) = partition
-        .docs
-        .get_mut((seq - partition.segment.first_seq()) as usize)
-    else {
-        return;
-    };
-    if doc.live {
-        doc.live = false;
+    let at = (seq - partition.segment.first_seq()) as usize;
+    if partition.docs.kill(at) {
         index.remove(seq);
-        if ids.get(&doc.id).copied() == Some(seq) {
-            ids.remove(&doc.id);
-            *id_bytes -= doc.id.len();
+        if let Some(doc) = partition.docs.get(at) {
+            ids.remove_if(doc.id, seq);
         }
     }
 }

@@ -12,7 +12,7 @@ use neardup_engine::online::IndexEntry;
 use tokio::sync::oneshot;
 
 use super::{
-    lock, AnyCollection, Collection, Counters, Doc, Found, Inserted, Job, NewDocument, Prepared,
+    lock, AnyCollection, Collection, Counters, Found, Inserted, Job, NewDocument, Prepared,
     StoredDocument,
 };
 use crate::api::Stats;
@@ -102,7 +102,7 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
     fn get(&self, id: &str) -> Result<Option<StoredDocument>, ServiceError> {
         let now = self.clock.now_ms();
         let state = self.read();
-        let Some(&seq) = state.ids.get(id) else {
+        let Some(seq) = state.seq_of(id) else {
             return Ok(None);
         };
         let Some((partition, doc)) = state.doc(seq) else {
@@ -152,11 +152,10 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         let memory: usize = state
             .partitions
             .iter()
-            .map(|p| p.docs.capacity() * std::mem::size_of::<Doc>())
+            .map(|p| p.docs.memory_bytes())
             .sum::<usize>()
             + state.index.memory_bytes()
-            + state.ids.capacity() * (std::mem::size_of::<(Box<str>, u64)>() + 1) * 8 / 7
-            + 2 * state.id_bytes;
+            + state.ids.memory_bytes();
         let disk: u64 = state.partitions.iter().map(|p| p.segment.len()).sum();
         let c = &self.counters;
         let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);

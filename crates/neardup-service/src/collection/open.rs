@@ -7,12 +7,11 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 
-use hashbrown::HashMap;
 use neardup_core::registry::Registered;
 use neardup_engine::online::PartitionIndex;
 
 use super::counters::{read_accepted_gaps, Counters};
-use super::{kill, lock, Collection, Doc, Partition, State, QUEUE};
+use super::{kill, lock, Collection, Docs, Ids, Partition, State, QUEUE};
 use crate::clock::Clock;
 use crate::error::ServiceError;
 use crate::settings::Settings;
@@ -22,7 +21,7 @@ use crate::store::{self, Cut, Record, Recovery, Segment, StoreError};
 struct Replayed {
     segment: Segment,
     cut: Cut,
-    docs: Vec<Doc>,
+    docs: Docs,
     /// The latest retention time of its documents.
     max_time: i64,
     /// The earliest insertion time of its documents (`i64::MAX`: none).
@@ -54,9 +53,8 @@ impl<M: Registered + 'static> Collection<M> {
         let mut state = State {
             partitions: VecDeque::new(),
             index: PartitionIndex::new(&method, max_radius)?.defer_merges(),
-            ids: HashMap::default(),
+            ids: Ids::default(),
             next_seq: 0,
-            id_bytes: 0,
         };
         let paths = store::list_segments(&segments_dir)?;
         // Fingerprints of the whole collection, set in the index in one level at the end.
@@ -131,7 +129,7 @@ fn replay(
     index: &mut PartitionIndex,
     fingerprints: &mut Vec<(u64, u64)>,
 ) -> Result<Replayed, ServiceError> {
-    let mut docs = Vec::new();
+    let mut docs = Docs::default();
     let mut max_time = i64::MIN;
     let mut created_ms = i64::MAX;
     let mut deletes = Vec::new();
@@ -156,13 +154,17 @@ fn replay(
                 }
                 max_time = max_time.max(doc.time_ms);
                 created_ms = created_ms.min(doc.inserted_ms);
-                docs.push(Doc {
-                    id: doc.id.into_boxed_str(),
-                    time_ms: doc.time_ms,
-                    offset,
-                    len,
-                    live: true,
-                });
+                if !docs.push(&doc.id, doc.time_ms, offset, len) {
+                    return Err(StoreError {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "record at byte {offset}: the segment's ids pass {} bytes (written \
+                             by an older version with larger partitions?)",
+                            super::docs::MAX_PARTITION_ID_BYTES
+                        ),
+                        disk_full: false,
+                    });
+                }
             }
             Record::Delete(seq) => deletes.push(seq),
         }
@@ -252,12 +254,8 @@ fn add_partition(
             .into());
         }
     }
-    for (seq, doc) in (segment.first_seq()..).zip(&docs) {
-        if state.ids.insert(doc.id.clone(), seq).is_none() {
-            state.id_bytes += doc.id.len();
-        }
-    }
-    state.next_seq = segment.first_seq() + docs.len() as u64;
+    let first_seq = segment.first_seq();
+    let count = docs.len() as u64;
     state.partitions.push_back(Partition {
         segment: Arc::new(segment),
         docs,
@@ -268,6 +266,8 @@ fn add_partition(
             created_ms
         },
     });
+    state.map_ids(first_seq..first_seq + count);
+    state.next_seq = first_seq + count;
     for seq in deletes {
         kill(state, seq);
     }

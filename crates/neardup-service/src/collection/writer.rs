@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use neardup_core::registry::Registered;
 
-use super::{kill, lock, Collection, Doc, Job, Partition, Prepared, State, MAX_GROUP};
+use super::docs::MAX_PARTITION_ID_BYTES;
+use super::{kill, lock, Collection, Job, Partition, Prepared, MAX_GROUP};
 use crate::error::ServiceError;
 use crate::store::{self, Record, Segment};
 
@@ -87,39 +88,32 @@ impl<M: Registered + 'static> Collection<M> {
         now: i64,
     ) -> Result<(), ServiceError> {
         // Start a new partition first when the newest is full or old.
-        self.maybe_roll(now, accepted.len())?;
+        let id_bytes = accepted.iter().map(|(d, _, _)| d.id.len()).sum();
+        self.maybe_roll(now, accepted.len(), id_bytes)?;
         let start = self.append(bytes)?;
         self.counters.groups.fetch_add(1, Ordering::Relaxed);
         let mut state = self.write();
-        let State {
-            partitions,
-            index,
-            ids,
-            next_seq,
-            id_bytes,
-        } = &mut *state;
-        let partition = partitions.back_mut().ok_or_else(|| {
-            ServiceError::new(500, "internal", "a collection without a partition")
-        })?;
         let mut offset = 0u64;
         for &(document, time_ms, len) in accepted {
-            let seq = *next_seq;
-            index.insert(seq, &document.entry);
+            let seq = state.next_seq;
+            let partition = state.partitions.back_mut().ok_or_else(|| {
+                ServiceError::new(500, "internal", "a collection without a partition")
+            })?;
             partition.max_time = partition.max_time.max(time_ms);
-            partition.docs.push(Doc {
-                id: document.id.clone().into_boxed_str(),
-                time_ms,
-                offset: start + offset,
-                len,
-                live: true,
-            });
-            if ids
-                .insert(document.id.clone().into_boxed_str(), seq)
-                .is_none()
+            // maybe_roll left room for the group's ids, and bodies are below 2^31 bytes.
+            if !partition
+                .docs
+                .push(&document.id, time_ms, start + offset, len)
             {
-                *id_bytes += document.id.len();
+                return Err(ServiceError::new(
+                    500,
+                    "internal",
+                    "a partition's documents are full",
+                ));
             }
-            *next_seq += 1;
+            state.index.insert(seq, &document.entry);
+            state.map_id(&document.id, seq);
+            state.next_seq += 1;
             offset += u64::from(len);
         }
         drop(state);
@@ -146,13 +140,19 @@ impl<M: Registered + 'static> Collection<M> {
         }
     }
 
-    /// Starts a new partition when the newest one cannot take `incoming` more documents or
-    /// is older than an eighth of the window.
-    fn maybe_roll(&self, now: i64, incoming: usize) -> Result<(), ServiceError> {
+    /// Starts a new partition when the newest one cannot take `incoming` more documents (or
+    /// their `incoming_id_bytes` of ids) or is older than an eighth of the window.
+    fn maybe_roll(
+        &self,
+        now: i64,
+        incoming: usize,
+        incoming_id_bytes: usize,
+    ) -> Result<(), ServiceError> {
         let full = self.read().partitions.back().is_some_and(|p| {
             let docs = p.docs.len();
             docs > 0
                 && (docs + incoming > self.settings.partition_documents as usize
+                    || p.docs.id_len() + incoming_id_bytes > MAX_PARTITION_ID_BYTES
                     || self
                         .window_ms
                         .is_some_and(|w| now - p.created_ms >= (w / 8).max(1000)))
@@ -218,13 +218,10 @@ impl<M: Registered + 'static> Collection<M> {
                     break;
                 };
                 let mut expired = 0;
-                for (seq, doc) in (partition.first_seq()..).zip(&partition.docs) {
+                for (seq, doc) in (partition.first_seq()..).zip(partition.docs.iter()) {
                     if doc.live {
                         expired += 1;
-                        if state.ids.get(&doc.id).copied() == Some(seq) {
-                            state.ids.remove(&doc.id);
-                            state.id_bytes -= doc.id.len();
-                        }
+                        state.ids.remove_if(doc.id, seq);
                     }
                 }
                 self.counters.expired.fetch_add(expired, Ordering::Relaxed);

@@ -1,0 +1,246 @@
+//! What a collection keeps in memory per stored document, packed: 24 bytes of metadata and
+//! the id's bytes in one buffer per partition ([`Docs`]), and one 8-byte slot per id in the
+//! id map ([`Ids`], which keeps only sequence numbers and compares ids through the
+//! partitions). A `Box<str>` id kept twice, in the document and as the map's key, cost about
+//! 60 bytes more per document.
+
+use hashbrown::HashTable;
+
+/// The most id bytes a partition holds: its id offsets are `u32`. The writer starts a new
+/// partition before it (see `writer::maybe_roll`); a segment written by an older version
+/// beyond it is refused at opening, naming the file.
+pub const MAX_PARTITION_ID_BYTES: usize = u32::MAX as usize;
+
+/// The live flag, in the top bit of a record's length (a body is at most 2^31 bytes).
+const LIVE: u32 = 1 << 31;
+
+/// One document's metadata.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// The retention time.
+    time_ms: i64,
+    /// The record's offset in the segment.
+    offset: u64,
+    /// The record's length, with [`LIVE`] set while the document is live.
+    len_live: u32,
+    /// The end of the id in [`Docs::id_bytes`].
+    id_end: u32,
+}
+
+/// A document as read from [`Docs`].
+#[derive(Debug, Clone, Copy)]
+pub struct Doc<'a> {
+    /// The caller's id.
+    pub id: &'a str,
+    /// The retention time (milliseconds since the epoch).
+    pub time_ms: i64,
+    /// The record's offset in the segment.
+    pub offset: u64,
+    /// The record's length.
+    pub len: u32,
+    /// Not deleted (expiry is told by the time).
+    pub live: bool,
+}
+
+/// The documents of one partition, in sequence order.
+#[derive(Debug, Default)]
+pub struct Docs {
+    meta: Vec<Meta>,
+    id_bytes: String,
+}
+
+impl Docs {
+    /// Appends a live document; `false` (nothing appended) when the partition's id bytes
+    /// would pass [`MAX_PARTITION_ID_BYTES`].
+    pub fn push(&mut self, id: &str, time_ms: i64, offset: u64, len: u32) -> bool {
+        if self.id_bytes.len() + id.len() > MAX_PARTITION_ID_BYTES || len >= LIVE {
+            return false;
+        }
+        self.id_bytes.push_str(id);
+        self.meta.push(Meta {
+            time_ms,
+            offset,
+            len_live: len | LIVE,
+            id_end: self.id_bytes.len() as u32,
+        });
+        true
+    }
+
+    /// The document at `at`.
+    pub fn get(&self, at: usize) -> Option<Doc<'_>> {
+        let meta = self.meta.get(at)?;
+        let start = match at {
+            0 => 0,
+            _ => self.meta[at - 1].id_end as usize,
+        };
+        Some(Doc {
+            id: self
+                .id_bytes
+                .get(start..meta.id_end as usize)
+                .unwrap_or_default(),
+            time_ms: meta.time_ms,
+            offset: meta.offset,
+            len: meta.len_live & !LIVE,
+            live: meta.len_live & LIVE != 0,
+        })
+    }
+
+    /// Marks the document at `at` deleted; `true` when it was live.
+    pub fn kill(&mut self, at: usize) -> bool {
+        match self.meta.get_mut(at) {
+            Some(meta) if meta.len_live & LIVE != 0 => {
+                meta.len_live &= !LIVE;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The documents in order.
+    pub fn iter(&self) -> impl Iterator<Item = Doc<'_>> {
+        (0..self.meta.len()).filter_map(|at| self.get(at))
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.meta.is_empty()
+    }
+
+    /// The id bytes held.
+    pub fn id_len(&self) -> usize {
+        self.id_bytes.len()
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.meta.capacity() * std::mem::size_of::<Meta>() + self.id_bytes.capacity()
+    }
+}
+
+/// The id map: the sequence number of each stored id, found by the id's hash and compared
+/// with the id its document holds.
+#[derive(Debug, Default)]
+pub struct Ids {
+    table: HashTable<u64>,
+}
+
+/// The hash of an id (in memory only).
+fn hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x1d5).hash_one(id)
+}
+
+impl Ids {
+    /// The sequence number of `id`; `id_of` gives a stored sequence number's id.
+    pub fn get<'a>(&self, id: &str, id_of: impl Fn(u64) -> Option<&'a str>) -> Option<u64> {
+        self.table
+            .find(hash(id), |&seq| id_of(seq) == Some(id))
+            .copied()
+    }
+
+    /// Maps `id` to `seq` (replacing what it mapped to); `id_of` must already give `seq`'s
+    /// id. `true` when the id was new.
+    pub fn insert<'a>(
+        &mut self,
+        id: &str,
+        seq: u64,
+        id_of: impl Fn(u64) -> Option<&'a str>,
+    ) -> bool {
+        let h = hash(id);
+        if let Some(slot) = self.table.find_mut(h, |&other| id_of(other) == Some(id)) {
+            *slot = seq;
+            return false;
+        }
+        self.table
+            .insert_unique(h, seq, |&other| id_of(other).map_or(0, hash));
+        true
+    }
+
+    /// Unmaps `id` if it maps to `seq`.
+    pub fn remove_if(&mut self, id: &str, seq: u64) {
+        if let Ok(entry) = self.table.find_entry(hash(id), |&other| other == seq) {
+            entry.remove();
+        }
+    }
+
+    /// The number of ids.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.table.capacity() * 9 * 8 / 7
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_read_back_as_pushed_and_die_once() {
+        let mut docs = Docs::default();
+        assert!(docs.push("a1", 5, 16, 100));
+        assert!(docs.push("", 6, 116, 7));
+        assert!(docs.push("文档-3", 7, 123, (1 << 31) - 1));
+        assert!(
+            !docs.push("x", 8, 0, 1 << 31),
+            "a length past 2^31 is refused"
+        );
+        let got: Vec<(String, i64, u64, u32, bool)> = docs
+            .iter()
+            .map(|d| (d.id.to_owned(), d.time_ms, d.offset, d.len, d.live))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a1".into(), 5, 16, 100, true),
+                (String::new(), 6, 116, 7, true),
+                ("文档-3".into(), 7, 123, (1 << 31) - 1, true),
+            ]
+        );
+        assert!(docs.kill(2));
+        assert!(!docs.kill(2));
+        assert!(!docs.kill(9));
+        assert!(!docs.get(2).unwrap().live);
+        assert_eq!(docs.get(2).unwrap().len, (1 << 31) - 1);
+        assert!(docs.get(3).is_none());
+    }
+
+    #[test]
+    fn ids_map_to_their_latest_sequence_number() {
+        let names: Vec<String> = (0..5000).map(|i| format!("id-{i}")).collect();
+        let mut docs = Docs::default();
+        let mut ids = Ids::default();
+        for (seq, name) in names.iter().enumerate() {
+            docs.push(name, 0, 0, 1);
+            let id_of = |s: u64| docs.get(s as usize).map(|d| d.id);
+            assert!(ids.insert(name, seq as u64, id_of));
+        }
+        // The same id again, as a later document.
+        docs.push("id-7", 0, 0, 1);
+        let id_of = |s: u64| docs.get(s as usize).map(|d| d.id);
+        assert!(!ids.insert("id-7", 5000, id_of));
+        assert_eq!(ids.len(), 5000);
+        for (seq, name) in names.iter().enumerate() {
+            let want = if name == "id-7" { 5000 } else { seq as u64 };
+            assert_eq!(ids.get(name, id_of), Some(want), "{name}");
+        }
+        assert_eq!(ids.get("id-5000", id_of), None);
+        ids.remove_if("id-7", 7);
+        assert_eq!(
+            ids.get("id-7", id_of),
+            Some(5000),
+            "only the mapped seq is removed"
+        );
+        ids.remove_if("id-7", 5000);
+        assert_eq!(ids.get("id-7", id_of), None);
+        assert_eq!(ids.len(), 4999);
+    }
+}
