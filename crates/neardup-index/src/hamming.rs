@@ -76,11 +76,16 @@ fn probes_per_query(m: u32, k: u32) -> f64 {
 /// `slots[offsets[key]..offsets[key + 1]]`, in slot order. A lookup is two reads, no search;
 /// when the key is shorter than the block, the candidates' own block values (read with their
 /// fingerprints for the distance anyway) sort out the other values sharing the key.
+///
+/// A dense table also holds each slot's fingerprint inline, in table order (`inline`), so
+/// that a bucket is scanned sequentially rather than by one random read per slot; the slot
+/// is read only for a fingerprint within the distance.
 #[derive(Debug, Clone, Default)]
 struct Table {
     key_bits: u32,
     offsets: Vec<u32>,
     slots: Vec<u32>,
+    inline: Vec<u64>,
 }
 
 impl Table {
@@ -102,26 +107,36 @@ impl Table {
         }
         let mut next = offsets.clone();
         let mut slots = vec![0u32; fingerprints.len()];
+        let mut inline = if dense {
+            vec![0u64; fingerprints.len()]
+        } else {
+            Vec::new()
+        };
         for (slot, &fingerprint) in fingerprints.iter().enumerate() {
             let at = &mut next[key(fingerprint)];
             slots[*at as usize] = slot as u32;
+            if dense {
+                inline[*at as usize] = fingerprint;
+            }
             *at += 1;
         }
         Table {
             key_bits,
             offsets,
             slots,
+            inline,
         }
     }
 
-    /// The slots whose block value may be `value` (all of them when the key is the block).
-    fn bucket(&self, block: Block, value: u64) -> &[u32] {
+    /// The table positions of the slots whose block value may be `value` (all of them when
+    /// the key is the block).
+    fn bucket(&self, block: Block, value: u64) -> std::ops::Range<usize> {
         let key = (value >> (block.width - self.key_bits)) as usize;
-        &self.slots[self.offsets[key] as usize..self.offsets[key + 1] as usize]
+        self.offsets[key] as usize..self.offsets[key + 1] as usize
     }
 
     fn memory_bytes(&self) -> usize {
-        4 * (self.offsets.capacity() + self.slots.capacity())
+        4 * (self.offsets.capacity() + self.slots.capacity()) + 8 * self.inline.capacity()
     }
 }
 
@@ -436,18 +451,26 @@ impl HammingIndex {
         for (index, (&block, table)) in self.blocks.iter().zip(&self.tables).enumerate() {
             let own = block.value(fingerprint);
             let whole = table.key_bits == block.width;
+            let inline = !table.inline.is_empty();
             for_each_within(own, block.width, radius, &mut |value| {
                 let bucket = table.bucket(block, value);
                 let read = bucket.len().min(limit);
                 unread = unread.max((bucket.len() - read) as u64);
-                for &slot in &bucket[..read] {
-                    let other = self.fingerprints[slot as usize];
+                for at in bucket.start..bucket.start + read {
+                    let other = if inline {
+                        table.inline[at]
+                    } else {
+                        self.fingerprints[table.slots[at] as usize]
+                    };
                     if !whole && block.value(other) != value {
                         continue;
                     }
                     let distance = (other ^ fingerprint).count_ones();
-                    if distance <= k
-                        && (!any_dead || self.is_live(slot as usize))
+                    if distance > k {
+                        continue;
+                    }
+                    let slot = table.slots[at];
+                    if (!any_dead || self.is_live(slot as usize))
                         && (index == 0 || self.first_block(fingerprint, other, radius) == index)
                     {
                         found(slot, distance);
