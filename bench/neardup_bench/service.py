@@ -39,8 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=os.path.join(ROOT, "bench/out/service"))
     p.add_argument("--data", default=None, help="where the data folders go (default: --out)")
     p.add_argument("--config", action="append", default=None,
-                   help="NAME:DOCUMENTS:PARTS:SETTINGS_JSON (repeatable); default: the simhash "
-                        "defaults at 10M with 8-title documents, and max_distance 3 at 10M")
+                   help="NAME:DOCUMENTS:PARTS:SETTINGS_JSON (repeatable), or none (the peers only); "
+                        "default: the simhash defaults at 10M with 8-title documents, and "
+                        "max_distance 3 at 10M")
     p.add_argument("--single", type=int, default=30000, help="single inserts per repeat")
     p.add_argument("--batches", type=int, default=100, help="batches of 1,000 per repeat")
     p.add_argument("--checks", type=int, default=30000, help="checks per repeat")
@@ -49,6 +50,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peer-docs", type=int, default=200000,
                    help="documents for the datasketch peer (0: skip)")
     p.add_argument("--port", type=int, default=18181)
+    p.add_argument("--redis-peer-docs", type=int, default=0,
+                   help="documents for datasketch MinHashLSH on Redis (needs redis-server on PATH; "
+                        "0: skip)")
+    p.add_argument("--redis-seconds", type=int, default=1200,
+                   help="stop the Redis peer's load after this many seconds")
     p.add_argument("--slice", type=int, default=5_000_000,
                    help="report the load's rate and the server's memory every N documents")
     p.add_argument("--measure-at", default="",
@@ -267,6 +273,74 @@ def run_peer(args, documents: int, parts: int) -> dict:
             "memory": rss(os.getpid())}
 
 
+def run_redis_peer(args, documents: int, parts: int, out: Path) -> dict:
+    """datasketch MinHashLSH with its Redis storage: check then insert, one document at a
+    time (the only way to keep the first of two copies), Redis with an append-only file
+    synced every second. Rates per slice of 50,000 documents; Redis's memory at the end."""
+    import redis
+    from datasketch import MinHash, MinHashLSH
+
+    port = args.port + 1
+    data = out / "redis-data"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--dir", str(data), "--save", "",
+                               "--appendonly", "yes", "--appendfsync", "everysec"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        r = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        dump = subprocess.Popen([args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
+                                 "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1",
+                                 "--id-prefix", "R"], stdout=subprocess.PIPE, text=True)
+        lsh = MinHashLSH(threshold=0.5, num_perm=128, storage_config={
+            "type": "redis", "basename": b"neardup-peer", "redis": {"host": "127.0.0.1", "port": port}})
+        slices, stored, done = [], 0, 0
+        start = slice_start = time.monotonic()
+        latencies = []
+        for line in dump.stdout:
+            doc = json.loads(line)
+            t = time.perf_counter()
+            text = doc["text"]
+            m = MinHash(num_perm=128)
+            m.update_batch([text[i:i + 3].encode() for i in range(max(1, len(text) - 2))])
+            if not lsh.query(m):
+                lsh.insert(doc["id"], m)
+                stored += 1
+            latencies.append(time.perf_counter() - t)
+            done += 1
+            if done % 50_000 == 0:
+                now = time.monotonic()
+                latencies.sort()
+                info = r.info("memory")
+                slices.append({"documents": done, "documents_per_second": 50_000 / (now - slice_start),
+                               "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+                               "redis_used_memory": info["used_memory"], "redis_rss": info["used_memory_rss"]})
+                print(f"[service] redis peer: {done:,}, last slice {slices[-1]['documents_per_second']:.0f}/s",
+                      file=sys.stderr, flush=True)
+                latencies, slice_start = [], now
+                if now - start > args.redis_seconds:
+                    break
+        dump.kill()
+        info = r.info("memory")
+        return {"peer": "datasketch 2.0.0 MinHashLSH on Redis 7 (query then insert; 128 permutations, "
+                        "threshold 0.5; appendonly, fsync every second)",
+                "documents": done, "stored": stored, "seconds": time.monotonic() - start,
+                "documents_per_second": done / (time.monotonic() - start), "slices": slices,
+                "redis_used_memory": info["used_memory"], "redis_rss": info["used_memory_rss"],
+                "redis_rss_per_stored": info["used_memory_rss"] / max(stored, 1),
+                "python_rss": rss(os.getpid())["VmRSS"]}
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(data, ignore_errors=True)
+
+
 def main(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -279,11 +353,16 @@ def main(args) -> int:
                "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",
                "configs": []}
     for config in configs:
+        if config == "none":  # only the peers
+            continue
         name, documents, parts, settings = config.split(":", 3)
         results["configs"].append(run_config(args, name, int(documents), int(parts), settings, data_root))
         (out / "results.json").write_text(json.dumps(results, indent=1))
     if args.peer_docs:
         results["peer"] = run_peer(args, args.peer_docs, 8)
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+    if args.redis_peer_docs:
+        results["redis_peer"] = run_redis_peer(args, args.redis_peer_docs, 8, out)
         (out / "results.json").write_text(json.dumps(results, indent=1))
     print(json.dumps(results, indent=1))
     return 0

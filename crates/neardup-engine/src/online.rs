@@ -791,6 +791,34 @@ mod tests {
         assert!(index.len() < 90_000 - 30_000, "{} kept", index.len());
     }
 
+    /// The query budget bounds floods, not chance: with a budget of 1, every near copy of a
+    /// stored fingerprint is still found though its block values are shared by unrelated
+    /// fingerprints (an index of millions has hundreds per 16-bit value).
+    #[test]
+    fn a_budget_smaller_than_the_chance_buckets_still_finds_every_near_copy() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut index = Tiered::new(3).unwrap();
+        let stored: Vec<u64> = (0..60_000).map(|_| next()).collect();
+        for (id, &fingerprint) in stored.iter().enumerate() {
+            index.insert(id as u64, fingerprint);
+        }
+        for (id, &fingerprint) in stored.iter().enumerate().step_by(211) {
+            let near = fingerprint ^ (1 << (next() % 64)) ^ (1 << (next() % 64));
+            let mut found = Vec::new();
+            index.query_within(near, 3, 1, &mut found);
+            assert!(
+                found.iter().any(|&(other, _)| other == id as u64),
+                "{id} not found: {found:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_removed_document_is_no_longer_a_near_candidate() {
         let method = SimHash::from_params(&Params::new()).unwrap();

@@ -60,6 +60,10 @@ use crate::hamming_join::self_join_64;
 
 pub use crate::hamming_blocks::HammingError;
 
+/// A budgeted query reads at most this many fingerprints per block value for each one within
+/// the distance it may keep ([`HammingIndex::query_within`]).
+const READS_PER_LIMIT: usize = 64;
+
 /// The most block values one query may look up (a layout needing more is refused).
 const MAX_PROBES: f64 = 1e7;
 
@@ -400,13 +404,14 @@ impl HammingIndex {
         Ok(self.query_within(fingerprint, k, usize::MAX)?.0)
     }
 
-    /// [`HammingIndex::query`] reading at most `limit` fingerprints per block value it
-    /// probes (the first in slot order: the lowest ids of the merged slots), and the insert
-    /// buffer whole; also returns the most fingerprints one probed value had past `limit`
-    /// (at least that many were not read; 0 when all were). A template flood of
-    /// near-identical fingerprints then costs a query at most `limit` reads per probed value,
-    /// not the whole index; a pair within `k` may be missed only when something was left
-    /// unread.
+    /// [`HammingIndex::query`] reading each probed block value's fingerprints in slot order
+    /// (the lowest ids of the merged slots first) until `limit` of them were within `k`, or
+    /// `64 limit` were read, and the insert buffer whole; also returns the most fingerprints
+    /// one probed value had left unread (0 when all were read). A template flood of
+    /// near-identical fingerprints then costs a query about `limit` reads per probed value,
+    /// not the whole index, while a value crowded only by chance (about `n / 65,536`
+    /// unrelated fingerprints per 16-bit block value: 763 at 50 million) is read whole; a
+    /// pair within `k` may be missed only when something was left unread.
     ///
     /// # Errors
     /// [`HammingError::DistanceTooLarge`] when `k` exceeds the index's `max_distance`.
@@ -436,8 +441,9 @@ impl HammingIndex {
     }
 
     /// Calls `found(slot, distance)` once for every live slot within `k` of `fingerprint`
-    /// among the first `limit` of each table bucket probed (and the buffer); returns the
-    /// most slots one bucket had past `limit`.
+    /// among those read of each table bucket probed (until `limit` within `k` or
+    /// [`READS_PER_LIMIT`] `x limit` read), and the buffer; returns the most slots one bucket
+    /// left unread.
     fn probe(
         &self,
         fingerprint: u64,
@@ -452,11 +458,16 @@ impl HammingIndex {
             let own = block.value(fingerprint);
             let whole = table.key_bits == block.width;
             let inline = !table.inline.is_empty();
+            let most_reads = limit.saturating_mul(READS_PER_LIMIT);
             for_each_within(own, block.width, radius, &mut |value| {
                 let bucket = table.bucket(block, value);
-                let read = bucket.len().min(limit);
-                unread = unread.max((bucket.len() - read) as u64);
-                for at in bucket.start..bucket.start + read {
+                let mut within = 0;
+                let mut end = bucket.end;
+                for at in bucket.clone() {
+                    if within >= limit || at - bucket.start >= most_reads {
+                        end = at;
+                        break;
+                    }
                     let other = if inline {
                         table.inline[at]
                     } else {
@@ -469,6 +480,7 @@ impl HammingIndex {
                     if distance > k {
                         continue;
                     }
+                    within += 1;
                     let slot = table.slots[at];
                     if (!any_dead || self.is_live(slot as usize))
                         && (index == 0 || self.first_block(fingerprint, other, radius) == index)
@@ -476,6 +488,7 @@ impl HammingIndex {
                         found(slot, distance);
                     }
                 }
+                unread = unread.max((bucket.end - end) as u64);
             });
         }
         for slot in self.indexed..self.ids.len() {
@@ -837,6 +850,24 @@ mod tests {
         // A budget larger than the index reads everything.
         let (all, unread) = index.query_within(0xABCD, 6, 20_000).unwrap();
         assert_eq!((all.len(), unread), (10_001, 0));
+    }
+
+    /// Fingerprints sharing a block value by chance (far from the query) do not use up the
+    /// budget: only those within the distance do, so a large index's crowded values are
+    /// read whole and the one near fingerprint behind them is found.
+    #[test]
+    fn a_budgeted_query_reads_past_unrelated_fingerprints_of_a_crowded_value() {
+        // 2,000 fingerprints sharing the low 16 bits with the query, at least 8 bits away.
+        let mut entries: Vec<(u64, u64)> = (0..2_000u64)
+            .map(|id| (id, 0xABCD | (0xFF00_0000_0000_0000 ^ (id << 16))))
+            .collect();
+        entries.push((2_000, 0xABCD | 0b111 << 40));
+        let index = HammingIndex::build_dense(&entries, 3, Some(4)).unwrap();
+        let (found, unread) = index.query_within(0xABCD, 3, 100).unwrap();
+        assert_eq!((found, unread), (vec![(2_000, 3)], 0));
+        // The read bound still holds: 64 x 10 reads per value.
+        let (found, unread) = index.query_within(0xABCD, 3, 10).unwrap();
+        assert!(found.is_empty() && unread > 0, "{found:?} {unread}");
     }
 
     #[test]

@@ -118,6 +118,50 @@ pub struct CollectionAnswer {
     pub stats: Stats,
 }
 
+/// `GET /v1/collections/{name}/activity`: the latest duplicates and the counters over time
+/// (in memory: both restart empty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    /// The latest duplicates answered (at most 50), newest first.
+    pub recent_duplicates: Vec<RecentDuplicate>,
+    /// Seconds between samples.
+    pub sample_seconds: u64,
+    /// The counters sampled every `sample_seconds` over the last day, oldest first.
+    pub history: Vec<Sample>,
+}
+
+/// A duplicate answered by an insert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecentDuplicate {
+    /// When it was answered (RFC 3339, UTC).
+    pub time: String,
+    /// The id sent.
+    pub id: String,
+    /// The stored document it matched.
+    pub duplicate_of: String,
+    /// The verified similarity (1 for an exact copy).
+    pub similarity: f64,
+    /// The Hamming distance, for methods with fingerprints.
+    pub distance: Option<u32>,
+    /// Its text (the first 500 characters), when the collection keeps texts.
+    pub text: Option<String>,
+}
+
+/// The counters at one time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Milliseconds since the Unix epoch.
+    pub time_ms: i64,
+    /// Live documents.
+    pub documents: u64,
+    /// Documents stored since the collection was created.
+    pub stored: u64,
+    /// Inserts answered as duplicates.
+    pub duplicates: u64,
+    /// Texts checked.
+    pub checks: u64,
+}
+
 /// A collection's counts and sizes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {

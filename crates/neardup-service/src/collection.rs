@@ -24,8 +24,11 @@
 //! file per concern: `open` (replaying the segments), `find` (a check against the stored
 //! documents), `apply` (a group of inserts), `writer` (the writer thread: commits,
 //! deletes, partitions and maintenance), `counters` (the counters and accepted gaps kept
-//! beside the segments) and `any` (the operations the HTTP layer calls).
+//! beside the segments), `docs` (the documents' packed metadata and the id map), `activity`
+//! (the latest duplicates and the counters over time) and `any` (the operations the HTTP
+//! layer calls).
 
+mod activity;
 mod any;
 mod apply;
 mod counters;
@@ -117,6 +120,8 @@ pub trait AnyCollection: Send + Sync {
     fn run_maintenance(&self) -> Result<oneshot::Receiver<()>, ServiceError>;
     /// Counts and sizes.
     fn stats(&self) -> Stats;
+    /// The latest duplicates and the counters over the last day.
+    fn activity(&self) -> crate::api::Activity;
     /// The counters.
     fn counters(&self) -> &Counters;
     /// Live documents.
@@ -250,6 +255,8 @@ pub struct Collection<M: Registered> {
     saved: Mutex<std::collections::BTreeMap<&'static str, u64>>,
     /// The time source (retention, insertion times).
     clock: Arc<dyn Clock>,
+    /// The latest duplicates and the sampled counters.
+    activity: activity::Activity,
 }
 
 impl<M: Registered + 'static> Collection<M> {

@@ -51,9 +51,10 @@ use crate::error::ServiceError;
 use crate::Service;
 use metrics::Metrics;
 use routes::{
-    check_batch, check_one, create_collection, delete_batch_named_document, delete_document,
-    drop_collection, get_batch_named_document, get_document, healthz, insert_batch, insert_one,
-    list_collections, method_not_allowed, not_found, openapi, show_collection,
+    check_batch, check_one, collection_activity, create_collection, delete_batch_named_document,
+    delete_document, drop_collection, get_batch_named_document, get_document, healthz,
+    insert_batch, insert_one, list_collections, method_not_allowed, not_found, openapi,
+    show_collection,
 };
 
 /// The OpenAPI document served at `GET /v1/openapi.json`.
@@ -206,6 +207,7 @@ pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
             "/v1/collections/{name}/documents/{id}",
             get(get_document).delete(delete_document),
         )
+        .route("/v1/collections/{name}/activity", get(collection_activity))
         .route("/v1/collections/{name}/check", post(check_one))
         .route("/v1/collections/{name}/check/batch", post(check_batch))
         .fallback(not_found)
@@ -539,6 +541,29 @@ mod openapi_tests {
                 });
                 (deleted.clone(), deleted)
             }
+            ("get", "/v1/collections/{name}/activity") => {
+                let activity = |full: bool| {
+                    to_value(crate::api::Activity {
+                        recent_duplicates: vec![crate::api::RecentDuplicate {
+                            time: "2026-11-28T00:00:00Z".into(),
+                            id: "b".into(),
+                            duplicate_of: "a".into(),
+                            similarity: 0.9,
+                            distance: full.then_some(2),
+                            text: full.then(|| "t".into()),
+                        }],
+                        sample_seconds: 10,
+                        history: vec![crate::api::Sample {
+                            time_ms: 1,
+                            documents: 1,
+                            stored: 1,
+                            duplicates: 1,
+                            checks: 0,
+                        }],
+                    })
+                };
+                (activity(true), activity(false))
+            }
             ("get", "/metrics" | "/v1/openapi.json") => return None,
             _ => panic!("{method} {path}: a documented route this test does not know"),
         })
@@ -612,7 +637,7 @@ mod openapi_tests {
                 }
             }
         }
-        assert_eq!(routes, 13, "the routes of the router");
+        assert_eq!(routes, 14, "the routes of the router");
     }
 
     #[test]

@@ -627,12 +627,13 @@ fn metrics_and_openapi_describe_the_service() {
             ("/v1/collections/{name}/documents/{id}", &["get", "delete"]),
             ("/v1/collections/{name}/check", &["post"]),
             ("/v1/collections/{name}/check/batch", &["post"]),
+            ("/v1/collections/{name}/activity", &["get"]),
         ] {
             for method in methods {
                 assert!(paths[path].get(*method).is_some(), "{method} {path}");
             }
         }
-        assert_eq!(paths.len(), 10, "every documented path is a route");
+        assert_eq!(paths.len(), 11, "every documented path is a route");
         server.stop().await;
     });
 }
@@ -876,6 +877,65 @@ fn the_collection_index_answers_across_merges_retention_drops_and_restarts() {
         assert_eq!(again["stored"], true, "{again}");
         let (_, copy) = server.insert("w", "copy", &text(14_321)).await;
         assert_eq!(copy["duplicate_of"], "d14321", "{copy}");
+        server.stop().await;
+    });
+}
+
+/// The activity route: each duplicate answered, newest first, with what it matched, its
+/// similarity and (with `keep_text`) its text; and the counters sampled over time, one sample
+/// per 10 seconds of the service's clock at most.
+#[test]
+fn the_activity_shows_the_latest_duplicates_and_the_counters_over_time() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::starting_now());
+        let options = ServiceOptions {
+            clock: clock.clone(),
+            ..ServiceOptions::default()
+        };
+        let server = Server::start_with(dir.path(), HttpConfig::default(), options).await;
+        server.create("act", json!({"keep_text": true})).await;
+        let collection = server.service.collection("act").unwrap();
+        collection.run_maintenance().unwrap().await.unwrap();
+        server.insert("act", "a", NEWS).await;
+        server.insert("act", "b", OTHER).await;
+        let (_, first) = server.insert("act", "c", EDITED).await;
+        assert_eq!(first["duplicate_of"], "a");
+        server.insert("act", "d", OTHER).await;
+        collection.run_maintenance().unwrap().await.unwrap();
+        clock.advance(Duration::from_secs(10));
+        collection.run_maintenance().unwrap().await.unwrap();
+        let (status, activity) = server
+            .call(Method::GET, "/v1/collections/act/activity", None)
+            .await;
+        assert_eq!(status, 200, "{activity}");
+        let recent = activity["recent_duplicates"].as_array().unwrap();
+        assert_eq!(recent.len(), 2, "{activity}");
+        assert_eq!(
+            (&recent[0]["id"], &recent[0]["duplicate_of"]),
+            (&json!("d"), &json!("b"))
+        );
+        assert_eq!(recent[0]["similarity"], 1.0);
+        assert_eq!(recent[1]["id"], "c");
+        assert_eq!(recent[1]["text"], EDITED);
+        assert!(recent[1]["similarity"].as_f64().unwrap() < 1.0);
+        // Two samples: the second run of the maintenance came less than 10 s after the first.
+        let history = activity["history"].as_array().unwrap();
+        assert_eq!(history.len(), 2, "{activity}");
+        assert_eq!(activity["sample_seconds"], 10);
+        assert_eq!(history[0]["stored"], 0);
+        assert_eq!(
+            (
+                &history[1]["stored"],
+                &history[1]["duplicates"],
+                &history[1]["documents"]
+            ),
+            (&json!(2), &json!(2), &json!(2))
+        );
+        let (status, _) = server
+            .call(Method::GET, "/v1/collections/nothing/activity", None)
+            .await;
+        assert_eq!(status, 404);
         server.stop().await;
     });
 }

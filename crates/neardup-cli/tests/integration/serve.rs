@@ -375,7 +375,7 @@ fn percent_encoded(text: &str) -> String {
 /// and the stored text beside the checked one; no script error. With
 /// `NEARDUP_CONSOLE_SCREENSHOT` set, the screenshot is copied there (docs/service.md's).
 #[test]
-fn the_console_renders_lists_collections_and_checks_in_headless_chromium() {
+fn the_console_renders_lists_collections_shows_duplicates_and_checks_in_headless_chromium() {
     use crate::report::{chromium_or_skip, console_lines, keep_screenshot, run_chromium};
 
     let Some(chromium) = chromium_or_skip() else {
@@ -445,6 +445,18 @@ fn the_console_renders_lists_collections_and_checks_in_headless_chromium() {
     assert!(html.contains(r#"<tr class="match"><td>a1</td>"#), "{html}");
     assert!(
         html.contains(&format!(r#"<div class="matched-text">{stored}</div>"#)),
+        "{html}"
+    );
+    // The latest duplicates: b2 matched a1, shown beside a1's stored text.
+    assert!(
+        html.contains(r#"<tr class="duplicate">"#) && html.contains("<td>b2</td><td>a1</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            r#"<div class="pair recent-pair"><div>b2: {}</div><div>a1: {stored}</div></div>"#,
+            stored.replace("稳定就业", "稳定就业！")
+        )),
         "{html}"
     );
 

@@ -179,6 +179,10 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         }
     }
 
+    fn activity(&self) -> crate::api::Activity {
+        self.activity.answer()
+    }
+
     fn counters(&self) -> &Counters {
         &self.counters
     }

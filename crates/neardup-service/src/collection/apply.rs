@@ -168,6 +168,16 @@ impl<M: Registered + 'static> Collection<M> {
             }
             None => self.find_in_group(accepted, document),
         };
+        if let Some((m, id)) = &best {
+            self.activity.duplicate(
+                now,
+                &document.id,
+                id,
+                m.similarity,
+                m.distance,
+                document.text.as_deref(),
+            );
+        }
         match best {
             Some((m, id)) => (
                 Ok(Inserted {

@@ -100,6 +100,7 @@ impl<M: Registered + 'static> Collection<M> {
             saved: Mutex::new(counters.snapshot()),
             counters,
             clock,
+            activity: Default::default(),
         });
         collection.start_writer()?;
         Ok(collection)

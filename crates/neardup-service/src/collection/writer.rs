@@ -31,6 +31,7 @@ impl<M: Registered + 'static> Collection<M> {
                         Err(RecvTimeoutError::Timeout) => {
                             self.maintain();
                             self.save_counters();
+                            self.sample_activity();
                             next_maintenance = Instant::now() + MAINTENANCE;
                             continue;
                         }
@@ -48,6 +49,7 @@ impl<M: Registered + 'static> Collection<M> {
                 Job::Maintain { reply } => {
                     self.maintain();
                     self.save_counters();
+                    self.sample_activity();
                     let _ = reply.send(());
                 }
                 Job::Insert { documents, reply } => {
@@ -75,9 +77,17 @@ impl<M: Registered + 'static> Collection<M> {
             if Instant::now() >= next_maintenance {
                 self.maintain();
                 self.save_counters();
+                self.sample_activity();
                 next_maintenance = Instant::now() + MAINTENANCE;
             }
         }
+    }
+
+    /// Samples the counters for the activity history (every 10 seconds at most).
+    fn sample_activity(&self) {
+        let documents = self.read().ids.len() as u64;
+        self.activity
+            .sample(self.clock.now_ms(), documents, &self.counters);
     }
 
     /// Writes the accepted documents (encoded in `bytes`) durably, then publishes them.

@@ -31,6 +31,7 @@ fn needs(route: Option<&str>, method: &Method) -> Needs {
     const DOCUMENT: &str = "/v1/collections/{name}/documents/{id}";
     const CHECK: &str = "/v1/collections/{name}/check";
     const CHECK_BATCH: &str = "/v1/collections/{name}/check/batch";
+    const ACTIVITY: &str = "/v1/collections/{name}/activity";
     let Some(route) = route else {
         return Needs::AnyToken;
     };
@@ -38,7 +39,7 @@ fn needs(route: Option<&str>, method: &Method) -> Needs {
         ("/healthz", _) | ("/", "GET" | "HEAD") => Needs::Nothing,
         ("/metrics" | "/v1/collections", _) => Needs::OnAll(Scope::Read),
         ("/v1/collections/{name}", "PUT" | "DELETE") => Needs::OnCollection(Scope::Admin),
-        ("/v1/collections/{name}", "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
+        ("/v1/collections/{name}" | ACTIVITY, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
         (CHECK | CHECK_BATCH, "POST") => Needs::OnCollection(Scope::Read),
         (DOCUMENTS | BATCH, "POST") => Needs::OnCollection(Scope::Write),
         (BATCH | DOCUMENT, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),

@@ -124,6 +124,15 @@ pub(super) async fn show_collection(
     ok(StatusCode::OK, described)
 }
 
+pub(super) async fn collection_activity(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> Answer {
+    let collection = state.service.collection(&name)?;
+    let activity = blocking(move || Ok(collection.activity())).await?;
+    ok(StatusCode::OK, activity)
+}
+
 pub(super) async fn drop_collection(
     State(state): State<Shared>,
     Path(name): Path<String>,

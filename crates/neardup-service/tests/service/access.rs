@@ -88,6 +88,7 @@ fn routes(name: &str, n: usize) -> Vec<Route> {
         route(Method::GET, "/metrics".into(), None, read),
         route(Method::GET, "/v1/openapi.json".into(), None, None),
         route(Method::GET, c.clone(), None, read),
+        route(Method::GET, format!("{c}/activity"), None, read),
         route(
             Method::POST,
             format!("{c}/check"),
