@@ -244,25 +244,39 @@ def run_config(args, name: str, documents: int, parts: int, settings: str, data_
     return result
 
 
+def dump_command(args, documents: int, parts: int, prefix: str) -> list[str]:
+    """The load generator's documents as JSONL, for the peers."""
+    return [args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
+            "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1", "--id-prefix", prefix]
+
+
+def check_then_insert(lsh, doc: dict) -> bool:
+    """The peers' check-and-insert: a MinHash of the text's character 3-grams, inserted when
+    nothing matches; True when stored."""
+    from datasketch import MinHash
+
+    text = doc["text"]
+    m = MinHash(num_perm=128)
+    m.update_batch([text[i:i + 3].encode() for i in range(max(1, len(text) - 2))])
+    if lsh.query(m):
+        return False
+    lsh.insert(doc["id"], m)
+    return True
+
+
 def run_peer(args, documents: int, parts: int) -> dict:
     """datasketch MinHashLSH: check then insert, in memory, one process."""
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHashLSH
 
-    dump = subprocess.run([args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
-                           "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1",
-                           "--id-prefix", "P"], check=True, capture_output=True, text=True).stdout
+    dump = subprocess.run(dump_command(args, documents, parts, "P"), check=True, capture_output=True,
+                          text=True).stdout
     docs = [json.loads(line) for line in dump.splitlines()]
     lsh = MinHashLSH(threshold=0.5, num_perm=128)
     latencies, stored = [], 0
     start = time.monotonic()
     for doc in docs:
         t = time.perf_counter()
-        text = doc["text"]
-        m = MinHash(num_perm=128)
-        m.update_batch([text[i:i + 3].encode() for i in range(max(1, len(text) - 2))])
-        if not lsh.query(m):
-            lsh.insert(doc["id"], m)
-            stored += 1
+        stored += check_then_insert(lsh, doc)
         latencies.append(time.perf_counter() - t)
     seconds = time.monotonic() - start
     latencies.sort()
@@ -278,7 +292,7 @@ def run_redis_peer(args, documents: int, parts: int, out: Path) -> dict:
     time (the only way to keep the first of two copies), Redis with an append-only file
     synced every second. Rates per slice of 50,000 documents; Redis's memory at the end."""
     import redis
-    from datasketch import MinHash, MinHashLSH
+    from datasketch import MinHashLSH
 
     port = args.port + 1
     data = out / "redis-data"
@@ -295,9 +309,7 @@ def run_redis_peer(args, documents: int, parts: int, out: Path) -> dict:
                 break
             except redis.ConnectionError:
                 time.sleep(0.1)
-        dump = subprocess.Popen([args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
-                                 "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1",
-                                 "--id-prefix", "R"], stdout=subprocess.PIPE, text=True)
+        dump = subprocess.Popen(dump_command(args, documents, parts, "R"), stdout=subprocess.PIPE, text=True)
         lsh = MinHashLSH(threshold=0.5, num_perm=128, storage_config={
             "type": "redis", "basename": b"neardup-peer", "redis": {"host": "127.0.0.1", "port": port}})
         slices, stored, done = [], 0, 0
@@ -306,12 +318,7 @@ def run_redis_peer(args, documents: int, parts: int, out: Path) -> dict:
         for line in dump.stdout:
             doc = json.loads(line)
             t = time.perf_counter()
-            text = doc["text"]
-            m = MinHash(num_perm=128)
-            m.update_batch([text[i:i + 3].encode() for i in range(max(1, len(text) - 2))])
-            if not lsh.query(m):
-                lsh.insert(doc["id"], m)
-                stored += 1
+            stored += check_then_insert(lsh, doc)
             latencies.append(time.perf_counter() - t)
             done += 1
             if done % 50_000 == 0:

@@ -675,18 +675,22 @@ mod tests {
         assert_eq!(run(Exact::default(), 0, &[NEWS, &edited]), vec![None, None]);
     }
 
+    /// A xorshift generator of test fingerprints from `seed` (not 0).
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     /// The tiered index answers as brute force does, through inserts, merges and removals.
     #[test]
     fn tiered_levels_answer_as_brute_force() {
         let mut index = Tiered::new(12).unwrap();
         let mut live: Vec<(u64, u64)> = Vec::new();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let centres: Vec<u64> = (0..50).map(|_| next()).collect();
         for id in 0..60_000u64 {
             // Clustered fingerprints: a centre with a few bits flipped.
@@ -739,13 +743,7 @@ mod tests {
     /// stored, and the levels stay few.
     #[test]
     fn deferred_merges_and_forgetting_answer_as_brute_force() {
-        let mut state = 0x243f_6a88_85a3_08d3u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x243f_6a88_85a3_08d3u64);
         let centres: Vec<u64> = (0..40).map(|_| next()).collect();
         let mut index = Tiered::new(6).unwrap().defer_merges();
         let mut stored: Vec<(u64, u64)> = Vec::new();
@@ -796,13 +794,7 @@ mod tests {
     /// fingerprints (an index of millions has hundreds per 16-bit value).
     #[test]
     fn a_budget_smaller_than_the_chance_buckets_still_finds_every_near_copy() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut index = Tiered::new(3).unwrap();
         let stored: Vec<u64> = (0..60_000).map(|_| next()).collect();
         for (id, &fingerprint) in stored.iter().enumerate() {

@@ -41,6 +41,15 @@ impl Server {
         Server::start_with(dir, config, ServiceOptions::default()).await
     }
 
+    /// A server on `dir` whose time is `clock`.
+    async fn start_clocked(dir: &Path, clock: &Arc<ManualClock>) -> Server {
+        let options = ServiceOptions {
+            clock: clock.clone(),
+            ..ServiceOptions::default()
+        };
+        Server::start_with(dir, HttpConfig::default(), options).await
+    }
+
     async fn start_with(dir: &Path, config: HttpConfig, options: ServiceOptions) -> Server {
         let token = config.token.clone();
         let dir = dir.to_owned();
@@ -289,11 +298,7 @@ fn documents_expire_at_once_and_their_partitions_are_dropped() {
     rt().block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::starting_now());
-        let options = ServiceOptions {
-            clock: clock.clone(),
-            ..ServiceOptions::default()
-        };
-        let server = Server::start_with(dir.path(), HttpConfig::default(), options).await;
+        let server = Server::start_clocked(dir.path(), &clock).await;
         server.create("short", json!({"retention": "2s"})).await;
         let (_, first) = server.insert("short", "a", NEWS).await;
         assert_eq!(first["stored"], true);
@@ -826,13 +831,9 @@ async fn window_answers(server: &Server) -> Vec<Vec<Value>> {
 fn the_collection_index_answers_across_merges_retention_drops_and_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::starting_now());
-    let options = || ServiceOptions {
-        clock: clock.clone(),
-        ..ServiceOptions::default()
-    };
     let text = window_text;
     rt().block_on(async {
-        let server = Server::start_with(dir.path(), HttpConfig::default(), options()).await;
+        let server = Server::start_clocked(dir.path(), &clock).await;
         server
             .create(
                 "w",
@@ -868,7 +869,7 @@ fn the_collection_index_answers_across_merges_retention_drops_and_restarts() {
         server.stop().await;
     });
     rt().block_on(async {
-        let server = Server::start_with(dir.path(), HttpConfig::default(), options()).await;
+        let server = Server::start_clocked(dir.path(), &clock).await;
         for (i, matches) in WINDOW_PROBES.iter().zip(window_answers(&server).await) {
             assert_eq!(matches.len(), usize::from(*i >= 10_000), "restarted, d{i}");
         }
@@ -889,11 +890,7 @@ fn the_activity_shows_the_latest_duplicates_and_the_counters_over_time() {
     rt().block_on(async {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::starting_now());
-        let options = ServiceOptions {
-            clock: clock.clone(),
-            ..ServiceOptions::default()
-        };
-        let server = Server::start_with(dir.path(), HttpConfig::default(), options).await;
+        let server = Server::start_clocked(dir.path(), &clock).await;
         server.create("act", json!({"keep_text": true})).await;
         let collection = server.service.collection("act").unwrap();
         collection.run_maintenance().unwrap().await.unwrap();
