@@ -1,6 +1,7 @@
 //! `neardup client`: the service's routes from the command line, the bulk loader and the
 //! load generator. Bodies are the request types of `neardup_service::api`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -150,7 +151,13 @@ fn read_text(text: &str) -> Result<String> {
 }
 
 fn show(status: u16, answer: &Value) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(answer)?);
+    // A reader that closed the pipe (`| head`) has what it wanted: no panic, and the
+    // status still decides the exit code.
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{}", serde_json::to_string_pretty(answer)?) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.context("writing the answer to standard output")?,
+    }
     if status >= 400 {
         let message = answer["error"]["message"].as_str().unwrap_or("error");
         bail!("the service answered {status}: {message}");
