@@ -132,11 +132,11 @@ impl Tiered {
 
     /// The blocks of a level of `n` fingerprints: the `m` with the least expected work for a
     /// query at `max_distance`: `m` times the block values probed times (two cache misses,
-    /// the offsets and the start of the bucket, plus the bucket's fingerprints, read in
-    /// sequence from the dense table's inline copy at about a 48th of a miss each).
+    /// the offsets and the start of the bucket, plus the bucket's entries, read in sequence
+    /// from the dense table's inline residuals, 4 bytes each, at about a 96th of a miss each).
     /// [`HammingIndex::blocks_for`] models a lookup as `log2(n)` reads, which favours few
     /// probes of crowded values. At radius 3 this keeps 4 blocks of 16 bits (4 probes, long
-    /// sequential buckets) up to about 90 million fingerprints, where 2 blocks of 32 bits
+    /// sequential buckets) up to about 190 million fingerprints, where 2 blocks of 32 bits
     /// would make 66 random probes.
     fn blocks(max_distance: u32, n: usize) -> u32 {
         let binomial = |n: u32, k: u32| -> f64 {
@@ -148,7 +148,7 @@ impl Tiered {
             let width = 64u32.div_ceil(m);
             let radius = (max_distance / m).min(width);
             let probes = f64::from(m) * (0..=radius).map(|i| binomial(width, i)).sum::<f64>();
-            probes * (2.0 + n as f64 / 2f64.powi(width as i32) / 48.0)
+            probes * (2.0 + n as f64 / 2f64.powi(width as i32) / 96.0)
         };
         (1..=(max_distance + 1).min(16))
             .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))

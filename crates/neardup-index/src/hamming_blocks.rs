@@ -55,6 +55,17 @@ impl Block {
         };
         (fingerprint >> self.shift) & mask
     }
+
+    /// 32 bits of `fingerprint` outside this block (the lowest of the bits left when the
+    /// block is cut out). Two fingerprints within `k` have residuals within `k`, so a dense
+    /// table keeps these inline to filter a bucket at half the bytes of whole fingerprints.
+    pub(crate) fn residual(self, fingerprint: u64) -> u32 {
+        let below = fingerprint & ((1u64 << self.shift) - 1);
+        let above = fingerprint
+            .checked_shr(self.shift + self.width)
+            .unwrap_or(0);
+        (below | above.checked_shl(self.shift).unwrap_or(0)) as u32
+    }
 }
 
 /// `n` choose `k`, as a real number.
@@ -112,6 +123,37 @@ mod tests {
         }
         assert_eq!(layout(1)[0].value(u64::MAX), u64::MAX);
         assert_eq!(Block { shift: 4, width: 4 }.value(0xabcd), 0xc);
+    }
+
+    /// The residual is 32 bits outside the block: a flip inside the block leaves it, a flip
+    /// of one of its bits changes exactly that bit, for every block of every layout.
+    #[test]
+    fn residuals_hold_only_bits_outside_their_block() {
+        let fingerprint = 0x0123_4567_89ab_cdefu64;
+        for m in 1..=64 {
+            for block in layout(m) {
+                let residual = block.residual(fingerprint);
+                let mut changed = 0;
+                for bit in 0..64 {
+                    let flipped = block.residual(fingerprint ^ (1 << bit));
+                    let inside = (block.shift..block.shift + block.width).contains(&bit);
+                    match (residual ^ flipped).count_ones() {
+                        0 => {}
+                        1 => {
+                            assert!(!inside, "block {block:?}, bit {bit}");
+                            changed += 1;
+                        }
+                        n => panic!("block {block:?}, bit {bit}: {n} bits changed"),
+                    }
+                }
+                assert_eq!(changed, (64 - block.width).min(32), "block {block:?}");
+            }
+        }
+        let block = Block {
+            shift: 0,
+            width: 16,
+        };
+        assert_eq!(block.residual(fingerprint), 0x4567_89ab);
     }
 
     #[test]

@@ -69,6 +69,7 @@ mod generators;
 mod hamming;
 mod hamming_blocks;
 mod hamming_join;
+mod hamming_scan;
 mod key_table;
 mod ngram_index;
 mod online;
