@@ -35,6 +35,7 @@
 pub mod batch;
 pub mod online;
 pub mod spill;
+pub mod stream;
 
 /// The candidate factory's name of a method's join, for front ends that depend on the engine
 /// alone (the Spark path names the join it runs).

@@ -197,6 +197,35 @@ pub struct Stats {
     pub refused: u64,
     /// Documents stored.
     pub stored: u64,
+    /// Candidates verified (read and compared), for inserts and checks: at most 128 a text.
+    pub verified: u64,
+    /// The frequencies learned from the stream, for a collection with `max_df` or
+    /// `boilerplate_df` set; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning: Option<Box<StreamLearning>>,
+}
+
+/// What a collection learned from its stream of inserts (see `docs/service.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamLearning {
+    /// Documents the counts cover at most (`frequency_window`).
+    pub window: u64,
+    /// Documents counted before anything is learned (`frequency_warmup`).
+    pub warmup: u64,
+    /// Documents in the window now.
+    pub documents: u64,
+    /// Documents counted since the collection opened.
+    pub counted: u64,
+    /// Whether the warm-up is over.
+    pub warm: bool,
+    /// Times the method learned from the window since the collection opened.
+    pub learned: u64,
+    /// The common-shingle limit in documents, as last learned.
+    pub max_df: Option<u64>,
+    /// The boilerplate-line limit in documents, as last learned.
+    pub boilerplate_df: Option<u64>,
+    /// Bytes of the window's tables.
+    pub memory_bytes: u64,
 }
 
 /// A collection that could not be opened at start, in the list.
@@ -215,7 +244,7 @@ pub struct UnavailableCollection {
 #[serde(untagged)]
 pub enum ListedCollection {
     /// An open collection.
-    Open(CollectionAnswer),
+    Open(Box<CollectionAnswer>),
     /// One that could not be opened at start.
     Unavailable(UnavailableCollection),
 }
@@ -387,6 +416,8 @@ mod tests {
             recovered_bytes: 8,
             refused: 9,
             stored: 10,
+            verified: 11,
+            learning: None,
         }
     }
 
@@ -438,6 +469,9 @@ mod tests {
             retention_by: RetentionBy::Time,
             keep_text: true,
             partition_documents: 1000,
+            frequency_window: None,
+            frequency_warmup: None,
+            frequency_memory: None,
         };
         let stats = stats();
         let mut stats_reference = json!({
@@ -455,6 +489,7 @@ mod tests {
             ("partitions_dropped", 7),
             ("recovered_bytes", 8),
             ("candidates_capped", 1),
+            ("verified", 11),
         ];
         let sorted: std::collections::BTreeMap<&str, u64> = counters.into_iter().collect();
         for (name, value) in sorted {
@@ -470,7 +505,7 @@ mod tests {
         same_bytes(&collection, reference.clone());
         let list = Collections {
             collections: vec![
-                ListedCollection::Open(collection),
+                ListedCollection::Open(Box::new(collection)),
                 ListedCollection::Unavailable(UnavailableCollection {
                     name: "d".into(),
                     unavailable: true,

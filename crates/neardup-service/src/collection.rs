@@ -24,7 +24,7 @@
 //! file per concern: `open` (replaying the segments), `find` (a check against the stored
 //! documents), `apply` (a group of inserts), `writer` (the writer thread: commits,
 //! deletes, partitions and maintenance), `counters` (the counters and accepted gaps kept
-//! beside the segments), `docs` (the documents' packed metadata and the id map), `activity`
+//! beside the segments), `learning` (frequencies learned from the stream), `docs` (the documents' packed metadata and the id map), `activity`
 //! (the latest duplicates and the counters over time) and `any` (the operations the HTTP
 //! layer calls).
 
@@ -34,6 +34,7 @@ mod apply;
 mod counters;
 mod docs;
 mod find;
+mod learning;
 mod open;
 mod writer;
 
@@ -222,6 +223,8 @@ struct Prepared<M: Method> {
     text: Option<String>,
     sketch: M::Sketch,
     entry: IndexEntry,
+    /// The features the stream's frequencies count for it (empty without learning).
+    features: Vec<u64>,
 }
 
 enum Job<M: Method> {
@@ -257,6 +260,8 @@ pub struct Collection<M: Registered> {
     clock: Arc<dyn Clock>,
     /// The latest duplicates and the sampled counters.
     activity: activity::Activity,
+    /// Frequencies learned from the stream (`max_df`, `boilerplate_df`), when set.
+    learning: Option<learning::Learning<M>>,
 }
 
 impl<M: Registered + 'static> Collection<M> {
@@ -281,7 +286,10 @@ impl<M: Registered + 'static> Collection<M> {
     }
 
     fn prepare(&self, document: NewDocument) -> Prepared<M> {
-        let sketch = self.method.sketch(&document.text);
+        let (sketch, features) = match &self.learning {
+            Some(learning) => learning.sketch(&document.text),
+            None => (self.method.sketch(&document.text), Vec::new()),
+        };
         let entry = IndexEntry::of(&self.method, &sketch);
         Prepared {
             id: document.id,
@@ -289,6 +297,7 @@ impl<M: Registered + 'static> Collection<M> {
             text: self.settings.keep_text.then_some(document.text),
             sketch,
             entry,
+            features,
         }
     }
 

@@ -419,7 +419,7 @@ mod openapi_tests {
         assert!(serde_json::from_value::<T>(body).is_err(), "{name}");
     }
 
-    fn settings() -> Settings {
+    fn settings(full: bool) -> Settings {
         Settings {
             method: "simhash".into(),
             params: [("max_distance".to_owned(), "3".to_owned())].into(),
@@ -427,17 +427,27 @@ mod openapi_tests {
             retention_by: RetentionBy::Insert,
             keep_text: false,
             partition_documents: 1000,
+            frequency_window: full.then_some(100_000),
+            frequency_warmup: full.then_some(1000),
+            frequency_memory: full.then_some(1 << 20),
         }
     }
 
     fn collection(failed: Option<String>) -> Value {
+        let full = failed.is_some();
         let stats = Stats {
             failed,
+            learning: full.then(|| {
+                Box::new(crate::api::StreamLearning {
+                    max_df: Some(50),
+                    ..Default::default()
+                })
+            }),
             ..Stats::default()
         };
         let collection = CollectionAnswer {
             name: "c".into(),
-            settings: settings(),
+            settings: settings(full),
             stats,
         };
         serde_json::to_value(collection).unwrap()
@@ -603,7 +613,7 @@ mod openapi_tests {
             ("put", "/v1/collections/{name}", Some(schema)) => {
                 // The service's keys; the method's parameters come beside them.
                 let schema = resolve(doc, schema);
-                let mut stored = keys(&to_value(settings()));
+                let mut stored = keys(&to_value(settings(true)));
                 stored.remove("params");
                 assert_eq!(properties(schema), stored, "Settings");
                 assert!(schema["additionalProperties"].is_object());

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use neardup_core::registry::{self, ParamKind};
 use neardup_engine::online_rules::{self, Holder, Refusal};
+use neardup_engine::stream::FrequencyOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -40,6 +41,17 @@ pub struct Settings {
     pub keep_text: bool,
     /// Documents per partition.
     pub partition_documents: u64,
+    /// How frequencies are learned from the stream when `max_df` or `boilerplate_df` is set
+    /// (documents of the window, documents of the warm-up, bytes of the tables); `None`:
+    /// the defaults of [`neardup_engine::stream`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_window: Option<u64>,
+    /// See [`Settings::frequency_window`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_warmup: Option<u64>,
+    /// See [`Settings::frequency_window`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_memory: Option<u64>,
 }
 
 impl Settings {
@@ -68,6 +80,9 @@ impl Settings {
             retention_by: RetentionBy::Insert,
             keep_text: false,
             partition_documents: DEFAULT_PARTITION_DOCUMENTS,
+            frequency_window: None,
+            frequency_warmup: None,
+            frequency_memory: None,
         };
         for (key, value) in object {
             match key.as_str() {
@@ -106,6 +121,16 @@ impl Settings {
                         )
                     })?;
                 }
+                "frequency_window" | "frequency_warmup" | "frequency_memory" => {
+                    let n = value.as_u64().ok_or_else(|| {
+                        ServiceError::invalid(key, format!("{value}: expected a whole number"))
+                    })?;
+                    *match key.as_str() {
+                        "frequency_window" => &mut settings.frequency_window,
+                        "frequency_warmup" => &mut settings.frequency_warmup,
+                        _ => &mut settings.frequency_memory,
+                    } = Some(n);
+                }
                 _ => {
                     let text = match value {
                         Value::String(s) => s.clone(),
@@ -138,7 +163,7 @@ impl Settings {
                 format!("{:?} (expected one of: {})", self.method, names.join(", ")),
             )
         })?;
-        for (name, value) in &self.params {
+        for name in self.params.keys() {
             if let Some(param) = spec.param(name) {
                 if param.kind == ParamKind::File {
                     return Err(ServiceError::invalid(
@@ -147,9 +172,22 @@ impl Settings {
                          client paths)",
                     ));
                 }
-                online_rules::check_corpus_param(name, value, Holder::Collection)
-                    .map_err(refused)?;
             }
+        }
+        if let Some(options) = self.frequency_options() {
+            options
+                .check()
+                .map_err(|e| ServiceError::invalid(e.parameter(), e.to_string()))?;
+        } else if self
+            .frequency_window
+            .or(self.frequency_warmup)
+            .or(self.frequency_memory)
+            .is_some()
+        {
+            return Err(ServiceError::invalid(
+                "frequency_window",
+                "frequencies are learned only with max_df or boilerplate_df set (minhash)",
+            ));
         }
         // Everything a collection builds from its settings is built here once, so that a
         // refused PUT has touched nothing on disk and a stored settings.json always opens.
@@ -169,10 +207,37 @@ impl Settings {
                 neardup_core::Method::learns_from_corpus(&method)
             }
         }
-        let params = self.method_params()?;
+        // max_df and boilerplate_df are learned from the stream; a method that would still
+        // learn from a corpus without them (a lexicon, IDF weights) has none to learn from.
+        let mut params = self.method_params()?;
+        for name in online_rules::CORPUS_PARAMS {
+            if params.raw(name).is_some() {
+                params.insert(*name, "off");
+            }
+        }
         let learns = registry::with_method(&self.method, &params, Learns)?;
         online_rules::refuse_learning(learns, &self.method, &params, Holder::Collection)
             .map_err(refused)
+    }
+
+    /// How the stream's frequencies are counted, when the collection learns them: its
+    /// method's `max_df` or `boilerplate_df` is set to other than `off`.
+    pub fn frequency_options(&self) -> Option<FrequencyOptions> {
+        let learns = online_rules::CORPUS_PARAMS
+            .iter()
+            .any(|name| self.params.get(*name).is_some_and(|v| v != "off"));
+        let defaults = FrequencyOptions::default();
+        learns.then(|| FrequencyOptions {
+            window: self.frequency_window.unwrap_or(defaults.window),
+            warmup: (self.frequency_warmup).unwrap_or(
+                defaults
+                    .warmup
+                    .min(self.frequency_window.unwrap_or(u64::MAX)),
+            ),
+            memory: (self.frequency_memory).map_or(defaults.memory, |m| {
+                usize::try_from(m).unwrap_or(usize::MAX)
+            }),
+        })
     }
 
     /// The method's parameters with the service's defaults (corpus-learned limits off).
@@ -442,7 +507,9 @@ mod tests {
                 "threshold",
             ),
             (json!({"no_such": 1}), "no_such"),
-            (json!({"method": "minhash", "max_df": "1%"}), "max_df"),
+            (json!({"method": "minhash", "max_df": "lots"}), "max_df"),
+            (json!({"method": "minhash", "weighting": "idf"}), "method"),
+            (json!({"frequency_warmup": 10}), "frequency_window"),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),
             (json!({"method": "imatch"}), "method"),
             (json!({"method": "topn"}), "method"),

@@ -16,6 +16,8 @@ use tokio::sync::oneshot;
 mod access;
 #[path = "service/hostile.rs"]
 mod hostile;
+#[path = "service/learning.rs"]
+mod learning;
 
 const NEWS: &str = "国务院总理李克强今天在北京主持召开国务院常务会议，部署进一步扩大内需的措施，\
                     会议决定加大对基础设施建设的投入，并要求各地加快推进重点项目的审批和开工。";

@@ -68,7 +68,10 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         let prepared: Vec<(M::Sketch, IndexEntry)> = texts
             .iter()
             .map(|text| {
-                let sketch = self.method.sketch(text);
+                let sketch = match &self.learning {
+                    Some(learning) => learning.current().sketch(text),
+                    None => self.method.sketch(text),
+                };
                 let entry = IndexEntry::of(&self.method, &sketch);
                 (sketch, entry)
             })
@@ -176,6 +179,8 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
             recovered_bytes: load(&c.recovered_bytes),
             refused: load(&c.refused),
             stored: load(&c.stored),
+            verified: load(&c.verified),
+            learning: self.learning.as_ref().map(|l| Box::new(l.report())),
         }
     }
 

@@ -121,6 +121,17 @@ impl<M: Registered + 'static> Collection<M> {
             }
         }
         self.count_answers(&answers);
+        if let Some(learning) = &self.learning {
+            // In the order answered; an exact copy of a document held is not counted again.
+            let documents = group.iter().flat_map(|(docs, _)| docs);
+            for (document, answer) in documents.zip(answers.iter().flatten()) {
+                if let Ok(a) = answer {
+                    if a.stored || a.similarity.is_some_and(|s| s < 1.0) {
+                        learning.count(&document.features);
+                    }
+                }
+            }
+        }
         answers
     }
 
@@ -268,6 +279,9 @@ impl<M: Registered + 'static> Collection<M> {
         self.counters
             .candidates_capped
             .fetch_add(left_out, Ordering::Relaxed);
+        self.counters
+            .verified
+            .fetch_add(accepted.candidates.len() as u64, Ordering::Relaxed);
         let mut found: Vec<Match> = accepted
             .candidates
             .iter()

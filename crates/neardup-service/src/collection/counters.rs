@@ -33,6 +33,8 @@ pub struct Counters {
     pub recovered_bytes: AtomicU64,
     /// Candidates left unverified by the per-text cap (template floods).
     pub candidates_capped: AtomicU64,
+    /// Candidates verified (read and compared), for inserts and checks.
+    pub verified: AtomicU64,
 }
 
 /// The file of a collection's counters, kept across restarts.
@@ -42,7 +44,7 @@ pub const ACCEPTED_GAPS_FILE: &str = "accepted-gaps.json";
 
 impl Counters {
     /// The counters by name, as stored in `counters.json` and shown by `stats`.
-    fn all(&self) -> [(&'static str, &AtomicU64); 10] {
+    fn all(&self) -> [(&'static str, &AtomicU64); 11] {
         [
             ("stored", &self.stored),
             ("duplicates", &self.duplicates),
@@ -54,6 +56,7 @@ impl Counters {
             ("partitions_dropped", &self.partitions_dropped),
             ("recovered_bytes", &self.recovered_bytes),
             ("candidates_capped", &self.candidates_capped),
+            ("verified", &self.verified),
         ]
     }
 

@@ -44,6 +44,9 @@ impl<M: Registered + 'static> Collection<M> {
                 .fetch_add((all.len() - MAX_VERIFIED) as u64, Ordering::Relaxed);
             all.truncate(MAX_VERIFIED);
         }
+        self.counters
+            .verified
+            .fetch_add(all.len() as u64, Ordering::Relaxed);
         let mut found = Vec::new();
         for &(_, _, seq) in &all {
             let Some((partition, doc)) = state.doc(seq) else {

@@ -86,6 +86,10 @@ impl<M: Registered + 'static> Collection<M> {
             let partition = Partition::empty(segment, clock.now_ms());
             state.partitions.push_back(partition);
         }
+        let learning = match settings.frequency_options() {
+            Some(options) => Some(super::learning::Learning::new(&method, options)?),
+            None => None,
+        };
         let collection = Arc::new(Collection {
             name: name.to_owned(),
             dir: dir.to_owned(),
@@ -101,6 +105,7 @@ impl<M: Registered + 'static> Collection<M> {
             counters,
             clock,
             activity: Default::default(),
+            learning,
         });
         collection.start_writer()?;
         Ok(collection)

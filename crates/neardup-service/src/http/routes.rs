@@ -74,9 +74,9 @@ pub(super) async fn list_collections(State(state): State<Shared>) -> Answer {
         let mut list = Vec::new();
         for name in service.names() {
             if let Ok(collection) = service.collection(&name) {
-                list.push(ListedCollection::Open(
+                list.push(ListedCollection::Open(Box::new(
                     service.describe(collection.as_ref()),
-                ));
+                )));
             }
         }
         for (name, error) in service.unavailable() {

@@ -1,0 +1,282 @@
+//! Document frequencies learned from a stream: what an online index knows of its corpus.
+//!
+//! A batch run counts its whole corpus before sketching (the corpus pass). An online index
+//! sees one document at a time, forever, so it counts the documents as they arrive over a
+//! sliding window and applies the batch run's rules (`boilerplate_df` lines, `max_df` common
+//! shingles) to the documents that come after:
+//!
+//! - **The window.** [`StreamFrequencies`] keeps [`EPOCHS`] count-min tables
+//!   ([`CorpusStats::count_min`]) of `window / EPOCHS` documents each. When the newest is
+//!   full the oldest is dropped, so the counts cover between 7/8 of the window and the whole
+//!   window: a template that stops recurring is forgotten, one that starts is learned. Memory
+//!   is fixed by [`FrequencyOptions::memory`], whatever the stream.
+//! - **Warm-up.** Nothing is learned before the window holds
+//!   [`FrequencyOptions::warmup`] documents: until then documents are sketched as with the
+//!   limits off (a handful of documents tells nothing of what is frequent, and a fraction
+//!   of them would be a count of one or two).
+//! - **Learning.** At the end of the warm-up, then whenever the documents counted since the
+//!   last learning reach the number counted before it, or an epoch (the doubling keeps early
+//!   learning quick, the epoch bounds its cost later), [`StreamFrequencies::add`] says it is
+//!   time, and [`StreamFrequencies::snapshot`] gives the window's counts as one table for
+//!   [`Method::learn`](neardup_core::Method::learn). Fractions resolve against the documents
+//!   in the window.
+//!
+//! What to count is the front end's rule; the service counts each inserted document that is
+//! not an exact copy of one it holds (the batch run counts distinct contents once), so a text
+//! reposted verbatim a thousand times does not become its own boilerplate.
+//!
+//! A document is sketched with what was learned when it arrived; a stored document keeps its
+//! sketch. Two notices of one template that arrived before its lines were learned keep their
+//! template lines in their sketches, and a later notice (stripped) still finds them when
+//! their other lines agree.
+
+use std::collections::VecDeque;
+
+use neardup_core::{CorpusStats, Error, Result};
+
+/// Tables of the window: the counts cover the last `EPOCHS - 1` full epochs and the newest.
+pub const EPOCHS: usize = 8;
+
+/// The default window: 1,000,000 documents.
+pub const DEFAULT_WINDOW: u64 = 1_000_000;
+/// The default warm-up: 10,000 documents.
+pub const DEFAULT_WARMUP: u64 = 10_000;
+/// The default memory of all the window's tables and the learned snapshot: 36 MiB (4 MiB a
+/// table).
+pub const DEFAULT_MEMORY: usize = 36 << 20;
+
+/// How a stream's frequencies are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrequencyOptions {
+    /// Documents the counts cover at most.
+    pub window: u64,
+    /// Documents counted before anything is learned.
+    pub warmup: u64,
+    /// Bytes of the [`EPOCHS`] tables and the learned snapshot together.
+    pub memory: usize,
+}
+
+impl Default for FrequencyOptions {
+    fn default() -> FrequencyOptions {
+        FrequencyOptions {
+            window: DEFAULT_WINDOW,
+            warmup: DEFAULT_WARMUP,
+            memory: DEFAULT_MEMORY,
+        }
+    }
+}
+
+impl FrequencyOptions {
+    /// Checks the options, naming the field: a window of at least [`EPOCHS`] documents, a
+    /// warm-up of at least one document and at most the window, and at least 64 KiB.
+    ///
+    /// # Errors
+    /// A value out of range, naming its field.
+    pub fn check(&self) -> Result<()> {
+        if self.window < EPOCHS as u64 {
+            return Err(Error::invalid(
+                "frequency_window",
+                format!("{} (at least {EPOCHS} documents)", self.window),
+            ));
+        }
+        if self.warmup == 0 || self.warmup > self.window {
+            return Err(Error::invalid(
+                "frequency_warmup",
+                format!(
+                    "{} (from 1 to the window, {} documents)",
+                    self.warmup, self.window
+                ),
+            ));
+        }
+        if self.memory < 64 << 10 {
+            return Err(Error::invalid(
+                "frequency_memory",
+                format!("{} bytes (at least 65536)", self.memory),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes of one table.
+    fn table_memory(&self) -> usize {
+        self.memory / (EPOCHS + 1)
+    }
+}
+
+/// Document frequencies over a sliding window of a stream (see the module docs).
+#[derive(Debug)]
+pub struct StreamFrequencies {
+    options: FrequencyOptions,
+    epoch_documents: u64,
+    /// Full epochs, oldest first: at most `EPOCHS - 1`.
+    full: VecDeque<CorpusStats>,
+    newest: CorpusStats,
+    /// Documents counted since the start.
+    counted: u64,
+    /// When `counted` reaches this, it is time to learn.
+    next_learning: u64,
+}
+
+impl StreamFrequencies {
+    /// An empty window.
+    ///
+    /// # Errors
+    /// Options [`FrequencyOptions::check`] refuses.
+    pub fn new(options: FrequencyOptions) -> Result<StreamFrequencies> {
+        options.check()?;
+        Ok(StreamFrequencies {
+            options,
+            epoch_documents: options.window / EPOCHS as u64,
+            full: VecDeque::new(),
+            newest: CorpusStats::count_min(options.table_memory()),
+            counted: 0,
+            next_learning: options.warmup,
+        })
+    }
+
+    /// The options.
+    pub fn options(&self) -> FrequencyOptions {
+        self.options
+    }
+
+    /// Counts one document by its distinct features (as
+    /// [`Method::corpus_features`](neardup_core::Method::corpus_features) gives them, without
+    /// repeats). Returns true when it is time to learn ([`StreamFrequencies::snapshot`]).
+    pub fn add(&mut self, features: &[u64]) -> bool {
+        self.newest.add_document(features);
+        self.counted += 1;
+        if self.newest.documents() >= self.epoch_documents {
+            let fresh = CorpusStats::count_min(self.options.table_memory());
+            self.full
+                .push_back(std::mem::replace(&mut self.newest, fresh));
+            while self.full.len() >= EPOCHS {
+                self.full.pop_front();
+            }
+        }
+        if self.counted < self.next_learning || self.documents() < self.options.warmup {
+            return false;
+        }
+        self.next_learning = self.counted + self.counted.min(self.epoch_documents);
+        true
+    }
+
+    /// Documents in the window.
+    pub fn documents(&self) -> u64 {
+        self.full.iter().map(CorpusStats::documents).sum::<u64>() + self.newest.documents()
+    }
+
+    /// Documents counted since the start.
+    pub fn counted(&self) -> u64 {
+        self.counted
+    }
+
+    /// Whether the warm-up is over (the window holds [`FrequencyOptions::warmup`] documents
+    /// or held them once).
+    pub fn is_warm(&self) -> bool {
+        self.counted >= self.options.warmup
+    }
+
+    /// The window's counts as one table.
+    pub fn snapshot(&self) -> CorpusStats {
+        let mut all = CorpusStats::count_min(self.options.table_memory());
+        for table in self.full.iter().chain([&self.newest]) {
+            all.merge(table.clone());
+        }
+        all
+    }
+
+    /// Bytes held: the window's tables (a snapshot costs one more while it is used).
+    pub fn memory_bytes(&self) -> usize {
+        (self.full.iter().chain([&self.newest]))
+            .map(CorpusStats::memory_bytes)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(window: u64, warmup: u64) -> FrequencyOptions {
+        FrequencyOptions {
+            window,
+            warmup,
+            memory: 1 << 20,
+        }
+    }
+
+    /// Learning starts at the warm-up, doubles, then comes once an epoch; the counts cover
+    /// the window and forget what left it.
+    #[test]
+    fn the_window_counts_its_documents_and_says_when_to_learn() {
+        let mut stream = StreamFrequencies::new(options(800, 50)).unwrap();
+        let mut learned_at = Vec::new();
+        for n in 1..=2000u64 {
+            // Feature 1 in the first 400 documents only, feature 2 in every one, feature 3
+            // in every tenth.
+            let mut features = vec![2];
+            if n <= 400 {
+                features.push(1);
+            }
+            if n % 10 == 0 {
+                features.push(3);
+            }
+            if stream.add(&features) {
+                learned_at.push(n);
+            }
+            if n == 400 {
+                let snapshot = stream.snapshot();
+                assert_eq!(snapshot.documents(), 400);
+                assert_eq!(snapshot.document_frequency(1), 400);
+                assert_eq!(snapshot.document_frequency(3), 40);
+            }
+        }
+        assert_eq!(&learned_at[..4], &[50, 100, 200, 300]);
+        assert!(learned_at[4..].windows(2).all(|w| w[1] - w[0] == 100));
+        assert!(!learned_at.is_empty() && stream.is_warm());
+        // 7 full epochs of 100 and an empty newest one: the last 700 documents.
+        let snapshot = stream.snapshot();
+        assert_eq!(stream.documents(), 700);
+        assert_eq!(snapshot.documents(), 700);
+        assert_eq!(snapshot.document_frequency(2), 700);
+        assert_eq!(snapshot.document_frequency(1), 0);
+        assert_eq!(snapshot.document_frequency(3), 70);
+    }
+
+    #[test]
+    fn nothing_is_learned_before_the_warm_up() {
+        let mut stream = StreamFrequencies::new(options(1000, 300)).unwrap();
+        for n in 1..300 {
+            assert!(!stream.add(&[n]), "{n}");
+            assert!(!stream.is_warm());
+        }
+        assert!(stream.add(&[7]));
+        assert!(stream.is_warm());
+    }
+
+    #[test]
+    fn memory_stays_fixed_whatever_the_stream() {
+        let mut stream = StreamFrequencies::new(options(1000, 10)).unwrap();
+        let before = stream.memory_bytes();
+        let features: Vec<u64> = (0..500).collect();
+        for _ in 0..5000 {
+            stream.add(&features);
+        }
+        assert!(stream.memory_bytes() <= before * EPOCHS);
+        assert!(stream.memory_bytes() <= 1 << 20);
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused_by_name() {
+        let refused = |o: FrequencyOptions| o.check().unwrap_err().parameter().to_owned();
+        assert_eq!(refused(options(4, 1)), "frequency_window");
+        assert_eq!(refused(options(100, 0)), "frequency_warmup");
+        assert_eq!(refused(options(100, 101)), "frequency_warmup");
+        let small = FrequencyOptions {
+            memory: 1000,
+            ..FrequencyOptions::default()
+        };
+        assert_eq!(refused(small), "frequency_memory");
+        assert!(FrequencyOptions::default().check().is_ok());
+    }
+}

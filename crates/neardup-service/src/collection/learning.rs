@@ -1,0 +1,137 @@
+//! Frequencies learned from the stream of inserts, for a collection whose method takes
+//! `max_df` or `boilerplate_df` (see [`neardup_engine::stream`]): the counts of a sliding
+//! window, and the method as last learned from them, which sketches every new text.
+//!
+//! The callers' threads sketch with the learned method they find ([`Learning::sketch`]); the
+//! writer counts the documents it answered, in order ([`Learning::count`]), and publishes a
+//! newly learned method when the window says it is time. A check sketches as an insert
+//! arriving at that moment would.
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use neardup_core::hash::mix64;
+use neardup_core::{CorpusStats, Method};
+use neardup_engine::stream::{FrequencyOptions, StreamFrequencies};
+
+use super::lock;
+use crate::api::StreamLearning;
+
+/// The seed of the frequency keys of a sketch's set values (`common_shingles = check`).
+const VALUE_SEED: u64 = 0x7661_6c75_6573_6b65;
+
+/// The frequency-table key of a sketch's set value: top bit clear (line keys have it set),
+/// hashed so that values do not sit next to shingle keys.
+fn value_key(value: u32) -> u64 {
+    mix64(u64::from(value) ^ VALUE_SEED) >> 1
+}
+
+/// The method as learned at some point of the stream.
+pub(super) struct Learned<M: Method> {
+    method: M,
+    /// The window's counts and the limit above which a set value is common, when the method
+    /// marks common values (`max_df` with `common_shingles = check`).
+    common: Option<(Arc<CorpusStats>, u64)>,
+}
+
+impl<M: Method> Learned<M> {
+    /// The sketch of `text`, its common set values marked.
+    pub(super) fn sketch(&self, text: &str) -> M::Sketch {
+        let mut sketch = self.method.sketch(text);
+        if let Some((stats, limit)) = &self.common {
+            let is_common =
+                |value: u32| u64::from(stats.document_frequency(value_key(value))) > *limit;
+            self.method.mark_common(&mut sketch, &is_common);
+        }
+        sketch
+    }
+}
+
+/// A collection's stream learning.
+pub(super) struct Learning<M: Method> {
+    /// The method as configured (limits set, nothing learned).
+    base: M,
+    frequencies: Mutex<StreamFrequencies>,
+    current: RwLock<Arc<Learned<M>>>,
+    /// Times the method was learned.
+    learned: std::sync::atomic::AtomicU64,
+}
+
+impl<M: Method> Learning<M> {
+    /// Learning for `method`, which sketches as with its limits off until the warm-up ends.
+    ///
+    /// # Errors
+    /// Options out of range, naming the field.
+    pub(super) fn new(method: &M, options: FrequencyOptions) -> neardup_core::Result<Self> {
+        Ok(Learning {
+            base: method.clone(),
+            frequencies: Mutex::new(StreamFrequencies::new(options)?),
+            current: RwLock::new(Arc::new(Learned {
+                method: method.clone(),
+                common: None,
+            })),
+            learned: Default::default(),
+        })
+    }
+
+    /// The method as last learned.
+    pub(super) fn current(&self) -> Arc<Learned<M>> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The sketch of `text` with the method as last learned, and the distinct features the
+    /// window counts for it.
+    pub(super) fn sketch(&self, text: &str) -> (M::Sketch, Vec<u64>) {
+        let learned = self.current();
+        let sketch = learned.sketch(text);
+        let mut features = Vec::new();
+        self.base.corpus_features(text, &mut features);
+        if self.base.common_limit(1).is_some() {
+            let values = self.base.frequency_features(&sketch);
+            features.extend(values.iter().map(|&value| value_key(value)));
+        }
+        features.sort_unstable();
+        features.dedup();
+        (sketch, features)
+    }
+
+    /// Counts one answered document; learns again when the window says it is time.
+    pub(super) fn count(&self, features: &[u64]) {
+        let mut frequencies = lock(&self.frequencies);
+        if !frequencies.add(features) {
+            return;
+        }
+        let stats = Arc::new(frequencies.snapshot());
+        drop(frequencies);
+        let mut method = self.base.clone();
+        method.learn(&stats);
+        let common = (method.common_limit(stats.documents())).map(|limit| (stats, limit));
+        let learned = Arc::new(Learned { method, common });
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = learned;
+        self.learned
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What the stats route says of it.
+    pub(super) fn report(&self) -> StreamLearning {
+        let frequencies = lock(&self.frequencies);
+        let current = self.current();
+        let limits = current.method.learned_limits();
+        let limit = |name: &str| {
+            (limits.iter())
+                .find(|(n, _)| *n == name)
+                .map(|&(_, count)| count)
+        };
+        let options = frequencies.options();
+        StreamLearning {
+            window: options.window,
+            warmup: options.warmup,
+            documents: frequencies.documents(),
+            counted: frequencies.counted(),
+            warm: frequencies.is_warm(),
+            learned: self.learned.load(std::sync::atomic::Ordering::Relaxed),
+            max_df: limit("max_df").or(current.common.as_ref().map(|c| c.1)),
+            boilerplate_df: limit("boilerplate_df"),
+            memory_bytes: frequencies.memory_bytes() as u64,
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Frequencies learned from the stream: a collection with `boilerplate_df` or `max_df` counts
+//! its inserts over a window and applies the batch rules to the documents after its warm-up;
+//! and template floods stay bounded for every method.
+
+use serde_json::{json, Value};
+
+use super::{random_text, rt, Server};
+use neardup_service::client::Method;
+use neardup_service::http::HttpConfig;
+
+/// A bank's notice: four template lines around a short body of its own.
+fn notice(i: u64) -> String {
+    format!(
+        "【星辰银行】尊敬的客户您好，以下是您本月的账户变动通知。\n{}。\n本消息由系统自动发送，请勿直接回复本短信。\n如有疑问请拨打客服热线，我们将竭诚为您服务。\n感谢您对我行一直以来的支持与信任，祝您生活愉快。",
+        random_text(70_000 + i, 16).replace('，', "")
+    )
+}
+
+async fn insert_batch(server: &Server, name: &str, ids: std::ops::Range<u64>) -> Vec<Value> {
+    let documents: Vec<Value> = ids
+        .map(|i| json!({"id": format!("n{i}"), "text": notice(i)}))
+        .collect();
+    let (status, answer) = server
+        .call(
+            Method::POST,
+            &format!("/v1/collections/{name}/documents/batch"),
+            Some(json!({"documents": documents})),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    answer["results"].as_array().unwrap().clone()
+}
+
+async fn stats(server: &Server, name: &str) -> Value {
+    let (status, shown) = server
+        .call(Method::GET, &format!("/v1/collections/{name}"), None)
+        .await;
+    assert_eq!(status, 200, "{shown}");
+    shown["stats"].clone()
+}
+
+/// Before the warm-up, two notices of one template are near-duplicates (the template is most
+/// of their text); once the stream has shown the template in enough documents, its lines
+/// leave the similarity: new notices with other bodies are stored, a repost of one is still
+/// found, and the stats say what was learned.
+#[test]
+fn the_stream_learns_a_template_and_its_notices_stop_being_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let settings = json!({
+            "method": "minhash",
+            "boilerplate_df": 20,
+            "frequency_warmup": 100,
+            "frequency_window": 10000,
+        });
+        server.create("bank", settings.clone()).await;
+        server.create("plain", json!({"method": "minhash"})).await;
+        let cold = insert_batch(&server, "bank", 0..100).await;
+        let duplicates = cold.iter().filter(|r| r["stored"] == false).count();
+        assert!(duplicates > 90, "cold: {duplicates} of 100 were duplicates");
+        let learned = stats(&server, "bank").await["learning"].clone();
+        assert_eq!(learned["warm"], true, "{learned}");
+        assert_eq!(learned["documents"], 100, "{learned}");
+        assert_eq!(learned["learned"], 1, "{learned}");
+        assert_eq!(learned["boilerplate_df"], 20, "{learned}");
+        assert_eq!(learned["window"], 10000, "{learned}");
+
+        // Warm: notices with bodies of their own are new, on this collection only.
+        let warm = insert_batch(&server, "bank", 100..150).await;
+        let stored = warm.iter().filter(|r| r["stored"] == true).count();
+        assert_eq!(stored, 50, "warm: {warm:?}");
+        insert_batch(&server, "plain", 0..2).await;
+        let (_, plain) = server.insert("plain", "p", &notice(120)).await;
+        assert_eq!(plain["stored"], false, "without learning: {plain}");
+        // A repost of a warm notice, and a check of it, still find it.
+        let (_, repost) = server.insert("bank", "again", &notice(120)).await;
+        assert_eq!(repost["duplicate_of"], "n120", "{repost}");
+        let matches = server.check("bank", &notice(130)).await;
+        assert_eq!(matches[0]["id"], "n130", "{matches:?}");
+        assert_eq!(matches.len(), 1, "{matches:?}");
+        let learned = stats(&server, "bank").await["learning"].clone();
+        assert_eq!(
+            learned["counted"], 150,
+            "the exact repost is not counted: {learned}"
+        );
+        assert!(stats(&server, "plain").await.get("learning").is_none());
+
+        server.stop().await;
+    });
+    // A restart starts a new window (documented): cold again until the warm-up.
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let learned = stats(&server, "bank").await["learning"].clone();
+        assert_eq!(learned["counted"], 0, "{learned}");
+        assert_eq!(learned["warm"], false, "{learned}");
+        let (_, shown) = server.call(Method::GET, "/v1/collections/bank", None).await;
+        assert_eq!(shown["settings"]["frequency_warmup"], 100, "{shown}");
+        server.stop().await;
+    });
+}
+
+/// The learning settings are checked when the collection is created, naming the field.
+#[test]
+fn learning_settings_are_refused_by_name_when_wrong() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        for (settings, field) in [
+            (json!({"method": "simhash", "frequency_window": 1000}), "frequency_window"),
+            (
+                json!({"method": "minhash", "max_df": 50, "frequency_window": 4}),
+                "frequency_window",
+            ),
+            (
+                json!({"method": "minhash", "max_df": 50, "frequency_window": 1000, "frequency_warmup": 2000}),
+                "frequency_warmup",
+            ),
+            (
+                json!({"method": "minhash", "max_df": 50, "frequency_memory": 10}),
+                "frequency_memory",
+            ),
+            (json!({"method": "minhash", "max_df": "x"}), "max_df"),
+            (
+                json!({"method": "minhash", "frequency_window": "big"}),
+                "frequency_window",
+            ),
+        ] {
+            let (status, answer) = server
+                .call(Method::PUT, "/v1/collections/x", Some(settings.clone()))
+                .await;
+            assert_eq!(status, 422, "{settings}: {answer}");
+            assert_eq!(answer["error"]["field"], field, "{settings}: {answer}");
+        }
+        for settings in [
+            json!({"method": "minhash", "max_df": "1%"}),
+            json!({"method": "minhash", "max_df": 50, "common_shingles": "drop"}),
+            json!({"method": "minhash", "boilerplate_df": "0.05%", "frequency_window": 100000}),
+        ] {
+            let (status, answer) = server
+                .call(Method::PUT, "/v1/collections/ok", Some(settings.clone()))
+                .await;
+            assert_eq!(status, 201, "{settings}: {answer}");
+            let (status, _) = server.call(Method::DELETE, "/v1/collections/ok", None).await;
+            assert_eq!(status, 200);
+        }
+        server.stop().await;
+    });
+}
+
+/// A template flood on every method (and minhash learning it): the memory per insert does
+/// not grow with the flood, and neither do the candidates verified per insert
+/// (at most 128 a text against the stored documents, whatever the flood).
+#[test]
+fn a_template_flood_keeps_memory_and_work_per_document_flat_on_every_method() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let methods = [
+            ("simhash", json!({})),
+            ("minhash", json!({"method": "minhash"})),
+            (
+                "learning",
+                json!({"method": "minhash", "boilerplate_df": 20, "max_df": 50, "frequency_warmup": 200}),
+            ),
+            ("exact", json!({"method": "exact"})),
+            ("join", json!({"method": "join", "threshold": 0.7})),
+            ("edit", json!({"method": "join", "measure": "edit", "threshold": 0.9})),
+        ];
+        for (name, settings) in methods {
+            server.create(name, settings).await;
+            let mut seen = vec![(0, 0, 0)];
+            for half in 0..2u64 {
+                for batch in 0..8u64 {
+                    let first = half * 800 + batch * 100;
+                    insert_batch(&server, name, first..first + 100).await;
+                }
+                let stats = stats(&server, name).await;
+                let documents = stats["documents"].as_u64().unwrap();
+                let memory = stats["memory_bytes"].as_u64().unwrap();
+                let verified = stats["verified"].as_u64().unwrap();
+                seen.push((documents, memory, verified));
+            }
+            let per = |half: usize| {
+                let ((_, m0, v0), (_, m1, v1)) = (seen[half], seen[half + 1]);
+                (m1.saturating_sub(m0) as f64 / 800.0, (v1 - v0) as f64 / 800.0)
+            };
+            let ((memory1, verified1), (memory2, verified2)) = (per(0), per(1));
+            assert!(
+                memory2 <= memory1 * 1.5 + 64.0,
+                "{name}: {memory1:.0} then {memory2:.0} bytes an insert"
+            );
+            // Against the stored documents (128 at most) and the earlier ones of its batch.
+            assert!(verified2 <= 128.0 + 100.0, "{name}: {verified2:.0} verified an insert");
+            assert!(
+                verified2 <= verified1 * 1.5 + 8.0,
+                "{name}: {verified1:.1} then {verified2:.1} verified an insert"
+            );
+        }
+        server.stop().await;
+    });
+}
