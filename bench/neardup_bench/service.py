@@ -64,6 +64,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated sizes where `perf record` samples the server for "
                         "--profile-seconds during the load (multiples of --slice)")
     p.add_argument("--profile-seconds", type=int, default=10)
+    p.add_argument("--corpus", default=TITLES,
+                   help="JSONL corpus the documents are composed from (field text)")
+    p.add_argument("--flood", type=int, default=0,
+                   help="write OUT/notices.jsonl, N notices of one bank template around one "
+                        "title each, and compose the documents from it (a template flood: "
+                        "give configs 1 part)")
 
 
 def rss(pid: int) -> dict:
@@ -114,7 +120,7 @@ def client(args, *rest: str) -> dict:
 def bench(args, name: str, mode: str, requests: int, parts: int, seed: int, start: int,
           prefix: str, batch: int = 1000, concurrency: int = 64) -> dict:
     return client(args, "bench", name, "--mode", mode, "--requests", str(requests), "--batch",
-                  str(batch), "--concurrency", str(concurrency), "--corpus", TITLES,
+                  str(batch), "--concurrency", str(concurrency), "--corpus", args.corpus,
                   "--parts", str(parts), "--seed", str(seed), "--start", str(start),
                   "--id-prefix", prefix)
 
@@ -126,7 +132,7 @@ def load_slices(args, name: str, parts: int, first: int, count: int, out: Path, 
     at its end, and a `perf` profile where asked."""
     cmd = [args.client_bin or args.bin, "client", "--url", f"http://127.0.0.1:{args.port}", "bench", name,
            "--mode", "batch",
-           "--requests", str(count // 1000), "--batch", "1000", "--concurrency", "4", "--corpus", TITLES,
+           "--requests", str(count // 1000), "--batch", "1000", "--concurrency", "4", "--corpus", args.corpus,
            "--parts", str(parts), "--seed", "1", "--start", str(first), "--id-prefix", "L",
            "--slice", str(args.slice)]
     profile_at = {int(x) for x in args.profile_at.split(",") if x}
@@ -247,7 +253,7 @@ def run_config(args, name: str, documents: int, parts: int, settings: str, data_
 def dump_command(args, documents: int, parts: int, prefix: str) -> list[str]:
     """The load generator's documents as JSONL, for the peers."""
     return [args.bin, "client", "bench", "peer", "--mode", "dump", "--requests", str(documents),
-            "--batch", "1", "--corpus", TITLES, "--parts", str(parts), "--seed", "1", "--id-prefix", prefix]
+            "--batch", "1", "--corpus", args.corpus, "--parts", str(parts), "--seed", "1", "--id-prefix", prefix]
 
 
 def check_then_insert(lsh, doc: dict) -> bool:
@@ -348,10 +354,31 @@ def run_redis_peer(args, documents: int, parts: int, out: Path) -> dict:
         shutil.rmtree(data, ignore_errors=True)
 
 
+NOTICE = ("【星辰银行】尊敬的客户您好，以下是您本月的账户变动通知。\n{body}。\n"
+          "本消息由系统自动发送，请勿直接回复本短信。\n如有疑问请拨打客服热线，我们将竭诚为您服务。\n"
+          "感谢您对我行一直以来的支持与信任，祝您生活愉快。")
+
+
+def write_notices(path: Path, count: int) -> Path:
+    """`count` notices of one template, each around a THUCNews title of its own (the
+    template is most of the text: every notice is a near-duplicate of every other by raw
+    similarity)."""
+    with open(TITLES, encoding="utf-8") as titles, open(path, "w", encoding="utf-8") as out:
+        for i, line in enumerate(titles):
+            if i == count:
+                break
+            body = json.loads(line)["text"]
+            out.write(json.dumps({"id": f"notice-{i}", "text": NOTICE.format(body=body)},
+                                 ensure_ascii=False) + "\n")
+    return path
+
+
 def main(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data_root = Path(args.data) if args.data else out
+    if args.flood:
+        args.corpus = str(write_notices(out / "notices.jsonl", args.flood))
     configs = args.config or [
         'default:10000000:8:{}',
         'k3:10000000:8:{"max_distance": 3}',

@@ -156,8 +156,12 @@ impl Tiered {
     }
 
     fn level(entries: &[(u64, u64)], max_distance: u32) -> Result<HammingIndex> {
+        Self::level_from(entries.to_vec(), max_distance)
+    }
+
+    fn level_from(entries: Vec<(u64, u64)>, max_distance: u32) -> Result<HammingIndex> {
         let blocks = Self::blocks(max_distance, entries.len().max(LEVEL_BASE));
-        HammingIndex::build_dense(entries, max_distance, Some(blocks))
+        HammingIndex::build_dense_from(entries, max_distance, Some(blocks))
             .map_err(|e| Error::invalid("max_distance", e.to_string()))
     }
 
@@ -205,11 +209,15 @@ impl Tiered {
     /// A `max_distance` the Hamming index refuses.
     pub fn build_merge(&self, plan: MergePlan) -> Result<HammingIndex> {
         let frozen = self.levels.len() - 1;
-        let mut entries: Vec<(u64, u64)> = Vec::new();
-        for level in &self.levels[frozen - plan.count..frozen] {
-            entries.extend(level.entries());
+        let merged = &self.levels[frozen - plan.count..frozen];
+        let count = merged.iter().map(HammingIndex::len).sum();
+        let (mut ids, mut fingerprints) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for level in merged {
+            level.extend_columns(&mut ids, &mut fingerprints);
         }
-        Self::level(&entries, self.max_distance)
+        let blocks = Self::blocks(self.max_distance, count.max(LEVEL_BASE));
+        HammingIndex::build_dense_columns(ids, fingerprints, self.max_distance, Some(blocks))
+            .map_err(|e| Error::invalid("max_distance", e.to_string()))
     }
 
     /// Installs what [`Tiered::build_merge`] built for `plan`; nothing may have changed the
@@ -238,7 +246,7 @@ impl Tiered {
             } else {
                 let entries: Vec<(u64, u64)> =
                     level.entries().into_iter().filter(|e| e.0 >= seq).collect();
-                kept.push(Self::level(&entries, self.max_distance)?);
+                kept.push(Self::level_from(entries, self.max_distance)?);
             }
         }
         self.levels = kept;

@@ -267,17 +267,65 @@ impl HammingIndex {
         max_distance: u32,
         blocks: Option<u32>,
     ) -> Result<HammingIndex, HammingError> {
+        Self::build_dense_from(entries.to_vec(), max_distance, blocks)
+    }
+
+    /// [`HammingIndex::build_dense`] taking the entries (no copy; entries already sorted by
+    /// id, as the levels of an online index give them, are not sorted again).
+    ///
+    /// # Errors
+    /// As [`HammingIndex::build`].
+    pub fn build_dense_from(
+        mut entries: Vec<(u64, u64)>,
+        max_distance: u32,
+        blocks: Option<u32>,
+    ) -> Result<HammingIndex, HammingError> {
         let mut index = Self::build(&[], max_distance, blocks)?;
         index.dense = true;
         if entries.is_empty() {
             return Ok(index);
         }
-        let mut sorted = entries.to_vec();
-        sorted.par_sort_unstable_by_key(|e| e.0);
-        if let Some(pair) = sorted.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        if !entries.is_sorted_by_key(|e| e.0) {
+            entries.par_sort_unstable_by_key(|e| e.0);
+        }
+        if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
             return Err(HammingError::DuplicateId(pair[0].0));
         }
-        index.install(sorted);
+        index.install(entries);
+        Ok(index)
+    }
+
+    /// [`HammingIndex::build_dense`] from ids and their fingerprints in two columns of the
+    /// same length (a merge gathers them so: no vector of pairs in between). Ids in
+    /// increasing order are taken as they are; others are sorted first.
+    ///
+    /// # Errors
+    /// As [`HammingIndex::build`]; columns of different lengths are a parameter error.
+    pub fn build_dense_columns(
+        ids: Vec<u64>,
+        fingerprints: Vec<u64>,
+        max_distance: u32,
+        blocks: Option<u32>,
+    ) -> Result<HammingIndex, HammingError> {
+        if ids.len() != fingerprints.len() {
+            return Err(HammingError::Parameter(format!(
+                "{} ids for {} fingerprints",
+                ids.len(),
+                fingerprints.len()
+            )));
+        }
+        if !ids.is_sorted() {
+            let entries = ids.into_iter().zip(fingerprints).collect();
+            return Self::build_dense_from(entries, max_distance, blocks);
+        }
+        let mut index = Self::build(&[], max_distance, blocks)?;
+        index.dense = true;
+        if let Some(pair) = ids.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(HammingError::DuplicateId(pair[0]));
+        }
+        if !ids.is_empty() {
+            index.install_columns(ids, fingerprints);
+        }
         Ok(index)
     }
 
@@ -337,9 +385,16 @@ impl HammingIndex {
 
     /// Makes `entries` (sorted by id, distinct) the merged slots and builds the tables.
     fn install(&mut self, entries: Vec<(u64, u64)>) {
-        self.ids = entries.iter().map(|e| e.0).collect();
-        self.fingerprints = entries.iter().map(|e| e.1).collect();
+        let ids = entries.iter().map(|e| e.0).collect();
+        let fingerprints = entries.iter().map(|e| e.1).collect();
         drop(entries);
+        self.install_columns(ids, fingerprints);
+    }
+
+    /// [`HammingIndex::install`] from the two columns (same length, ids sorted, distinct).
+    fn install_columns(&mut self, ids: Vec<u64>, fingerprints: Vec<u64>) {
+        self.ids = ids;
+        self.fingerprints = fingerprints;
         let count = self.ids.len();
         self.live = vec![u64::MAX; count / 64];
         if !count.is_multiple_of(64) {
@@ -598,10 +653,28 @@ impl HammingIndex {
     /// Every live `(id, fingerprint)`, in slot order (merged ones by id, then the buffer in
     /// insertion order).
     pub fn entries(&self) -> Vec<(u64, u64)> {
-        (0..self.ids.len())
-            .filter(|&slot| self.is_live(slot))
-            .map(|slot| (self.ids[slot], self.fingerprints[slot]))
-            .collect()
+        let mut entries = Vec::with_capacity(self.len());
+        self.extend_entries(&mut entries);
+        entries
+    }
+
+    /// Appends [`HammingIndex::entries`] to `out` (a merge gathers several indexes in one
+    /// vector).
+    pub fn extend_entries(&self, out: &mut Vec<(u64, u64)>) {
+        out.extend(
+            (0..self.ids.len())
+                .filter(|&slot| self.is_live(slot))
+                .map(|slot| (self.ids[slot], self.fingerprints[slot])),
+        );
+    }
+
+    /// Appends the live ids to `ids` and their fingerprints to `fingerprints`, in the order
+    /// of [`HammingIndex::entries`].
+    pub fn extend_columns(&self, ids: &mut Vec<u64>, fingerprints: &mut Vec<u64>) {
+        for slot in (0..self.ids.len()).filter(|&slot| self.is_live(slot)) {
+            ids.push(self.ids[slot]);
+            fingerprints.push(self.fingerprints[slot]);
+        }
     }
 
     /// The index as bytes: magic `NDHX`, version, max distance, blocks, count, then `(id,
@@ -915,6 +988,36 @@ mod tests {
         // The read bound still holds: 64 x 10 reads per value.
         let (found, unread) = index.query_within(0xABCD, 3, 10).unwrap();
         assert!(found.is_empty() && unread > 0, "{found:?} {unread}");
+    }
+
+    /// Columns build the same index as pairs, sorted or not; a repeated id and columns of
+    /// different lengths are refused.
+    #[test]
+    fn dense_indexes_from_columns_answer_as_from_pairs() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut entries: Vec<(u64, u64)> = (0..5000u64)
+            .map(|id| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (id * 3, state)
+            })
+            .collect();
+        let reference = HammingIndex::build_dense(&entries, 3, Some(4)).unwrap();
+        entries.swap(10, 4000);
+        for entries in [&entries[..], &reference.entries()[..]] {
+            let (ids, fingerprints) = entries.iter().copied().unzip();
+            let index = HammingIndex::build_dense_columns(ids, fingerprints, 3, Some(4)).unwrap();
+            assert_eq!(index.entries(), reference.entries());
+            for &(_, fingerprint) in entries.iter().step_by(97) {
+                let query = fingerprint ^ 0b1001;
+                assert_eq!(index.query(query, 3), reference.query(query, 3));
+            }
+        }
+        let repeated = HammingIndex::build_dense_columns(vec![1, 1], vec![5, 6], 3, None);
+        assert_eq!(repeated.unwrap_err(), HammingError::DuplicateId(1));
+        let uneven = HammingIndex::build_dense_columns(vec![1, 2], vec![5], 3, None);
+        assert!(matches!(uneven, Err(HammingError::Parameter(_))));
     }
 
     #[test]

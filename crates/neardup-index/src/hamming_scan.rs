@@ -35,27 +35,25 @@ pub(crate) fn scan_within(
     scan_generic(run, fingerprint, k, hit)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
-unsafe fn scan_avx512(
-    run: &[u32],
-    fingerprint: u32,
-    k: u32,
-    hit: &mut impl FnMut(usize) -> ControlFlow<()>,
-) -> usize {
-    scan_generic(run, fingerprint, k, hit)
+/// [`scan_generic`] compiled with `features` enabled, as an `unsafe fn` (the caller checks
+/// that the CPU has them).
+macro_rules! scan_with {
+    ($name:ident, $features:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        unsafe fn $name(
+            run: &[u32],
+            fingerprint: u32,
+            k: u32,
+            hit: &mut impl FnMut(usize) -> ControlFlow<()>,
+        ) -> usize {
+            scan_generic(run, fingerprint, k, hit)
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-unsafe fn scan_popcnt(
-    run: &[u32],
-    fingerprint: u32,
-    k: u32,
-    hit: &mut impl FnMut(usize) -> ControlFlow<()>,
-) -> usize {
-    scan_generic(run, fingerprint, k, hit)
-}
+scan_with!(scan_avx512, "avx512f,avx512vpopcntdq,popcnt");
+scan_with!(scan_popcnt, "popcnt");
 
 /// Sixteen residuals a step: the comparisons have no branch, so the compiler vectorises
 /// them where the target allows; a step with no fingerprint within `k` costs no call.
