@@ -224,6 +224,10 @@ pub struct StreamLearning {
     pub max_df: Option<u64>,
     /// The boilerplate-line limit in documents, as last learned.
     pub boilerplate_df: Option<u64>,
+    /// True when the line counts were too crowded to tell the limit apart (a count-min
+    /// cell holds on average more than a quarter of `boilerplate_df`): no line is removed.
+    /// Raise `frequency_memory`, or give `boilerplate_df` as a fraction of the window.
+    pub saturated: bool,
     /// Bytes of the window's tables.
     pub memory_bytes: u64,
 }

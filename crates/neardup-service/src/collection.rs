@@ -224,7 +224,7 @@ struct Prepared<M: Method> {
     sketch: M::Sketch,
     entry: IndexEntry,
     /// The features the stream's frequencies count for it (empty without learning).
-    features: Vec<u64>,
+    features: learning::Features,
 }
 
 enum Job<M: Method> {
@@ -288,7 +288,7 @@ impl<M: Registered + 'static> Collection<M> {
     fn prepare(&self, document: NewDocument) -> Prepared<M> {
         let (sketch, features) = match &self.learning {
             Some(learning) => learning.sketch(&document.text),
-            None => (self.method.sketch(&document.text), Vec::new()),
+            None => (self.method.sketch(&document.text), Default::default()),
         };
         let entry = IndexEntry::of(&self.method, &sketch);
         Prepared {

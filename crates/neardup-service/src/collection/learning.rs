@@ -46,11 +46,23 @@ impl<M: Method> Learned<M> {
     }
 }
 
+/// What one document adds to the window: the keys of its lines (and of its shingles, for
+/// `common_shingles = drop`), and the keys of its sketch's set values (for `max_df` with
+/// `common_shingles = check`), counted in a table of their own so that the many values of
+/// every document do not drown the few lines in one count-min table.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Features {
+    corpus: Vec<u64>,
+    values: Vec<u64>,
+}
+
 /// A collection's stream learning.
 pub(super) struct Learning<M: Method> {
     /// The method as configured (limits set, nothing learned).
     base: M,
     frequencies: Mutex<StreamFrequencies>,
+    /// The set values' counts, when the method marks common values.
+    values: Option<Mutex<StreamFrequencies>>,
     current: RwLock<Arc<Learned<M>>>,
     /// Times the method was learned.
     learned: std::sync::atomic::AtomicU64,
@@ -62,9 +74,14 @@ impl<M: Method> Learning<M> {
     /// # Errors
     /// Options out of range, naming the field.
     pub(super) fn new(method: &M, options: FrequencyOptions) -> neardup_core::Result<Self> {
+        let values = match method.common_limit(1) {
+            Some(_) => Some(Mutex::new(StreamFrequencies::new(options)?)),
+            None => None,
+        };
         Ok(Learning {
             base: method.clone(),
             frequencies: Mutex::new(StreamFrequencies::new(options)?),
+            values,
             current: RwLock::new(Arc::new(Learned {
                 method: method.clone(),
                 common: None,
@@ -80,31 +97,42 @@ impl<M: Method> Learning<M> {
 
     /// The sketch of `text` with the method as last learned, and the distinct features the
     /// window counts for it.
-    pub(super) fn sketch(&self, text: &str) -> (M::Sketch, Vec<u64>) {
+    pub(super) fn sketch(&self, text: &str) -> (M::Sketch, Features) {
         let learned = self.current();
         let sketch = learned.sketch(text);
-        let mut features = Vec::new();
-        self.base.corpus_features(text, &mut features);
-        if self.base.common_limit(1).is_some() {
+        let mut features = Features::default();
+        self.base.corpus_features(text, &mut features.corpus);
+        features.corpus.sort_unstable();
+        features.corpus.dedup();
+        if self.values.is_some() {
             let values = self.base.frequency_features(&sketch);
-            features.extend(values.iter().map(|&value| value_key(value)));
+            features.values = values.iter().map(|&value| value_key(value)).collect();
+            features.values.sort_unstable();
+            features.values.dedup();
         }
-        features.sort_unstable();
-        features.dedup();
         (sketch, features)
     }
 
     /// Counts one answered document; learns again when the window says it is time.
-    pub(super) fn count(&self, features: &[u64]) {
+    pub(super) fn count(&self, features: &Features) {
+        let values = self.values.as_ref().map(|values| {
+            let mut values = lock(values);
+            values.add(&features.values);
+            values
+        });
         let mut frequencies = lock(&self.frequencies);
-        if !frequencies.add(features) {
+        if !frequencies.add(&features.corpus) {
             return;
         }
         let stats = Arc::new(frequencies.snapshot());
         drop(frequencies);
+        let values = values.map(|values| Arc::new(values.snapshot()));
         let mut method = self.base.clone();
         method.learn(&stats);
-        let common = (method.common_limit(stats.documents())).map(|limit| (stats, limit));
+        let common = values.and_then(|values| {
+            let limit = method.common_limit(values.documents())?;
+            Some((values, limit))
+        });
         let learned = Arc::new(Learned { method, common });
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = learned;
         self.learned
@@ -131,7 +159,10 @@ impl<M: Method> Learning<M> {
             learned: self.learned.load(std::sync::atomic::Ordering::Relaxed),
             max_df: limit("max_df").or(current.common.as_ref().map(|c| c.1)),
             boilerplate_df: limit("boilerplate_df"),
-            memory_bytes: frequencies.memory_bytes() as u64,
+            saturated: limit("table_saturated").is_some(),
+            memory_bytes: (frequencies.memory_bytes()
+                + (self.values.as_ref()).map_or(0, |values| lock(values).memory_bytes()))
+                as u64,
         }
     }
 }

@@ -65,6 +65,7 @@ fn the_stream_learns_a_template_and_its_notices_stop_being_duplicates() {
         assert_eq!(learned["learned"], 1, "{learned}");
         assert_eq!(learned["boilerplate_df"], 20, "{learned}");
         assert_eq!(learned["window"], 10000, "{learned}");
+        assert_eq!(learned["saturated"], false, "{learned}");
 
         // Warm: notices with bodies of their own are new, on this collection only.
         let warm = insert_batch(&server, "bank", 100..150).await;
