@@ -280,19 +280,11 @@ impl HammingIndex {
         max_distance: u32,
         blocks: Option<u32>,
     ) -> Result<HammingIndex, HammingError> {
-        let mut index = Self::build(&[], max_distance, blocks)?;
-        index.dense = true;
-        if entries.is_empty() {
-            return Ok(index);
-        }
         if !entries.is_sorted_by_key(|e| e.0) {
             entries.par_sort_unstable_by_key(|e| e.0);
         }
-        if let Some(pair) = entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-            return Err(HammingError::DuplicateId(pair[0].0));
-        }
-        index.install(entries);
-        Ok(index)
+        let (ids, fingerprints) = entries.into_iter().unzip();
+        Self::build_dense_columns(ids, fingerprints, max_distance, blocks)
     }
 
     /// [`HammingIndex::build_dense`] from ids and their fingerprints in two columns of the
