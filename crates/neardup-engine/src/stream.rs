@@ -44,6 +44,8 @@ pub const DEFAULT_WARMUP: u64 = 10_000;
 /// The default memory of all the window's tables and the learned snapshot: 36 MiB (4 MiB a
 /// table).
 pub const DEFAULT_MEMORY: usize = 36 << 20;
+/// The most memory the tables may take: 4 GiB.
+pub const MAX_MEMORY: usize = 4 << 30;
 
 /// How a stream's frequencies are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +70,8 @@ impl Default for FrequencyOptions {
 
 impl FrequencyOptions {
     /// Checks the options, naming the field: a window of at least [`EPOCHS`] documents, a
-    /// warm-up of at least one document and at most the window, and at least 64 KiB.
+    /// warm-up of at least one document and at most the window, and from 64 KiB to
+    /// [`MAX_MEMORY`].
     ///
     /// # Errors
     /// A value out of range, naming its field.
@@ -88,10 +91,10 @@ impl FrequencyOptions {
                 ),
             ));
         }
-        if self.memory < 64 << 10 {
+        if !(64 << 10..=MAX_MEMORY).contains(&self.memory) {
             return Err(Error::invalid(
                 "frequency_memory",
-                format!("{} bytes (at least 65536)", self.memory),
+                format!("{} bytes (from 65536 to {MAX_MEMORY})", self.memory),
             ));
         }
         Ok(())
@@ -277,6 +280,11 @@ mod tests {
             ..FrequencyOptions::default()
         };
         assert_eq!(refused(small), "frequency_memory");
+        let huge = FrequencyOptions {
+            memory: MAX_MEMORY + 1,
+            ..FrequencyOptions::default()
+        };
+        assert_eq!(refused(huge), "frequency_memory");
         assert!(FrequencyOptions::default().check().is_ok());
     }
 }

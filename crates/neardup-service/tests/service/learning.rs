@@ -121,6 +121,14 @@ fn learning_settings_are_refused_by_name_when_wrong() {
                 json!({"method": "minhash", "max_df": 50, "frequency_memory": 10}),
                 "frequency_memory",
             ),
+            (
+                json!({"method": "minhash", "max_df": 50, "frequency_memory": u64::MAX}),
+                "frequency_memory",
+            ),
+            (
+                json!({"method": "minhash", "max_df": 50, "frequency_window": u64::MAX, "frequency_warmup": 0}),
+                "frequency_warmup",
+            ),
             (json!({"method": "minhash", "max_df": "x"}), "max_df"),
             (
                 json!({"method": "minhash", "frequency_window": "big"}),
