@@ -86,6 +86,10 @@ enum Command {
     /// Build a near-duplicate benchmark from a corpus: edited copies, hard negatives, truth.
     #[cfg(feature = "synth")]
     Synth(synth::SynthArgs),
+    /// Write a flood of short notices made from templates (SMS, dated headers, inline
+    /// wrappers), each sent 1-4 times with light edits, and its truths.
+    #[cfg(feature = "synth")]
+    SynthNotices(synth::NoticesArgs),
     /// Sweep thresholds, shingle sizes and permutations on a labelled sample; recommend one.
     Tune(Box<tune::TuneArgs>),
     /// Write the SimHash fingerprint of every document: {"id", "fingerprint": "<hex>"}.
@@ -113,6 +117,8 @@ impl Command {
             Command::Report(args) => args.quiet,
             #[cfg(feature = "synth")]
             Command::Synth(args) => args.quiet,
+            #[cfg(feature = "synth")]
+            Command::SynthNotices(args) => args.quiet,
             _ => false,
         }
     }
@@ -142,6 +148,8 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::eval(args),
         #[cfg(feature = "synth")]
         Command::Synth(args) => synth::synth(args),
+        #[cfg(feature = "synth")]
+        Command::SynthNotices(args) => synth::notices(args),
         Command::Tune(args) => tune::tune(args),
         Command::Fingerprint(args) => fingerprint::fingerprint(args),
         Command::Hamming(args) => fingerprint::hamming(args),

@@ -122,3 +122,71 @@ fn print_synth_summary(summary: &neardup_eval::synth::Summary) {
         );
     }
 }
+
+/// `neardup synth-notices`: a flood of short notices made from templates, with two truths.
+#[derive(Args)]
+pub struct NoticesArgs {
+    /// Output flood (JSONL): {"id": "n<N>-c<K>", "text"}, shuffled with the seed.
+    #[arg(short, long)]
+    output: String,
+    /// Output notice truth (JSONL): {"id", "cluster": "n<N>", "category": <template>}; copies
+    /// of one notice are duplicates, two fillings of one template are not.
+    #[arg(long)]
+    truth: String,
+    /// Output template truth (JSONL): {"id", "cluster": <template>}, the truth of
+    /// `--templates duplicate` (every filling of one template in one cluster).
+    #[arg(long)]
+    template_truth: Option<String>,
+    /// What the flood is made of: `sms` (bank, parcel, train, code, power-bill, exam notices,
+    /// Chinese and English), `headers` (posts under a dated header line), `wrappers` (short
+    /// posts with an inline wrapper), `mixed` (a third each).
+    #[arg(long, default_value = "sms")]
+    shape: neardup_eval::synth::notices::FloodShape,
+    /// Distinct notices; each is sent 1 to --max-copies times with light edits.
+    #[arg(long, default_value_t = 5000)]
+    notices: usize,
+    /// Most copies of one notice.
+    #[arg(long, default_value_t = 4)]
+    max_copies: usize,
+    /// Seed of every random choice: the same options give the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Post bodies for `headers`, `wrappers` and `mixed` (one a record, distinct; random
+    /// Chinese text when absent or used up).
+    #[arg(long)]
+    bodies: Vec<String>,
+    /// No summary.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    /// Where the text and the id of --bodies are.
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+pub fn notices(args: &NoticesArgs) -> anyhow::Result<()> {
+    use neardup_eval::synth::notices::FloodOptions;
+    use neardup_eval::synth_io::{run_notices, NoticesConfig};
+
+    let config = NoticesConfig {
+        bodies: args.bodies.clone(),
+        input: args.input.options(),
+        corpus: args.output.clone(),
+        truth: args.truth.clone(),
+        template_truth: args.template_truth.clone(),
+        options: FloodOptions {
+            shape: args.shape,
+            notices: args.notices,
+            max_copies: args.max_copies,
+            seed: args.seed,
+        },
+    };
+    let documents = run_notices(&config)?;
+    if !args.quiet {
+        eprintln!(
+            "neardup: {documents} documents, copies of {} {} notices",
+            args.notices,
+            args.shape.name()
+        );
+    }
+    Ok(())
+}

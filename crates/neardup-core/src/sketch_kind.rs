@@ -33,11 +33,14 @@ pub enum SketchKind {
     /// `minhash` with the slot check: the numbers of the text, then the sketch in one of
     /// the other minhash kinds.
     SlottedMinHash = 11,
+    /// `minhash` with the slot check, the order of its digits known: the numbers, a hash of
+    /// the digits in text order, then the sketch in one of kinds 2, 4 and 10.
+    OrderedSlotsMinHash = 12,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 11] = [
+    pub const ALL: [SketchKind; 12] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -49,6 +52,7 @@ impl SketchKind {
         SketchKind::Sentences,
         SketchKind::ScaledMinHash,
         SketchKind::SlottedMinHash,
+        SketchKind::OrderedSlotsMinHash,
     ];
 
     /// The byte written after the version.
@@ -75,6 +79,7 @@ impl SketchKind {
             SketchKind::Sentences => "sentences",
             SketchKind::ScaledMinHash => "minhash by length",
             SketchKind::SlottedMinHash => "minhash with slots",
+            SketchKind::OrderedSlotsMinHash => "minhash with ordered slots",
         }
     }
 }
@@ -101,7 +106,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(12), None);
+        assert_eq!(SketchKind::from_byte(13), None);
     }
 
     #[test]
@@ -123,6 +128,7 @@ mod tests {
                 (SketchKind::Sentences, 9),
                 (SketchKind::ScaledMinHash, 10),
                 (SketchKind::SlottedMinHash, 11),
+                (SketchKind::OrderedSlotsMinHash, 12),
             ]
         );
     }

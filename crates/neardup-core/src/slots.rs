@@ -68,6 +68,41 @@ pub fn number_slots(normalized: &str) -> Vec<u32> {
     slots
 }
 
+/// A hash of the ASCII digits of normalised text in text order, whatever separates them
+/// (never 0); 0 for a text without digits. Two copies of one notice have their numbers in
+/// the same order even where an edit put a space inside one (a space every 20 characters
+/// splits a long number in two); two fillings of one template differ here, even where they
+/// share some of their numbers (a month, a seat), because the template puts each number in
+/// its place.
+pub fn digit_order(normalized: &str) -> u32 {
+    let digits: Vec<u8> = normalized.bytes().filter(u8::is_ascii_digit).collect();
+    match digits.is_empty() {
+        true => 0,
+        false => ((hash64(&digits) >> 32) as u32).max(1),
+    }
+}
+
+/// Whether two texts that are both made mostly of a template's fixed text (a crowd's
+/// common features) agree on their slots: they do when their digits come in the same order
+/// ([`digit_order`]; two copies of a notice), or when one side has no number the other
+/// lacks (a copy cut short or with a number added); two fillings, each with a number of its
+/// own in its place, do not, however many numbers they share. `order_a` or `order_b` 0
+/// (unknown: an older sketch) falls back to [`slots_agree`].
+pub fn template_slots_agree(
+    (a, order_a): (&[u32], u32),
+    (b, order_b): (&[u32], u32),
+    agreement: f64,
+) -> bool {
+    if order_a == 0 || order_b == 0 {
+        return slots_agree(a, b, agreement);
+    }
+    if order_a == order_b {
+        return true;
+    }
+    let shared = crate::measure::intersection_size(a, b);
+    (a.len() - shared).min(b.len() - shared) == 0
+}
+
 /// Whether two sorted slot multisets ([`number_slots`]) agree: true unless each side has at
 /// least [`SLOT_MISMATCHES`] slots the other lacks and their multiset Jaccard is under
 /// `agreement`.
@@ -153,6 +188,52 @@ mod tests {
             DEFAULT_SLOT_AGREEMENT
         ));
         assert!(slots_agree(&a, &slots("just 7"), DEFAULT_SLOT_AGREEMENT));
+    }
+
+    fn ordered(text: &str) -> (Vec<u32>, u32) {
+        let normalized = Normalizer::default().normalize(text);
+        (number_slots(&normalized), digit_order(&normalized))
+    }
+
+    #[test]
+    fn fillings_of_a_template_disagree_in_place_even_sharing_numbers() {
+        let exam = |name: &str, numbers: [u32; 5]| {
+            let [month, day, hour, room, seat] = numbers;
+            ordered(&format!(
+                "【南京教育考试院】{name}同学您好，您报名的考试将于{month}月{day}日{hour}点开始，\
+                 考场为第{room}考场，座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
+            ))
+        };
+        let a = exam("王伟", [3, 16, 9, 12, 7]);
+        // Two of five shared: the multiset check lets them through, the order does not.
+        let b = exam("李娜", [3, 8, 10, 12, 21]);
+        assert!(slots_agree(&a.0, &b.0, DEFAULT_SLOT_AGREEMENT));
+        let ab = ((a.0.as_slice(), a.1), (b.0.as_slice(), b.1));
+        assert!(!template_slots_agree(ab.0, ab.1, DEFAULT_SLOT_AGREEMENT));
+        // One number of its own on each side is a filling too.
+        let c = exam("王伟", [3, 16, 9, 12, 8]);
+        assert!(!template_slots_agree(
+            ab.0,
+            (&c.0, c.1),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // A copy with a space inside a number, a forwarding prefix, or cut short agrees.
+        let text = "【铁路客服】订单E183152144，刘婷您已购4月10日G300次11车14C号。";
+        let spaced = ordered(&text.replace("E183152144", "E18315214 4"));
+        let whole = ordered(text);
+        let forwarded = ordered(&format!("转发：{text}"));
+        let cut = ordered("【铁路客服】订单E183152144，刘婷您已购4月10日G300次");
+        for copy in [&spaced, &forwarded, &cut] {
+            let pair = ((whole.0.as_slice(), whole.1), (copy.0.as_slice(), copy.1));
+            assert!(template_slots_agree(pair.0, pair.1, DEFAULT_SLOT_AGREEMENT));
+        }
+        // An unknown order (an older sketch) is the multiset check.
+        assert!(template_slots_agree(
+            (&a.0, 0),
+            (&b.0, b.1),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        assert_eq!(digit_order("no digits"), 0);
     }
 
     #[test]

@@ -56,9 +56,11 @@ proptest! {
         let mut headed = b"ND\x01\x02".to_vec();
         headed.extend_from_slice(&bytes);
         let _ = MinHashSketch::decode(&headed);
-        let mut slotted = b"ND\x01\x0b".to_vec();
-        slotted.extend_from_slice(&bytes);
-        let _ = MinHashSketch::decode(&slotted);
+        for kind in [b"ND\x01\x0b", b"ND\x01\x0c"] {
+            let mut slotted = kind.to_vec();
+            slotted.extend_from_slice(&bytes);
+            let _ = MinHashSketch::decode(&slotted);
+        }
     }
 }
 
@@ -77,8 +79,8 @@ fn the_format_of_a_sketch_is_pinned() {
     assert_eq!(&bytes[..4], b"ND\x01\x02");
     // identity, then 2 signature values, then the verification set (3 shingles of 5).
     assert_eq!(bytes.len(), 4 + 16 + (4 + 2 * 4) + (4 + 3 * 4));
-    // With slots: kind 11, the numbers (one short, one long counted three times), then the
-    // sketch of kind 2 as above.
+    // With slots: kind 12, the numbers (one short, one long counted three times), the hash
+    // of the digits in order, then the sketch of kind 2 as above.
     let slotted = MinHashBuilder::new()
         .permutations(2)
         .slots(Slots::Numbers, 0.2)
@@ -86,9 +88,18 @@ fn the_format_of_a_sketch_is_pinned() {
         .unwrap();
     let mut with_numbers = Vec::new();
     slotted.sketch("abcdefg 7 123456").encode(&mut with_numbers);
-    assert_eq!(&with_numbers[..4], b"ND\x01\x0b");
+    assert_eq!(&with_numbers[..4], b"ND\x01\x0c");
     assert_eq!(&with_numbers[4..8], &4u32.to_le_bytes());
-    assert_eq!(&with_numbers[24..28], b"ND\x01\x02");
+    assert_eq!(&with_numbers[24..28], &1u32.to_le_bytes());
+    assert_eq!(&with_numbers[32..36], b"ND\x01\x02");
+    // Kind 11 (slots without their order, as written before kind 12) still decodes.
+    let mut older = b"ND\x01\x0b".to_vec();
+    older.extend_from_slice(&with_numbers[4..24]);
+    older.extend_from_slice(&with_numbers[32..]);
+    let decoded = MinHashSketch::decode(&older).unwrap();
+    let mut again = Vec::new();
+    decoded.encode(&mut again);
+    assert_eq!(again, older);
     // A text without numbers is encoded as before.
     let mut without = Vec::new();
     slotted.sketch("abcdefg").encode(&mut without);

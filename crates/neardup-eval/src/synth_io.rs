@@ -16,6 +16,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::synth::notices::{notice_flood, FloodOptions};
 use crate::synth::{Benchmark, Summary, SynthOptions, Synthesizer};
 use neardup_pipeline::input::{read_inputs, InputOptions, Record};
 use neardup_pipeline::output::{commit_all, write_json_lines, AtomicOutput};
@@ -67,6 +68,84 @@ pub fn run_synth(config: &SynthConfig) -> Result<Summary> {
     write_json_lines(&mut truth_out, truth_rows(&benchmark))?;
     commit_all(vec![corpus_out, truth_out])?;
     Ok(benchmark.summary)
+}
+
+/// Everything one `neardup synth-notices` run needs.
+#[derive(Debug, Clone)]
+pub struct NoticesConfig {
+    /// Post bodies (`--bodies`; read as a corpus), none for random text.
+    pub bodies: Vec<String>,
+    /// How to read them.
+    pub input: InputOptions,
+    /// Where the flood goes (JSON lines `{"id", "text"}`).
+    pub corpus: String,
+    /// Where the notice truth goes (`{"id", "cluster", "category"}`: the notice, the template).
+    pub truth: String,
+    /// Where the template truth goes (`{"id", "cluster"}`: the template), if anywhere.
+    pub template_truth: Option<String>,
+    /// The generator's parameters.
+    pub options: FloodOptions,
+}
+
+/// Writes a notice flood ([`crate::synth::notices`]) and its truths; returns the number of
+/// documents.
+///
+/// # Errors
+/// An output that cannot be created or written, two outputs or an input and an output that
+/// are the same file, and the errors of [`read_inputs`] for the bodies.
+pub fn run_notices(config: &NoticesConfig) -> Result<usize> {
+    let inputs: Vec<&str> = config.bodies.iter().map(String::as_str).collect();
+    let mut outputs = vec![
+        ("`output`", config.corpus.as_str()),
+        ("`truth`", &config.truth),
+    ];
+    if let Some(path) = &config.template_truth {
+        outputs.push(("`template_truth`", path));
+    }
+    check_distinct(&inputs, &outputs)?;
+    let mut corpus_out = AtomicOutput::create(&config.corpus)?;
+    let mut truth_out = AtomicOutput::create(&config.truth)?;
+    let mut template_out = config
+        .template_truth
+        .as_deref()
+        .map(AtomicOutput::create)
+        .transpose()?;
+    let bodies = match config.bodies.is_empty() {
+        true => Vec::new(),
+        false => read_inputs(&config.bodies, &config.input)?.records,
+    };
+    let bodies: Vec<&str> = bodies.iter().map(|r| r.text.as_str()).collect();
+    let flood = notice_flood(&config.options, &bodies);
+    let corpus = flood.iter().map(|d| NoticeRow {
+        id: &d.id,
+        text: &d.text,
+    });
+    write_json_lines(&mut corpus_out, corpus)?;
+    let truth = flood.iter().map(|d| TruthRow {
+        id: &d.id,
+        cluster: &d.notice,
+        category: d.template.clone(),
+    });
+    write_json_lines(&mut truth_out, truth)?;
+    let mut commits = vec![corpus_out, truth_out];
+    if let Some(mut out) = template_out.take() {
+        let rows = flood.iter().map(|d| TruthRow {
+            id: &d.id,
+            cluster: &d.template,
+            category: d.template.clone(),
+        });
+        write_json_lines(&mut out, rows)?;
+        commits.push(out);
+    }
+    commit_all(commits)?;
+    Ok(flood.len())
+}
+
+/// One row of a notice flood: `{"id", "text"}`.
+#[derive(Debug, Serialize)]
+struct NoticeRow<'a> {
+    id: &'a str,
+    text: &'a str,
 }
 
 /// One row of a benchmark's corpus: `{"id", "text", "source"}`, the source being the id of

@@ -72,6 +72,7 @@
 mod edits;
 mod hard_negative;
 mod names;
+pub mod notices;
 mod punctuation;
 mod rng;
 mod sentences;

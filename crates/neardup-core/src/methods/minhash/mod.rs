@@ -104,6 +104,7 @@ impl MinHash {
             identity: hash128_u64s(full.hashes()) ^ TAG,
             scale: Scale::Long,
             slots: Box::new([]),
+            digit_order: 0,
         }
     }
 
@@ -127,6 +128,7 @@ impl MinHash {
             identity,
             scale: Scale::Long,
             slots: Box::new([]),
+            digit_order: 0,
         }
     }
 
@@ -170,6 +172,7 @@ impl MinHash {
             identity,
             scale: Scale::Long,
             slots: Box::new([]),
+            digit_order: 0,
         }
     }
 
@@ -204,19 +207,70 @@ impl MinHash {
         jaccard >= self.rare_threshold - 1e-9
     }
 
+    /// The keys of a *templated* sketch, one whose common marks cover at least
+    /// [`TEMPLATED_SHARE`] of its set (the fixed text of a template a crowd of notices
+    /// shares), when it has rare elements: the bands of a signature of its rare elements
+    /// alone, tagged apart from ordinary bands. Its ordinary bands would put it in the
+    /// buckets of every filling of its template, where the candidate budget keeps the
+    /// best-ranked partners and cuts its own copies; two copies share their rare elements
+    /// (the filling), two fillings do not, and a pair of marked sketches must agree on its
+    /// rare elements anyway (`rare_threshold`). False (nothing pushed) for any other sketch.
+    fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) -> bool {
+        if sketch.common.is_empty() || !sketch.weights.is_empty() {
+            return false;
+        }
+        if !self.templated(sketch) {
+            return false;
+        }
+        let is_common = |i: usize| sketch.common[i / 32] & (1 << (i % 32)) != 0;
+        let rare: Vec<u64> = (sketch.set.iter().enumerate())
+            .filter(|&(i, _)| !is_common(i))
+            .map(|(_, &value)| crate::hash::mix64(u64::from(value)))
+            .collect();
+        if rare.is_empty() {
+            return false;
+        }
+        let signature = self.hasher.signature(&rare);
+        let start = keys.len();
+        self.lsh.band_keys(&signature, keys);
+        for key in &mut keys[start..] {
+            *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG);
+        }
+        true
+    }
+
     /// `sketch` with the slots of its normalised text (the text left after boilerplate lines),
     /// when the slot check is on and the sketch has shingles.
     fn with_slots(&self, mut sketch: MinHashSketch, normalized: &str) -> MinHashSketch {
         if self.slots == Slots::Numbers && !sketch.set.is_empty() {
             sketch.slots = crate::slots::number_slots(normalized).into_boxed_slice();
+            if !sketch.slots.is_empty() {
+                sketch.digit_order = crate::slots::digit_order(normalized);
+            }
         }
         sketch
     }
 
-    /// Whether a pair agrees on its slots (always, with the check off).
+    /// Whether a pair agrees on its slots (always, with the check off): by
+    /// [`crate::slots::template_slots_agree`] when both are templated (see
+    /// [`MinHash::templated`]), else by [`crate::slots::slots_agree`].
     fn slots_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
-        self.slots == Slots::Off
-            || crate::slots::slots_agree(&a.slots, &b.slots, self.slot_agreement)
+        match self.slots {
+            Slots::Off => true,
+            _ if self.templated(a) && self.templated(b) => crate::slots::template_slots_agree(
+                (&a.slots, a.digit_order),
+                (&b.slots, b.digit_order),
+                self.slot_agreement,
+            ),
+            _ => crate::slots::slots_agree(&a.slots, &b.slots, self.slot_agreement),
+        }
+    }
+
+    /// Whether a sketch is *templated*: common marks (a crowd's shared features) cover at
+    /// least [`TEMPLATED_SHARE`] of its set.
+    fn templated(&self, sketch: &MinHashSketch) -> bool {
+        let common: u32 = sketch.common.iter().map(|word| word.count_ones()).sum();
+        !sketch.common.is_empty() && f64::from(common) >= TEMPLATED_SHARE * sketch.set.len() as f64
     }
 
     /// Whether the signatures of `a` and `b` agree in enough places for their Jaccard
@@ -299,6 +353,13 @@ fn distinct_hashes(shingler: &Shingler, normalized: &str) -> Vec<u64> {
     hashes.dedup();
     hashes
 }
+
+/// The least share of common elements in a marked sketch whose keys come from its rare
+/// elements ([`MinHash::rare_keys`]).
+const TEMPLATED_SHARE: f64 = 0.5;
+
+/// Mixed into the bands of rare elements, so that they never equal an ordinary band.
+const RARE_KEYS_TAG: u64 = 0x7261_7265_6b65_7973;
 
 impl Method for MinHash {
     type Sketch = MinHashSketch;
@@ -426,16 +487,21 @@ impl Method for MinHash {
         marked
     }
 
-    /// The keys are bands of the signature, which marks do not touch.
+    /// A templated sketch (see [`MinHash::rare_keys`]) takes its keys from its rare
+    /// elements, which the marks say.
     fn marks_change_keys(&self) -> bool {
-        false
+        self.common == Common::Check
     }
 
     /// The bands of the signature, and of the short part's for a document in the overlap
     /// of shingle sizes by length (a chance equality of a long and a short band only makes
-    /// a candidate that verification refuses).
+    /// a candidate that verification refuses); the bands of the rare elements' signature
+    /// for a templated sketch ([`MinHash::rare_keys`]).
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !sketch.is_empty() && !sketch.exact_only() {
+            if self.rare_keys(sketch, keys) {
+                return;
+            }
             self.lsh.band_keys(&sketch.signature, keys);
             if let Scale::Both(Some(part)) = &sketch.scale {
                 self.lsh.band_keys(&part.signature, keys);

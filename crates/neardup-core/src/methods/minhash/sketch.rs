@@ -17,6 +17,7 @@ const SCALED_SKETCH_KIND: SketchKind = SketchKind::ScaledMinHash;
 /// The kind of an encoded [`MinHashSketch`] with slots (the numbers of its text): the slots,
 /// then the whole encoding of the sketch without them (kind minhash, weighted or by length).
 const SLOTTED_SKETCH_KIND: SketchKind = SketchKind::SlottedMinHash;
+const ORDERED_SKETCH_KIND: SketchKind = SketchKind::OrderedSlotsMinHash;
 
 /// Which shingles a document's sketch holds when the shingle size depends on the length
 /// (`ngram = "<L:2,3"`; see [`super::MinHash::pair_sets`]).
@@ -57,6 +58,10 @@ pub struct MinHashSketch {
     /// The numbers of the text, hashed and sorted ([`crate::slots::number_slots`]); empty
     /// without the slot check.
     pub(super) slots: Box<[u32]>,
+    /// A hash of the text's digits in text order, whatever separates them
+    /// ([`crate::slots::digit_order`]); 0 when unknown (a sketch of kind 11) or without
+    /// digits.
+    pub(super) digit_order: u32,
 }
 
 impl MinHashSketch {
@@ -93,8 +98,16 @@ impl Sketch for MinHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        if !self.slots.is_empty() {
-            SketchEncoder::new(out, SLOTTED_SKETCH_KIND.byte()).u32s(&self.slots);
+        match (self.slots.is_empty(), self.digit_order) {
+            (true, _) => {}
+            (false, 0) => {
+                SketchEncoder::new(out, SLOTTED_SKETCH_KIND.byte()).u32s(&self.slots);
+            }
+            (false, order) => {
+                SketchEncoder::new(out, ORDERED_SKETCH_KIND.byte())
+                    .u32s(&self.slots)
+                    .u32s(&[order]);
+            }
         }
         if self.scale != Scale::Long {
             let mut encoder = SketchEncoder::new(out, SCALED_SKETCH_KIND.byte());
@@ -127,7 +140,10 @@ impl Sketch for MinHashSketch {
     }
     fn decode(bytes: &[u8]) -> Result<MinHashSketch> {
         if bytes.get(3) == Some(&SLOTTED_SKETCH_KIND.byte()) {
-            return decode_slotted(bytes);
+            return decode_slotted(bytes, SLOTTED_SKETCH_KIND);
+        }
+        if bytes.get(3) == Some(&ORDERED_SKETCH_KIND.byte()) {
+            return decode_slotted(bytes, ORDERED_SKETCH_KIND);
         }
         if bytes.get(3) == Some(&SCALED_SKETCH_KIND.byte()) {
             return decode_scaled(bytes);
@@ -161,19 +177,29 @@ impl Sketch for MinHashSketch {
             identity,
             scale: Scale::Long,
             slots: Box::default(),
+            digit_order: 0,
         })
     }
 }
 
-/// Decodes a sketch of kind [`SLOTTED_SKETCH_KIND`]: its slots, then a sketch of another
-/// kind.
-fn decode_slotted(bytes: &[u8]) -> Result<MinHashSketch> {
-    let mut decoder = SketchDecoder::new(
-        bytes,
-        SLOTTED_SKETCH_KIND.byte(),
-        SLOTTED_SKETCH_KIND.name(),
-    )?;
+/// Decodes a sketch of kind [`SLOTTED_SKETCH_KIND`] (its slots, then a sketch of another
+/// kind) or [`ORDERED_SKETCH_KIND`] (its slots, the order of its digits, then a sketch of
+/// another kind).
+fn decode_slotted(bytes: &[u8], kind: SketchKind) -> Result<MinHashSketch> {
+    let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
     let slots = decoder.u32s()?;
+    let digit_order = match kind == ORDERED_SKETCH_KIND {
+        false => 0,
+        true => match decoder.u32s()?.as_slice() {
+            &[order] if order != 0 => order,
+            other => {
+                return Err(Error::invalid(
+                    "sketch",
+                    format!("{} digit orders (expected one, not 0)", other.len()),
+                ))
+            }
+        },
+    };
     let inner = decoder.rest();
     if slots.is_empty() || !slots.is_sorted() {
         return Err(Error::invalid(
@@ -181,11 +207,15 @@ fn decode_slotted(bytes: &[u8]) -> Result<MinHashSketch> {
             format!("{} slots, unsorted or none", slots.len()),
         ));
     }
-    if inner.get(3) == Some(&SLOTTED_SKETCH_KIND.byte()) {
+    if [SLOTTED_SKETCH_KIND, ORDERED_SKETCH_KIND]
+        .iter()
+        .any(|kind| inner.get(3) == Some(&kind.byte()))
+    {
         return Err(Error::invalid("sketch", "slots twice".to_owned()));
     }
     let mut sketch = MinHashSketch::decode(inner)?;
     sketch.slots = slots.into_boxed_slice();
+    sketch.digit_order = digit_order;
     Ok(sketch)
 }
 
@@ -223,6 +253,7 @@ fn decode_scaled(bytes: &[u8]) -> Result<MinHashSketch> {
         identity,
         scale,
         slots: Box::default(),
+        digit_order: 0,
     })
 }
 
