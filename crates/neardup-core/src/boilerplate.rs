@@ -54,6 +54,8 @@ pub const MIN_LINE_CHARS: usize = 5;
 const LINE_BIT: u64 = 1 << 63;
 /// The seed of line hashes.
 const LINE_SEED: u64 = 0x6c69_6e65_6b65_7973;
+/// Mixed into the seed of masked line keys ([`KeyFolder::masked`]).
+const MASKED_SEED: u64 = 0x6d61_736b_6564_0001;
 
 /// A document-frequency limit: a count of documents, a fraction of the corpus, or off.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -157,6 +159,12 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// The [`lines`] of `text`, each with its [`line_key_folded`], in one pass over the text.
 pub fn keyed_lines(text: &str) -> impl Iterator<Item = (&str, Option<u64>)> {
+    masked_keyed_lines(text).map(|(line, key, _)| (line, key))
+}
+
+/// The [`keyed_lines`] of `text`, each also with its key with digit runs masked (`None`
+/// without digits): a dated header line is frequent under its masked key.
+pub fn masked_keyed_lines(text: &str) -> impl Iterator<Item = (&str, Option<u64>, Option<u64>)> {
     let mut rest = text;
     std::iter::from_fn(move || loop {
         if rest.is_empty() {
@@ -166,7 +174,7 @@ pub fn keyed_lines(text: &str) -> impl Iterator<Item = (&str, Option<u64>)> {
         let line = rest[..end].trim();
         rest = &rest[next..];
         if !line.is_empty() {
-            return Some((line, key.finish()));
+            return Some((line, key.finish(), key.masked()));
         }
     })
 }
@@ -220,11 +228,19 @@ fn scan_line(rest: &str) -> (usize, usize, KeyFolder) {
     (bytes.len(), bytes.len(), key)
 }
 
-/// The running fold of [`line_key_folded`].
+/// The running fold of [`line_key_folded`], and of the same key with each run of digits
+/// folded as one mark ([`KeyFolder::masked`]).
 struct KeyFolder {
     hash: u64,
     counted: usize,
+    masked: u64,
+    /// Runs of digits folded into `masked` so far; whether the last character was a digit.
+    digit_runs: usize,
+    in_digits: bool,
 }
+
+/// The character a run of digits folds as in a masked key.
+const DIGIT_MARK: u64 = 0x23;
 
 impl KeyFolder {
     #[inline]
@@ -232,6 +248,9 @@ impl KeyFolder {
         KeyFolder {
             hash: LINE_SEED,
             counted: 0,
+            masked: LINE_SEED ^ MASKED_SEED,
+            digit_runs: 0,
+            in_digits: false,
         }
     }
     /// [`KeyFolder::push`] of an ASCII character.
@@ -242,11 +261,31 @@ impl KeyFolder {
         }
     }
     #[inline]
-    fn fold(&mut self, c: u64) {
-        self.hash = (self.hash ^ c)
+    fn step(hash: u64, c: u64) -> u64 {
+        (hash ^ c)
             .wrapping_mul(0x0000_0100_0000_01b3)
-            .rotate_left(23);
+            .rotate_left(23)
+    }
+    #[inline]
+    fn fold(&mut self, c: u64) {
+        self.hash = KeyFolder::step(self.hash, c);
         self.counted += 1;
+        let digit = (0x30..=0x39).contains(&c);
+        if !digit {
+            self.masked = KeyFolder::step(self.masked, c);
+        } else if !self.in_digits {
+            self.masked = KeyFolder::step(self.masked, DIGIT_MARK);
+            self.digit_runs += 1;
+        }
+        self.in_digits = digit;
+    }
+    /// The key with every run of digits as one mark, for a line of [`MIN_LINE_CHARS`]
+    /// counted characters or more that has digits: the lines of a dated header ("1月16日
+    /// 早安！") share it whatever their date.
+    #[inline]
+    fn masked(&self) -> Option<u64> {
+        (self.counted >= MIN_LINE_CHARS && self.digit_runs > 0)
+            .then(|| crate::hash::mix64(self.masked ^ self.digit_runs as u64) | LINE_BIT)
     }
     #[inline]
     fn push(&mut self, c: char) {
@@ -269,6 +308,18 @@ impl KeyFolder {
         (self.counted >= MIN_LINE_CHARS)
             .then(|| crate::hash::mix64(self.hash ^ self.counted as u64) | LINE_BIT)
     }
+}
+
+/// How many lines at each end of a document may be dated boilerplate (see
+/// [`Boilerplate::strip`]): a header's date sits in its first or second line ("Good morning!
+/// Jan 4, your daily read:"), a footer's in its last two.
+pub const EDGE_LINES: usize = 2;
+
+/// The indexes of the [`EDGE_LINES`] first and last of `lines` lines, each once.
+fn edge_lines(lines: usize) -> impl Iterator<Item = usize> {
+    let first = 0..EDGE_LINES.min(lines);
+    let last = lines.saturating_sub(EDGE_LINES).max(EDGE_LINES.min(lines))..lines;
+    first.chain(last)
 }
 
 /// A line with neighbours of its own in each document is boilerplate when it is in this many
@@ -436,13 +487,32 @@ impl Boilerplate {
         }
         let text = normalizer.strip_html_if_enabled(text);
         let mut previous = START;
-        for key in keyed_lines(&text).filter_map(|(_, key)| key) {
+        let mut masked = Vec::new();
+        for (_, key, mask) in masked_keyed_lines(&text) {
+            let Some(key) = key else { continue };
+            masked.push(mask);
             keys.push(key);
             keys.push(pair_key(previous, key));
             previous = key;
         }
         if previous != START {
             keys.push(pair_key(previous, END));
+        }
+        if masked.len() > 1 {
+            keys.extend(edge_lines(masked.len()).filter_map(|index| masked[index]));
+        }
+        // The pieces at the ends of the first and last lines (inline wrappers).
+        let mut lines = keyed_lines(&text).filter(|(_, key)| key.is_some());
+        let first = lines.next().map(|(line, _)| line);
+        let last = lines.last().map(|(line, _)| line);
+        for line in first.into_iter().chain(last) {
+            let pieces = line_pieces(line);
+            if pieces.len() < 2 {
+                continue;
+            }
+            let ends = pieces.len().min(2 * EDGE_PIECES);
+            let outer = (0..ends.div_ceil(2)).chain(pieces.len() - ends / 2..pieces.len());
+            keys.extend(outer.filter_map(|index| pieces[index].1));
         }
     }
 
@@ -564,36 +634,193 @@ impl Boilerplate {
         }
     }
 
-    /// The kept lines of `text` joined by line breaks, or `None` when no line is boilerplate.
-    fn kept_lines<'t>(&self, text: &'t str, removed: &mut Vec<RemovedLine<'t>>) -> Option<String> {
-        let before = removed.len();
-        let mut kept: Option<String> = None;
-        let mut start = 0usize;
-        let keyed: Vec<(&'t str, u64)> = (keyed_lines(text))
-            .filter_map(|(line, key)| Some((line, key?)))
+    /// Which of `keyed` lines (with their keys and masked keys) are boilerplate: the lines
+    /// of [`Boilerplate::is_boilerplate_line`], and the *dated* lines among the
+    /// [`EDGE_LINES`] first and last ones (a header's or a footer's line whose masked key is
+    /// frequent), as long as a line that is neither stays: a notice whose every line is a
+    /// template's keeps them all.
+    fn boilerplate_lines(&self, keyed: &[(&str, u64, Option<u64>)]) -> Vec<bool> {
+        let mut found: Vec<bool> = (0..keyed.len())
+            .map(|index| {
+                let previous = index.checked_sub(1).map_or(START, |i| keyed[i].1);
+                let next = keyed.get(index + 1).map_or(END, |n| n.1);
+                self.is_boilerplate_line(previous, keyed[index].1, next)
+            })
             .collect();
-        for (index, &(line, key)) in keyed.iter().enumerate() {
-            let previous = index.checked_sub(1).map_or(START, |i| keyed[i].1);
-            let next = keyed.get(index + 1).map_or(END, |n| n.1);
-            if !self.is_boilerplate_line(previous, key, next) {
-                continue;
+        if keyed.len() > 1 && self.line_df_count.is_some() {
+            let dated: Vec<usize> = edge_lines(keyed.len())
+                .filter(|&index| !found[index])
+                .filter(|&index| {
+                    (keyed[index].2)
+                        .is_some_and(|masked| self.is_frequent(masked, 1, &self.found_lines))
+                })
+                .collect();
+            let body = (0..keyed.len()).any(|index| !found[index] && !dated.contains(&index));
+            if body {
+                for index in dated {
+                    found[index] = true;
+                }
             }
-            removed.push(RemovedLine { key, text: line });
-            // `line` is a sub-slice of `text`: copy what came before it.
-            let at = line.as_ptr() as usize - text.as_ptr() as usize;
-            let out = kept.get_or_insert_with(|| String::with_capacity(text.len()));
-            out.push_str(&text[start..at]);
-            out.push('\n');
-            start = at + line.len();
         }
-        if removed.len() == before {
+        found
+    }
+
+    /// The kept lines of `text` joined by line breaks, or `None` when no line is boilerplate
+    /// and no edge piece is ([`Boilerplate::edge_cuts`]).
+    fn kept_lines<'t>(&self, text: &'t str, removed: &mut Vec<RemovedLine<'t>>) -> Option<String> {
+        let keyed: Vec<(&'t str, u64, Option<u64>)> = (masked_keyed_lines(text))
+            .filter_map(|(line, key, masked)| Some((line, key?, masked)))
+            .collect();
+        let boilerplate = self.boilerplate_lines(&keyed);
+        // Byte ranges of `text` to leave out, in order, and what stands in their place.
+        let mut cuts: Vec<(usize, usize, &str)> = Vec::new();
+        let offset = |slice: &str| slice.as_ptr() as usize - text.as_ptr() as usize;
+        for (&(line, key, _), _) in keyed.iter().zip(&boilerplate).filter(|(_, &is)| is) {
+            removed.push(RemovedLine { key, text: line });
+            let at = offset(line);
+            cuts.push((at, at + line.len(), "\n"));
+        }
+        let kept_lines: Vec<&'t str> = (keyed.iter().zip(&boilerplate))
+            .filter(|(_, &is)| !is)
+            .map(|(&(line, _, _), _)| line)
+            .collect();
+        if self.line_df_count.is_some() {
+            let edges = match kept_lines.as_slice() {
+                [] => &[][..],
+                [only] => &[*only][..],
+                [first, .., last] => &[*first, *last][..],
+            };
+            for line in edges.iter().copied() {
+                for piece in self.edge_cuts(line) {
+                    removed.push(RemovedLine {
+                        key: piece.1,
+                        text: piece.0,
+                    });
+                    let at = offset(piece.0);
+                    cuts.push((at, at + piece.0.len(), ""));
+                }
+            }
+        }
+        if cuts.is_empty() {
             return None;
         }
-        let mut out = kept.unwrap_or_default();
+        cuts.sort_unstable_by_key(|cut| cut.0);
+        let mut out = String::with_capacity(text.len());
+        let mut start = 0usize;
+        for (from, to, instead) in cuts {
+            out.push_str(&text[start..from.max(start)]);
+            out.push_str(instead);
+            start = start.max(to);
+        }
         out.push_str(&text[start..]);
         Some(out)
     }
+
+    /// The frequent pieces at the ends of a kept edge line, to cut: from each end, while
+    /// the outermost remaining piece's key ([`line_pieces`]) is in `boilerplate_df`
+    /// documents at a document's edge and another piece stays, at most [`EDGE_PIECES`]. An
+    /// inline wrapper ("【来源：新华网】", "（本文转载自网络，如有侵权请联系删除）", "转发：")
+    /// stands on the body's own line, where no line is frequent.
+    fn edge_cuts<'t>(&self, line: &'t str) -> Vec<(&'t str, u64)> {
+        let pieces = line_pieces(line);
+        if pieces.len() < 2 {
+            return Vec::new();
+        }
+        let frequent = |&(_, key, _): &(&str, Option<u64>, bool)| {
+            key.is_some_and(|key| self.is_frequent(key, 1, &self.found_lines))
+        };
+        let cut = |piece: &(&str, Option<u64>, bool)| piece.2 && frequent(piece);
+        let leading = (pieces.iter().take(EDGE_PIECES.min(pieces.len() - 1)))
+            .take_while(|p| cut(p))
+            .count();
+        let trailing = (pieces.iter().rev())
+            .take(EDGE_PIECES.min(pieces.len().saturating_sub(leading + 1)))
+            .take_while(|p| cut(p))
+            .count();
+        // What stays must be a body: no piece of it frequent (a template's wording or its
+        // numbers' places), or the line is a template's and its pieces are its slots.
+        let rest = &pieces[leading..pieces.len() - trailing];
+        if leading + trailing == 0 || rest.is_empty() || rest.iter().any(frequent) {
+            return Vec::new();
+        }
+        let span = |from: &(&'t str, Option<u64>, bool), to: &(&'t str, Option<u64>, bool)| {
+            // From the start of `from` to the end of `to`, delimiters between them included.
+            let start = from.0.as_ptr() as usize - line.as_ptr() as usize;
+            let end = to.0.as_ptr() as usize - line.as_ptr() as usize + to.0.len();
+            (&line[start..end], from.1.unwrap_or(0))
+        };
+        let mut cuts = Vec::new();
+        if leading > 0 {
+            // Through the delimiter after the last cut piece: up to the next piece.
+            let next = pieces[leading].0.as_ptr() as usize - line.as_ptr() as usize;
+            let start = pieces[0].0.as_ptr() as usize - line.as_ptr() as usize;
+            cuts.push((&line[start..next], pieces[0].1.unwrap_or(0)));
+        }
+        if trailing > 0 {
+            let first = pieces.len() - trailing;
+            let kept_end = pieces[first - 1].0.as_ptr() as usize - line.as_ptr() as usize
+                + pieces[first - 1].0.len();
+            let (cut, key) = span(&pieces[first], &pieces[pieces.len() - 1]);
+            let end = cut.as_ptr() as usize - line.as_ptr() as usize + cut.len();
+            cuts.push((&line[kept_end..end], key));
+        }
+        cuts
+    }
 }
+
+/// Most pieces cut from each end of an edge line (see [`Boilerplate::strip`]).
+pub const EDGE_PIECES: usize = 3;
+
+/// Whether a character separates the pieces of a line: the commas, colons, brackets and
+/// bars around an inline wrapper, ASCII or full-width.
+fn is_piece_delimiter(c: char) -> bool {
+    matches!(
+        c,
+        ',' | ':'
+            | '('
+            | ')'
+            | '['
+            | ']'
+            | '|'
+            | '，'
+            | '：'
+            | '（'
+            | '）'
+            | '【'
+            | '】'
+            | '｜'
+            | '、'
+    )
+}
+
+/// The pieces of a line between [`is_piece_delimiter`] characters (empty ones skipped),
+/// each with its key (its characters folded as a line key's are, under a seed of their own,
+/// digit runs masked, `None` under two counted characters) and whether it has no digit (only
+/// such a piece is ever cut).
+pub fn line_pieces(line: &str) -> Vec<(&str, Option<u64>, bool)> {
+    line.split(is_piece_delimiter)
+        .map(str::trim)
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| {
+            let mut key = KeyFolder::new();
+            key.hash ^= PIECE_SEED;
+            for c in piece.chars() {
+                key.push(c);
+            }
+            // A piece with a number is a template's slot or the text's own: never cut; its
+            // masked key says whether it is a template's.
+            let folded = match (key.counted >= 2, key.digit_runs) {
+                (false, _) => None,
+                (true, 0) => Some(crate::hash::mix64(key.hash ^ key.counted as u64) | LINE_BIT),
+                (true, _) => key.masked(),
+            };
+            (piece, folded, key.digit_runs == 0)
+        })
+        .collect()
+}
+
+/// Mixed into the seed of piece keys ([`line_pieces`]).
+const PIECE_SEED: u64 = 0x7069_6563_6500_0001;
 
 #[cfg(test)]
 mod tests {
