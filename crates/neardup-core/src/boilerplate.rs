@@ -1020,11 +1020,14 @@ mod tests {
     fn a_frequent_sentence_among_other_sentences_is_not_boilerplate() {
         // "The sky is blue." is in every document, each time between other sentences; the
         // footer is in every document, always at the end.
+        // (Openings and closings differ in words: lines that differ only in their numbers
+        // are dated lines, see `a_dated_header_is_boilerplate_and_a_template_is_not`.)
         let texts: Vec<String> = (0..30)
             .map(|i| {
+                let word = "x".repeat(i + 1);
                 format!(
-                    "Opening {i} of the story here. The sky is blue. Closing {i} words of it.\n\
-                     Subscribe to our newsletter today."
+                    "Opening {word} of the story here. The sky is blue. Closing {word} words of \
+                     it.\nSubscribe to our newsletter today."
                 )
             })
             .collect();
@@ -1034,10 +1037,93 @@ mod tests {
         let kept = boilerplate.strip(&Normalizer::default(), texts[3], &mut removed);
         assert_eq!(
             kept,
-            "opening 3 of the story here the sky is blue closing 3 words of it"
+            "opening xxxx of the story here the sky is blue closing xxxx words of it"
         );
         assert_eq!(removed.len(), 1);
         assert_eq!(removed[0].text, "Subscribe to our newsletter today.");
+    }
+
+    #[test]
+    fn a_dated_header_is_boilerplate_and_a_template_is_not() {
+        // Posts under a header whose date changes every day, and one-line notices of a
+        // template whose numbers change: the header goes, the notice stays whole.
+        let bodies = [
+            "床前明月光疑是地上霜",
+            "春眠不觉晓处处闻啼鸟",
+            "白日依山尽黄河入海流",
+        ];
+        let mut texts: Vec<String> = (0..60)
+            .map(|i| {
+                let body: String = bodies[i % 3].chars().cycle().skip(i).take(10).collect();
+                format!(
+                    "{}月{}日 早安，每天一首好诗\n{body}第{i}首",
+                    i % 12 + 1,
+                    i % 28 + 1
+                )
+            })
+            .collect();
+        texts.extend((0..60).map(|i| {
+            format!(
+                "【工商银行】您尾号{:04}的储蓄卡支出{i}元。如有疑问请致电95{i:03}。",
+                i * 7
+            )
+        }));
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let boilerplate = learned(&texts, DfLimit::Count(20), DfLimit::Off);
+        let normalizer = Normalizer::default();
+        let mut removed = Vec::new();
+        let kept = boilerplate.strip(&normalizer, texts[5], &mut removed);
+        assert_eq!(kept, normalizer.normalize("黄河入海流白日依山尽第5首"));
+        assert!(
+            removed.iter().any(|line| line.text.starts_with("6月6日")),
+            "{removed:?}"
+        );
+        let notice = texts[70];
+        assert_eq!(
+            boilerplate.strip(&normalizer, notice, &mut Vec::new()),
+            normalizer.normalize(notice)
+        );
+    }
+
+    #[test]
+    fn an_inline_wrapper_is_cut_from_the_edge_and_a_template_is_not() {
+        let bodies: Vec<String> = (0..40)
+            .map(|i| {
+                "春眠不觉晓处处闻啼鸟夜来风雨声花落知多少"
+                    .chars()
+                    .cycle()
+                    .skip(i)
+                    .take(12)
+                    .collect()
+            })
+            .collect();
+        let mut texts: Vec<String> = (0..40)
+            .map(|i| match i % 2 {
+                0 => format!("{}（本文转载自网络，如有侵权请联系删除）", bodies[i]),
+                _ => format!("转发：{}", bodies[i]),
+            })
+            .collect();
+        let names = ["王伟", "李娜", "张敏"];
+        texts.extend((0..60).map(|i| {
+            format!(
+                "Hi {}, your appointment is at {} PM, room {i}",
+                names[i % 3],
+                i % 12
+            )
+        }));
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let boilerplate = learned(&texts, DfLimit::Count(10), DfLimit::Off);
+        let normalizer = Normalizer::default();
+        for (i, text) in texts.iter().enumerate().take(40) {
+            let kept = boilerplate.strip(&normalizer, text, &mut Vec::new());
+            assert_eq!(kept, normalizer.normalize(&bodies[i]), "{text}");
+        }
+        // A name at the start of a template's line is a slot: nothing is cut.
+        let notice = texts[45];
+        assert_eq!(
+            boilerplate.strip(&normalizer, notice, &mut Vec::new()),
+            normalizer.normalize(notice)
+        );
     }
 
     #[test]

@@ -126,9 +126,18 @@ fn every_method_spilled_equals_in_memory() {
 
 #[test]
 fn spilled_marks_common_features_and_keeps_the_budget() {
-    let texts = corpus();
-    // A tiny bucket cap and budget make the limits cut in; minhash's common-shingle check
-    // marks the flood's wording on spilled sketches.
+    let mut texts = corpus();
+    // A tiny bucket cap and budget make the limits cut in on a crowd too small to be a
+    // template's (the flood's notices are keyed by their numbers, see `MinHash::keys`);
+    // minhash's common-shingle check marks the flood's wording on spilled sketches.
+    let words = [
+        "amid", "after", "despite", "before", "during", "as", "while", "since",
+    ];
+    texts.extend(words.iter().flat_map(|word| {
+        (1..4).map(move |n| {
+            format!("The central bank raised its key rate by a quarter point today {word} {n} weeks of turmoil in the markets")
+        })
+    }));
     let options = EngineOptions {
         bucket_cap: 3,
         candidate_budget: 1,
