@@ -1,0 +1,63 @@
+//! Floods of template notices (`neardup synth-notices`) deduplicated by `minhash` at the
+//! registry's defaults: copies of a notice are found, fillings of a template are kept apart,
+//! dated headers and inline wrappers do not hide a copy (issue 43).
+
+use std::collections::HashMap;
+
+use neardup_core::methods::minhash::MinHash;
+use neardup_core::params::{Params, Registered};
+use neardup_engine::batch::{dedup, EngineOptions, NoProgress};
+use neardup_eval::synth::notices::{notice_flood, FloodOptions, FloodShape};
+
+/// Pairwise precision and recall of the engine's clusters against the notice truth.
+fn precision_recall(shape: FloodShape, notices: usize) -> (f64, f64, u64) {
+    let options = FloodOptions {
+        shape,
+        notices,
+        ..FloodOptions::default()
+    };
+    let flood = notice_flood(&options, &[]);
+    let texts: Vec<&str> = flood.iter().map(|d| d.text.as_str()).collect();
+    let method = MinHash::from_params(&Params::new()).unwrap();
+    let outcome = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap();
+    let cluster: Vec<u32> = (0..texts.len() as u32)
+        .map(|d| outcome.assignment.duplicate_of[d as usize].unwrap_or(d))
+        .collect();
+    let pairs = |counts: HashMap<_, u64>| counts.values().map(|n| n * (n - 1) / 2).sum::<u64>();
+    let mut predicted = HashMap::new();
+    let mut truth = HashMap::new();
+    let mut both = HashMap::new();
+    for (document, &representative) in flood.iter().zip(&cluster) {
+        *predicted.entry(representative).or_insert(0u64) += 1;
+        *truth.entry(document.notice.as_str()).or_insert(0u64) += 1;
+        *both
+            .entry((representative, document.notice.as_str()))
+            .or_insert(0u64) += 1;
+    }
+    let (predicted, truth, common) = (pairs(predicted), pairs(truth), pairs(both));
+    let precision = common as f64 / predicted.max(1) as f64;
+    let recall = common as f64 / truth.max(1) as f64;
+    (precision, recall, outcome.stats.budget_hits)
+}
+
+#[test]
+fn sms_notices_copies_are_found_and_fillings_kept_apart() {
+    let (precision, recall, budget_hits) = precision_recall(FloodShape::Sms, 2500);
+    assert!(
+        precision >= 0.98 && recall >= 0.95,
+        "P {precision} R {recall}"
+    );
+    // Templated notices are keyed by their filling: the budget does not cut their copies.
+    assert_eq!(budget_hits, 0);
+}
+
+#[test]
+fn dated_headers_and_inline_wrappers_do_not_hide_a_copy() {
+    for shape in [FloodShape::Headers, FloodShape::Wrappers] {
+        let (precision, recall, _) = precision_recall(shape, 2500);
+        assert!(
+            precision >= 0.98 && recall >= 0.95,
+            "{shape:?}: P {precision} R {recall}"
+        );
+    }
+}
