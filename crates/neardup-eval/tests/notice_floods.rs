@@ -9,6 +9,11 @@ use neardup_core::params::{Params, Registered};
 use neardup_engine::batch::{dedup, EngineOptions, NoProgress};
 use neardup_eval::synth::notices::{notice_flood, FloodOptions, FloodShape};
 
+/// The pairs inside groups of these sizes.
+fn pairs<K>(counts: HashMap<K, u64>) -> u64 {
+    counts.values().map(|n| n * (n - 1) / 2).sum()
+}
+
 /// Pairwise precision and recall of the engine's clusters against the notice truth.
 fn precision_recall(shape: FloodShape, notices: usize) -> (f64, f64, u64) {
     let options = FloodOptions {
@@ -23,7 +28,6 @@ fn precision_recall(shape: FloodShape, notices: usize) -> (f64, f64, u64) {
     let cluster: Vec<u32> = (0..texts.len() as u32)
         .map(|d| outcome.assignment.duplicate_of[d as usize].unwrap_or(d))
         .collect();
-    let pairs = |counts: HashMap<_, u64>| counts.values().map(|n| n * (n - 1) / 2).sum::<u64>();
     let mut predicted = HashMap::new();
     let mut truth = HashMap::new();
     let mut both = HashMap::new();
