@@ -46,7 +46,7 @@ fn precision_recall(shape: FloodShape, notices: usize) -> (f64, f64, u64) {
 
 #[test]
 fn sms_notices_copies_are_found_and_fillings_kept_apart() {
-    let (precision, recall, budget_hits) = precision_recall(FloodShape::Sms, 2500);
+    let (precision, recall, budget_hits) = precision_recall(FloodShape::Sms, 5000);
     assert!(
         precision >= 0.98 && recall >= 0.95,
         "P {precision} R {recall}"
