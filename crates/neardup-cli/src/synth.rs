@@ -167,6 +167,9 @@ pub fn notices(args: &NoticesArgs) -> anyhow::Result<()> {
     use neardup_eval::synth::notices::FloodOptions;
     use neardup_eval::synth_io::{run_notices, NoticesConfig};
 
+    if args.max_copies == 0 {
+        anyhow::bail!("--max-copies takes a whole number of at least 1 (given 0)");
+    }
     let config = NoticesConfig {
         bodies: args.bodies.clone(),
         input: args.input.options(),

@@ -305,7 +305,12 @@ impl KeyFolder {
     }
     #[inline]
     fn finish(&self) -> Option<u64> {
-        (self.counted >= MIN_LINE_CHARS)
+        self.finish_at(MIN_LINE_CHARS)
+    }
+    /// The key once `least` characters or more were counted.
+    #[inline]
+    fn finish_at(&self, least: usize) -> Option<u64> {
+        (self.counted >= least)
             .then(|| crate::hash::mix64(self.hash ^ self.counted as u64) | LINE_BIT)
     }
 }
@@ -320,6 +325,45 @@ fn edge_lines(lines: usize) -> impl Iterator<Item = usize> {
     let first = 0..EDGE_LINES.min(lines);
     let last = lines.saturating_sub(EDGE_LINES).max(EDGE_LINES.min(lines))..lines;
     first.chain(last)
+}
+
+/// Whether every run of digits of `line` is part of a date ("1月16日", "11/3", "Jan 4",
+/// "2026-11-28"): a header's or a footer's date. A template's line whose numbers are
+/// amounts, codes or counts ("Qtly div 36 cts vs 36 cts prior") is its filling, not a date.
+fn numbers_are_dates(line: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let chars: Vec<char> = line.chars().collect();
+    let mut at = 0;
+    let mut runs = 0;
+    while at < chars.len() {
+        if !chars[at].is_ascii_digit() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < chars.len() && chars[at].is_ascii_digit() {
+            at += 1;
+        }
+        runs += 1;
+        let after = chars[at..].iter().find(|c| **c != ' ').copied();
+        let before = chars[..start].iter().rev().find(|c| **c != ' ').copied();
+        let unit = matches!(after, Some('月' | '日' | '号' | '年' | '/' | '-' | '.'));
+        let joined = matches!(before, Some('/' | '-' | '月' | '年'));
+        let word: String = (chars[..start].iter().rev())
+            .skip_while(|c| **c == ' ')
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let month = word.len() >= 3 && MONTHS.contains(&word[..3].to_ascii_lowercase().as_str());
+        if !(unit || joined || month) {
+            return false;
+        }
+    }
+    runs > 0
 }
 
 /// A line with neighbours of its own in each document is boilerplate when it is in this many
@@ -487,10 +531,10 @@ impl Boilerplate {
         }
         let text = normalizer.strip_html_if_enabled(text);
         let mut previous = START;
-        let mut masked = Vec::new();
-        for (_, key, mask) in masked_keyed_lines(&text) {
+        let mut keyed = Vec::new();
+        for (line, key, masked) in masked_keyed_lines(&text) {
             let Some(key) = key else { continue };
-            masked.push(mask);
+            keyed.push((line, masked));
             keys.push(key);
             keys.push(pair_key(previous, key));
             previous = key;
@@ -498,14 +542,16 @@ impl Boilerplate {
         if previous != START {
             keys.push(pair_key(previous, END));
         }
-        if masked.len() > 1 {
-            keys.extend(edge_lines(masked.len()).filter_map(|index| masked[index]));
+        if keyed.len() > 1 {
+            keys.extend(edge_lines(keyed.len()).filter_map(|index| keyed[index].1));
         }
         // The pieces at the ends of the first and last lines (inline wrappers).
-        let mut lines = keyed_lines(&text).filter(|(_, key)| key.is_some());
-        let first = lines.next().map(|(line, _)| line);
-        let last = lines.last().map(|(line, _)| line);
-        for line in first.into_iter().chain(last) {
+        let ends = match keyed.as_slice() {
+            [] => &[][..],
+            [only] => std::slice::from_ref(only),
+            [first, .., last] => &[*first, *last][..],
+        };
+        for &(line, _) in ends {
             let pieces = line_pieces(line);
             if pieces.len() < 2 {
                 continue;
@@ -653,6 +699,7 @@ impl Boilerplate {
                 .filter(|&index| {
                     (keyed[index].2)
                         .is_some_and(|masked| self.is_frequent(masked, 1, &self.found_lines))
+                        && numbers_are_dates(keyed[index].0)
                 })
                 .collect();
             let body = (0..keyed.len()).any(|index| !found[index] && !dated.contains(&index));
@@ -687,17 +734,14 @@ impl Boilerplate {
         if self.line_df_count.is_some() {
             let edges = match kept_lines.as_slice() {
                 [] => &[][..],
-                [only] => &[*only][..],
+                [only] => std::slice::from_ref(only),
                 [first, .., last] => &[*first, *last][..],
             };
-            for line in edges.iter().copied() {
-                for piece in self.edge_cuts(line) {
-                    removed.push(RemovedLine {
-                        key: piece.1,
-                        text: piece.0,
-                    });
-                    let at = offset(piece.0);
-                    cuts.push((at, at + piece.0.len(), ""));
+            for &line in edges {
+                for (piece, key) in self.edge_cuts(line) {
+                    removed.push(RemovedLine { key, text: piece });
+                    let at = offset(piece);
+                    cuts.push((at, at + piece.len(), ""));
                 }
             }
         }
@@ -743,26 +787,19 @@ impl Boilerplate {
         if leading + trailing == 0 || rest.is_empty() || rest.iter().any(frequent) {
             return Vec::new();
         }
-        let span = |from: &(&'t str, Option<u64>, bool), to: &(&'t str, Option<u64>, bool)| {
-            // From the start of `from` to the end of `to`, delimiters between them included.
-            let start = from.0.as_ptr() as usize - line.as_ptr() as usize;
-            let end = to.0.as_ptr() as usize - line.as_ptr() as usize + to.0.len();
-            (&line[start..end], from.1.unwrap_or(0))
-        };
+        // Pieces are sub-slices of `line`: where each starts and ends in it.
+        let start = |index: usize| pieces[index].0.as_ptr() as usize - line.as_ptr() as usize;
+        let end = |index: usize| start(index) + pieces[index].0.len();
         let mut cuts = Vec::new();
         if leading > 0 {
-            // Through the delimiter after the last cut piece: up to the next piece.
-            let next = pieces[leading].0.as_ptr() as usize - line.as_ptr() as usize;
-            let start = pieces[0].0.as_ptr() as usize - line.as_ptr() as usize;
-            cuts.push((&line[start..next], pieces[0].1.unwrap_or(0)));
+            // Up to the next piece: the delimiter after the last cut piece goes too.
+            cuts.push((&line[start(0)..start(leading)], pieces[0].1.unwrap_or(0)));
         }
         if trailing > 0 {
+            // From the end of the last kept piece: the delimiter before the cut goes too.
             let first = pieces.len() - trailing;
-            let kept_end = pieces[first - 1].0.as_ptr() as usize - line.as_ptr() as usize
-                + pieces[first - 1].0.len();
-            let (cut, key) = span(&pieces[first], &pieces[pieces.len() - 1]);
-            let end = cut.as_ptr() as usize - line.as_ptr() as usize + cut.len();
-            cuts.push((&line[kept_end..end], key));
+            let cut = &line[end(first - 1)..end(pieces.len() - 1)];
+            cuts.push((cut, pieces[first].1.unwrap_or(0)));
         }
         cuts
     }
@@ -811,7 +848,7 @@ pub fn line_pieces(line: &str) -> Vec<(&str, Option<u64>, bool)> {
             // masked key says whether it is a template's.
             let folded = match (key.counted >= 2, key.digit_runs) {
                 (false, _) => None,
-                (true, 0) => Some(crate::hash::mix64(key.hash ^ key.counted as u64) | LINE_BIT),
+                (true, 0) => key.finish_at(2),
                 (true, _) => key.masked(),
             };
             (piece, folded, key.digit_runs == 0)
@@ -1083,6 +1120,28 @@ mod tests {
             boilerplate.strip(&normalizer, notice, &mut Vec::new()),
             normalizer.normalize(notice)
         );
+    }
+
+    #[test]
+    fn dates_are_told_from_other_numbers() {
+        for dated in [
+            "1月16日 早安",
+            "【9月1日 星期二】今日分享",
+            "11/3 每日一读",
+            "Good morning! Jan 4, your daily read:",
+            "2026-11-28 morning news",
+            "Record March 13",
+        ] {
+            assert!(numbers_are_dates(dated), "{dated}");
+        }
+        for other in [
+            "Qtly div 36 cts vs 36 cts prior",
+            "尾号4821的储蓄卡",
+            "room 12 at 9 AM",
+            "no numbers",
+        ] {
+            assert!(!numbers_are_dates(other), "{other}");
+        }
     }
 
     #[test]

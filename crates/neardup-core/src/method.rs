@@ -283,10 +283,11 @@ pub trait Method: Send + Sync + Clone {
         0
     }
 
-    /// Whether [`Method::mark_common`] can change a sketch's [`Method::keys`]; `true` (the
-    /// default) unless the method says otherwise. When it cannot, an engine may find the
-    /// candidates from the keys it gathered before marking (a spilling run sorts them once).
-    fn marks_change_keys(&self) -> bool {
+    /// Whether [`Method::mark_common`] changed the [`Method::keys`] of this marked sketch;
+    /// `true` (the default) unless the method says otherwise. When no marked sketch's keys
+    /// changed, an engine may find the candidates from the keys it gathered before marking
+    /// (a spilling run sorts them once).
+    fn marks_changed_keys(&self, _sketch: &Self::Sketch) -> bool {
         true
     }
 

@@ -333,20 +333,27 @@ impl<S: Sketch> SketchStore<S> {
     }
 
     /// Marks the common features (`is_common`) of the documents flagged in `marked` and
-    /// returns how many features were marked in all.
+    /// returns how many features were marked in all, and whether the keys of a marked sketch
+    /// changed ([`Method::marks_changed_keys`]).
     pub(crate) fn mark_common<M: Method<Sketch = S>>(
         &mut self,
         method: &M,
         common: Vec<u32>,
         marked: Vec<bool>,
-    ) -> Result<u64> {
+    ) -> Result<(u64, bool)> {
         let common = CommonSet::new(common);
         let is_common = |value: u32| common.contains(value);
+        // Features marked, and whether a marked sketch's keys changed.
+        let mark = |sketch: &mut S| {
+            let count = method.mark_common(sketch, &is_common);
+            (count, method.marks_changed_keys(sketch))
+        };
+        let sum = |a: (u64, bool), b: (u64, bool)| (a.0 + b.0, a.1 || b.1);
         match self {
             SketchStore::Memory(sketches) => Ok((sketches.par_iter_mut().zip(marked.par_iter()))
                 .filter(|(_, marked)| **marked)
-                .map(|(sketch, _)| method.mark_common(sketch, &is_common))
-                .sum()),
+                .map(|(sketch, _)| mark(sketch))
+                .reduce(|| (0, false), sum)),
             SketchStore::Spilled(_) => {
                 let documents: Vec<u32> = (marked.iter().enumerate())
                     .filter(|(_, &m)| m)
@@ -354,13 +361,12 @@ impl<S: Sketch> SketchStore<S> {
                     .collect();
                 let counts = self.map_sorted(method, &documents, |_, sketch| {
                     // The store's copy is not marked yet: mark a copy to count.
-                    let mut copy = encode_copy(sketch);
-                    method.mark_common(&mut copy, &is_common)
+                    mark(&mut encode_copy(sketch))
                 })?;
                 if let SketchStore::Spilled(encoded) = self {
                     encoded.marks = Some(Marks { common, marked });
                 }
-                Ok(counts.into_iter().sum())
+                Ok(counts.into_iter().fold((0, false), sum))
             }
         }
     }

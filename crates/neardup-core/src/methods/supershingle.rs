@@ -86,8 +86,8 @@ impl Method for SuperShingle {
     fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
         self.inner.mark_common(sketch, is_common)
     }
-    fn marks_change_keys(&self) -> bool {
-        self.inner.marks_change_keys()
+    fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
+        self.inner.marks_changed_keys(sketch)
     }
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
         self.inner.learn(corpus);

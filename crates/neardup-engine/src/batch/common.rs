@@ -54,6 +54,8 @@ pub(crate) struct CommonMarks<'d> {
     pub(crate) limit: u64,
     /// Features marked, summed over the marked sketches.
     pub(crate) marked: u64,
+    /// Whether the keys of a marked sketch changed ([`Method::marks_changed_keys`]).
+    pub(crate) keys_changed: bool,
     /// The crowd check's `(key, leader)` entries of every leader (see [`GatheredKeys`]).
     pub(crate) gathered: Option<GatheredKeys<'d>>,
     /// Bytes the count of common features spilled.
@@ -74,10 +76,12 @@ pub(crate) fn mark_common_features<'d, M: Method>(
         return Ok(None);
     };
     progress.stage("common", leaders.len() as u64);
-    let (marked, gathered, spilled) = mark_common(method, sketches, spilling, ranking, limit)?;
+    let ((marked, keys_changed), gathered, spilled) =
+        mark_common(method, sketches, spilling, ranking, limit)?;
     Ok(Some(CommonMarks {
         limit,
         marked,
+        keys_changed,
         gathered,
         spilled,
     }))
@@ -86,17 +90,13 @@ pub(crate) fn mark_common_features<'d, M: Method>(
 impl<'d> CommonMarks<'d> {
     /// Adds the marks to `stats`; returns the crowd check's runs when the candidates can be
     /// found from them (marks leave keys alone), else counts their bytes here.
-    pub(crate) fn record<M: Method>(
-        self,
-        method: &M,
-        stats: &mut EngineStats,
-    ) -> Option<GatheredKeys<'d>> {
+    pub(crate) fn record(self, stats: &mut EngineStats) -> Option<GatheredKeys<'d>> {
         stats.boilerplate.discounted_features += self.marked;
         stats.boilerplate.limits.push(("max_df", self.limit));
         stats.spilled_bytes += self.spilled;
         let keys = self.gathered?;
         // The runs' bytes count once: here, or with the candidates that read them.
-        match (method.marks_change_keys(), keys) {
+        match (self.keys_changed, keys) {
             (true, GatheredKeys::Spilled(keys, _)) => {
                 stats.spilled_bytes += keys.spilled();
                 None
@@ -123,7 +123,7 @@ fn mark_common<'d, M: Method>(
     spilling: Option<&'d Spilling>,
     ranking: Ranking<'_>,
     limit: u64,
-) -> Result<(u64, Option<GatheredKeys<'d>>, u64)> {
+) -> Result<((u64, bool), Option<GatheredKeys<'d>>, u64)> {
     let leaders = ranking.leaders;
     let (crowded, gathered) = crowded_documents(method, sketches, spilling, ranking, CROWD)?;
     let (common, spilled) = match spilling {
@@ -136,7 +136,7 @@ fn mark_common<'d, M: Method>(
         ),
     };
     if common.is_empty() {
-        return Ok((0, gathered, spilled));
+        return Ok(((0, false), gathered, spilled));
     }
     let mut marked = vec![false; sketches.len()];
     for &leader in leaders {
@@ -585,7 +585,7 @@ mod tests {
         assert!(all[..12].iter().all(|s| !s.words.contains(&word("t"))));
         assert_eq!(all[12], method.sketch("a b"));
         let mut stats = EngineStats::default();
-        assert!(marks.record(&method, &mut stats).is_none());
+        assert!(marks.record(&mut stats).is_none());
         assert_eq!(stats.boilerplate.discounted_features, 12);
         assert_eq!(stats.boilerplate.limits, vec![("max_df", 5)]);
     }

@@ -268,7 +268,7 @@ fn dedup_sketched<M: Method>(
         bucket_cap: options.limits().bucket_cap,
     };
     let marks = common::mark_common_features(method, &mut sketches, spilling, ranking, progress)?;
-    let gathered = marks.and_then(|marks| marks.record(method, &mut stats));
+    let gathered = marks.and_then(|marks| marks.record(&mut stats));
     progress.stage("candidates", leaders.len() as u64);
     let candidates = candidate_pairs(
         method,

@@ -185,7 +185,7 @@ impl MinHash {
     /// Whether two sketches with common flags agree on their rare elements: their Jaccard
     /// reaches `rare_threshold` (true when neither has a rare element).
     fn rare_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
-        let is_common = |s: &MinHashSketch, i: usize| s.common[i / 32] & (1 << (i % 32)) != 0;
+        let is_common = MinHashSketch::is_marked;
         let rare = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| !is_common(s, i)).count();
         let (rare_a, rare_b) = (rare(a), rare(b));
         if rare_a + rare_b == 0 {
@@ -216,20 +216,13 @@ impl MinHash {
     /// (the filling), two fillings do not, and a pair of marked sketches must agree on its
     /// rare elements anyway (`rare_threshold`). False (nothing pushed) for any other sketch.
     fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) -> bool {
-        if sketch.common.is_empty() || !sketch.weights.is_empty() {
+        if !self.keyed_by_rare(sketch) {
             return false;
         }
-        if !self.templated(sketch) {
-            return false;
-        }
-        let is_common = |i: usize| sketch.common[i / 32] & (1 << (i % 32)) != 0;
         let rare: Vec<u64> = (sketch.set.iter().enumerate())
-            .filter(|&(i, _)| !is_common(i))
+            .filter(|&(i, _)| !sketch.is_marked(i))
             .map(|(_, &value)| crate::hash::mix64(u64::from(value)))
             .collect();
-        if rare.is_empty() {
-            return false;
-        }
         let signature = self.hasher.signature(&rare);
         let start = keys.len();
         self.lsh.band_keys(&signature, keys);
@@ -237,6 +230,14 @@ impl MinHash {
             *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG);
         }
         true
+    }
+
+    /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, with a rare
+    /// element.
+    fn keyed_by_rare(&self, sketch: &MinHashSketch) -> bool {
+        sketch.weights.is_empty()
+            && self.templated(sketch)
+            && (0..sketch.set.len()).any(|i| !sketch.is_marked(i))
     }
 
     /// `sketch` with the slots of its normalised text (the text left after boilerplate lines),
@@ -487,10 +488,10 @@ impl Method for MinHash {
         marked
     }
 
-    /// A templated sketch (see [`MinHash::rare_keys`]) takes its keys from its rare
-    /// elements, which the marks say.
-    fn marks_change_keys(&self) -> bool {
-        self.common == Common::Check
+    /// A templated sketch with rare elements takes its keys from them
+    /// ([`MinHash::rare_keys`]), which the marks say; any other keeps its bands.
+    fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
+        self.keyed_by_rare(sketch)
     }
 
     /// The bands of the signature, and of the short part's for a document in the overlap

@@ -65,6 +65,10 @@ pub struct MinHashSketch {
 }
 
 impl MinHashSketch {
+    /// Whether element `i` of the set is marked common (`common` not empty).
+    pub(super) fn is_marked(&self, i: usize) -> bool {
+        self.common[i / 32] & (1 << (i % 32)) != 0
+    }
     /// The MinHash signature.
     pub fn signature(&self) -> &[u32] {
         &self.signature
