@@ -70,6 +70,6 @@ pub mod tokenize;
 
 pub use error::{Error, Result};
 pub use method::{
-    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, Sketch, SketchNotes,
+    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, Sketch, SketchNotes, PRIORITY_KEY,
 };
 pub use sketch_kind::SketchKind;

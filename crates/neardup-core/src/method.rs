@@ -47,6 +47,10 @@ pub type SequenceHook<M> = for<'s> fn(&M, &'s <M as Method>::Sketch) -> &'s [u32
 /// leaves the document out of candidate generation.
 pub type HammingHook<M> = fn(&M, &<M as Method>::Sketch) -> Option<(u64, u32)>;
 
+/// The bit that makes a key of [`Join::PriorityKeys`] a priority key; the method clears it
+/// in its other keys.
+pub const PRIORITY_KEY: u64 = 1 << 63;
+
 /// How a method's candidate pairs are found; the index crate's factory builds the matching
 /// generator. A shape that reads something of a sketch besides its keys carries the hook that
 /// gives it, so that a method cannot declare the shape and forget the hook: it would not
@@ -58,6 +62,12 @@ pub enum Join<M: Method> {
     /// Documents sharing a key of [`Method::keys`] are candidates (LSH bands, super-shingles,
     /// I-Match signatures). The default.
     SymmetricKeys,
+    /// As [`Join::SymmetricKeys`], with two classes of keys: a key with [`PRIORITY_KEY`] set
+    /// is a *priority key*. When the candidate budget cuts a document's partners, the ones it
+    /// meets in priority buckets are kept first, the best-ranked of the others after them.
+    /// MinHash keys a templated notice by its filling under priority keys: its copies share
+    /// them, while the other fillings of its template crowd its ordinary buckets.
+    PriorityKeys,
     /// Documents are stored under [`Method::keys`] and look up [`Method::probe_keys`]; a
     /// candidate is a document whose stored key another one probes (multi-index hashing:
     /// exact block values stored, every value within a radius probed; Pass-Join: segments
@@ -122,6 +132,7 @@ impl<M: Method> std::fmt::Debug for Join<M> {
         match self {
             Join::Identity => f.write_str("Identity"),
             Join::SymmetricKeys => f.write_str("SymmetricKeys"),
+            Join::PriorityKeys => f.write_str("PriorityKeys"),
             Join::Probe => f.write_str("Probe"),
             Join::SharedKeys { min } => f.debug_struct("SharedKeys").field("min", min).finish(),
             Join::Prefix { measure, threshold } => (f.debug_struct("Prefix"))
@@ -140,7 +151,7 @@ impl<M: Method> std::fmt::Debug for Join<M> {
 pub enum JoinShape {
     /// [`Join::Identity`].
     Identity,
-    /// [`Join::SymmetricKeys`].
+    /// [`Join::SymmetricKeys`] and [`Join::PriorityKeys`].
     SymmetricKeys,
     /// [`Join::Probe`].
     Probe,
@@ -161,7 +172,7 @@ impl<M: Method> Join<M> {
     pub fn shape(&self) -> JoinShape {
         match self {
             Join::Identity => JoinShape::Identity,
-            Join::SymmetricKeys => JoinShape::SymmetricKeys,
+            Join::SymmetricKeys | Join::PriorityKeys => JoinShape::SymmetricKeys,
             Join::Probe => JoinShape::Probe,
             Join::SharedKeys { .. } => JoinShape::SharedKeys,
             Join::Prefix { .. } => JoinShape::Prefix,

@@ -51,8 +51,9 @@ fn sms_notices_copies_are_found_and_fillings_kept_apart() {
         precision >= 0.98 && recall >= 0.95,
         "P {precision} R {recall}"
     );
-    // Templated notices are keyed by their filling: the budget does not cut their copies.
-    assert_eq!(budget_hits, 0);
+    // The fillings of a template crowd each notice's ordinary buckets, so the budget cuts
+    // in; the copies, met under the filling's priority keys, are kept first.
+    assert!(budget_hits > 1000, "budget hits {budget_hits}");
 }
 
 #[test]

@@ -112,6 +112,13 @@ where
             KeyTable::from_entries(entries(method, leaders, M::keys)?),
             limits,
         ),
+        Join::PriorityKeys => CandidateGenerator::candidate_pairs(
+            KeyTable::from_entries(entries(method, leaders, M::keys)?),
+            CandidateLimits {
+                priority_keys: true,
+                ..limits
+            },
+        ),
         Join::Probe => ProbeTable::new(
             entries(method, leaders, M::keys)?,
             entries(method, leaders, M::probe_keys)?,

@@ -129,13 +129,18 @@ impl<'d> ExternalKeys<'d> {
         let limit = partner_limit(&upper_bounds, budget);
         drop(upper_bounds);
         let take = usize::try_from(limit).unwrap_or(usize::MAX);
-        let (pairs, over) = self.partner_runs(map, limits.bucket_cap, take, documents)?;
+        // The class of a pair is told by the partner's top bit, which ranks below 2^31 leave
+        // free; past them, partners are kept by rank alone.
+        let priority = limits.priority_keys && take != usize::MAX && documents <= 1 << 31;
+        let limits = (limits.bucket_cap, take, priority);
+        let (pairs, over) = self.partner_runs(map, limits, documents)?;
         stats.partner_limit = limit;
         let keys_spilled = self.runs.spilled;
         Ok((
             ExternalPairs {
                 pairs,
                 take,
+                priority,
                 over,
                 keys_spilled,
             },
@@ -185,11 +190,14 @@ impl<'d> ExternalKeys<'d> {
     /// packed as `document << 32 | partner` and sorted in runs of their own. A pair is found
     /// once per shared band: runs are deduplicated, and the merge drops repeats. Also returns
     /// per document whether it had more than `take` partners (empty when unlimited).
+    ///
+    /// With `priority` (see [`CandidateLimits::priority_keys`]), a partner met in an ordinary
+    /// bucket is pushed with [`ORDINARY_PARTNER`] set, so that a document's priority partners
+    /// sort first; [`ExternalPairs::drain`] clears it.
     fn partner_runs(
         &self,
         map: Option<Remap<'_>>,
-        cap: usize,
-        take: usize,
+        (cap, take, priority): (usize, usize, bool),
         documents: usize,
     ) -> Result<(Runs<'d, u64>, Vec<bool>)> {
         let capacity = self.runs.capacity;
@@ -198,8 +206,26 @@ impl<'d> ExternalKeys<'d> {
         let mut failed = None;
         let anchored = cap.min(take);
         let mut repeats = AnchorRepeats::new(capacity / 2, self.flood_members);
-        self.walk(map, |_, bucket| {
+        let ordinary = if priority { ORDINARY_PARTNER } else { 0 };
+        self.walk(map, |key, bucket| {
             if failed.is_some() {
+                return;
+            }
+            if priority && key >= neardup_core::PRIORITY_KEY {
+                // A priority bucket: its best partners, whatever the anchors of the others.
+                for (position, &document) in bucket.iter().enumerate().skip(1) {
+                    let partners = position.min(cap);
+                    if partners > take {
+                        over[document as usize] = true;
+                    }
+                    for &partner in &bucket[..partners.min(take)] {
+                        let packed = (u64::from(document) << 32) | u64::from(partner);
+                        if let Err(error) = pairs.push(packed) {
+                            failed = Some(error);
+                            return;
+                        }
+                    }
+                }
                 return;
             }
             // The members past the first `anchored` all pair with those same anchors.
@@ -232,6 +258,7 @@ impl<'d> ExternalKeys<'d> {
                     if before.binary_search(&partner).is_ok() {
                         continue;
                     }
+                    let partner = partner | ordinary;
                     if let Err(error) = pairs.push((u64::from(document) << 32) | u64::from(partner))
                     {
                         failed = Some(error);
@@ -424,6 +451,8 @@ pub struct ExternalPairs<'d> {
     pairs: Runs<'d, u64>,
     /// Most partners a document keeps (the partner limit).
     take: usize,
+    /// Whether the partners of ordinary buckets carry [`ORDINARY_PARTNER`].
+    priority: bool,
     /// Per document, whether it had more partners than `take` (empty when unlimited).
     over: Vec<bool>,
     /// Bytes of the key entries' runs the pairs came from.
@@ -447,6 +476,9 @@ impl ExternalPairs<'_> {
         size: usize,
         mut chunk: impl FnMut(&[(u32, u32)]) -> Result<()>,
     ) -> Result<u64> {
+        if self.priority {
+            return self.drain_priority_first(size, chunk);
+        }
         let take = self.take;
         let mut buffer: Vec<(u32, u32)> = Vec::with_capacity(size.min(1 << 20));
         let mut document = None;
@@ -483,6 +515,76 @@ impl ExternalPairs<'_> {
     }
 }
 
+impl ExternalPairs<'_> {
+    /// [`ExternalPairs::drain`] under priority keys: per document, its priority partners
+    /// first, then its ordinary ones not among them, up to the partner limit; each document's
+    /// pairs sorted by partner, as the key table keeps them.
+    fn drain_priority_first(
+        mut self,
+        size: usize,
+        mut chunk: impl FnMut(&[(u32, u32)]) -> Result<()>,
+    ) -> Result<u64> {
+        let take = self.take;
+        let mut buffer: Vec<(u32, u32)> = Vec::with_capacity(size.min(1 << 20));
+        // The current document and its kept partners: the priority ones lead, sorted.
+        let mut document = None;
+        let mut group: Vec<u32> = Vec::new();
+        let mut firsts = 0usize;
+        let mut last = None;
+        let over = &mut self.over;
+        let mut flush = |y: u32, group: &mut Vec<u32>, buffer: &mut Vec<(u32, u32)>| {
+            group.sort_unstable();
+            for &x in group.iter() {
+                buffer.push((x, y));
+                if buffer.len() >= size {
+                    chunk(buffer)?;
+                    buffer.clear();
+                }
+            }
+            group.clear();
+            Ok::<(), neardup_core::Error>(())
+        };
+        self.pairs.finish()?;
+        self.pairs.merge(|packed| {
+            if last == Some(packed) {
+                return Ok(());
+            }
+            last = Some(packed);
+            let (y, x) = ((packed >> 32) as u32, packed as u32);
+            if document != Some(y) {
+                if let Some(previous) = document {
+                    flush(previous, &mut group, &mut buffer)?;
+                }
+                document = Some(y);
+                firsts = 0;
+            }
+            let first = x & ORDINARY_PARTNER == 0;
+            let x = x & !ORDINARY_PARTNER;
+            if !first && group[..firsts].binary_search(&x).is_ok() {
+                return Ok(());
+            }
+            if group.len() == take {
+                over[y as usize] = true;
+                return Ok(());
+            }
+            group.push(x);
+            firsts += usize::from(first);
+            Ok(())
+        })?;
+        if let Some(previous) = document {
+            flush(previous, &mut group, &mut buffer)?;
+        }
+        if !buffer.is_empty() {
+            chunk(&buffer)?;
+        }
+        Ok(self.over.iter().filter(|&&o| o).count() as u64)
+    }
+}
+
+/// The bit a partner met in an ordinary bucket carries in the pair runs under priority keys
+/// (see [`ExternalKeys::partner_runs`]).
+const ORDINARY_PARTNER: u32 = 1 << 31;
+
 /// Pairs of a bucket of `size` under the cap (as [`KeyTable`](crate::KeyTable) counts them).
 fn pair_count(size: usize, cap: usize) -> u64 {
     let (size, anchors) = (size as u64, size.min(cap) as u64);
@@ -518,6 +620,7 @@ mod tests {
         let limits = CandidateLimits {
             bucket_cap: 4,
             candidate_budget: 1000,
+            priority_keys: false,
         };
         let entries: Vec<(u64, u32)> = (0..300u32)
             .flat_map(|d| (1..=5u64).map(move |k| (k, d)))
@@ -551,6 +654,7 @@ mod tests {
             let limits = CandidateLimits {
                 bucket_cap: 6,
                 candidate_budget: budget,
+                priority_keys: false,
             };
             let entries: Vec<(u64, u32)> = (0..400u32)
                 .flat_map(|d| (1..=8u64).map(move |k| (k, d)))
@@ -585,10 +689,13 @@ mod tests {
             buffer in 1usize..40,
             chunk in 1usize..7,
             flood in 1usize..4,
+            priority_keys in any::<bool>(),
         ) {
-            let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
+            let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget, priority_keys };
+            // Keys above 8 are priority keys (they count under `priority_keys` only).
+            let key = |k: u64| if k > 8 { k | neardup_core::PRIORITY_KEY } else { k };
             let entries: Vec<(u64, u32)> = (keys.iter().enumerate())
-                .flat_map(|(d, ks)| ks.iter().map(move |&k| (k, d as u32)))
+                .flat_map(|(d, ks)| ks.iter().map(move |&k| (key(k), d as u32)))
                 .collect();
             let expected = KeyTable::from_entries(entries.clone()).candidate_pairs_with_stats(limits);
             let dir = MemorySpillDir;
@@ -616,7 +723,7 @@ mod tests {
             buffer in 1usize..40,
             walked_first in any::<bool>(),
         ) {
-            let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget };
+            let limits = CandidateLimits { bucket_cap: cap, candidate_budget: budget, priority_keys: false };
             let n = keys.len();
             // A permutation of the documents: rank = (document + shift) mod n.
             let rank = |d: usize| ((d + shift) % n.max(1)) as u32;

@@ -350,6 +350,7 @@ mod tests {
             ProbeTable::new(stored, vec![(1, 10)]).candidate_pairs(CandidateLimits {
                 bucket_cap: 3,
                 candidate_budget: usize::MAX,
+                priority_keys: false,
             });
         assert_eq!(pairs, vec![(0, 10), (1, 10), (2, 10)]);
         assert_eq!(stats.capped_buckets, 1);

@@ -756,6 +756,7 @@ mod tests {
         let limits = CandidateLimits {
             bucket_cap: 50,
             candidate_budget: 8,
+            priority_keys: false,
         };
         let count = 20_000u64;
         let (pairs, stats) = HammingJoin::new(flood(count as u32)).candidate_pairs(limits);

@@ -69,6 +69,11 @@ pub struct CandidateLimits {
     /// Candidate pairs per document on average: at most `documents x candidate_budget` in
     /// all, where `documents` is the highest document number plus one.
     pub candidate_budget: usize,
+    /// Whether keys with [`neardup_core::PRIORITY_KEY`] set are priority keys
+    /// ([`neardup_core::Join::PriorityKeys`]): a document over the partner limit keeps the
+    /// partners of its priority buckets first (the best-ranked of them), then its best-ranked
+    /// other partners up to the limit. The level and the pairs' count are unchanged.
+    pub priority_keys: bool,
 }
 
 impl CandidateLimits {
@@ -76,6 +81,7 @@ impl CandidateLimits {
     pub const UNLIMITED: CandidateLimits = CandidateLimits {
         bucket_cap: usize::MAX,
         candidate_budget: usize::MAX,
+        priority_keys: false,
     };
 }
 
@@ -84,6 +90,7 @@ impl Default for CandidateLimits {
         CandidateLimits {
             bucket_cap: DEFAULT_BUCKET_CAP,
             candidate_budget: DEFAULT_CANDIDATE_BUDGET,
+            priority_keys: false,
         }
     }
 }
@@ -161,7 +168,7 @@ impl KeyTable {
             &index.upper_bounds,
             documents.saturating_mul(limits.candidate_budget as u64),
         );
-        let (mut packed, budget_hits) = index.pairs(&self.entries, limits.bucket_cap, limit);
+        let (mut packed, budget_hits) = index.pairs(&self.entries, limits, limit);
         let stats = BucketStats {
             budget_hits,
             partner_limit: limit,
@@ -240,20 +247,37 @@ impl PartnerIndex {
 
     /// The pairs packed `a << 32 | b`, grouped by `b`, and the number of documents with more
     /// earlier partners than `limit`.
-    fn pairs(&self, entries: &[(u64, u32)], cap: usize, limit: u64) -> (Vec<u64>, u64) {
+    fn pairs(
+        &self,
+        entries: &[(u64, u32)],
+        limits: CandidateLimits,
+        limit: u64,
+    ) -> (Vec<u64>, u64) {
         let documents = self.offsets.len() - 1;
         let hits = AtomicU64::new(0);
+        let take = (
+            limits.bucket_cap,
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        );
+        let priority = limits.priority_keys && limit != u64::MAX;
         let packed = (0..documents as u32)
             .into_par_iter()
-            .map_init(Vec::new, |partners, document| {
-                let starts = self.starts_of(document);
-                let limits = (cap, usize::try_from(limit).unwrap_or(usize::MAX));
-                if best_partners(entries, starts, document, limits, partners) {
-                    hits.fetch_add(1, Ordering::Relaxed);
-                }
-                let pack = |&partner: &u32| (u64::from(partner) << 32) | u64::from(document);
-                partners.iter().map(pack).collect::<Vec<u64>>()
-            })
+            .map_init(
+                || (Vec::<u32>::new(), Vec::<u32>::new()),
+                |(partners, others), document| {
+                    let starts = self.starts_of(document);
+                    let over = if priority {
+                        priority_first(entries, starts, document, take, (partners, others))
+                    } else {
+                        best_partners(entries, starts, document, take, partners)
+                    };
+                    if over {
+                        hits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let pack = |&partner: &u32| (u64::from(partner) << 32) | u64::from(document);
+                    partners.iter().map(pack).collect::<Vec<u64>>()
+                },
+            )
             .flatten_iter()
             .collect();
         (packed, hits.into_inner())
@@ -285,6 +309,43 @@ pub fn partner_limit(upper_bounds: &[u64], budget: u64) -> u64 {
         }
     }
     low
+}
+
+/// [`best_partners`] under priority keys (see [`CandidateLimits::priority_keys`]): the best
+/// partners of the priority buckets, then the best others up to `limit` in all, sorted; true
+/// when `document` had more. `others` is scratch space.
+fn priority_first(
+    entries: &[(u64, u32)],
+    starts: &[usize],
+    document: u32,
+    (bucket_cap, limit): (usize, usize),
+    (partners, others): (&mut Vec<u32>, &mut Vec<u32>),
+) -> bool {
+    // The starts follow the sorted keys, and priority keys are the highest.
+    let split = starts.partition_point(|&start| entries[start].0 < neardup_core::PRIORITY_KEY);
+    let (ordinary, first) = starts.split_at(split);
+    let limits = (bucket_cap, limit);
+    let mut over = best_partners(entries, first, document, limits, partners);
+    if ordinary.is_empty() {
+        return over;
+    }
+    over |= best_partners(entries, ordinary, document, limits, others);
+    let room = limit - partners.len();
+    let mut added = 0;
+    let kept = partners.len();
+    for &other in others.iter() {
+        if partners[..kept].binary_search(&other).is_ok() {
+            continue;
+        }
+        if added == room {
+            over = true;
+            break;
+        }
+        partners.push(other);
+        added += 1;
+    }
+    partners.sort_unstable();
+    over
 }
 
 /// Puts in `partners` the `limit` best (lowest) distinct earlier partners of `document`,
@@ -368,12 +429,18 @@ mod tests {
             }
         }
         let mut partners = vec![BTreeSet::new(); keys.len()];
+        // Under priority keys, the partners of priority buckets.
+        let mut firsts = vec![BTreeSet::new(); keys.len()];
         let mut upper_bounds = vec![0usize; keys.len()];
-        for members in buckets.values() {
+        for (&key, members) in &buckets {
             let members: Vec<u32> = members.iter().copied().collect();
+            let first = limits.priority_keys && key >= neardup_core::PRIORITY_KEY;
             for (position, &b) in members.iter().enumerate() {
                 let anchors = &members[..position.min(limits.bucket_cap)];
                 partners[b as usize].extend(anchors);
+                if first {
+                    firsts[b as usize].extend(anchors);
+                }
                 upper_bounds[b as usize] += anchors.len();
             }
         }
@@ -388,9 +455,11 @@ mod tests {
             (0..most).rev().find(|&l| fits(l)).unwrap_or(0)
         };
         let mut pairs = Vec::new();
-        for (b, partners) in partners.into_iter().enumerate() {
-            let kept = partners.into_iter().take(limit);
-            pairs.extend(kept.map(|a| (a, b as u32)));
+        for (b, (partners, firsts)) in partners.into_iter().zip(firsts).enumerate() {
+            let mut kept: Vec<u32> = firsts.iter().copied().take(limit).collect();
+            let others = partners.into_iter().filter(|a| !firsts.contains(a));
+            kept.extend(others.take(limit - kept.len()));
+            pairs.extend(kept.into_iter().map(|a| (a, b as u32)));
         }
         pairs.sort_unstable();
         pairs
@@ -437,10 +506,74 @@ mod tests {
             bucket_cap in 1usize..60,
             candidate_budget in 1usize..30,
         ) {
-            let limits = CandidateLimits { bucket_cap, candidate_budget };
+            let limits = CandidateLimits { bucket_cap, candidate_budget, priority_keys: false };
             let (pairs, _) = table_of(&keys).candidate_pairs_with_stats(limits);
             prop_assert_eq!(pairs, limited_brute_force(&keys, limits), "{:?}", limits);
         }
+
+        /// Under priority keys (a third of the key space), each document over the limit
+        /// keeps its best priority partners, then its best others: the reference's pairs,
+        /// as many as without priority, and the same pairs when the budget does not cut.
+        #[test]
+        fn priority_keys_match_the_reference_on_crowded_keys(
+            keys in (1usize..200, 1usize..7, 3u64..60)
+                .prop_flat_map(|(documents, per_document, space)| key_lists(documents, per_document, space)),
+            bucket_cap in 1usize..60,
+            candidate_budget in 1usize..30,
+        ) {
+            let keys = with_priority_keys(keys);
+            let limits = CandidateLimits { bucket_cap, candidate_budget, priority_keys: true };
+            let (pairs, stats) = table_of(&keys).candidate_pairs_with_stats(limits);
+            prop_assert_eq!(&pairs, &limited_brute_force(&keys, limits), "{:?}", limits);
+            let plain = CandidateLimits { priority_keys: false, ..limits };
+            let (by_rank, plain_stats) = table_of(&keys).candidate_pairs_with_stats(plain);
+            prop_assert_eq!(pairs.len(), by_rank.len());
+            prop_assert_eq!(stats, plain_stats);
+            if stats.budget_hits == 0 {
+                prop_assert_eq!(pairs, by_rank);
+            }
+        }
+    }
+
+    /// `keys` with every key divisible by 3 made a priority key.
+    fn with_priority_keys(keys: Vec<Vec<u64>>) -> Vec<Vec<u64>> {
+        let priority = |key: u64| match key % 3 {
+            0 => key | neardup_core::PRIORITY_KEY,
+            _ => key,
+        };
+        (keys.into_iter())
+            .map(|list| list.into_iter().map(priority).collect())
+            .collect()
+    }
+
+    /// A flood of 300 documents in two ordinary buckets, where each document's copy (the
+    /// document 150 ranks later) shares a priority key with it: under a budget of 2 pairs
+    /// a document, every copy is kept, where ranks alone keep the flood's first members.
+    #[test]
+    fn a_flood_keeps_the_copies_of_priority_keys() {
+        let copies = 150u64;
+        let keys: Vec<Vec<u64>> = (0..2 * copies)
+            .map(|d| vec![1, 2, (d % copies) | neardup_core::PRIORITY_KEY])
+            .collect();
+        let limits = CandidateLimits {
+            bucket_cap: 1000,
+            candidate_budget: 2,
+            priority_keys: true,
+        };
+        let copy_pairs = |pairs: &[(u32, u32)]| {
+            (pairs.iter())
+                .filter(|&&(a, b)| u64::from(b - a) == copies)
+                .count()
+        };
+        let (pairs, stats) = table_of(&keys).candidate_pairs_with_stats(limits);
+        assert!(stats.budget_hits > 0, "{stats:?}");
+        assert_eq!(copy_pairs(&pairs), copies as usize, "{stats:?}");
+        let plain = CandidateLimits {
+            priority_keys: false,
+            ..limits
+        };
+        let (by_rank, _) = table_of(&keys).candidate_pairs_with_stats(plain);
+        assert!(copy_pairs(&by_rank) < copies as usize / 10);
     }
 
     #[test]
@@ -459,6 +592,7 @@ mod tests {
             let limits = CandidateLimits {
                 bucket_cap,
                 candidate_budget,
+                priority_keys: false,
             };
             let (pairs, stats) = table_of(&keys).candidate_pairs_with_stats(limits);
             assert_eq!(pairs, limited_brute_force(&keys, limits), "{limits:?}");

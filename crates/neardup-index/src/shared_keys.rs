@@ -306,7 +306,7 @@ mod tests {
             bucket_cap in 1usize..20,
             candidate_budget in 1usize..6,
         ) {
-            let limits = CandidateLimits { bucket_cap, candidate_budget };
+            let limits = CandidateLimits { bucket_cap, candidate_budget, priority_keys: false };
             let (pairs, _) = SharedKeyTable::new(entries(&keys), min).candidate_pairs(limits);
             prop_assert_eq!(pairs, reference(&keys, min as usize, limits), "{:?}", limits);
         }
@@ -320,6 +320,7 @@ mod tests {
             SharedKeyTable::new(entries(&keys), 2).candidate_pairs(CandidateLimits {
                 bucket_cap: usize::MAX,
                 candidate_budget: 2,
+                priority_keys: false,
             });
         assert!(pairs.len() <= 50 * 2, "{}", pairs.len());
         assert!(stats.budget_hits > 0);
@@ -338,6 +339,7 @@ mod tests {
         let limits = CandidateLimits {
             bucket_cap: usize::MAX,
             candidate_budget: 1,
+            priority_keys: false,
         };
         let (pairs, stats) = SharedKeyTable::new(entries(&keys), 2).candidate_pairs(limits);
         assert_eq!(pairs, reference(&keys, 2, limits));

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use neardup_core::{JoinShape, Method, Result};
+use neardup_core::{Join, JoinShape, Method, Result};
 use neardup_index::{
     ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, KeyTable,
     RankedSketches,
@@ -103,7 +103,12 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         by_rank: OnceLock::new(),
         failed: FirstError::default(),
     };
-    let shape = method.join().shape();
+    let join = method.join();
+    let limits = CandidateLimits {
+        priority_keys: matches!(join, Join::PriorityKeys),
+        ..limits
+    };
+    let shape = join.shape();
     let (ranked_pairs, stats) = match (shape, spilling, gathered) {
         (JoinShape::SymmetricKeys, Some(spilling), gathered) => {
             let gathered = match gathered {

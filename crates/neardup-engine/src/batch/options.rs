@@ -83,6 +83,7 @@ impl EngineOptions {
         CandidateLimits {
             bucket_cap: self.bucket_cap,
             candidate_budget: self.candidate_budget,
+            priority_keys: false,
         }
     }
 }

@@ -207,17 +207,19 @@ impl MinHash {
         jaccard >= self.rare_threshold - 1e-9
     }
 
-    /// The keys of a *templated* sketch, one whose common marks cover at least
-    /// [`TEMPLATED_SHARE`] of its set (the fixed text of a template a crowd of notices
-    /// shares), when it has rare elements: the bands of a signature of its rare elements
-    /// alone, tagged apart from ordinary bands. Its ordinary bands would put it in the
-    /// buckets of every filling of its template, where the candidate budget keeps the
-    /// best-ranked partners and cuts its own copies; two copies share their rare elements
-    /// (the filling), two fillings do not, and a pair of marked sketches must agree on its
-    /// rare elements anyway (`rare_threshold`). False (nothing pushed) for any other sketch.
-    fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) -> bool {
+    /// The priority keys ([`crate::Join::PriorityKeys`]) of a *templated* sketch, one whose
+    /// common marks cover at least [`TEMPLATED_SHARE`] of its set (the fixed text of a
+    /// template a crowd of notices shares), when it has rare elements: the bands of a
+    /// signature of its rare elements alone, tagged apart from ordinary bands. Its ordinary
+    /// bands put it in the buckets of every filling of its template, where the candidate
+    /// budget would keep the best-ranked partners and cut its own copies; two copies share
+    /// their rare elements (the filling), two fillings do not, so the budget keeps the
+    /// partners of these keys first. Its ordinary bands stay: an edit that touches the
+    /// filling (a changed letter in a short report) leaves the copies sharing a band.
+    /// Nothing is pushed for any other sketch.
+    fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !self.keyed_by_rare(sketch) {
-            return false;
+            return;
         }
         let rare: Vec<u64> = (sketch.set.iter().enumerate())
             .filter(|&(i, _)| !sketch.is_marked(i))
@@ -227,9 +229,8 @@ impl MinHash {
         let start = keys.len();
         self.lsh.band_keys(&signature, keys);
         for key in &mut keys[start..] {
-            *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG);
+            *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG) | crate::PRIORITY_KEY;
         }
-        true
     }
 
     /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, with a rare
@@ -369,6 +370,11 @@ impl Method for MinHash {
         "minhash"
     }
 
+    /// Band keys, with a templated sketch's priority keys ([`MinHash::rare_keys`]).
+    fn join(&self) -> crate::Join<Self> {
+        crate::Join::PriorityKeys
+    }
+
     fn sketch(&self, text: &str) -> MinHashSketch {
         if !self.boilerplate.is_active() && self.scale.is_none() {
             let normalized = self.normalizer.normalize(text);
@@ -488,24 +494,26 @@ impl Method for MinHash {
         marked
     }
 
-    /// A templated sketch with rare elements takes its keys from them
-    /// ([`MinHash::rare_keys`]), which the marks say; any other keeps its bands.
+    /// A templated sketch with rare elements has priority keys from them
+    /// ([`MinHash::rare_keys`]), which the marks say.
     fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
         self.keyed_by_rare(sketch)
     }
 
     /// The bands of the signature, and of the short part's for a document in the overlap
     /// of shingle sizes by length (a chance equality of a long and a short band only makes
-    /// a candidate that verification refuses); the bands of the rare elements' signature
-    /// for a templated sketch ([`MinHash::rare_keys`]).
+    /// a candidate that verification refuses), with [`crate::PRIORITY_KEY`] cleared; before
+    /// them, the priority keys of a templated sketch ([`MinHash::rare_keys`]).
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !sketch.is_empty() && !sketch.exact_only() {
-            if self.rare_keys(sketch, keys) {
-                return;
-            }
+            self.rare_keys(sketch, keys);
+            let start = keys.len();
             self.lsh.band_keys(&sketch.signature, keys);
             if let Scale::Both(Some(part)) = &sketch.scale {
                 self.lsh.band_keys(&part.signature, keys);
+            }
+            for key in &mut keys[start..] {
+                *key &= !crate::PRIORITY_KEY;
             }
         }
     }
