@@ -216,7 +216,8 @@ impl MinHash {
     /// their rare elements (the filling), two fillings do not, so the budget keeps the
     /// partners of these keys first. Its ordinary bands stay: an edit that touches the
     /// filling (a changed letter in a short report) leaves the copies sharing a band.
-    /// Nothing is pushed for any other sketch.
+    /// With two numbers or more, one more priority key: its digits in text order
+    /// ([`MinHash::keyed_by_digits`]). Nothing is pushed for any other sketch.
     fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !self.keyed_by_rare(sketch) {
             return;
@@ -225,20 +226,37 @@ impl MinHash {
             .filter(|&(i, _)| !sketch.is_marked(i))
             .map(|(_, &value)| crate::hash::mix64(u64::from(value)))
             .collect();
-        let signature = self.hasher.signature(&rare);
-        let start = keys.len();
-        self.lsh.band_keys(&signature, keys);
-        for key in &mut keys[start..] {
-            *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG) | crate::PRIORITY_KEY;
+        if !rare.is_empty() {
+            let signature = self.hasher.signature(&rare);
+            let start = keys.len();
+            self.lsh.band_keys(&signature, keys);
+            for key in &mut keys[start..] {
+                *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG) | crate::PRIORITY_KEY;
+            }
+        }
+        if Self::keyed_by_digits(sketch) {
+            let order = u64::from(sketch.digit_order) ^ DIGIT_ORDER_TAG;
+            keys.push(crate::hash::mix64(order) | crate::PRIORITY_KEY);
         }
     }
 
+    /// Whether a templated sketch also has a priority key of its digits in text order
+    /// ([`crate::slots::digit_order`]): when it has two numbers or more. In a large flood the
+    /// names, cities and small numbers of a template's fillings are each common, so a
+    /// filling may have no rare shingle at all; what tells it apart is the combination, and
+    /// its digits in their places are most of it (an exam notice's month, day, hour, room
+    /// and seat). Its copies share them, whatever spaces an edit put among them.
+    fn keyed_by_digits(sketch: &MinHashSketch) -> bool {
+        sketch.digit_order != 0 && sketch.slots.len() >= 2
+    }
+
     /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, with a rare
-    /// element.
+    /// element or a digit-order key ([`MinHash::keyed_by_digits`]).
     fn keyed_by_rare(&self, sketch: &MinHashSketch) -> bool {
         sketch.weights.is_empty()
             && self.templated(sketch)
-            && (0..sketch.set.len()).any(|i| !sketch.is_marked(i))
+            && (Self::keyed_by_digits(sketch)
+                || (0..sketch.set.len()).any(|i| !sketch.is_marked(i)))
     }
 
     /// `sketch` with the slots of its normalised text (the text left after boilerplate lines),
@@ -362,6 +380,9 @@ const TEMPLATED_SHARE: f64 = 0.5;
 
 /// Mixed into the bands of rare elements, so that they never equal an ordinary band.
 const RARE_KEYS_TAG: u64 = 0x7261_7265_6b65_7973;
+
+/// Mixed into the digit-order key of a templated sketch ([`MinHash::keyed_by_digits`]).
+const DIGIT_ORDER_TAG: u64 = 0x6469_6769_7473_0001;
 
 impl Method for MinHash {
     type Sketch = MinHashSketch;
