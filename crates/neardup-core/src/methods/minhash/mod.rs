@@ -771,6 +771,51 @@ mod tests {
             .is_err());
     }
 
+    /// In a large flood every shingle of an exam notice is common (its name, city and small
+    /// numbers too): the notice has no rare shingle, and its one priority key is its digits
+    /// in order, shared by a copy with a space typed inside a number, not by another filling.
+    #[test]
+    fn a_notice_without_rare_shingles_is_keyed_by_its_digits_in_order() {
+        let notice = |name: &str, numbers: [&str; 5]| {
+            let [month, day, hour, room, seat] = numbers;
+            format!(
+                "【广州教育考试院】{name}同学您好，您报名的考试将于{month}月{day}日{hour}点开始，\
+                 考场为第{room}考场，座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
+            )
+        };
+        let method = MinHashBuilder::new()
+            .common_shingles(Common::Check, 0.5)
+            .slots(Slots::Numbers, 0.2)
+            .build()
+            .unwrap();
+        let marked = |text: &str| {
+            let mut sketch = method.sketch(text);
+            let marks = method.mark_common(&mut sketch, &|_| true);
+            assert_eq!(marks, sketch.set.len() as u64);
+            sketch
+        };
+        let priority = |sketch: &MinHashSketch| {
+            let mut keys = Vec::new();
+            method.keys(sketch, &mut keys);
+            let ordinary = keys.iter().filter(|&&k| k < crate::PRIORITY_KEY).count();
+            assert!(ordinary >= method.lsh().bands, "{ordinary}");
+            keys.retain(|&k| k >= crate::PRIORITY_KEY);
+            keys
+        };
+        let a = marked(&notice("赵娜", ["5", "12", "9", "16", "27"]));
+        let copy = marked(&notice("赵娜", ["5", "12", "9", "1 6", "27"]).replace("您", "你"));
+        let other = marked(&notice("赵娜", ["5", "12", "9", "16", "28"]));
+        assert!(method.marks_changed_keys(&a));
+        assert_eq!(priority(&a).len(), 1);
+        assert_eq!(priority(&a), priority(&copy));
+        assert_ne!(priority(&a), priority(&other));
+        // Unmarked, or with a single number, a notice has no priority key.
+        assert!(priority(&method.sketch(&notice("赵娜", ["5", "12", "9", "16", "27"]))).is_empty());
+        let single = marked("【广州教育考试院】赵娜同学您好，您的座位号27，请提前三十分钟到达。");
+        assert!(priority(&single).is_empty());
+        assert!(!method.marks_changed_keys(&single));
+    }
+
     #[test]
     fn invalid_parameters_are_refused_in_build() {
         assert_eq!(
