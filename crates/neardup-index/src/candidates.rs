@@ -68,6 +68,16 @@ pub fn join_name<M: Method>(join: &Join<M>) -> String {
     }
 }
 
+/// `limits` for `join`'s generator: [`CandidateLimits::priority_keys`] set for
+/// [`Join::PriorityKeys`], cleared for any other join. The engine walks the keys of
+/// symmetric joins itself when it spills, and asks here what they mean.
+pub fn join_limits<M: Method>(join: &Join<M>, limits: CandidateLimits) -> CandidateLimits {
+    CandidateLimits {
+        priority_keys: matches!(join, Join::PriorityKeys),
+        ..limits
+    }
+}
+
 /// What a batch generator reads of the documents entering candidate generation (the
 /// engine's *leaders*): each numbered by its rank (lower is better), with its sketch.
 pub trait RankedSketches<M: Method>: Sync {
@@ -114,10 +124,7 @@ where
         ),
         Join::PriorityKeys => CandidateGenerator::candidate_pairs(
             KeyTable::from_entries(entries(method, leaders, M::keys)?),
-            CandidateLimits {
-                priority_keys: true,
-                ..limits
-            },
+            join_limits(&method.join(), limits),
         ),
         Join::Probe => ProbeTable::new(
             entries(method, leaders, M::keys)?,

@@ -80,7 +80,7 @@ mod shared_keys;
 pub mod spill;
 
 pub use candidates::{
-    hamming_key, join_name, online_form, ranked_candidates, OnlineForm, RankedSketches,
+    hamming_key, join_limits, join_name, online_form, ranked_candidates, OnlineForm, RankedSketches,
 };
 pub use distributed_hamming::{distributed_passes, HammingPass, READS_PER_CAP, ROW_COST};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};

@@ -6,10 +6,10 @@
 
 use std::sync::OnceLock;
 
-use neardup_core::{Join, JoinShape, Method, Result};
+use neardup_core::{JoinShape, Method, Result};
 use neardup_index::{
-    ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs, KeyTable,
-    RankedSketches,
+    join_limits, ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs,
+    KeyTable, RankedSketches,
 };
 use rayon::prelude::*;
 
@@ -104,10 +104,7 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         failed: FirstError::default(),
     };
     let join = method.join();
-    let limits = CandidateLimits {
-        priority_keys: matches!(join, Join::PriorityKeys),
-        ..limits
-    };
+    let limits = join_limits(&join, limits);
     let shape = join.shape();
     let (ranked_pairs, stats) = match (shape, spilling, gathered) {
         (JoinShape::SymmetricKeys, Some(spilling), gathered) => {
