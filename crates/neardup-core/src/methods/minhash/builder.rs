@@ -11,7 +11,9 @@ use crate::tokenize::{ShinglerBuilder, Tokenizer};
 use crate::{Error, Result};
 
 use super::scale::ScaleRule;
-use super::{Common, MinHash, Slots, Weighting, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD};
+use super::{
+    Common, MinHash, Slots, Templates, Weighting, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD,
+};
 use crate::slots::DEFAULT_SLOT_AGREEMENT;
 
 /// Builder of [`MinHash`]; every parameter is checked in [`MinHashBuilder::build`].
@@ -34,6 +36,7 @@ pub struct MinHashBuilder {
     rare_threshold: f64,
     slots: Slots,
     slot_agreement: f64,
+    templates: Templates,
     /// Shingle sizes by length: `(below, short ngram)`, the long one being `shingles`'.
     short_ngram: Option<(usize, usize)>,
 }
@@ -59,6 +62,7 @@ impl Default for MinHashBuilder {
             rare_threshold: DEFAULT_RARE_THRESHOLD,
             slots: Slots::Off,
             slot_agreement: DEFAULT_SLOT_AGREEMENT,
+            templates: Templates::Distinct,
             short_ngram: None,
         }
     }
@@ -195,6 +199,12 @@ impl MinHashBuilder {
         self
     }
 
+    /// What a template means ([`Templates`]); `distinct` by default.
+    pub fn templates(mut self, templates: Templates) -> Self {
+        self.templates = templates;
+        self
+    }
+
     /// Shingle weighting ([`Weighting`]); `none` by default.
     pub fn weighting(mut self, weighting: Weighting) -> Self {
         self.weighting = weighting;
@@ -288,6 +298,7 @@ impl MinHashBuilder {
             rare_threshold: self.rare_threshold,
             slots: self.slots,
             slot_agreement: self.slot_agreement,
+            templates: self.templates,
             weighting: self.weighting,
             idf: None,
             boilerplate,

@@ -30,7 +30,8 @@ use crate::{Method, Sketch};
 pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
 pub use builder::MinHashBuilder;
 pub use options::{
-    Common, Slots, Weighting, DEFAULT_NGRAM_RULE, DEFAULT_RARE_THRESHOLD, DEFAULT_THRESHOLD_RULE,
+    Common, Slots, Templates, Weighting, DEFAULT_NGRAM_RULE, DEFAULT_RARE_THRESHOLD,
+    DEFAULT_THRESHOLD_RULE,
 };
 pub use scale::{Scale, ShortPart};
 pub use sketch::MinHashSketch;
@@ -45,6 +46,8 @@ pub struct MinHash {
     /// The slot check (numbers; [`crate::slots`]) and its least agreement.
     slots: Slots,
     slot_agreement: f64,
+    /// Whether two fillings of one template are duplicates.
+    templates: Templates,
     weighting: Weighting,
     idf: Option<Arc<CorpusStats>>,
     boilerplate: Boilerplate,
@@ -217,24 +220,34 @@ impl MinHash {
     /// partners of these keys first. Its ordinary bands stay: an edit that touches the
     /// filling (a changed letter in a short report) leaves the copies sharing a band.
     /// With two numbers or more, one more priority key: its digits in text order
-    /// ([`MinHash::keyed_by_digits`]). Nothing is pushed for any other sketch.
+    /// ([`MinHash::keyed_by_digits`]). With templates duplicates, the bands of its marked
+    /// elements (its template) instead: every filling's priority partners are then its
+    /// template's best-ranked fillings. Nothing is pushed for any other sketch.
     fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !self.keyed_by_rare(sketch) {
             return;
         }
-        let rare: Vec<u64> = (sketch.set.iter().enumerate())
-            .filter(|&(i, _)| !sketch.is_marked(i))
+        // Distinct templates: the filling's keys (rare elements); duplicates: the template's
+        // (marked elements), so that every filling meets its template's first ones.
+        let duplicates = self.templates == Templates::Duplicate;
+        let part: Vec<u64> = (sketch.set.iter().enumerate())
+            .filter(|&(i, _)| sketch.is_marked(i) == duplicates)
             .map(|(_, &value)| crate::hash::mix64(u64::from(value)))
             .collect();
-        if !rare.is_empty() {
-            let signature = self.hasher.signature(&rare);
+        if !part.is_empty() {
+            let signature = self.hasher.signature(&part);
             let start = keys.len();
             self.lsh.band_keys(&signature, keys);
+            let tag = if duplicates {
+                TEMPLATE_KEYS_TAG
+            } else {
+                RARE_KEYS_TAG
+            };
             for key in &mut keys[start..] {
-                *key = crate::hash::mix64(*key ^ RARE_KEYS_TAG) | crate::PRIORITY_KEY;
+                *key = crate::hash::mix64(*key ^ tag) | crate::PRIORITY_KEY;
             }
         }
-        if Self::keyed_by_digits(sketch) {
+        if !duplicates && Self::keyed_by_digits(sketch) {
             let order = u64::from(sketch.digit_order) ^ DIGIT_ORDER_TAG;
             keys.push(crate::hash::mix64(order) | crate::PRIORITY_KEY);
         }
@@ -250,9 +263,13 @@ impl MinHash {
         sketch.digit_order != 0 && sketch.slots.len() >= 2
     }
 
-    /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, with a rare
-    /// element or a digit-order key ([`MinHash::keyed_by_digits`]).
+    /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, and with
+    /// templates distinct, with a rare element or a digit-order key
+    /// ([`MinHash::keyed_by_digits`]).
     fn keyed_by_rare(&self, sketch: &MinHashSketch) -> bool {
+        if self.templates == Templates::Duplicate {
+            return sketch.weights.is_empty() && self.templated(sketch);
+        }
         sketch.weights.is_empty()
             && self.templated(sketch)
             && (Self::keyed_by_digits(sketch)
@@ -284,6 +301,35 @@ impl MinHash {
             ),
             _ => crate::slots::slots_agree(&a.slots, &b.slots, self.slot_agreement),
         }
+    }
+
+    /// With templates duplicates, the similarity of two templated sketches on their
+    /// template (the containment of their marked shingles: the share of the smaller marked
+    /// set in the other, as names and dates that a crowd shares are marked too, in some
+    /// fillings and not others), when it reaches the threshold: two
+    /// fillings of one template are duplicates whatever their fillings. `None` otherwise,
+    /// and the pair is verified as any other.
+    fn same_template(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
+        if self.templates != Templates::Duplicate || !self.templated(a) || !self.templated(b) {
+            return None;
+        }
+        let marked = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| s.is_marked(i)).count();
+        let (marked_a, marked_b) = (marked(a), marked(b));
+        let (mut i, mut j, mut shared) = (0, 0, 0usize);
+        while i < a.set.len() && j < b.set.len() {
+            match a.set[i].cmp(&b.set[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += usize::from(a.is_marked(i) && b.is_marked(j));
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let similarity = shared as f64 / marked_a.min(marked_b).max(1) as f64;
+        let threshold = self.threshold.at(marked_a.min(marked_b));
+        (similarity >= threshold - 1e-9).then_some(similarity)
     }
 
     /// Whether a sketch is *templated*: common marks (a crowd's shared features) cover at
@@ -380,6 +426,9 @@ const TEMPLATED_SHARE: f64 = 0.5;
 
 /// Mixed into the bands of rare elements, so that they never equal an ordinary band.
 const RARE_KEYS_TAG: u64 = 0x7261_7265_6b65_7973;
+
+/// Mixed into the bands of a template's marked elements (templates duplicates).
+const TEMPLATE_KEYS_TAG: u64 = 0x7465_6d70_6c61_7465;
 
 /// Mixed into the digit-order key of a templated sketch ([`MinHash::keyed_by_digits`]).
 const DIGIT_ORDER_TAG: u64 = 0x6469_6769_7473_0001;
@@ -596,6 +645,9 @@ impl Method for MinHash {
     /// few places ([`MinHash::signatures_may_agree`]) too.
     fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
         let (x, y) = pair_views(a, b)?;
+        if let Some(similarity) = self.same_template(a, b) {
+            return Some(similarity);
+        }
         if !self.signatures_may_agree(x, y) {
             return None;
         }
@@ -814,6 +866,58 @@ mod tests {
         let single = marked("【广州教育考试院】赵娜同学您好，您的座位号27，请提前三十分钟到达。");
         assert!(priority(&single).is_empty());
         assert!(!method.marks_changed_keys(&single));
+    }
+
+    /// Two fillings of one template whose every shingle is common: different documents
+    /// with templates distinct (their digits differ in order), duplicates with templates
+    /// duplicate, where they also share a priority key of their template; a text of another
+    /// template is neither.
+    #[test]
+    fn templates_duplicate_joins_the_fillings_of_one_template() {
+        let exam = |name: &str, seat: &str| {
+            format!(
+                "【广州教育考试院】{name}同学您好，您报名的考试将于5月12日9点开始，\
+                 考场为第16考场，座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
+            )
+        };
+        let parcel = "【中通快递】您的包裹已到达杭州建设路驿站，取件码9-2-8439，请于2月26日前凭\
+                      取件码领取，逾期将退回。";
+        let build = |templates: Templates| {
+            MinHashBuilder::new()
+                .common_shingles(Common::Check, 0.4)
+                .slots(Slots::Numbers, 0.2)
+                .templates(templates)
+                .build()
+                .unwrap()
+        };
+        for (templates, fillings_are_duplicates) in
+            [(Templates::Distinct, false), (Templates::Duplicate, true)]
+        {
+            let method = build(templates);
+            let marked = |text: &str| {
+                let mut sketch = method.sketch(text);
+                method.mark_common(&mut sketch, &|_| true);
+                sketch
+            };
+            let (a, b) = (marked(&exam("赵娜", "27")), marked(&exam("李杰", "3")));
+            let other = marked(parcel);
+            assert_eq!(method.verify(&a, &b).is_some(), fillings_are_duplicates);
+            assert_eq!(method.verify(&a, &other), None, "{templates:?}");
+            let priority = |sketch: &MinHashSketch| {
+                let mut keys = Vec::new();
+                method.keys(sketch, &mut keys);
+                keys.retain(|&k| k >= crate::PRIORITY_KEY);
+                keys
+            };
+            let shared = priority(&a).iter().any(|k| priority(&b).contains(k));
+            assert_eq!(shared, fillings_are_duplicates, "{templates:?}");
+        }
+        assert_eq!(
+            "duplicate".parse::<Templates>().unwrap(),
+            Templates::Duplicate
+        );
+        let error = "both".parse::<Templates>().unwrap_err();
+        assert_eq!(error.parameter(), "templates");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The choices of `minhash` that are its own: what happens to common shingles ([`Common`])
-//! and how shingles are weighted ([`Weighting`]).
+//! The choices of `minhash` that are its own: what happens to common shingles ([`Common`]),
+//! what a template means ([`Templates`]) and how shingles are weighted ([`Weighting`]).
 
 use crate::params::param_value_by_choice;
 use crate::{Error, Result};
@@ -90,6 +90,45 @@ impl std::str::FromStr for Slots {
 }
 
 param_value_by_choice!(Slots);
+
+/// What a template means: whether two fillings of one template are duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Templates {
+    /// Two fillings are different documents (notices, alerts, news): a pair of templated
+    /// sketches must also agree on its filling (rare shingles, numbers in their places).
+    #[default]
+    Distinct,
+    /// Every filling of one template is a duplicate of the others (the seeds' mass-sent spam
+    /// and ad copy): two templated sketches are compared on their template, the shingles
+    /// a crowd shares.
+    Duplicate,
+}
+
+impl Templates {
+    /// `distinct` or `duplicate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Templates::Distinct => "distinct",
+            Templates::Duplicate => "duplicate",
+        }
+    }
+}
+
+impl std::str::FromStr for Templates {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Templates> {
+        match text {
+            "distinct" => Ok(Templates::Distinct),
+            "duplicate" => Ok(Templates::Duplicate),
+            _ => Err(Error::invalid(
+                "templates",
+                format!("{text:?} (expected distinct or duplicate)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Templates);
 
 /// The default `rare_threshold`.
 pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;

@@ -57,6 +57,17 @@ impl Registered for MinHash {
                 group: Some("Boilerplate"),
             },
             ParamSpec {
+                name: "templates",
+                kind: ParamKind::Choice(&["distinct", "duplicate"]),
+                default: Some("distinct"),
+                help: "What a template means, for documents whose shingles are mostly common \
+                       (shared by a crowd): `distinct` (two fillings of one template, such as \
+                       two bank notices, are different documents; their copies are duplicates) \
+                       or `duplicate` (every filling of one template is a duplicate: mass-sent \
+                       spam and ad copy).",
+                group: Some("Boilerplate"),
+            },
+            ParamSpec {
                 name: "weighting",
                 kind: ParamKind::Choice(&["none", "idf"]),
                 default: Some("none"),
@@ -165,6 +176,9 @@ impl Registered for MinHash {
             .get("slot_agreement")?
             .unwrap_or(DEFAULT_SLOT_AGREEMENT);
         builder = builder.slots(slots, agreement);
+        if let Some(templates) = params.get("templates")? {
+            builder = builder.templates(templates);
+        }
         if let Some(tokenizer) = params.get("tokenizer")? {
             builder = builder.tokenizer(tokenizer);
         }
@@ -221,6 +235,7 @@ impl Registered for MinHash {
             ("rare_threshold", Setting::Number(self.rare_threshold)),
             ("slots", Setting::Text(self.slots.name().to_owned())),
             ("slot_agreement", Setting::Number(self.slot_agreement)),
+            ("templates", Setting::Text(self.templates.name().to_owned())),
         ]);
         settings.extend(boilerplate_settings(&self.boilerplate));
         settings.extend(normalize_settings(self.normalizer.options()));
