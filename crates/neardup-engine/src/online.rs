@@ -26,7 +26,10 @@
 use std::collections::HashMap;
 
 use neardup_core::{Error, Join, Method, Result, Sketch};
-use neardup_index::{hamming_key, online_form, HammingIndex, MemoryIndex, OnlineForm, OnlineIndex};
+use neardup_index::{
+    hamming_key, join_limits, online_form, without_priority, CandidateLimits, HammingIndex,
+    MemoryIndex, OnlineForm, OnlineIndex,
+};
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
 /// restart can rebuild the index from these alone.
@@ -344,6 +347,8 @@ pub struct PartitionIndex {
     max_distance: u32,
     /// The keys looked up differ from the keys stored (the exact joins).
     probe_side: bool,
+    /// Priority keys are read first ([`neardup_core::Join::PriorityKeys`]).
+    priority_keys: bool,
     /// Near candidates a query gives at most.
     budget: usize,
     /// Hamming merges wait for the owner ([`PartitionIndex::defer_merges`]).
@@ -378,6 +383,7 @@ impl PartitionIndex {
             hamming,
             max_distance,
             probe_side: matches!(form, OnlineForm::Keys { probe_side: true }),
+            priority_keys: join_limits(&join, CandidateLimits::default()).priority_keys,
             budget: QUERY_BUDGET,
             deferred: false,
         })
@@ -409,7 +415,10 @@ impl PartitionIndex {
             return;
         }
         if let Some(index) = self.keys.as_mut() {
-            if !entry.keys.is_empty() {
+            if !entry.keys.is_empty() && self.priority_keys {
+                // Stored without the priority bit: see `probe_priority_first`.
+                let _ = index.insert(seq, &without_priority(&entry.keys));
+            } else if !entry.keys.is_empty() {
                 let _ = index.insert(seq, &entry.keys);
             }
         }
@@ -523,7 +532,10 @@ impl PartitionIndex {
                 } else {
                     &entry.keys
                 };
-                left_out += index.probe_within(probes, self.budget, &mut near);
+                left_out += match self.priority_keys {
+                    true => index.probe_priority_first(probes, self.budget, &mut near),
+                    false => index.probe_within(probes, self.budget, &mut near),
+                };
                 out.extend(near.into_iter().map(|seq| (seq, None)));
             }
         }

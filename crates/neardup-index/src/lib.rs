@@ -91,7 +91,7 @@ pub use hamming_join::{
     HammingJoin,
 };
 pub use ngram_index::{ngram_dedup, NgramResult};
-pub use online::{DuplicateId, MemoryIndex, OnlineIndex};
+pub use online::{without_priority, DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
 pub use set_join::{
     intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure, MAX_JOIN_EDITS,

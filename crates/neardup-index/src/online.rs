@@ -89,6 +89,41 @@ impl MemoryIndex {
         left_out
     }
 
+    /// [`MemoryIndex::probe_within`] under priority keys (keys with
+    /// [`neardup_core::PRIORITY_KEY`] set, [`neardup_core::Join::PriorityKeys`]): the ids of
+    /// the priority keys first, up to `limit`, then those of the other keys not among them,
+    /// up to `limit` in all. A notice's copies, under its filling's priority keys, are then
+    /// found even where its template's oldest fillings fill every ordinary bucket. `out` is
+    /// ascending within each of the two parts; the estimate is the two parts' summed.
+    ///
+    /// The keys are looked up without their priority bit ([`without_priority`]), as they
+    /// must be stored: so keys stored before priority keys existed, whose top bit is
+    /// anybody's, still meet those of a new text.
+    pub fn probe_priority_first(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
+        let (first, ordinary): (Vec<u64>, Vec<u64>) = keys
+            .iter()
+            .partition(|&&key| key >= neardup_core::PRIORITY_KEY);
+        let (first, ordinary) = (without_priority(&first), without_priority(&ordinary));
+        let mut left_out = self.probe_within(&first, limit, out);
+        if ordinary.is_empty() {
+            return left_out;
+        }
+        let mut others = Vec::new();
+        left_out += self.probe_within(&ordinary, limit, &mut others);
+        let kept = out.len();
+        for id in others {
+            if out[..kept].binary_search(&id).is_ok() {
+                continue;
+            }
+            if out.len() == limit {
+                left_out += 1;
+                continue;
+            }
+            out.push(id);
+        }
+        left_out
+    }
+
     /// Removes every id below `seq` at once (a retention drop): each bucket loses its
     /// members below `seq`, in one pass over the buckets, however large (a flood's bucket
     /// would make [`OnlineIndex::remove`] one id at a time quadratic).
@@ -99,6 +134,14 @@ impl MemoryIndex {
             !bucket.is_empty()
         });
     }
+}
+
+/// `keys` with [`neardup_core::PRIORITY_KEY`] cleared: the buckets of a store under priority
+/// keys (see [`MemoryIndex::probe_priority_first`]).
+pub fn without_priority(keys: &[u64]) -> Vec<u64> {
+    keys.iter()
+        .map(|&key| key & !neardup_core::PRIORITY_KEY)
+        .collect()
 }
 
 impl OnlineIndex for MemoryIndex {
@@ -240,6 +283,24 @@ mod tests {
         let left_out = index.probe_within(&[7, 1_000_000], 128, &mut found);
         assert_eq!(found, (0..128).collect::<Vec<u64>>());
         assert_eq!(left_out, 10_000 - 128);
+    }
+
+    #[test]
+    fn priority_keys_are_read_first() {
+        let mut index = MemoryIndex::new();
+        for id in 0..10_000u64 {
+            index.insert(id, &[7]).unwrap();
+        }
+        let copy = 5 | neardup_core::PRIORITY_KEY;
+        index.insert(10_000, &without_priority(&[7, copy])).unwrap();
+        let mut found = Vec::new();
+        index.probe_within(&[7, 5], 128, &mut found);
+        assert!(!found.contains(&10_000));
+        let left_out = index.probe_priority_first(&[7, copy], 128, &mut found);
+        assert_eq!(found.len(), 128);
+        assert_eq!(found[0], 10_000);
+        assert_eq!(found[1..], (0..127).collect::<Vec<u64>>());
+        assert!(left_out >= 10_000 - 128, "{left_out}");
     }
 
     #[test]

@@ -48,6 +48,7 @@ impl<M: Registered + 'static> Collection<M> {
             .verified
             .fetch_add(all.len() as u64, Ordering::Relaxed);
         let mut found = Vec::new();
+        let learned = self.learning.as_ref().map(|learning| learning.current());
         for &(_, _, seq) in &all {
             let Some((partition, doc)) = state.doc(seq) else {
                 continue;
@@ -55,11 +56,14 @@ impl<M: Registered + 'static> Collection<M> {
             let Record::Insert(stored) = partition.segment.read(doc.offset, doc.len)? else {
                 continue;
             };
-            let stored_sketch = M::Sketch::decode(&stored.sketch).map_err(|e| StoreError {
+            let mut stored_sketch = M::Sketch::decode(&stored.sketch).map_err(|e| StoreError {
                 path: partition.segment.path().to_owned(),
                 message: format!("record at byte {}: {e}", doc.offset),
                 disk_full: false,
             })?;
+            if let Some(learned) = &learned {
+                learned.mark(&mut stored_sketch);
+            }
             if let Some(m) = verify(
                 &self.method,
                 sketch,

@@ -37,12 +37,20 @@ impl<M: Method> Learned<M> {
     /// The sketch of `text`, its common set values marked.
     pub(super) fn sketch(&self, text: &str) -> M::Sketch {
         let mut sketch = self.method.sketch(text);
+        self.mark(&mut sketch);
+        sketch
+    }
+
+    /// Marks the common set values of `sketch` as learned now: a new text's, or a stored
+    /// sketch read back for verification (marks are not stored), so that both sides of a
+    /// pair are judged by one model and two fillings of a template are told apart by their
+    /// fillings whenever the stored one arrived.
+    pub(super) fn mark(&self, sketch: &mut M::Sketch) {
         if let Some((stats, limit)) = &self.common {
             let is_common =
                 |value: u32| u64::from(stats.document_frequency(value_key(value))) > *limit;
-            self.method.mark_common(&mut sketch, &is_common);
+            self.method.mark_common(sketch, &is_common);
         }
-        sketch
     }
 }
 

@@ -101,6 +101,57 @@ fn the_stream_learns_a_template_and_its_notices_stop_being_duplicates() {
     });
 }
 
+/// An exam notice: one template line, a name and five small numbers, of which the month and
+/// the day are the same in every filling.
+fn exam(i: u64) -> String {
+    let names = ["赵娜", "李杰", "王静", "张洋", "陈静", "刘敏"];
+    let name = names[(i % 6) as usize];
+    let (hour, room, seat) = (8 + i % 9, 1 + (i / 9) % 30, 1 + (i / 270) % 40);
+    format!(
+        "【广州教育考试院】{name}同学您好，您报名的考试将于5月12日{hour}点开始，考场为第{room}考场，\
+         座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
+    )
+}
+
+/// A flood of fillings of one template through a `minhash` collection that learns common
+/// shingles (`max_df`): after the warm-up, a new filling is stored, though it shares the
+/// template and two of its five numbers with stored ones (its stored partners are marked
+/// with what was learned before they are verified), and a copy of it is a duplicate.
+#[test]
+fn after_the_warm_up_fillings_are_stored_and_copies_found() {
+    let dir = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let settings = json!({
+            "method": "minhash",
+            "max_df": 20,
+            "frequency_warmup": 200,
+            "frequency_window": 10000,
+        });
+        server.create("exams", settings).await;
+        for i in 0..300 {
+            server.insert("exams", &format!("e{i}"), &exam(i)).await;
+        }
+        let mut duplicates = Vec::new();
+        for i in 300..400 {
+            let (_, answer) = server.insert("exams", &format!("e{i}"), &exam(i)).await;
+            if answer["stored"] != true {
+                duplicates.push(answer);
+            }
+        }
+        assert!(
+            duplicates.len() <= 1,
+            "fillings answered as duplicates: {duplicates:?}"
+        );
+        for i in 380..400 {
+            let copy = format!("转发：{}", exam(i).replace('您', "你"));
+            let (_, answer) = server.insert("exams", &format!("c{i}"), &copy).await;
+            assert_eq!(answer["duplicate_of"], format!("e{i}"), "{answer}");
+        }
+        server.stop().await;
+    });
+}
+
 /// The learning settings are checked when the collection is created, naming the field.
 #[test]
 fn learning_settings_are_refused_by_name_when_wrong() {
