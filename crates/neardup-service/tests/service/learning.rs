@@ -102,11 +102,14 @@ fn the_stream_learns_a_template_and_its_notices_stop_being_duplicates() {
 }
 
 /// An exam notice: one template line, a name and five small numbers, of which the month and
-/// the day are the same in every filling.
+/// the day are the same in every filling; notice `i + 270` differs from notice `i` in its seat
+/// only.
 fn exam(i: u64) -> String {
     let names = ["赵娜", "李杰", "王静", "张洋", "陈静", "刘敏"];
     let name = names[(i % 6) as usize];
-    let (hour, room, seat) = (8 + i % 9, 1 + (i / 9) % 30, 1 + (i / 270) % 40);
+    // Hours, rooms and seats from ranges apart, so that two fillings never hold the same
+    // numbers in other places.
+    let (hour, room, seat) = (8 + i % 9, 20 + (i / 9) % 30, 50 + (i / 270) % 40);
     format!(
         "【广州教育考试院】{name}同学您好，您报名的考试将于5月12日{hour}点开始，考场为第{room}考场，\
          座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
@@ -116,7 +119,8 @@ fn exam(i: u64) -> String {
 /// A flood of fillings of one template through a `minhash` collection that learns common
 /// shingles (`max_df`): after the warm-up, a new filling is stored, though it shares the
 /// template and two of its five numbers with stored ones (its stored partners are marked
-/// with what was learned before they are verified), and a copy of it is a duplicate.
+/// with what was learned before they are verified), and a copy of it cut short is a
+/// duplicate.
 #[test]
 fn after_the_warm_up_fillings_are_stored_and_copies_found() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,7 +148,10 @@ fn after_the_warm_up_fillings_are_stored_and_copies_found() {
             "fillings answered as duplicates: {duplicates:?}"
         );
         for i in 380..400 {
-            let copy = format!("转发：{}", exam(i).replace('您', "你"));
+            // Cut short: an edit that adds no shingle of its own (a "转发：" or a 你 for 您
+            // would be rare shingles of its own in this small stream, where the rare-shingle
+            // check refuses them; a large stream learns them as common).
+            let copy = exam(i).split("请携带").next().unwrap().to_owned();
             let (_, answer) = server.insert("exams", &format!("c{i}"), &copy).await;
             assert_eq!(answer["duplicate_of"], format!("e{i}"), "{answer}");
         }
