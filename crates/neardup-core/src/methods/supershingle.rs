@@ -120,8 +120,16 @@ impl Method for SuperShingle {
 
 use crate::Sketch as _;
 
-/// MinHash's parameters that super-shingles fix or replace.
-const REPLACED: &[&str] = &["bands", "rows", "lsh_threshold", "permutations"];
+/// MinHash's parameters that super-shingles fix or replace, or do not take: `templates`
+/// (its `duplicate` needs minhash's own keys and verification, which super-shingles do not
+/// use, so the option would be accepted and do nothing).
+const REPLACED: &[&str] = &[
+    "bands",
+    "rows",
+    "lsh_threshold",
+    "permutations",
+    "templates",
+];
 
 impl Registered for SuperShingle {
     const NAME: &'static str = "supershingle";
