@@ -468,6 +468,8 @@ impl ExternalPairs<'_> {
     /// Hands the pairs `(x, y)` of ranks, `x < y`, to `chunk` in chunks of at most `size`,
     /// grouped by `y` ascending and sorted by `x` within a group: the pairs, and the order,
     /// [`KeyTable`](crate::KeyTable) gives when sorted by `y`. Returns the budget hits.
+    /// Under priority keys, a document keeps its priority partners first, then its ordinary
+    /// ones not among them, up to the partner limit.
     ///
     /// # Errors
     /// A run that cannot be read back (parameter `temp_dir`), or an error of `chunk`.
@@ -476,55 +478,7 @@ impl ExternalPairs<'_> {
         size: usize,
         mut chunk: impl FnMut(&[(u32, u32)]) -> Result<()>,
     ) -> Result<u64> {
-        if self.priority {
-            return self.drain_priority_first(size, chunk);
-        }
-        let take = self.take;
-        let mut buffer: Vec<(u32, u32)> = Vec::with_capacity(size.min(1 << 20));
-        let mut document = None;
-        let mut kept = 0usize;
-        let mut last = None;
-        let over = &mut self.over;
-        self.pairs.finish()?;
-        self.pairs.merge(|packed| {
-            if last == Some(packed) {
-                return Ok(());
-            }
-            last = Some(packed);
-            let (y, x) = ((packed >> 32) as u32, packed as u32);
-            if document != Some(y) {
-                document = Some(y);
-                kept = 0;
-            }
-            if kept == take {
-                over[y as usize] = true;
-                return Ok(());
-            }
-            kept += 1;
-            buffer.push((x, y));
-            if buffer.len() >= size {
-                chunk(&buffer)?;
-                buffer.clear();
-            }
-            Ok(())
-        })?;
-        if !buffer.is_empty() {
-            chunk(&buffer)?;
-        }
-        Ok(self.over.iter().filter(|&&o| o).count() as u64)
-    }
-}
-
-impl ExternalPairs<'_> {
-    /// [`ExternalPairs::drain`] under priority keys: per document, its priority partners
-    /// first, then its ordinary ones not among them, up to the partner limit; each document's
-    /// pairs sorted by partner, as the key table keeps them.
-    fn drain_priority_first(
-        mut self,
-        size: usize,
-        mut chunk: impl FnMut(&[(u32, u32)]) -> Result<()>,
-    ) -> Result<u64> {
-        let take = self.take;
+        let (take, priority) = (self.take, self.priority);
         let mut buffer: Vec<(u32, u32)> = Vec::with_capacity(size.min(1 << 20));
         // The current document and its kept partners: the priority ones lead, sorted.
         let mut document = None;
@@ -558,8 +512,9 @@ impl ExternalPairs<'_> {
                 document = Some(y);
                 firsts = 0;
             }
-            let first = x & ORDINARY_PARTNER == 0;
-            let x = x & !ORDINARY_PARTNER;
+            // Without priority keys, every partner is a first one.
+            let first = !priority || x & ORDINARY_PARTNER == 0;
+            let x = if priority { x & !ORDINARY_PARTNER } else { x };
             if !first && group[..firsts].binary_search(&x).is_ok() {
                 return Ok(());
             }

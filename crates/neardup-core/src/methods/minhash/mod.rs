@@ -194,18 +194,7 @@ impl MinHash {
         if rare_a + rare_b == 0 {
             return true;
         }
-        let (mut i, mut j, mut shared) = (0, 0, 0usize);
-        while i < a.set.len() && j < b.set.len() {
-            match a.set[i].cmp(&b.set[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    shared += usize::from(!is_common(a, i) && !is_common(b, j));
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let shared = shared_elements(a, b, false);
         let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
         jaccard >= self.rare_threshold - 1e-9
     }
@@ -223,8 +212,8 @@ impl MinHash {
     /// ([`MinHash::keyed_by_digits`]). With templates duplicates, the bands of its marked
     /// elements (its template) instead: every filling's priority partners are then its
     /// template's best-ranked fillings. Nothing is pushed for any other sketch.
-    fn rare_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
-        if !self.keyed_by_rare(sketch) {
+    fn priority_keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
+        if !self.has_priority_keys(sketch) {
             return;
         }
         // Distinct templates: the filling's keys (rare elements); duplicates: the template's
@@ -263,10 +252,10 @@ impl MinHash {
         sketch.digit_order != 0 && sketch.slots.len() >= 2
     }
 
-    /// Whether [`MinHash::rare_keys`] keys `sketch`: unweighted, templated, and with
+    /// Whether [`MinHash::priority_keys`] keys `sketch`: unweighted, templated, and with
     /// templates distinct, with a rare element or a digit-order key
     /// ([`MinHash::keyed_by_digits`]).
-    fn keyed_by_rare(&self, sketch: &MinHashSketch) -> bool {
+    fn has_priority_keys(&self, sketch: &MinHashSketch) -> bool {
         if self.templates == Templates::Duplicate {
             return sketch.weights.is_empty() && self.templated(sketch);
         }
@@ -315,18 +304,7 @@ impl MinHash {
         }
         let marked = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| s.is_marked(i)).count();
         let (marked_a, marked_b) = (marked(a), marked(b));
-        let (mut i, mut j, mut shared) = (0, 0, 0usize);
-        while i < a.set.len() && j < b.set.len() {
-            match a.set[i].cmp(&b.set[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    shared += usize::from(a.is_marked(i) && b.is_marked(j));
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let shared = shared_elements(a, b, true);
         let similarity = shared as f64 / marked_a.min(marked_b).max(1) as f64;
         let threshold = self.threshold.at(marked_a.min(marked_b));
         (similarity >= threshold - 1e-9).then_some(similarity)
@@ -421,8 +399,26 @@ fn distinct_hashes(shingler: &Shingler, normalized: &str) -> Vec<u64> {
 }
 
 /// The least share of common elements in a marked sketch whose keys come from its rare
-/// elements ([`MinHash::rare_keys`]).
+/// elements ([`MinHash::priority_keys`]).
 const TEMPLATED_SHARE: f64 = 0.5;
+
+/// The elements two sketches share whose marks ([`MinHashSketch::is_marked`]) on both sides
+/// are `marked`: their common elements (`true`) or their rare ones (`false`).
+fn shared_elements(a: &MinHashSketch, b: &MinHashSketch, marked: bool) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.set.len() && j < b.set.len() {
+        match a.set[i].cmp(&b.set[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += usize::from(a.is_marked(i) == marked && b.is_marked(j) == marked);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
 
 /// Mixed into the bands of rare elements, so that they never equal an ordinary band.
 const RARE_KEYS_TAG: u64 = 0x7261_7265_6b65_7973;
@@ -440,7 +436,7 @@ impl Method for MinHash {
         "minhash"
     }
 
-    /// Band keys, with a templated sketch's priority keys ([`MinHash::rare_keys`]).
+    /// Band keys, with a templated sketch's priority keys ([`MinHash::priority_keys`]).
     fn join(&self) -> crate::Join<Self> {
         crate::Join::PriorityKeys
     }
@@ -565,18 +561,18 @@ impl Method for MinHash {
     }
 
     /// A templated sketch with rare elements has priority keys from them
-    /// ([`MinHash::rare_keys`]), which the marks say.
+    /// ([`MinHash::priority_keys`]), which the marks say.
     fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
-        self.keyed_by_rare(sketch)
+        self.has_priority_keys(sketch)
     }
 
     /// The bands of the signature, and of the short part's for a document in the overlap
     /// of shingle sizes by length (a chance equality of a long and a short band only makes
     /// a candidate that verification refuses), with [`crate::PRIORITY_KEY`] cleared; before
-    /// them, the priority keys of a templated sketch ([`MinHash::rare_keys`]).
+    /// them, the priority keys of a templated sketch ([`MinHash::priority_keys`]).
     fn keys(&self, sketch: &MinHashSketch, keys: &mut Vec<u64>) {
         if !sketch.is_empty() && !sketch.exact_only() {
-            self.rare_keys(sketch, keys);
+            self.priority_keys(sketch, keys);
             let start = keys.len();
             self.lsh.band_keys(&sketch.signature, keys);
             if let Scale::Both(Some(part)) = &sketch.scale {
