@@ -36,11 +36,14 @@ pub enum SketchKind {
     /// `minhash` with the slot check, the order of its digits known: the numbers, a hash of
     /// the digits in text order, then the sketch in one of kinds 2, 4 and 10.
     OrderedSlotsMinHash = 12,
+    /// `simhash` with the template check: its template set, the numbers of the text, a hash
+    /// of its digits in text order (0 without digits), then the sketch of kind 3.
+    TemplatedSimHash = 13,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 12] = [
+    pub const ALL: [SketchKind; 13] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -53,6 +56,7 @@ impl SketchKind {
         SketchKind::ScaledMinHash,
         SketchKind::SlottedMinHash,
         SketchKind::OrderedSlotsMinHash,
+        SketchKind::TemplatedSimHash,
     ];
 
     /// The byte written after the version.
@@ -80,6 +84,7 @@ impl SketchKind {
             SketchKind::ScaledMinHash => "minhash by length",
             SketchKind::SlottedMinHash => "minhash with slots",
             SketchKind::OrderedSlotsMinHash => "minhash with ordered slots",
+            SketchKind::TemplatedSimHash => "simhash with a template set",
         }
     }
 }
@@ -106,7 +111,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(13), None);
+        assert_eq!(SketchKind::from_byte(14), None);
     }
 
     #[test]
@@ -129,6 +134,7 @@ mod tests {
                 (SketchKind::ScaledMinHash, 10),
                 (SketchKind::SlottedMinHash, 11),
                 (SketchKind::OrderedSlotsMinHash, 12),
+                (SketchKind::TemplatedSimHash, 13),
             ]
         );
     }

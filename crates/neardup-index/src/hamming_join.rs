@@ -162,9 +162,9 @@ struct Scan<'a> {
     k: u32,
     cap: usize,
     limit: usize,
-    /// Read for the `limit` best-ranked partners of a member (see [`BucketJoin::bucket`]),
+    /// Read for the `limit` nearest partners of a member (see [`BucketJoin::bucket`]),
     /// rather than stop after `limit` partners in the block.
-    best: bool,
+    nearest: bool,
     stopped: &'a AtomicBool,
     aborted: &'a AtomicBool,
 }
@@ -245,14 +245,16 @@ impl BucketJoin<'_> {
         // does not depend on the threads): a member of a flood stops after `limit` of them
         // in the block, not after `limit` in each of the hundreds of neighbouring buckets.
         //
-        // Reading for the best-ranked partners (`best`), a member keeps the `limit`
-        // best-ranked partners it has seen in the block, and reads a bucket (in rank order)
-        // only below the worst of them once it has `limit`: its `limit` best-ranked partners
-        // of the block are then all reached, whatever the order the buckets are read in (a
-        // bare count would stop on the worse-ranked partners of the first buckets read),
-        // and a flood's buckets are read only as deep as they improve on what was found.
+        // Reading for the nearest partners (`nearest`), a member keeps the `limit` nearest
+        // partners it has seen in the block (by distance, then rank), and visits a partner
+        // only when it is nearer than the worst of them once it has `limit`: its `limit`
+        // nearest partners of the block are then all visited, whatever the order the
+        // buckets are read in. Every member under the cap is read (a flood costs what the
+        // unbudgeted join costs, at most `cap` per bucket), so that a crowd of a template's
+        // fillings, all within the distance, never cuts a document's own copy in favour of
+        // a better-ranked filling further away.
         let mut seen = vec![0usize; own.len()];
-        let mut kept: Vec<std::collections::BinaryHeap<u32>> = if self.scan.best {
+        let mut kept: Vec<std::collections::BinaryHeap<(u32, u32)>> = if self.scan.nearest {
             vec![std::collections::BinaryHeap::new(); own.len()]
         } else {
             Vec::new()
@@ -272,30 +274,30 @@ impl BucketJoin<'_> {
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
                 let index = at - own.start;
                 // Partners within the distance seen, kept here or by an earlier block.
-                if !self.scan.best && seen[index] >= self.scan.limit {
+                if !self.scan.nearest && seen[index] >= self.scan.limit {
                     continue;
                 }
                 for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
                     if a >= b {
                         break;
                     }
-                    if self.scan.best {
-                        let kept = &kept[index];
-                        if kept.len() >= self.scan.limit
-                            && kept.peek().is_none_or(|&worst| a >= worst)
-                        {
-                            break;
-                        }
-                    }
                     let distance = (fa ^ fb).count_ones();
                     if distance > self.scan.k {
                         continue;
                     }
+                    if self.scan.nearest {
+                        let kept = &kept[index];
+                        if kept.len() >= self.scan.limit
+                            && kept.peek().is_none_or(|&worst| (distance, a) >= worst)
+                        {
+                            continue;
+                        }
+                    }
                     if self.first_block(fa, fb) == self.index {
                         visit(accumulator, a, b, distance);
                     }
-                    if self.scan.best {
-                        kept[index].push(a);
+                    if self.scan.nearest {
+                        kept[index].push((distance, a));
                         if kept[index].len() > self.scan.limit {
                             kept[index].pop();
                         }
@@ -340,7 +342,7 @@ pub fn self_join_64_within(
         k: k.min(64),
         cap: usize::MAX,
         limit: usize::MAX,
-        best: false,
+        nearest: false,
         stopped: &AtomicBool::new(false),
         aborted: &aborted,
     };
@@ -430,13 +432,16 @@ pub fn self_join_128_within(
 /// best-ranked members only (`capped_buckets` counts them), so a flood of near-identical
 /// fingerprints costs at most `bucket_cap` comparisons per member and block.
 ///
-/// Then the candidate budget applies as in the key table, over the pairs found (each
-/// document keeps its best-ranked partners up to the partner limit when the pairs exceed
-/// `documents x candidate_budget`): a first pass counts each document's earlier partners, a
+/// Then the candidate budget applies as in the key table, over the pairs found, except that
+/// a document keeps its *nearest* earlier partners (by distance, then rank) up to the
+/// partner limit when the pairs exceed `documents x candidate_budget`: in a template flood
+/// every filling is within the distance, and ranks alone would cut a notice's own copies
+/// for better-ranked fillings. A first pass counts each document's earlier partners, a
 /// member reading a bucket only until `4 x candidate_budget` partners within its distance
 /// (deeper only if the level reaches that), the limit is set from the counts, and a second
-/// pass reads each bucket only until the limit, so a flood is read a few times the budget
-/// deep, not `bucket_cap`, and no more pairs than the limit per member and bucket are held.
+/// pass reads every member under the cap, visiting a partner only when it is nearer than
+/// the limit-th nearest seen so far (about the limit times the logarithm of a member's
+/// partners per block are held).
 /// Below the limit nothing is lost; the level is exact unless a member stopped reading
 /// (then its count is a lower bound).
 ///
@@ -472,16 +477,16 @@ impl HammingJoin {
         radii
     }
 
-    /// Runs `visit(accumulator, rank_a, rank_b)` over every pair of every radius, under the
-    /// cap, a member reading at most `limit` partners per block (`stopped` set when one
-    /// stopped there), or with `best` as deep as its `limit` best-ranked partners need; the
-    /// accumulators and the statistics of the buckets.
+    /// Runs `visit(accumulator, rank_a, rank_b, distance)` over every pair of every radius,
+    /// under the cap, a member reading at most `limit` partners per block (`stopped` set
+    /// when one stopped there), or with `nearest` visiting only what its `limit` nearest
+    /// partners need; the accumulators and the statistics of the buckets.
     fn scan_all<R: Send>(
         &self,
         cap: usize,
-        (limit, stopped, best): (usize, &AtomicBool, bool),
+        (limit, stopped, nearest): (usize, &AtomicBool, bool),
         init: impl Fn() -> R + Send + Sync,
-        visit: impl Fn(&mut R, u32, u32) + Send + Sync,
+        visit: impl Fn(&mut R, u32, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
         let mut stats = BucketStats::default();
         let mut accumulators = Vec::new();
@@ -492,13 +497,13 @@ impl HammingJoin {
                 k,
                 cap,
                 limit,
-                best,
+                nearest,
                 stopped,
                 aborted: &AtomicBool::new(false),
             };
-            let (found, pass_stats) = scan.run(&init, |accumulator, a, b, _| {
+            let (found, pass_stats) = scan.run(&init, |accumulator, a, b, distance| {
                 if radii[a as usize].min(radii[b as usize]) == k {
-                    visit(accumulator, ranks[a as usize], ranks[b as usize]);
+                    visit(accumulator, ranks[a as usize], ranks[b as usize], distance);
                 }
             });
             accumulators.extend(found);
@@ -519,7 +524,7 @@ impl HammingJoin {
             cap,
             (truncate, &stopped, false),
             || (),
-            |_, _, b| {
+            |_, _, b, _| {
                 counts[b as usize].fetch_add(1, Ordering::Relaxed);
             },
         );
@@ -567,19 +572,20 @@ impl CandidateGenerator for HammingJoin {
         }
         let per_member = usize::try_from(limit).unwrap_or(usize::MAX);
         let stopped = AtomicBool::new(false);
-        // Each member reads for its best-ranked partners up to the limit.
+        // Each member reads for its nearest partners up to the limit.
         let reading = (per_member, &stopped, per_member != usize::MAX);
-        let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b| {
-            found.push((u64::from(b) << 32) | u64::from(a));
+        let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b, distance| {
+            found.push((u128::from(b) << 64) | (u128::from(distance) << 32) | u128::from(a));
         });
-        // Grouped by the worse-ranked document, its best-ranked partners up to the limit.
-        let mut by_b: Vec<u64> = found.into_iter().flatten().collect();
+        // Grouped by the worse-ranked document, its nearest partners (by distance, then
+        // rank) up to the limit.
+        let mut by_b: Vec<u128> = found.into_iter().flatten().collect();
         // When the budget cut in, counting stopped early: the pairs counted are a lower bound.
         stats.raw_pairs = raw.unwrap_or(0).max(by_b.len() as u64);
         by_b.par_sort_unstable();
-        let mut pairs: Vec<(u32, u32)> = (by_b.chunk_by(|x, y| x >> 32 == y >> 32))
+        let mut pairs: Vec<(u32, u32)> = (by_b.chunk_by(|x, y| x >> 64 == y >> 64))
             .flat_map(|group| group.iter().take(per_member))
-            .map(|&packed| (packed as u32, (packed >> 32) as u32))
+            .map(|&packed| (packed as u32, (packed >> 64) as u32))
             .collect();
         pairs.par_sort_unstable();
         stats.budget_hits = hits;
@@ -770,7 +776,7 @@ mod tests {
             stats.budget_hits > 0 && stats.partner_limit >= 8,
             "{stats:?}"
         );
-        // Pairs are within the radius, sorted and distinct, best-ranked partners first.
+        // Pairs are within the radius, sorted and distinct, nearest partners first.
         let entries = flood(count as u32);
         assert!(pairs.windows(2).all(|w| w[0] < w[1]));
         for &(a, b) in &pairs {
@@ -814,10 +820,11 @@ mod tests {
     }
 
     #[test]
-    fn under_the_budget_each_document_keeps_its_best_ranked_partners() {
+    fn under_the_budget_each_document_keeps_its_nearest_partners() {
         // Fingerprints spread over many neighbouring buckets (radius 15, up to 6 bits flipped
         // from one of two centres): whatever the order the buckets are read in, a document
-        // keeps exactly its `partner_limit` best-ranked partners within the radius.
+        // keeps exactly its `partner_limit` nearest partners within the radius (by distance,
+        // then rank).
         let mut state = 5u64;
         let mut next = || {
             state = state
@@ -846,10 +853,13 @@ mod tests {
         );
         let mut expected = Vec::new();
         for y in &entries {
-            let partners = (entries.iter())
+            let mut partners: Vec<(u32, u32)> = (entries.iter())
                 .filter(|x| x.0 < y.0 && (x.1 ^ y.1).count_ones() <= x.2.min(y.2))
-                .take(stats.partner_limit as usize);
-            expected.extend(partners.map(|x| (x.0, y.0)));
+                .map(|x| ((x.1 ^ y.1).count_ones(), x.0))
+                .collect();
+            partners.sort_unstable();
+            partners.truncate(stats.partner_limit as usize);
+            expected.extend(partners.into_iter().map(|(_, x)| (x, y.0)));
         }
         expected.sort_unstable();
         assert_eq!(pairs, expected);

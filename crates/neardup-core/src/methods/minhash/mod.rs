@@ -22,6 +22,7 @@ use crate::length_rule::{LengthRule, ThresholdRule};
 use crate::lsh::LshParams;
 use crate::measure::SetMeasure;
 use crate::method::SketchNotes;
+use crate::methods::shared::template;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
 use crate::tokenize::{ShingleSet, Shingler};
@@ -185,22 +186,14 @@ impl MinHash {
             || self.weighting == Weighting::Idf
     }
 
-    /// Whether two sketches with common flags agree on their rare elements: their Jaccard
-    /// reaches `rare_threshold` (true when neither has a rare element).
+    /// Whether two sketches with common flags agree on their rare elements
+    /// ([`template::rare_agree`] at `rare_threshold`).
     fn rare_agree(&self, a: &MinHashSketch, b: &MinHashSketch) -> bool {
-        let is_common = MinHashSketch::is_marked;
-        let rare = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| !is_common(s, i)).count();
-        let (rare_a, rare_b) = (rare(a), rare(b));
-        if rare_a + rare_b == 0 {
-            return true;
-        }
-        let shared = shared_elements(a, b, false);
-        let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
-        jaccard >= self.rare_threshold - 1e-9
+        template::rare_agree(a.marked(), b.marked(), self.rare_threshold)
     }
 
     /// The priority keys ([`crate::Join::PriorityKeys`]) of a *templated* sketch, one whose
-    /// common marks cover at least [`TEMPLATED_SHARE`] of its set (the fixed text of a
+    /// common marks cover at least [`template::TEMPLATED_SHARE`] of its set (the fixed text of a
     /// template a crowd of notices shares), when it has rare elements: the bands of a
     /// signature of its rare elements alone, tagged apart from ordinary bands. Its ordinary
     /// bands put it in the buckets of every filling of its template, where the candidate
@@ -219,8 +212,9 @@ impl MinHash {
         // Distinct templates: the filling's keys (rare elements); duplicates: the template's
         // (marked elements), so that every filling meets its template's first ones.
         let duplicates = self.templates == Templates::Duplicate;
+        let marks = sketch.marked();
         let part: Vec<u64> = (sketch.set.iter().enumerate())
-            .filter(|&(i, _)| sketch.is_marked(i) == duplicates)
+            .filter(|&(i, _)| marks.is_marked(i) == duplicates)
             .map(|(_, &value)| crate::hash::mix64(u64::from(value)))
             .collect();
         if !part.is_empty() {
@@ -261,8 +255,7 @@ impl MinHash {
         }
         sketch.weights.is_empty()
             && self.templated(sketch)
-            && (Self::keyed_by_digits(sketch)
-                || (0..sketch.set.len()).any(|i| !sketch.is_marked(i)))
+            && (Self::keyed_by_digits(sketch) || sketch.marked().count(false) > 0)
     }
 
     /// `sketch` with the slots of its normalised text (the text left after boilerplate lines),
@@ -302,19 +295,16 @@ impl MinHash {
         if self.templates != Templates::Duplicate || !self.templated(a) || !self.templated(b) {
             return None;
         }
-        let marked = |s: &MinHashSketch| (0..s.set.len()).filter(|&i| s.is_marked(i)).count();
-        let (marked_a, marked_b) = (marked(a), marked(b));
-        let shared = shared_elements(a, b, true);
+        let (marked_a, marked_b) = (a.marked().count(true), b.marked().count(true));
+        let shared = template::shared_elements(a.marked(), b.marked(), true);
         let similarity = shared as f64 / marked_a.min(marked_b).max(1) as f64;
         let threshold = self.threshold.at(marked_a.min(marked_b));
         (similarity >= threshold - 1e-9).then_some(similarity)
     }
 
-    /// Whether a sketch is *templated*: common marks (a crowd's shared features) cover at
-    /// least [`TEMPLATED_SHARE`] of its set.
+    /// Whether a sketch is *templated* ([`template::Marked::templated`]).
     fn templated(&self, sketch: &MinHashSketch) -> bool {
-        let common: u32 = sketch.common.iter().map(|word| word.count_ones()).sum();
-        !sketch.common.is_empty() && f64::from(common) >= TEMPLATED_SHARE * sketch.set.len() as f64
+        sketch.marked().templated()
     }
 
     /// Whether the signatures of `a` and `b` agree in enough places for their Jaccard
@@ -396,28 +386,6 @@ fn distinct_hashes(shingler: &Shingler, normalized: &str) -> Vec<u64> {
     hashes.sort_unstable();
     hashes.dedup();
     hashes
-}
-
-/// The least share of common elements in a marked sketch whose keys come from its rare
-/// elements ([`MinHash::priority_keys`]).
-const TEMPLATED_SHARE: f64 = 0.5;
-
-/// The elements two sketches share whose marks ([`MinHashSketch::is_marked`]) on both sides
-/// are `marked`: their common elements (`true`) or their rare ones (`false`).
-fn shared_elements(a: &MinHashSketch, b: &MinHashSketch, marked: bool) -> usize {
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.set.len() && j < b.set.len() {
-        match a.set[i].cmp(&b.set[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += usize::from(a.is_marked(i) == marked && b.is_marked(j) == marked);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    shared
 }
 
 /// Mixed into the bands of rare elements, so that they never equal an ordinary band.
@@ -548,15 +516,8 @@ impl Method for MinHash {
     }
 
     fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        let mut common = vec![0u32; sketch.set.len().div_ceil(32)];
-        let mut marked = 0;
-        for (element, &value) in sketch.set.iter().enumerate() {
-            if is_common(value) {
-                common[element / 32] |= 1 << (element % 32);
-                marked += 1;
-            }
-        }
-        sketch.common = common.into_boxed_slice();
+        let marked;
+        (sketch.common, marked) = template::mark(&sketch.set, is_common);
         marked
     }
 

@@ -1,5 +1,6 @@
-//! The choices of `minhash` that are its own: what happens to common shingles ([`Common`]),
-//! what a template means ([`Templates`]) and how shingles are weighted ([`Weighting`]).
+//! The choices of `minhash` that are its own: what happens to common shingles ([`Common`])
+//! and how shingles are weighted ([`Weighting`]); the template choices it shares with
+//! `simhash` ([`Slots`], [`Templates`]) are re-exported from the shared template check.
 
 use crate::params::param_value_by_choice;
 use crate::{Error, Result};
@@ -52,86 +53,7 @@ pub const DEFAULT_NGRAM_RULE: &str = "<24:2,3";
 /// on 2-character shingles share more by chance than on 3-character ones.
 pub const DEFAULT_THRESHOLD_RULE: &str = "<25:0.43,0.4";
 
-/// Which parts of a pair must agree besides its shingles: the parts that differ between
-/// fillings of one template (see [`crate::slots`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Slots {
-    /// No check (the library's default; the registry's is [`Slots::Numbers`]).
-    #[default]
-    Off,
-    /// A pair whose sides each carry at least two numbers the other lacks must reach
-    /// `slot_agreement` on the Jaccard of their numbers
-    /// ([`crate::slots::slots_agree`]).
-    Numbers,
-}
-
-impl Slots {
-    /// `off` or `numbers`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Slots::Off => "off",
-            Slots::Numbers => "numbers",
-        }
-    }
-}
-
-impl std::str::FromStr for Slots {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Slots> {
-        match text {
-            "off" => Ok(Slots::Off),
-            "numbers" => Ok(Slots::Numbers),
-            _ => Err(Error::invalid(
-                "slots",
-                format!("{text:?} (expected numbers or off)"),
-            )),
-        }
-    }
-}
-
-param_value_by_choice!(Slots);
-
-/// What a template means: whether two fillings of one template are duplicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Templates {
-    /// Two fillings are different documents (notices, alerts, news): a pair of templated
-    /// sketches must also agree on its filling (rare shingles, numbers in their places).
-    #[default]
-    Distinct,
-    /// Every filling of one template is a duplicate of the others (the seeds' mass-sent spam
-    /// and ad copy): two templated sketches are compared on their template, the shingles
-    /// a crowd shares.
-    Duplicate,
-}
-
-impl Templates {
-    /// `distinct` or `duplicate`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Templates::Distinct => "distinct",
-            Templates::Duplicate => "duplicate",
-        }
-    }
-}
-
-impl std::str::FromStr for Templates {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Templates> {
-        match text {
-            "distinct" => Ok(Templates::Distinct),
-            "duplicate" => Ok(Templates::Duplicate),
-            _ => Err(Error::invalid(
-                "templates",
-                format!("{text:?} (expected distinct or duplicate)"),
-            )),
-        }
-    }
-}
-
-param_value_by_choice!(Templates);
-
-/// The default `rare_threshold`.
-pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
+pub use crate::methods::shared::template::{Slots, Templates, DEFAULT_RARE_THRESHOLD};
 
 /// How shingles are weighted in the signature and the verification measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

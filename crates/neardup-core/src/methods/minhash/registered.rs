@@ -3,7 +3,8 @@
 use crate::length_rule::NgramRule;
 use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
-    BOILERPLATE_PARAMS, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS, THRESHOLD_PARAM,
+    BOILERPLATE_PARAMS, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS, TEMPLATE_PARAMS,
+    THRESHOLD_PARAM,
 };
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::tokenize::Tokenizer;
@@ -14,54 +15,16 @@ use super::{MinHash, MinHashBuilder, Slots, Weighting, DEFAULT_RARE_THRESHOLD};
 use crate::measure::SetMeasure;
 use crate::slots::DEFAULT_SLOT_AGREEMENT;
 
-/// The parameters that tell a crowd's common text from its own (the boilerplate group).
-const CROWD_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "common_shingles",
-        kind: ParamKind::Choice(&["check", "drop"]),
-        default: Some("check"),
-        help: "Shingles in more than --max-df documents: `check` (a pair must also agree \
+/// What minhash does with common shingles (the boilerplate group, before the template check's
+/// parameters).
+const COMMON_PARAM: ParamSpec = ParamSpec {
+    name: "common_shingles",
+    kind: ParamKind::Choice(&["check", "drop"]),
+    default: Some("check"),
+    help: "Shingles in more than --max-df documents: `check` (a pair must also agree \
                on its rare shingles, at --rare-threshold) or `drop` (they leave the set).",
-        group: Some("Boilerplate"),
-    },
-    ParamSpec {
-        name: "rare_threshold",
-        kind: ParamKind::Number,
-        default: Some("0.4"),
-        help: "With --common-shingles check: least Jaccard of the rare shingles of a \
-               pair of crowded documents.",
-        group: Some("Boilerplate"),
-    },
-    ParamSpec {
-        name: "slots",
-        kind: ParamKind::Choice(&["numbers", "off"]),
-        default: Some("numbers"),
-        help: "Parts of a pair that must agree besides its shingles: `numbers` (two \
-               fillings of one template, where each side has at least two numbers the \
-               other lacks, must reach --slot-agreement on the Jaccard of their \
-               numbers) or `off`.",
-        group: Some("Boilerplate"),
-    },
-    ParamSpec {
-        name: "slot_agreement",
-        kind: ParamKind::Number,
-        default: Some("0.2"),
-        help: "With --slots numbers: least Jaccard of the numbers of a pair whose sides \
-               each carry at least two numbers the other lacks.",
-        group: Some("Boilerplate"),
-    },
-    ParamSpec {
-        name: "templates",
-        kind: ParamKind::Choice(&["distinct", "duplicate"]),
-        default: Some("distinct"),
-        help: "What a template means, for documents whose shingles are mostly common \
-               (shared by a crowd): `distinct` (two fillings of one template, such as \
-               two bank notices, are different documents; their copies are duplicates) \
-               or `duplicate` (every filling of one template is a duplicate: mass-sent \
-               spam and ad copy).",
-        group: Some("Boilerplate"),
-    },
-];
+    group: Some("Boilerplate"),
+};
 
 impl Registered for MinHash {
     const NAME: &'static str = "minhash";
@@ -129,7 +92,8 @@ impl Registered for MinHash {
             .chain(NORMALIZE_PARAMS);
         [THRESHOLD_PARAM, MEASURE_PARAM]
             .iter()
-            .chain(CROWD_PARAMS)
+            .chain(&[COMMON_PARAM])
+            .chain(TEMPLATE_PARAMS)
             .chain(&own)
             .chain(shared)
             .copied()

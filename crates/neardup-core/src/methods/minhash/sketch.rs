@@ -65,9 +65,12 @@ pub struct MinHashSketch {
 }
 
 impl MinHashSketch {
-    /// Whether element `i` of the set is marked common (`common` not empty).
-    pub(super) fn is_marked(&self, i: usize) -> bool {
-        self.common[i / 32] & (1 << (i % 32)) != 0
+    /// The verification set with its common marks.
+    pub(super) fn marked(&self) -> crate::methods::shared::template::Marked<'_> {
+        crate::methods::shared::template::Marked {
+            set: &self.set,
+            common: &self.common,
+        }
     }
     /// The MinHash signature.
     pub fn signature(&self) -> &[u32] {

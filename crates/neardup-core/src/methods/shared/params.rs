@@ -107,6 +107,49 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// The template check's parameters (see [`crate::methods::shared::template`]): `minhash`
+/// and `simhash`.
+pub const TEMPLATE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "rare_threshold",
+        kind: ParamKind::Number,
+        default: Some("0.4"),
+        help: "Least Jaccard of the rare shingles (in at most --max-df documents) of a pair \
+               of crowded documents (minhash with --common-shingles check; simhash when a \
+               side is mostly common shingles).",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "slots",
+        kind: ParamKind::Choice(&["numbers", "off"]),
+        default: Some("numbers"),
+        help: "Parts of a pair that must agree besides its shingles: `numbers` (two \
+               fillings of one template, where each side has at least two numbers the \
+               other lacks, must reach --slot-agreement on the Jaccard of their \
+               numbers; simhash checks pairs of two crowded documents only) or `off`.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "slot_agreement",
+        kind: ParamKind::Number,
+        default: Some("0.2"),
+        help: "With --slots numbers: least Jaccard of the numbers of a pair whose sides \
+               each carry at least two numbers the other lacks.",
+        group: Some("Boilerplate"),
+    },
+    ParamSpec {
+        name: "templates",
+        kind: ParamKind::Choice(&["distinct", "duplicate"]),
+        default: Some("distinct"),
+        help: "What a template means, for documents whose shingles are mostly common \
+               (shared by a crowd): `distinct` (two fillings of one template, such as \
+               two bank notices, are different documents; their copies are duplicates) \
+               or `duplicate` (every filling of one template is a duplicate: mass-sent \
+               spam and ad copy).",
+        group: Some("Boilerplate"),
+    },
+];
+
 /// The boilerplate parameters of the set methods (see [`crate::boilerplate`]).
 pub const BOILERPLATE_PARAMS: &[ParamSpec] = &[
     ParamSpec {

@@ -34,21 +34,38 @@
 //! the measure reaches `verify_threshold`: SimHash narrows the search, the measure decides.
 //! Without verification the reported similarity is `1 - distance / 64`.
 //!
+//! # Templates
+//!
+//! A flood of notices made from one template (bank alerts, parcel notices, verification
+//! codes) has fingerprints close together and verification sets that share most features:
+//! every filling would pass. With `max_df` on (the default, as minhash's), the engine counts
+//! in how many documents each element of the verification sets occurs and marks the common
+//! ones ([`Method::mark_common`]); a set mostly common is *templated*. A pair with a
+//! templated side must also agree on its rare elements (`rare_threshold`), and a pair of two
+//! templated sides on its numbers in their places (`slots`); with `templates = duplicate`
+//! two templated sides that share their template are duplicates whatever their filling
+//! (the shared check: [`crate::methods::shared::template`]).
+//!
 //! # Stability
 //!
 //! Fingerprints are stable across releases for the same options (features and the bit votes
 //! of [`crate::simhash`] are pinned by tests), so they may be stored.
 
+mod registered;
+
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::boilerplate::{Boilerplate, DfLimit, RemovedLine};
 use crate::hash::hash128_u64s;
 pub use crate::length_rule::DistanceRule;
 use crate::measure::{edit_similarity, jaccard};
-use crate::method::{CorpusStats, SketchDecoder, SketchEncoder};
+use crate::method::{CorpusStats, SketchDecoder, SketchEncoder, SketchNotes};
 use crate::methods::shared::params::{
-    normalize_options, normalize_settings, NORMALIZE_PARAMS, SHINGLE_PARAMS,
+    boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
+    BOILERPLATE_PARAMS, NORMALIZE_PARAMS, SHINGLE_PARAMS, TEMPLATE_PARAMS,
 };
+use crate::methods::shared::template::{self, Marked, TemplateCheck};
 use crate::methods::shared::verify::Verification;
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
@@ -59,6 +76,9 @@ use crate::{Error, Join, Method, Result, Sketch};
 
 /// The kind of an encoded [`SimHashSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::SimHash;
+/// The kind of an encoded [`SimHashSketch`] with the template check: the template set, the
+/// numbers of its text, their digit order, then the encoding of kind [`SKETCH_KIND`].
+const TEMPLATED_SKETCH_KIND: SketchKind = SketchKind::TemplatedSimHash;
 
 /// The largest Hamming distance a rule may give (the exact index stays fast up to about
 /// there; beyond it, unrelated 64-bit fingerprints start to match by chance).
@@ -136,6 +156,17 @@ pub struct SimHashSketch {
     set: Box<[u32]>,
     /// For `verify = edit`: the normalised text's characters, spaces left out.
     text: Box<[u32]>,
+    /// The template check's set ([`template::template_set`]); empty with the check off.
+    template_set: Box<[u32]>,
+    /// Bit `i` set when element `i` of `template_set` is common ([`Method::mark_common`]);
+    /// empty when not counted. Not encoded: marks come from the corpus.
+    common: Box<[u32]>,
+    /// The numbers of the text ([`crate::slots::number_slots`]); empty without the template
+    /// check's slots.
+    slots: Box<[u32]>,
+    /// The hash of the text's digits in text order ([`crate::slots::digit_order`]); 0
+    /// without digits.
+    digit_order: u32,
 }
 
 impl SimHashSketch {
@@ -152,6 +183,15 @@ impl SimHashSketch {
     pub fn features(&self) -> usize {
         self.features as usize
     }
+    fn text_slots(&self) -> template::TextSlots<'_> {
+        (&self.slots, self.digit_order)
+    }
+    fn marked(&self) -> Marked<'_> {
+        Marked {
+            set: &self.template_set,
+            common: &self.common,
+        }
+    }
 }
 
 impl Sketch for SimHashSketch {
@@ -165,6 +205,12 @@ impl Sketch for SimHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
+        if !self.template_set.is_empty() {
+            SketchEncoder::new(out, TEMPLATED_SKETCH_KIND.byte())
+                .u32s(&self.template_set)
+                .u32s(&self.slots)
+                .u32s(&[self.digit_order]);
+        }
         SketchEncoder::new(out, SKETCH_KIND.byte())
             .u64(self.fingerprint)
             .u32(self.length)
@@ -175,6 +221,9 @@ impl Sketch for SimHashSketch {
             .u32s(&self.text);
     }
     fn decode(bytes: &[u8]) -> Result<SimHashSketch> {
+        if bytes.get(3) == Some(&TEMPLATED_SKETCH_KIND.byte()) {
+            return decode_templated(bytes);
+        }
         let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?;
         let fingerprint = decoder.u64()?;
         let length = decoder.u32()?;
@@ -207,8 +256,48 @@ impl Sketch for SimHashSketch {
             identity,
             set,
             text,
+            template_set: Box::default(),
+            common: Box::default(),
+            slots: Box::default(),
+            digit_order: 0,
         })
     }
+}
+
+/// Decodes a sketch of kind [`TEMPLATED_SKETCH_KIND`]: its template set, its slots, its
+/// digit order, then a sketch of kind [`SKETCH_KIND`].
+fn decode_templated(bytes: &[u8]) -> Result<SimHashSketch> {
+    let kind = TEMPLATED_SKETCH_KIND;
+    let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
+    let template_set = decoder.u32s()?;
+    let slots = decoder.u32s()?;
+    let order = decoder.u32s()?;
+    let inner = decoder.rest();
+    let &[digit_order] = order.as_slice() else {
+        let count = order.len();
+        return Err(Error::invalid(
+            "sketch",
+            format!("{count} digit orders (expected one)"),
+        ));
+    };
+    let increasing = |values: &[u32]| values.windows(2).all(|w| w[0] < w[1]);
+    if template_set.is_empty() || !increasing(&template_set) || !slots.is_sorted() {
+        return Err(Error::invalid(
+            "sketch",
+            "template set empty or not strictly increasing, or slots unsorted",
+        ));
+    }
+    if (slots.is_empty() && digit_order != 0) || inner.get(3) != Some(&SKETCH_KIND.byte()) {
+        return Err(Error::invalid(
+            "sketch",
+            "a digit order without slots, or an inner sketch of another kind",
+        ));
+    }
+    let mut sketch = SimHashSketch::decode(inner)?;
+    sketch.template_set = template_set.into_boxed_slice();
+    sketch.slots = slots.into_boxed_slice();
+    sketch.digit_order = digit_order;
+    Ok(sketch)
 }
 
 /// The default `max_distance` (see docs/evaluation.md for how it was chosen).
@@ -244,6 +333,10 @@ pub struct SimHash {
     verify_threshold: f64,
     pos: Vec<String>,
     extra_stopwords: usize,
+    /// The template check (off with `max_df = off`).
+    template: TemplateCheck,
+    /// Boilerplate lines and edge pieces, learned in the corpus pass (`boilerplate_df`).
+    boilerplate: Boilerplate,
 }
 
 impl SimHash {
@@ -280,6 +373,16 @@ impl SimHash {
     /// The features of raw `text` weighted by their counts (and the title weight), before
     /// IDF: sorted by hash; and the normalised body.
     fn term_frequencies(&self, text: &str) -> (Vec<(u64, f64)>, String) {
+        self.term_frequencies_noted(text, &mut Vec::new())
+    }
+
+    /// [`SimHash::term_frequencies`] of the body without its boilerplate lines and edge
+    /// pieces (appended to `removed`), or of the whole body when nothing else is left.
+    fn term_frequencies_noted<'t>(
+        &self,
+        text: &'t str,
+        removed: &mut Vec<RemovedLine<'t>>,
+    ) -> (Vec<(u64, f64)>, String) {
         let (title, body) = match (self.title_weight != 1.0, text.split_once('\n')) {
             (true, Some((title, body))) => (Some(title), body),
             _ => (None, text),
@@ -293,8 +396,17 @@ impl SimHash {
             normalized.push_str(&title);
             normalized.push(' ');
         }
-        let body = self.normalizer.normalize(body);
-        hashes.extend((self.shingler.shingle_hashes(&body).into_iter()).map(|h| (h, 1.0)));
+        let before = removed.len();
+        let mut body_text = self.boilerplate.strip(&self.normalizer, body, removed);
+        let mut body_hashes = self.shingler.shingle_hashes(&body_text);
+        if body_hashes.is_empty() && removed.len() > before {
+            // Nothing but boilerplate: the document is compared on all of it.
+            removed.truncate(before);
+            body_text = self.normalizer.normalize(body);
+            body_hashes = self.shingler.shingle_hashes(&body_text);
+        }
+        let body = body_text;
+        hashes.extend(body_hashes.into_iter().map(|h| (h, 1.0)));
         normalized.push_str(&body);
         hashes.sort_unstable_by_key(|&(h, _)| h);
         let mut features: Vec<(u64, f64)> = Vec::with_capacity(hashes.len());
@@ -334,6 +446,10 @@ impl SimHash {
         crate::simhash::simhash128(&self.weighted_features(text).0)
     }
 
+    fn learns_idf(&self) -> bool {
+        self.weights == Weights::TfIdf && matches!(self.idf, Idf::Corpus(_))
+    }
+
     fn limit(&self, a: &SimHashSketch, b: &SimHashSketch) -> u32 {
         self.rule
             .at(a.length as usize)
@@ -349,7 +465,15 @@ impl Method for SimHash {
     }
 
     fn sketch(&self, text: &str) -> SimHashSketch {
-        let (mut features, normalized) = self.term_frequencies(text);
+        self.sketch_noted(text, &mut SketchNotes::default())
+    }
+
+    /// Boilerplate lines and edge pieces leave the text before its features are counted.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> SimHashSketch {
+        let before = notes.removed_lines.len();
+        let (mut features, normalized) =
+            self.term_frequencies_noted(text, &mut notes.removed_lines);
+        let stripped = notes.removed_lines.len() > before;
         // The identity covers every feature and its weight before IDF (equal for two
         // documents with the same features whatever the corpus), so equal identities mean
         // equal fingerprints.
@@ -365,6 +489,22 @@ impl Method for SimHash {
                 set.into_boxed_slice()
             }
             _ => Box::default(),
+        };
+        // The template set reads the whole text: a frequent piece a notice opens with may
+        // hold its filling ("Hi Mary, this is a reminder of your appointment with Dr."),
+        // which the fingerprint may leave out but the template check must see. Its numbers
+        // are read without the boilerplate (a dated header's date is not the filling).
+        let template_set = match (self.template.is_on() && !features.is_empty(), stripped) {
+            (false, _) => Box::default(),
+            (true, false) => template::template_set(&normalized),
+            (true, true) => template::template_set(&self.normalizer.normalize(text)),
+        };
+        let (slots, digit_order) = match self.template.reads_slots() && !features.is_empty() {
+            true => (
+                crate::slots::number_slots(&normalized).into_boxed_slice(),
+                crate::slots::digit_order(&normalized),
+            ),
+            false => (Box::default(), 0),
         };
         let chars: Vec<u32> = (normalized.chars())
             .filter(|&c| c != ' ')
@@ -383,6 +523,10 @@ impl Method for SimHash {
             identity: hash128_u64s(&raw),
             set,
             text,
+            template_set,
+            common: Box::default(),
+            digit_order: if slots.is_empty() { 0 } else { digit_order },
+            slots,
         }
     }
 
@@ -402,19 +546,54 @@ impl Method for SimHash {
         Some((a.fingerprint ^ b.fingerprint).count_ones())
     }
 
+    /// IDF weights from the input, and boilerplate lines.
     fn learns_from_corpus(&self) -> bool {
-        self.weights == Weights::TfIdf && matches!(self.idf, Idf::Corpus(_))
+        self.learns_idf() || self.boilerplate.line_df() != DfLimit::Off
     }
 
+    /// The keys of the document's lines (for boilerplate lines) and, for IDF, its features.
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        let (weighted, _) = self.term_frequencies(text);
-        features.extend(weighted.iter().map(|&(hash, _)| hash));
+        self.boilerplate
+            .corpus_lines(&self.normalizer, text, features);
+        if self.learns_idf() {
+            let (weighted, _) = self.term_frequencies(text);
+            features.extend(weighted.iter().map(|&(hash, _)| hash));
+        }
     }
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        if self.boilerplate.line_df() != DfLimit::Off {
+            self.boilerplate.learn(corpus, false);
+        }
         if let Idf::Corpus(stats) = &mut self.idf {
             *stats = Some(Arc::clone(corpus));
         }
+    }
+
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        let mut limits = self.boilerplate.learned_limits();
+        // Resolved by the engine against the distinct documents it sketched.
+        limits.retain(|(name, _)| *name != "max_df");
+        limits
+    }
+
+    /// With the template check on, the elements of the verification sets in more than
+    /// `max_df` documents are common.
+    fn common_limit(&self, documents: u64) -> Option<u64> {
+        self.template
+            .is_on()
+            .then(|| self.template.common_limit(documents))
+            .flatten()
+    }
+
+    fn frequency_features<'s>(&self, sketch: &'s SimHashSketch) -> &'s [u32] {
+        &sketch.template_set
+    }
+
+    fn mark_common(&self, sketch: &mut SimHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        let marked;
+        (sketch.common, marked) = template::mark(&sketch.template_set, is_common);
+        marked
     }
 
     fn similarity(&self, a: &SimHashSketch, b: &SimHashSketch) -> f64 {
@@ -434,14 +613,22 @@ impl Method for SimHash {
         if distance > self.limit(a, b) {
             return None;
         }
-        match self.verification {
+        if let Some(similarity) =
+            (self.template).same_template(a.marked(), b.marked(), self.threshold())
+        {
+            return Some(similarity);
+        }
+        let similarity = match self.verification {
             Verification::None => Some(1.0 - f64::from(distance) / 64.0),
             Verification::Jaccard => {
                 let similarity = jaccard(&a.set, &b.set);
                 self.is_duplicate(similarity).then_some(similarity)
             }
             Verification::Edit => edit_similarity(&a.text, &b.text, self.verify_threshold),
-        }
+        }?;
+        (self.template)
+            .agree((a.marked(), a.text_slots()), (b.marked(), b.text_slots()))
+            .then_some(similarity)
     }
 
     /// The verification threshold, or without verification the similarity `1 - d / 64` of
@@ -451,266 +638,6 @@ impl Method for SimHash {
             Verification::None => 1.0 - f64::from(self.rule.max()) / 64.0,
             _ => self.verify_threshold,
         }
-    }
-}
-
-/// Parses an IDF table: `word idf` per line (whitespace between, jieba's `idf.txt` format),
-/// blank lines and lines starting with `#` skipped. Words are normalised like text.
-fn parse_idf_table(
-    text: &str,
-    normalizer: &Normalizer,
-) -> Result<(foldhash::HashMap<u64, f64>, f64)> {
-    let mut table = foldhash::HashMap::default();
-    let mut values = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let bad = |what: &str| {
-            Error::invalid_owned(
-                "idf_file".into(),
-                format!(
-                    "line {}: {what} in {line:?} (expected `word idf`)",
-                    number + 1
-                ),
-            )
-        };
-        let (word, value) = line
-            .rsplit_once(char::is_whitespace)
-            .ok_or_else(|| bad("no IDF value"))?;
-        let value: f64 = value
-            .trim()
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| bad("not a non-negative number"))?;
-        let word = normalizer.normalize(word.trim());
-        table.insert(Shingler::single_token_shingle(word.trim()), value);
-        values.push(value);
-    }
-    if values.is_empty() {
-        return Err(Error::invalid("idf_file", "no `word idf` line"));
-    }
-    values.sort_by(f64::total_cmp);
-    let median = values[values.len() / 2];
-    Ok((table, median))
-}
-
-impl Registered for SimHash {
-    const NAME: &'static str = "simhash";
-    const ABOUT: &'static str =
-        "SimHash fingerprints, exact Hamming search with length-aware distances";
-
-    fn params() -> Vec<ParamSpec> {
-        let own = [
-            ParamSpec {
-                name: "max_distance",
-                kind: ParamKind::Text,
-                default: Some("<100:15,11"),
-                help: "Largest Hamming distance of a duplicate: a number, or a rule by length \
-                       in characters such as \"<100:10,<500:6,3\" (a pair takes the smaller \
-                       of its two limits).",
-                group: None,
-            },
-            ParamSpec {
-                name: "verify",
-                kind: ParamKind::Choice(&["none", "jaccard", "edit"]),
-                default: Some("jaccard"),
-                help: "Confirm candidates with `jaccard` (shingle sets) or `edit` (normalised \
-                       edit similarity, for short texts); `none` lets the distance decide.",
-                group: None,
-            },
-            ParamSpec {
-                name: "verify_threshold",
-                kind: ParamKind::Number,
-                default: Some("0.4"),
-                help: "Similarity a verified candidate must reach.",
-                group: None,
-            },
-            ParamSpec {
-                name: "weights",
-                kind: ParamKind::Choice(&["tf", "tfidf"]),
-                default: Some("tf"),
-                help: "Feature weights: `tf` (counts) or `tfidf` (counts x IDF learned from \
-                       the input, or from --idf-file).",
-                group: None,
-            },
-            ParamSpec {
-                name: "idf_file",
-                kind: ParamKind::File,
-                default: None,
-                help: "IDF table, `word idf` per line (jieba's idf.txt format), for `tfidf` \
-                       with one-token features (--tokenizer word --ngram 1).",
-                group: None,
-            },
-            ParamSpec {
-                name: "title_weight",
-                kind: ParamKind::Number,
-                default: Some("1"),
-                help: "Weight factor of the first line's features (a title).",
-                group: None,
-            },
-            ParamSpec {
-                name: "min_features",
-                kind: ParamKind::Count,
-                default: Some("3"),
-                help: "Documents with fewer distinct features are matched as exact copies \
-                       only.",
-                group: None,
-            },
-            ParamSpec {
-                name: "pos",
-                kind: ParamKind::Text,
-                default: None,
-                help: "Keep only Chinese words with these jieba part-of-speech tags, e.g. \
-                       \"n,v,vn\" (prefixes: `n` keeps nr, ns, ...); needs --tokenizer word.",
-                group: Some("Shingles"),
-            },
-            ParamSpec {
-                name: "stopwords_file",
-                kind: ParamKind::File,
-                default: None,
-                help: "More stopwords, one per line (implies --stopwords).",
-                group: Some("Shingles"),
-            },
-        ];
-        let shared = SHINGLE_PARAMS.iter().chain(NORMALIZE_PARAMS);
-        own.iter().chain(shared).copied().collect()
-    }
-
-    fn from_params(params: &Params) -> Result<SimHash> {
-        let normalize = normalize_options(params)?;
-        let normalizer = Normalizer::new(normalize.clone());
-        let rule: DistanceRule = match params.raw("max_distance") {
-            Some(text) => text.parse()?,
-            None => DEFAULT_MAX_DISTANCE.parse()?,
-        };
-        let verification: Verification = params.get("verify")?.unwrap_or_default();
-        let verify_threshold = params
-            .get("verify_threshold")?
-            .unwrap_or(DEFAULT_VERIFY_THRESHOLD);
-        if !(verify_threshold > 0.0 && verify_threshold <= 1.0) {
-            return Err(Error::invalid(
-                "verify_threshold",
-                format!("{verify_threshold} (expected 0 < t <= 1)"),
-            ));
-        }
-        let title_weight: f64 = params.get("title_weight")?.unwrap_or(1.0);
-        if !(title_weight.is_finite() && title_weight > 0.0) {
-            return Err(Error::invalid(
-                "title_weight",
-                format!("{title_weight} (expected a number above 0)"),
-            ));
-        }
-        let pos: Vec<String> = (params.raw("pos").unwrap_or(""))
-            .split(',')
-            .map(|tag| tag.trim().to_owned())
-            .filter(|tag| !tag.is_empty())
-            .collect();
-        let extra: Vec<String> = (params.raw("stopwords_file").unwrap_or(""))
-            .lines()
-            .map(|word| normalizer.normalize(word.trim()).trim().to_owned())
-            .filter(|word| !word.is_empty())
-            .collect();
-        let extra_stopwords = extra.len();
-        let mut shingler = ShinglerBuilder::new()
-            .remove_stopwords(params.flag("stopwords")? || params.raw("stopwords_file").is_some())
-            .extra_stopwords(extra)
-            .pos_filter(pos.clone());
-        let tokenizer: Tokenizer = params.get("tokenizer")?.unwrap_or_default();
-        shingler = shingler
-            .tokenizer(tokenizer)
-            .ngram(params.get("ngram")?.unwrap_or(default_ngram(tokenizer)));
-        if let Some(ngram) = params.get("latin_ngram")? {
-            shingler = shingler.latin_ngram(ngram);
-        }
-        let shingler = shingler.build()?;
-        let weights: Weights = params.get("weights")?.unwrap_or_default();
-        let idf = match params.raw("idf_file") {
-            None => Idf::Corpus(None),
-            Some(text) => {
-                if weights != Weights::TfIdf {
-                    return Err(Error::invalid(
-                        "idf_file",
-                        "given without --weights tfidf (an IDF table weighs nothing with tf)",
-                    ));
-                }
-                if shingler.tokenizer() == Tokenizer::Auto || shingler.ngram() != 1 {
-                    return Err(Error::invalid(
-                        "idf_file",
-                        "an IDF table names words: it needs one-token features (--tokenizer \
-                         word, token or char with --ngram 1)",
-                    ));
-                }
-                let (table, median) = parse_idf_table(text, &normalizer)?;
-                Idf::Table {
-                    entries: table.len(),
-                    idf: Arc::new(table),
-                    median,
-                }
-            }
-        };
-        Ok(SimHash {
-            normalizer,
-            normalize,
-            shingler,
-            weights,
-            idf,
-            title_weight,
-            min_features: params.get("min_features")?.unwrap_or(DEFAULT_MIN_FEATURES),
-            rule,
-            verification,
-            verify_threshold,
-            pos,
-            extra_stopwords,
-        })
-    }
-
-    fn settings(&self) -> Vec<(&'static str, Setting)> {
-        let shingler = &self.shingler;
-        let mut settings = vec![
-            ("max_distance", Setting::Text(self.rule.to_string())),
-            ("verify", Setting::Text(self.verification.name().to_owned())),
-            ("verify_threshold", Setting::Number(self.verify_threshold)),
-            (
-                "weights",
-                Setting::Text(
-                    match self.weights {
-                        Weights::Tf => "tf",
-                        Weights::TfIdf => "tfidf",
-                    }
-                    .to_owned(),
-                ),
-            ),
-        ];
-        if let Idf::Table { entries, .. } = &self.idf {
-            settings.push(("idf_file", Setting::Text(format!("{entries} entries"))));
-        }
-        settings.extend([
-            ("title_weight", Setting::Number(self.title_weight)),
-            ("min_features", Setting::Count(self.min_features as u64)),
-            (
-                "tokenizer",
-                Setting::Text(shingler.tokenizer().name().to_owned()),
-            ),
-            ("ngram", Setting::Count(shingler.ngram() as u64)),
-        ]);
-        if shingler.tokenizer() == Tokenizer::Auto {
-            settings.push(("latin_ngram", Setting::Count(shingler.latin_ngram() as u64)));
-        }
-        settings.push(("stopwords", Setting::Flag(shingler.removes_stopwords())));
-        if self.extra_stopwords > 0 {
-            settings.push((
-                "stopwords_file",
-                Setting::Text(format!("{} words", self.extra_stopwords)),
-            ));
-        }
-        if !self.pos.is_empty() {
-            settings.push(("pos", Setting::Text(self.pos.join(","))));
-        }
-        settings.extend(normalize_settings(&self.normalize));
-        settings
     }
 }
 
@@ -846,7 +773,7 @@ mod tests {
             ("ngram", "1"),
             ("idf_file", "# comment\nalpha 0.5\nbeta 9\n\ngamma 3\n"),
         ]);
-        assert!(!table.learns_from_corpus());
+        assert!(!table.learns_idf());
         let (weighted, _) = table.weighted_features("alpha beta unknown");
         let mut weights: Vec<f64> = weighted.iter().map(|w| w.1).collect();
         weights.sort_by(f64::total_cmp);
@@ -907,6 +834,127 @@ mod tests {
             assert_eq!(SimHashSketch::decode(&bytes).unwrap(), sketch);
             assert!(SimHashSketch::decode(&bytes[..bytes.len() - 1]).is_err());
         }
+    }
+
+    #[test]
+    fn template_sketches_round_trip_and_bad_bytes_are_refused() {
+        let notice = "【京东】您的验证码是612782，6分钟内有效，请勿泄露给他人。";
+        for params in [&[][..], &[("max_df", "off")][..], &[("slots", "off")][..]] {
+            let sketch = method(params).sketch(notice);
+            assert_eq!(
+                sketch.template_set.is_empty(),
+                params == [("max_df", "off")]
+            );
+            assert_eq!(sketch.slots.is_empty(), !params.is_empty());
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(SimHashSketch::decode(&bytes).unwrap(), sketch);
+            for cut in 1..bytes.len() {
+                assert!(
+                    SimHashSketch::decode(&bytes[..cut]).is_err(),
+                    "{params:?} {cut}"
+                );
+            }
+        }
+        // Slots twice: a templated sketch around a templated sketch.
+        let mut bytes = Vec::new();
+        let sketch = method(&[]).sketch(notice);
+        sketch.encode(&mut bytes);
+        let mut twice = Vec::new();
+        SketchEncoder::new(&mut twice, TEMPLATED_SKETCH_KIND.byte())
+            .u32s(&[1, 2])
+            .u32s(&[])
+            .u32s(&[0]);
+        twice.extend_from_slice(&bytes);
+        assert!(SimHashSketch::decode(&twice).is_err());
+    }
+
+    /// Marks the common template elements of `texts` as the engine does (in more than
+    /// `limit` of them) and returns their sketches.
+    fn marked(simhash: &SimHash, texts: &[String], limit: usize) -> Vec<SimHashSketch> {
+        let mut sketches: Vec<SimHashSketch> = texts.iter().map(|t| simhash.sketch(t)).collect();
+        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
+        for sketch in &sketches {
+            for &value in simhash.frequency_features(sketch) {
+                *counts.entry(value).or_default() += 1;
+            }
+        }
+        for sketch in &mut sketches {
+            simhash.mark_common(sketch, &|value| counts[&value] > limit);
+        }
+        sketches
+    }
+
+    #[test]
+    fn the_template_check_keeps_fillings_apart_and_copies_together() {
+        // A crowd of exam notices: a name, a city and five small numbers each.
+        let names = ["杨娜", "刘芳", "王伟", "李静", "张磊", "陈洋"];
+        let cities = ["上海", "北京", "深圳", "广州"];
+        let notice = |i: usize| {
+            format!(
+                "【{}教育考试院】{}同学您好，您报名的考试将于{}月{}日{}点开始，考场为第{}考场，\
+                 座位号{}，请携带身份证和准考证提前三十分钟到达。",
+                cities[i % 4],
+                names[i % 6],
+                1 + i % 12,
+                1 + (i * 7) % 28,
+                8 + i % 9,
+                1 + (i * 3) % 30,
+                1 + (i * 11) % 40
+            )
+        };
+        let mut texts: Vec<String> = (0..200).map(notice).collect();
+        // A copy of notice 0 with a space every 20 characters, and one of notice 1 cut short. (Prefixes and
+        // suffixes are the boilerplate's: learned in the corpus pass, which this test has not.)
+        let spaced: String = (texts[0].chars().enumerate())
+            .flat_map(|(i, c)| [Some(c), (i % 20 == 19).then_some(' ')])
+            .flatten()
+            .collect();
+        texts.push(spaced.replace("，", ", "));
+        texts.push(texts[1].replace("提前三十分钟到达。", ""));
+        for (simhash, checked) in [(method(&[]), true), (method(&[("max_df", "off")]), false)] {
+            let sketches = marked(&simhash, &texts, 20);
+            assert!(sketches[0].marked().templated() == checked);
+            // The copies are found with the check and without it.
+            assert!(simhash.verify(&sketches[0], &sketches[200]).is_some());
+            assert!(simhash.verify(&sketches[1], &sketches[201]).is_some());
+            // Fillings within the distance and the Jaccard threshold: refused by the check
+            // only.
+            let fillings = (1..200)
+                .filter(|&i| {
+                    let distance = simhash.distance(&sketches[0], &sketches[i]).unwrap();
+                    distance <= simhash.limit(&sketches[0], &sketches[i])
+                        && simhash.similarity(&sketches[0], &sketches[i]) >= 0.4
+                })
+                .collect::<Vec<_>>();
+            assert!(fillings.len() > 10, "{}", fillings.len());
+            let passed = (fillings.iter())
+                .filter(|&&i| simhash.verify(&sketches[0], &sketches[i]).is_some())
+                .count();
+            match checked {
+                true => assert_eq!(passed, 0),
+                false => assert_eq!(passed, fillings.len()),
+            }
+        }
+    }
+
+    #[test]
+    fn templates_duplicate_joins_fillings() {
+        let simhash = method(&[("templates", "duplicate")]);
+        let texts: Vec<String> = (0..100)
+            .map(|i| {
+                format!(
+                    "【京东】您的验证码是{}，{}分钟内有效，请勿泄露给他人。",
+                    100_000 + i * 7919,
+                    1 + i % 9
+                )
+            })
+            .collect();
+        let sketches = marked(&simhash, &texts, 20);
+        assert!(sketches[0].marked().templated());
+        assert!(simhash.verify(&sketches[0], &sketches[1]).is_some());
+        let distinct = marked(&method(&[]), &texts, 20);
+        assert!(method(&[]).verify(&distinct[0], &distinct[1]).is_none());
     }
 
     #[test]

@@ -1,0 +1,357 @@
+//! The template check the set-verifying methods share (`minhash`, `simhash`): which elements
+//! of a verification set a crowd shares (common marks, set by the engine's frequency count
+//! through [`crate::Method::mark_common`]), whether a set is *templated* (mostly a template's
+//! fixed text), and whether two templated sets agree on what is their own (their rare
+//! elements: the filling).
+//!
+//! A verification set is the top 32 bits of each feature hash, sorted, without repeats; its
+//! marks are one bit per element, 32 to a word, empty when nothing was counted.
+
+use crate::boilerplate::{DfLimit, DEFAULT_MAX_DF, MAX_DF_FLOOR};
+use crate::params::{param_value_by_choice, Params, Setting};
+use crate::slots::DEFAULT_SLOT_AGREEMENT;
+use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
+use crate::{Error, Result};
+
+/// Which parts of a pair must agree besides its shingles: the parts that differ between
+/// fillings of one template (see [`crate::slots`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Slots {
+    /// No check (the library's default; the registry's is [`Slots::Numbers`]).
+    #[default]
+    Off,
+    /// A pair whose sides each carry at least two numbers the other lacks must reach
+    /// `slot_agreement` on the Jaccard of their numbers
+    /// ([`crate::slots::slots_agree`]).
+    Numbers,
+}
+
+impl Slots {
+    /// `off` or `numbers`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Slots::Off => "off",
+            Slots::Numbers => "numbers",
+        }
+    }
+}
+
+impl std::str::FromStr for Slots {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Slots> {
+        match text {
+            "off" => Ok(Slots::Off),
+            "numbers" => Ok(Slots::Numbers),
+            _ => Err(Error::invalid(
+                "slots",
+                format!("{text:?} (expected numbers or off)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Slots);
+
+/// What a template means: whether two fillings of one template are duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Templates {
+    /// Two fillings are different documents (notices, alerts, news): a pair of templated
+    /// sketches must also agree on its filling (rare shingles, numbers in their places).
+    #[default]
+    Distinct,
+    /// Every filling of one template is a duplicate of the others (the seeds' mass-sent spam
+    /// and ad copy): two templated sketches are compared on their template, the shingles
+    /// a crowd shares.
+    Duplicate,
+}
+
+impl Templates {
+    /// `distinct` or `duplicate`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Templates::Distinct => "distinct",
+            Templates::Duplicate => "duplicate",
+        }
+    }
+}
+
+impl std::str::FromStr for Templates {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Templates> {
+        match text {
+            "distinct" => Ok(Templates::Distinct),
+            "duplicate" => Ok(Templates::Duplicate),
+            _ => Err(Error::invalid(
+                "templates",
+                format!("{text:?} (expected distinct or duplicate)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(Templates);
+
+/// The default `rare_threshold`.
+pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
+
+/// The least share of common elements in a *templated* set.
+pub const TEMPLATED_SHARE: f64 = 0.5;
+
+/// A verification set and its common marks.
+#[derive(Debug, Clone, Copy)]
+pub struct Marked<'s> {
+    /// The set: sorted, without repeats.
+    pub set: &'s [u32],
+    /// Bit `i` set when element `i` of `set` is common; empty when not counted.
+    pub common: &'s [u32],
+}
+
+impl Marked<'_> {
+    /// Whether element `i` is marked common (`false` when nothing was counted).
+    pub fn is_marked(&self, i: usize) -> bool {
+        self.common
+            .get(i / 32)
+            .is_some_and(|word| word & (1 << (i % 32)) != 0)
+    }
+
+    /// Whether any element was counted.
+    pub fn counted(&self) -> bool {
+        !self.common.is_empty()
+    }
+
+    /// Whether common marks cover at least [`TEMPLATED_SHARE`] of the set.
+    pub fn templated(&self) -> bool {
+        let common: u32 = self.common.iter().map(|word| word.count_ones()).sum();
+        self.counted() && f64::from(common) >= TEMPLATED_SHARE * self.set.len() as f64
+    }
+
+    /// The elements marked `marked` (common when `true`, rare when `false`).
+    pub fn count(&self, marked: bool) -> usize {
+        (0..self.set.len())
+            .filter(|&i| self.is_marked(i) == marked)
+            .count()
+    }
+}
+
+/// The template set of a normalised text, for a method whose own features do not tell a
+/// template from ordinary text (`simhash`: English 4-character shingles are nearly all
+/// common in any corpus): the top 32 bits of the hashes of its shingles with spaces left
+/// out (an edit that puts a space inside a word keeps them), 2 characters on CJK text and
+/// [`TEMPLATE_LATIN_NGRAM`] on other scripts, sorted, without repeats. At that length a
+/// flood of one template shares most of its shingles and ordinary text few (on the English
+/// newswire of docs/evaluation.md, 1% of the documents have half of their 7-character
+/// shingles in more than 50 documents; every notice of a flood of 4,000 English ones does).
+pub fn template_set(normalized: &str) -> Box<[u32]> {
+    static SHINGLER: std::sync::OnceLock<Option<Shingler>> = std::sync::OnceLock::new();
+    let shingler = SHINGLER.get_or_init(|| {
+        (ShinglerBuilder::new().tokenizer(Tokenizer::Auto).ngram(2))
+            .latin_ngram(TEMPLATE_LATIN_NGRAM)
+            .build()
+            .ok()
+    });
+    let Some(shingler) = shingler else {
+        return Box::default();
+    };
+    let joined: String = normalized.chars().filter(|&c| c != ' ').collect();
+    let mut set: Vec<u32> = (shingler.shingle_hashes(&joined).iter())
+        .map(|&hash| (hash >> 32) as u32)
+        .collect();
+    set.sort_unstable();
+    set.dedup();
+    set.into_boxed_slice()
+}
+
+/// The shingle size of [`template_set`] on text other than CJK.
+pub const TEMPLATE_LATIN_NGRAM: usize = 7;
+
+/// The marks of `set` under `is_common` (one bit per element), and how many are marked.
+pub fn mark(set: &[u32], is_common: &dyn Fn(u32) -> bool) -> (Box<[u32]>, u64) {
+    let mut common = vec![0u32; set.len().div_ceil(32)];
+    let mut marked = 0;
+    for (element, &value) in set.iter().enumerate() {
+        if is_common(value) {
+            common[element / 32] |= 1 << (element % 32);
+            marked += 1;
+        }
+    }
+    (common.into_boxed_slice(), marked)
+}
+
+/// The elements two sets share whose marks on both sides are `marked`: their common
+/// elements (`true`) or their rare ones (`false`).
+pub fn shared_elements(a: Marked<'_>, b: Marked<'_>, marked: bool) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.set.len() && j < b.set.len() {
+        match a.set[i].cmp(&b.set[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += usize::from(a.is_marked(i) == marked && b.is_marked(j) == marked);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
+
+/// Whether two marked sets agree on their rare elements: their Jaccard reaches `threshold`
+/// (true when neither has a rare element).
+pub fn rare_agree(a: Marked<'_>, b: Marked<'_>, threshold: f64) -> bool {
+    let (rare_a, rare_b) = (a.count(false), b.count(false));
+    if rare_a + rare_b == 0 {
+        return true;
+    }
+    let shared = shared_elements(a, b, false);
+    let jaccard = shared as f64 / (rare_a + rare_b - shared) as f64;
+    jaccard >= threshold - 1e-9
+}
+
+/// The template check of a method that verifies a set of its own features (`simhash`):
+/// common marks from `max_df`, then, for a pair with a templated side, the rare elements at
+/// `rare_threshold`, and for a pair of two templated sides the numbers in their places
+/// ([`crate::slots::template_slots_agree`]) or, with templates duplicate, the template
+/// itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TemplateCheck {
+    /// Features in more documents than this are common; [`DfLimit::Off`] turns the check off.
+    pub max_df: DfLimit,
+    /// Least Jaccard of the rare elements.
+    pub rare_threshold: f64,
+    /// Whether the numbers of two templated sides must agree.
+    pub slots: Slots,
+    /// Least Jaccard of the numbers ([`crate::slots::template_slots_agree`]).
+    pub slot_agreement: f64,
+    /// What a template means.
+    pub templates: Templates,
+}
+
+/// The numbers of a text ([`crate::slots::number_slots`]) and the hash of its digits in text
+/// order ([`crate::slots::digit_order`]; 0 without digits).
+pub type TextSlots<'s> = (&'s [u32], u32);
+
+impl TemplateCheck {
+    /// The check of `params` ([`crate::methods::shared::params::TEMPLATE_PARAMS`] and
+    /// `max_df`).
+    ///
+    /// # Errors
+    /// A value that does not parse, or a threshold outside `(0, 1]`, naming its parameter.
+    pub fn from_params(params: &Params) -> Result<TemplateCheck> {
+        let max_df = DfLimit::parse(params.raw("max_df").unwrap_or(DEFAULT_MAX_DF), "max_df")?;
+        let rare_threshold = params
+            .get("rare_threshold")?
+            .unwrap_or(DEFAULT_RARE_THRESHOLD);
+        let slot_agreement = params
+            .get("slot_agreement")?
+            .unwrap_or(DEFAULT_SLOT_AGREEMENT);
+        for (name, value) in [
+            ("rare_threshold", rare_threshold),
+            ("slot_agreement", slot_agreement),
+        ] {
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(Error::invalid(
+                    name,
+                    format!("{value} (expected 0 < t <= 1)"),
+                ));
+            }
+        }
+        Ok(TemplateCheck {
+            max_df,
+            rare_threshold,
+            slots: params.get("slots")?.unwrap_or(Slots::Numbers),
+            slot_agreement,
+            templates: params.get("templates")?.unwrap_or_default(),
+        })
+    }
+
+    /// Whether the check is on (`max_df` not off).
+    pub fn is_on(&self) -> bool {
+        self.max_df != DfLimit::Off
+    }
+
+    /// Whether sketches carry the numbers of their text.
+    pub fn reads_slots(&self) -> bool {
+        self.is_on() && self.slots == Slots::Numbers
+    }
+
+    /// The document-frequency limit among `documents` ([`crate::Method::common_limit`]).
+    pub fn common_limit(&self, documents: u64) -> Option<u64> {
+        self.max_df.resolve(documents, 1, MAX_DF_FLOOR)
+    }
+
+    /// The settings, for the stats file (`max_df` is the boilerplate's).
+    pub fn settings(&self) -> Vec<(&'static str, Setting)> {
+        vec![
+            ("rare_threshold", Setting::Number(self.rare_threshold)),
+            ("slots", Setting::Text(self.slots.name().to_owned())),
+            ("slot_agreement", Setting::Number(self.slot_agreement)),
+            ("templates", Setting::Text(self.templates.name().to_owned())),
+        ]
+    }
+
+    /// With templates duplicate, the similarity of two templated sides on their template
+    /// (the containment of their common elements: the share of the smaller common set in
+    /// the other) when it reaches `threshold`; `None` otherwise.
+    pub fn same_template(&self, a: Marked<'_>, b: Marked<'_>, threshold: f64) -> Option<f64> {
+        if self.templates != Templates::Duplicate || !a.templated() || !b.templated() {
+            return None;
+        }
+        let smaller = a.count(true).min(b.count(true)).max(1);
+        let similarity = shared_elements(a, b, true) as f64 / smaller as f64;
+        (similarity >= threshold - 1e-9).then_some(similarity)
+    }
+
+    /// Whether a pair the method's own measure accepted passes the template check: always
+    /// when neither side is templated; else its rare elements must agree, and when both
+    /// are, its numbers too.
+    pub fn agree(
+        &self,
+        (a, slots_a): (Marked<'_>, TextSlots<'_>),
+        (b, slots_b): (Marked<'_>, TextSlots<'_>),
+    ) -> bool {
+        let (templated_a, templated_b) = (a.templated(), b.templated());
+        if !templated_a && !templated_b {
+            return true;
+        }
+        if a.counted() && b.counted() && !rare_agree(a, b, self.rare_threshold) {
+            return false;
+        }
+        !(templated_a && templated_b && self.slots == Slots::Numbers)
+            || crate::slots::template_slots_agree(slots_a, slots_b, self.slot_agreement)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_count_share_and_decide() {
+        let set = [1, 2, 3, 4, 5, 6];
+        let (common, marked) = mark(&set, &|v| v <= 4);
+        assert_eq!(marked, 4);
+        let a = Marked {
+            set: &set,
+            common: &common,
+        };
+        assert!(a.templated() && a.is_marked(0) && !a.is_marked(5));
+        assert_eq!((a.count(true), a.count(false)), (4, 2));
+        // Another filling: the same fixed text, its own rare elements.
+        let other = [1, 2, 3, 4, 7, 8];
+        let (other_common, _) = mark(&other, &|v| v <= 4);
+        let b = Marked {
+            set: &other,
+            common: &other_common,
+        };
+        assert_eq!(shared_elements(a, b, true), 4);
+        assert_eq!(shared_elements(a, b, false), 0);
+        assert!(!rare_agree(a, b, 0.4));
+        assert!(rare_agree(a, a, 0.4));
+        // Unmarked: not templated, nothing marked.
+        let plain = Marked {
+            set: &set,
+            common: &[],
+        };
+        assert!(!plain.templated() && !plain.is_marked(0) && !plain.counted());
+    }
+}
