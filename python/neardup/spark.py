@@ -491,8 +491,11 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
     members = with_leader.filter(F.col("rank") != F.col("leader")).select("rank", "leader")
 
     info = _neardup.method_info(method, params)
-    if info["join"] == "keys":
-        leader_rows = _mark_common(leader_rows, method, params)
+    if info["join"] in ("keys", "Hamming"):
+        # A join without keys has no crowds to tell: every leader is counted and marked, as
+        # the engine does.
+        leader_rows = _mark_common(leader_rows, method, params,
+                                   every_leader=info["join"] == "Hamming")
     if info["join"] == "keys":
         candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
     elif info["join"] == "Hamming":
@@ -556,25 +559,30 @@ _CROWD = 10
 _SAMPLE = 4
 
 
-def _mark_common(leader_rows, method: str, params: dict):
+def _mark_common(leader_rows, method: str, params: dict, every_leader: bool = False):
     """``leader_rows`` with the common features of crowded leaders marked in their sketches,
     as the batch engine marks them (``common_shingles="check"``, `max_df`): a leader is
     crowded when one of its keys is shared by more than ``_CROWD`` leaders; the features of
     crowded leaders are counted in every crowded leader and in one of ``_SAMPLE`` of the
     others (by their position in the input order, ``order_col`` then the id, each counting
     ``_SAMPLE`` times); a feature counted more than the limit (``max_df`` resolved against
-    the leaders) is common, and is marked in the crowded leaders' sketches. Unchanged when
-    the method marks no common features."""
+    the leaders) is common, and is marked in the crowded leaders' sketches. With
+    ``every_leader`` (a join without keys: SimHash's Hamming blocks), every leader is
+    crowded. Unchanged when the method marks no common features."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, LongType, StructField, StructType
 
     limit = _neardup.common_limit(method, params, leader_rows.count())
     if limit is None:
         return leader_rows
-    entries = leader_rows.select("rank", F.explode("keys").alias("key"))
-    crowded_keys = entries.groupBy("key").count().filter(F.col("count") > _CROWD).select("key")
-    crowded = (entries.join(crowded_keys, "key").select("rank").distinct()
-               .withColumn("crowded", F.lit(True)))
+    if every_leader:
+        crowded = leader_rows.select("rank").withColumn("crowded", F.lit(True))
+    else:
+        entries = leader_rows.select("rank", F.explode("keys").alias("key"))
+        crowded_keys = (entries.groupBy("key").count().filter(F.col("count") > _CROWD)
+                        .select("key"))
+        crowded = (entries.join(crowded_keys, "key").select("rank").distinct()
+                   .withColumn("crowded", F.lit(True)))
     positions = _positions(leader_rows)
     rows = (leader_rows.join(crowded, "rank", "left").join(positions, "rank")
             .withColumn("crowded", F.coalesce("crowded", F.lit(False))).persist())
@@ -713,12 +721,13 @@ def _partner_limit(histogram, budget: int) -> int:
     return low
 
 
-def _best_partners(pairs, limit: int):
-    """``pairs`` with each document ``b`` keeping its ``limit`` best-ranked partners ``a``."""
+def _best_partners(pairs, limit: int, order=("a",)):
+    """``pairs`` with each document ``b`` keeping its first ``limit`` partners ``a`` by
+    ``order`` (columns of ``pairs``; by default the best-ranked)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    window = Window.partitionBy("b").orderBy("a")
+    window = Window.partitionBy("b").orderBy(*order)
     return (
         pairs.withColumn("n", F.row_number().over(window))
         .filter(F.col("n") <= limit)
@@ -736,7 +745,8 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
     grouped by block and value on the executors, and each group is paired in Rust
     (``HammingPass::group_pairs``: a pair is reported once, by its first block). Then the
     candidate budget applies as in the engine: past ``documents x candidate_budget`` pairs,
-    each document keeps its best-ranked partners up to the water-filling level."""
+    each document keeps its nearest partners (by distance, then rank) up to the water-filling
+    level."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, LongType, StructField, StructType
 
@@ -805,14 +815,18 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
         return spark.createDataFrame([], pair_schema)
     found = found.persist()
     found.count()
+    fingerprints = keyed.select("rank", "fingerprint")
+    within = _within_budget(found, documents * candidate_budget, fingerprints).persist()
+    within.count()
     keyed.unpersist()
-    return _within_budget(found, documents * candidate_budget)
+    return within
 
 
-def _within_budget(pairs, budget: int):
+def _within_budget(pairs, budget: int, fingerprints=None):
     """``pairs`` (persisted ``a``, ``b``, deduplicated) when they are at most ``budget``;
-    else each document ``b`` keeps its best-ranked partners up to the engine's water-filling
-    level over the documents' partner counts."""
+    else each document ``b`` keeps its best-ranked partners (its nearest, by Hamming
+    distance then rank, given the ``rank``, ``fingerprint`` rows of a Hamming join) up to
+    the engine's water-filling level over the documents' partner counts."""
     from pyspark.sql import functions as F
 
     if pairs.count() <= budget:
@@ -820,7 +834,14 @@ def _within_budget(pairs, budget: int):
     histogram = [(row["partners"], row["count"]) for row in
                  pairs.groupBy("b").agg(F.count("a").alias("partners"))
                  .groupBy("partners").count().collect()]
-    return _best_partners(pairs, _partner_limit(histogram, budget))
+    limit = _partner_limit(histogram, budget)
+    if fingerprints is None:
+        return _best_partners(pairs, limit)
+    fa = fingerprints.select(F.col("rank").alias("a"), F.col("fingerprint").alias("fa"))
+    fb = fingerprints.select(F.col("rank").alias("b"), F.col("fingerprint").alias("fb"))
+    measured = (pairs.join(fa, "a").join(fb, "b")
+                .withColumn("distance", F.expr("bit_count(fa ^ fb)")))
+    return _best_partners(measured, limit, ("distance", "a")).select("a", "b")
 
 
 #: The most join tokens a text may have on average for the set join on Spark.

@@ -88,7 +88,7 @@ def test_caps_and_budget_as_the_command_line(spark, cli, tmp_path, corpus):
 
 def test_simhash_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     """A flood of near-identical notices under a small candidate budget: the Hamming join
-    on Spark keeps each document's best-ranked partners up to the engine's level."""
+    on Spark keeps each document's nearest partners up to the engine's level."""
     rng = random.Random(7)
     flood = [{"id": f"flood-{i:04d}",
               "text": f"尊敬的用户，您的验证码是{rng.randint(100000, 999999)}，请在五分钟内完成验证，"
