@@ -121,15 +121,19 @@ impl Marked<'_> {
 
     /// Whether common marks cover at least [`TEMPLATED_SHARE`] of the set.
     pub fn templated(&self) -> bool {
-        let common: u32 = self.common.iter().map(|word| word.count_ones()).sum();
-        self.counted() && f64::from(common) >= TEMPLATED_SHARE * self.set.len() as f64
+        self.counted() && self.count(true) as f64 >= TEMPLATED_SHARE * self.set.len() as f64
     }
 
-    /// The elements marked `marked` (common when `true`, rare when `false`).
+    /// The elements marked `marked` (common when `true`, rare when `false`): a count of the
+    /// marks' bits (no bit is set past the set's end).
     pub fn count(&self, marked: bool) -> usize {
-        (0..self.set.len())
-            .filter(|&i| self.is_marked(i) == marked)
-            .count()
+        let common: usize = (self.common.iter())
+            .map(|word| word.count_ones() as usize)
+            .sum();
+        match marked {
+            true => common,
+            false => self.set.len() - common.min(self.set.len()),
+        }
     }
 }
 

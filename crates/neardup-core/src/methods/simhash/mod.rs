@@ -302,6 +302,13 @@ fn decode_templated(bytes: &[u8]) -> Result<SimHashSketch> {
 
 /// The default `max_distance` (see docs/evaluation.md for how it was chosen).
 pub const DEFAULT_MAX_DISTANCE: &str = "<100:15,11";
+/// The longest text (in characters of the normalised text without its boilerplate, spaces
+/// not counted) that the template check reads: the check is for short messages made from
+/// templates (notices, alerts, reposts), and a longer text's template set would cost a
+/// `u32` a character in memory and in the count of common elements for nothing a
+/// verification of its features does not already decide (measured in docs/evaluation.md).
+pub const TEMPLATE_MAX_CHARS: usize = 512;
+
 /// The default `min_features`.
 pub const DEFAULT_MIN_FEATURES: usize = 3;
 /// The default `verify_threshold`.
@@ -494,12 +501,14 @@ impl Method for SimHash {
         // hold its filling ("Hi Mary, this is a reminder of your appointment with Dr."),
         // which the fingerprint may leave out but the template check must see. Its numbers
         // are read without the boilerplate (a dated header's date is not the filling).
-        let template_set = match (self.template.is_on() && !features.is_empty(), stripped) {
+        let short = normalized.chars().filter(|&c| c != ' ').count() <= TEMPLATE_MAX_CHARS;
+        let checked = self.template.is_on() && !features.is_empty() && short;
+        let template_set = match (checked, stripped) {
             (false, _) => Box::default(),
             (true, false) => template::template_set(&normalized),
             (true, true) => template::template_set(&self.normalizer.normalize(text)),
         };
-        let (slots, digit_order) = match self.template.reads_slots() && !features.is_empty() {
+        let (slots, digit_order) = match self.template.reads_slots() && checked {
             true => (
                 crate::slots::number_slots(&normalized).into_boxed_slice(),
                 crate::slots::digit_order(&normalized),
