@@ -186,7 +186,7 @@ impl Settings {
         {
             return Err(ServiceError::invalid(
                 "frequency_window",
-                "frequencies are learned only with max_df or boilerplate_df set (minhash)",
+                "frequencies are learned only with max_df or boilerplate_df set (minhash, simhash)",
             ));
         }
         // Everything a collection builds from its settings is built here once, so that a

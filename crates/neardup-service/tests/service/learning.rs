@@ -116,18 +116,25 @@ fn exam(i: u64) -> String {
     )
 }
 
-/// A flood of fillings of one template through a `minhash` collection that learns common
-/// shingles (`max_df`): after the warm-up, a new filling is stored, though it shares the
-/// template and two of its five numbers with stored ones (its stored partners are marked
-/// with what was learned before they are verified), and a copy of it cut short is a
-/// duplicate.
+/// A flood of fillings of one template through a `minhash` or `simhash` collection that
+/// learns common shingles (`max_df`): after the warm-up, a new filling is stored, though it
+/// shares the template and two of its five numbers with stored ones (its stored partners are
+/// marked with what was learned before they are verified), and a copy of it cut short is a
+/// duplicate. (A default `simhash` collection, which learns nothing, answered 89% of the new
+/// notices of the `sms` flood as duplicates: docs/evaluation.md.)
 #[test]
 fn after_the_warm_up_fillings_are_stored_and_copies_found() {
+    for method in ["minhash", "simhash"] {
+        fillings_stored_and_copies_found(method);
+    }
+}
+
+fn fillings_stored_and_copies_found(method: &str) {
     let dir = tempfile::tempdir().unwrap();
     rt().block_on(async {
         let server = Server::start(dir.path(), HttpConfig::default()).await;
         let settings = json!({
-            "method": "minhash",
+            "method": method,
             "max_df": 20,
             "frequency_warmup": 200,
             "frequency_window": 10000,
@@ -145,15 +152,24 @@ fn after_the_warm_up_fillings_are_stored_and_copies_found() {
         }
         assert!(
             duplicates.len() <= 1,
-            "fillings answered as duplicates: {duplicates:?}"
+            "{method}: fillings answered as duplicates: {duplicates:?}"
         );
         for i in 380..400 {
             // Cut short: an edit that adds no shingle of its own (a "转发：" or a 你 for 您
             // would be rare shingles of its own in this small stream, where the rare-shingle
             // check refuses them; a large stream learns them as common).
-            let copy = exam(i).split("请携带").next().unwrap().to_owned();
+            // SimHash's fingerprint moves past the distance when a fifth of a short text
+            // goes: its copy loses less.
+            let copy = match method {
+                "simhash" => exam(i).replace("提前三十分钟到达。", ""),
+                _ => exam(i).split("请携带").next().unwrap().to_owned(),
+            };
             let (_, answer) = server.insert("exams", &format!("c{i}"), &copy).await;
-            assert_eq!(answer["duplicate_of"], format!("e{i}"), "{answer}");
+            assert_eq!(
+                answer["duplicate_of"],
+                format!("e{i}"),
+                "{method}: {answer}"
+            );
         }
         server.stop().await;
     });
