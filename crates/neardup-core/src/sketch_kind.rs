@@ -36,7 +36,8 @@ pub enum SketchKind {
     /// `minhash` with the slot check, the order of its digits known: the numbers, a hash of
     /// the digits in text order, then the sketch in one of kinds 2, 4 and 10.
     OrderedSlotsMinHash = 12,
-    /// `simhash` with the template check: its template set, the numbers of the text, a hash
+    /// `simhash` with the template check: its template set and its common marks, the numbers of
+    /// the text, a hash
     /// of its digits in text order (0 without digits), then the sketch of kind 3.
     TemplatedSimHash = 13,
 }

@@ -76,8 +76,9 @@ use crate::{Error, Join, Method, Result, Sketch};
 
 /// The kind of an encoded [`SimHashSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::SimHash;
-/// The kind of an encoded [`SimHashSketch`] with the template check: the template set, the
-/// numbers of its text, their digit order, then the encoding of kind [`SKETCH_KIND`].
+/// The kind of an encoded [`SimHashSketch`] with the template check: the template set, its
+/// common marks, the numbers of its text, their digit order, then the encoding of kind
+/// [`SKETCH_KIND`].
 const TEMPLATED_SKETCH_KIND: SketchKind = SketchKind::TemplatedSimHash;
 
 /// The largest Hamming distance a rule may give (the exact index stays fast up to about
@@ -159,7 +160,8 @@ pub struct SimHashSketch {
     /// The template check's set ([`template::template_set`]); empty with the check off.
     template_set: Box<[u32]>,
     /// Bit `i` set when element `i` of `template_set` is common ([`Method::mark_common`]);
-    /// empty when not counted. Not encoded: marks come from the corpus.
+    /// empty when not counted. Encoded, so that a sketch marked on one machine is verified
+    /// marked on another (Spark); the service marks stored sketches again before verifying.
     common: Box<[u32]>,
     /// The numbers of the text ([`crate::slots::number_slots`]); empty without the template
     /// check's slots.
@@ -208,6 +210,7 @@ impl Sketch for SimHashSketch {
         if !self.template_set.is_empty() {
             SketchEncoder::new(out, TEMPLATED_SKETCH_KIND.byte())
                 .u32s(&self.template_set)
+                .u32s(&self.common)
                 .u32s(&self.slots)
                 .u32s(&[self.digit_order]);
         }
@@ -270,6 +273,7 @@ fn decode_templated(bytes: &[u8]) -> Result<SimHashSketch> {
     let kind = TEMPLATED_SKETCH_KIND;
     let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
     let template_set = decoder.u32s()?;
+    let common = decoder.u32s()?;
     let slots = decoder.u32s()?;
     let order = decoder.u32s()?;
     let inner = decoder.rest();
@@ -293,8 +297,19 @@ fn decode_templated(bytes: &[u8]) -> Result<SimHashSketch> {
             "a digit order without slots, or an inner sketch of another kind",
         ));
     }
+    if !common.is_empty() && common.len() != template_set.len().div_ceil(32) {
+        return Err(Error::invalid(
+            "sketch",
+            format!(
+                "{} mark words for {} elements",
+                common.len(),
+                template_set.len()
+            ),
+        ));
+    }
     let mut sketch = SimHashSketch::decode(inner)?;
     sketch.template_set = template_set.into_boxed_slice();
+    sketch.common = common.into_boxed_slice();
     sketch.slots = slots.into_boxed_slice();
     sketch.digit_order = digit_order;
     Ok(sketch)
@@ -865,6 +880,13 @@ mod tests {
                 );
             }
         }
+        // Marks travel with the sketch (Spark verifies on another machine than it marked).
+        let simhash = method(&[]);
+        let mut marked = simhash.sketch(notice);
+        simhash.mark_common(&mut marked, &|value| value % 2 == 0);
+        let mut bytes = Vec::new();
+        marked.encode(&mut bytes);
+        assert_eq!(SimHashSketch::decode(&bytes).unwrap(), marked);
         // Slots twice: a templated sketch around a templated sketch.
         let mut bytes = Vec::new();
         let sketch = method(&[]).sketch(notice);
@@ -872,6 +894,7 @@ mod tests {
         let mut twice = Vec::new();
         SketchEncoder::new(&mut twice, TEMPLATED_SKETCH_KIND.byte())
             .u32s(&[1, 2])
+            .u32s(&[])
             .u32s(&[])
             .u32s(&[0]);
         twice.extend_from_slice(&bytes);
