@@ -516,7 +516,12 @@ impl Method for SimHash {
         // hold its filling ("Hi Mary, this is a reminder of your appointment with Dr."),
         // which the fingerprint may leave out but the template check must see. Its numbers
         // are read without the boilerplate (a dated header's date is not the filling).
-        let short = normalized.chars().filter(|&c| c != ' ').count() <= TEMPLATE_MAX_CHARS;
+        let chars: Vec<u32> = (normalized.chars())
+            .filter(|&c| c != ' ')
+            .map(u32::from)
+            .collect();
+        let length = chars.len() as u32;
+        let short = chars.len() <= TEMPLATE_MAX_CHARS;
         let checked = self.template.is_on() && !features.is_empty() && short;
         let template_set = match (checked, stripped) {
             (false, _) => Box::default(),
@@ -530,11 +535,6 @@ impl Method for SimHash {
             ),
             false => (Box::default(), 0),
         };
-        let chars: Vec<u32> = (normalized.chars())
-            .filter(|&c| c != ' ')
-            .map(u32::from)
-            .collect();
-        let length = chars.len() as u32;
         let text = match self.verification {
             Verification::Edit => chars.into_boxed_slice(),
             _ => Box::default(),
