@@ -46,6 +46,51 @@ pub const MAX_DF_FLOOR: u64 = 50;
 /// A fractional `boilerplate_df` is at least this many documents.
 pub const BOILERPLATE_DF_FLOOR: u64 = 20;
 
+/// The least counts of fractional limits: `max_df` (common shingles) and `boilerplate_df`
+/// (boilerplate lines). A batch run uses [`DfFloors::BATCH`]; an online index, whose window
+/// starts empty, [`DfFloors::stream`], which grows with the documents counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DfFloors {
+    /// A fractional `max_df` is at least this many documents.
+    pub common: u64,
+    /// A fractional `boilerplate_df` is at least this many documents.
+    pub line: u64,
+}
+
+impl DfFloors {
+    /// The floors of a batch run: [`MAX_DF_FLOOR`] and [`BOILERPLATE_DF_FLOOR`].
+    pub const BATCH: DfFloors = DfFloors {
+        common: MAX_DF_FLOOR,
+        line: BOILERPLATE_DF_FLOOR,
+    };
+
+    /// The least floor of a stream: a feature in more than 4 documents of a young window
+    /// may be common, a line in 4 of them boilerplate.
+    pub const STREAM_MIN: u64 = 4;
+
+    /// The floors of a stream whose window holds `documents`: one document in
+    /// [`STREAM_RAMP`](DfFloors::STREAM_RAMP), from [`DfFloors::STREAM_MIN`] up to the batch
+    /// floors. A service learns a template after a handful of its notices, not after 50 of
+    /// them (each answered as a duplicate of the first); a window of 5,000 documents or more
+    /// has the batch floors.
+    pub fn stream(documents: u64) -> DfFloors {
+        let ramp = documents / Self::STREAM_RAMP;
+        DfFloors {
+            common: ramp.clamp(Self::STREAM_MIN, MAX_DF_FLOOR),
+            line: ramp.clamp(Self::STREAM_MIN, BOILERPLATE_DF_FLOOR),
+        }
+    }
+
+    /// Documents of a stream's window per unit of its floors.
+    pub const STREAM_RAMP: u64 = 100;
+}
+
+impl Default for DfFloors {
+    fn default() -> DfFloors {
+        DfFloors::BATCH
+    }
+}
+
 /// Lines shorter than this many characters (after normalisation, spaces not counted) are
 /// never boilerplate: "1.", "OK" or a lone name are not a wrapper.
 pub const MIN_LINE_CHARS: usize = 5;
@@ -349,7 +394,12 @@ fn numbers_are_dates(line: &str) -> bool {
         runs += 1;
         let after = chars[at..].iter().find(|c| **c != ' ').copied();
         let before = chars[..start].iter().rev().find(|c| **c != ' ').copied();
-        let unit = matches!(after, Some('月' | '日' | '号' | '年' | '/' | '-' | '.'));
+        // A separator joins a date's numbers ("11/3", "2026-11-28", "11.28"): followed by a
+        // digit. A period that ends a sentence ("Your code is 835426.") is not a date's.
+        let then_digit = (chars[at..].iter().skip_while(|c| **c == ' ').nth(1))
+            .is_some_and(char::is_ascii_digit);
+        let unit = matches!(after, Some('月' | '日' | '号' | '年'))
+            || (matches!(after, Some('/' | '-' | '.')) && then_digit);
         let joined = matches!(before, Some('/' | '-' | '月' | '年'));
         let word: String = (chars[..start].iter().rev())
             .skip_while(|c| **c == ' ')
@@ -451,6 +501,7 @@ pub struct Boilerplate {
     saturated: bool,
     max_df_count: Option<u64>,
     line_df_count: Option<u64>,
+    floors: DfFloors,
 }
 
 impl Boilerplate {
@@ -562,6 +613,16 @@ impl Boilerplate {
         }
     }
 
+    /// Sets the floors of fractional limits ([`DfFloors::BATCH`] unless set).
+    pub fn set_floors(&mut self, floors: DfFloors) {
+        self.floors = floors;
+    }
+
+    /// The `max_df` limit among `documents`: shingles in more documents are common.
+    pub fn common_limit(&self, documents: u64) -> Option<u64> {
+        self.max_df.resolve(documents, 1, self.floors.common)
+    }
+
     /// Takes the corpus frequencies: resolves fractions against the documents counted (at
     /// least 2 documents for a boilerplate line, 1 for a common shingle).
     ///
@@ -569,8 +630,8 @@ impl Boilerplate {
     /// drop`, IDF weights), an exact table is not kept: only the keys of its boilerplate
     /// lines, so that the table's memory is freed before sketching.
     pub fn learn(&mut self, stats: &Arc<CorpusStats>, keep_counts: bool) {
-        self.max_df_count = self.max_df.resolve(stats.documents(), 1, MAX_DF_FLOOR);
-        self.line_df_count = (self.line_df).resolve(stats.documents(), 2, BOILERPLATE_DF_FLOOR);
+        self.max_df_count = self.common_limit(stats.documents());
+        self.line_df_count = (self.line_df).resolve(stats.documents(), 2, self.floors.line);
         // A count-min table too small for its corpus over-counts everything: every line
         // would look frequent. Past a mean cell of a quarter of the limit, frequencies are
         // not told apart and no line is removed by frequency (raise `--corpus-memory`).
@@ -1131,6 +1192,7 @@ mod tests {
             "Good morning! Jan 4, your daily read:",
             "2026-11-28 morning news",
             "Record March 13",
+            "2026-11-28.",
         ] {
             assert!(numbers_are_dates(dated), "{dated}");
         }
@@ -1139,6 +1201,8 @@ mod tests {
             "尾号4821的储蓄卡",
             "room 12 at 9 AM",
             "no numbers",
+            "Your PayPal verification code is 835426.",
+            "验证码 4821. 请勿泄露",
         ] {
             assert!(!numbers_are_dates(other), "{other}");
         }

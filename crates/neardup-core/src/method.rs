@@ -312,6 +312,12 @@ pub trait Method: Send + Sync + Clone {
         None
     }
 
+    /// Sets the least counts of fractional document-frequency limits, for the next
+    /// [`Method::learn`] and [`Method::common_limit`]: an online index's window starts empty
+    /// and uses [`DfFloors::stream`](crate::boilerplate::DfFloors::stream). Nothing by
+    /// default (a method without such limits).
+    fn set_frequency_floors(&mut self, _floors: crate::boilerplate::DfFloors) {}
+
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
     fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 

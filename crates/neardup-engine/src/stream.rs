@@ -11,15 +11,19 @@
 //!   window: a template that stops recurring is forgotten, one that starts is learned. Memory
 //!   is fixed by [`FrequencyOptions::memory`], whatever the stream.
 //! - **Warm-up.** Nothing is learned before the window holds
-//!   [`FrequencyOptions::warmup`] documents: until then documents are sketched as with the
-//!   limits off (a handful of documents tells nothing of what is frequent, and a fraction
-//!   of them would be a count of one or two).
+//!   [`FrequencyOptions::warmup`] documents (100 by default): until then documents are
+//!   sketched as with the limits off (a handful of documents tells nothing of what is
+//!   frequent).
 //! - **Learning.** At the end of the warm-up, then whenever the documents counted since the
-//!   last learning reach the number counted before it, or an epoch (the doubling keeps early
-//!   learning quick, the epoch bounds its cost later), [`StreamFrequencies::add`] says it is
-//!   time, and [`StreamFrequencies::snapshot`] gives the window's counts as one table for
+//!   last learning reach the number counted before it, [`LEARN_EVERY`] or an epoch (the
+//!   doubling keeps early learning quick, the other two bound how long a template that
+//!   starts late in the stream goes unlearned), [`StreamFrequencies::add`] says it is time,
+//!   and [`StreamFrequencies::snapshot`] gives the window's counts as one table for
 //!   [`Method::learn`](neardup_core::Method::learn). Fractions resolve against the documents
-//!   in the window.
+//!   in the window, with floors that grow with them
+//!   ([`DfFloors::stream`](neardup_core::boilerplate::DfFloors::stream)): a service learns
+//!   a template after a handful of its notices, before it has answered fifty of them as
+//!   duplicates of the first.
 //!
 //! What to count is the front end's rule; the service counts each inserted document that is
 //! not an exact copy of one it holds (the batch run counts distinct contents once), so a text
@@ -32,6 +36,7 @@
 
 use std::collections::VecDeque;
 
+use neardup_core::codec::{corrupt, Decoder, Encoder};
 use neardup_core::{CorpusStats, Error, Result};
 
 /// Tables of the window: the counts cover the last `EPOCHS - 1` full epochs and the newest.
@@ -39,8 +44,11 @@ pub const EPOCHS: usize = 8;
 
 /// The default window: 1,000,000 documents.
 pub const DEFAULT_WINDOW: u64 = 1_000_000;
-/// The default warm-up: 10,000 documents.
-pub const DEFAULT_WARMUP: u64 = 10_000;
+/// The default warm-up: 100 documents.
+pub const DEFAULT_WARMUP: u64 = 100;
+/// Documents counted between two learnings at most (a learning merges the window's tables:
+/// a few milliseconds at the default memory).
+pub const LEARN_EVERY: u64 = 2_000;
 /// The default memory of all the window's tables and the learned snapshot: 36 MiB (4 MiB a
 /// table).
 pub const DEFAULT_MEMORY: usize = 36 << 20;
@@ -159,7 +167,8 @@ impl StreamFrequencies {
         if self.counted < self.next_learning || self.documents() < self.options.warmup {
             return false;
         }
-        self.next_learning = self.counted + self.counted.min(self.epoch_documents);
+        self.next_learning =
+            self.counted + (self.counted.min(self.epoch_documents).min(LEARN_EVERY)).max(1);
         true
     }
 
@@ -186,6 +195,59 @@ impl StreamFrequencies {
             all.merge(table.clone());
         }
         all
+    }
+
+    /// Appends the window to a checkpoint ([`neardup_core::codec`]): its options, what it
+    /// counted and its tables, so that a service restarted reads the window it had.
+    pub fn encode(&self, out: &mut Encoder) {
+        out.u64(self.options.window);
+        out.u64(self.options.warmup);
+        out.u64(self.options.memory as u64);
+        out.u64(self.counted);
+        out.u64(self.next_learning);
+        out.u64(self.full.len() as u64);
+        for table in self.full.iter().chain([&self.newest]) {
+            table.encode(out);
+        }
+    }
+
+    /// Reads a window written by [`StreamFrequencies::encode`] with the same `options`.
+    ///
+    /// # Errors
+    /// The checkpoint is malformed, or was written with other options (parameter
+    /// `checkpoint`).
+    pub fn decode(from: &mut Decoder<'_>, options: FrequencyOptions) -> Result<Self> {
+        let mut window = StreamFrequencies::new(options)?;
+        let written = (from.u64()?, from.u64()?, from.u64()?);
+        if written != (options.window, options.warmup, options.memory as u64) {
+            return Err(corrupt(format!(
+                "written with window {}, warm-up {}, memory {} (now {}, {}, {})",
+                written.0, written.1, written.2, options.window, options.warmup, options.memory
+            )));
+        }
+        window.counted = from.u64()?;
+        window.next_learning = from.u64()?;
+        let full = from.u64()?;
+        if full >= EPOCHS as u64 {
+            return Err(corrupt(format!(
+                "{full} full epochs (at most {})",
+                EPOCHS - 1
+            )));
+        }
+        let expected = window.newest.memory_bytes();
+        let mut table = || -> Result<CorpusStats> {
+            let table = CorpusStats::decode(from)?;
+            if table.is_exact() || table.memory_bytes() != expected {
+                return Err(corrupt("a table of another size"));
+            }
+            Ok(table)
+        };
+        for _ in 0..full {
+            let table = table()?;
+            window.full.push_back(table);
+        }
+        window.newest = table()?;
+        Ok(window)
     }
 
     /// Bytes held: the window's tables (a snapshot costs one more while it is used).
@@ -244,6 +306,56 @@ mod tests {
         assert_eq!(snapshot.document_frequency(2), 700);
         assert_eq!(snapshot.document_frequency(1), 0);
         assert_eq!(snapshot.document_frequency(3), 70);
+    }
+
+    /// A large window learns at the warm-up, doubles, then every [`LEARN_EVERY`] documents
+    /// (not once an epoch of 125,000): a template that starts late is learned soon.
+    #[test]
+    fn a_large_window_learns_every_few_thousand_documents() {
+        let options = FrequencyOptions {
+            window: 1_000_000,
+            warmup: 100,
+            memory: 1 << 20,
+        };
+        let mut stream = StreamFrequencies::new(options).unwrap();
+        let at: Vec<u64> = (1..=12_000u64).filter(|&n| stream.add(&[n])).collect();
+        assert_eq!(&at[..6], &[100, 200, 400, 800, 1600, 3200]);
+        assert!(
+            at[5..].windows(2).all(|w| w[1] - w[0] == LEARN_EVERY),
+            "{at:?}"
+        );
+        assert_eq!(FrequencyOptions::default().warmup, DEFAULT_WARMUP);
+    }
+
+    /// A window written and read back counts and learns as the one written; one written
+    /// with other options, cut short or changed is refused.
+    #[test]
+    fn a_window_round_trips_and_bad_checkpoints_are_refused() {
+        let mut stream = StreamFrequencies::new(options(800, 50)).unwrap();
+        for n in 1..=450u64 {
+            stream.add(&[n % 7, 1000 + n]);
+        }
+        let mut out = Encoder::new();
+        stream.encode(&mut out);
+        let bytes = out.finish();
+        let read = |bytes: &[u8], options| {
+            let mut from = Decoder::new(bytes)?;
+            let window = StreamFrequencies::decode(&mut from, options)?;
+            from.end()?;
+            Ok::<_, Error>(window)
+        };
+        let mut back = read(&bytes, options(800, 50)).unwrap();
+        assert_eq!(back.documents(), stream.documents());
+        assert_eq!(back.counted(), 450);
+        assert_eq!(back.snapshot().document_frequency(3), 64);
+        for n in 451..=1000u64 {
+            assert_eq!(back.add(&[n % 7]), stream.add(&[n % 7]), "{n}");
+        }
+        assert!(read(&bytes, options(1600, 50)).is_err());
+        assert!(read(&bytes[..bytes.len() / 2], options(800, 50)).is_err());
+        let mut changed = bytes.clone();
+        changed[20] ^= 1;
+        assert!(read(&changed, options(800, 50)).is_err());
     }
 
     #[test]

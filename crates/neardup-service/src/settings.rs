@@ -211,7 +211,7 @@ impl Settings {
         // learn from a corpus without them (a lexicon, IDF weights) has none to learn from.
         let mut params = self.method_params()?;
         for name in online_rules::CORPUS_PARAMS {
-            if params.raw(name).is_some() {
+            if spec.param(name).is_some() {
                 params.insert(*name, "off");
             }
         }
@@ -221,11 +221,14 @@ impl Settings {
     }
 
     /// How the stream's frequencies are counted, when the collection learns them: its
-    /// method's `max_df` or `boilerplate_df` is set to other than `off`.
+    /// method has `max_df` or `boilerplate_df` (`minhash`, `simhash`) and not both are set to
+    /// `off`. A collection learns by default, as a batch run does: the method's own
+    /// defaults (`max_df` 0.1%, `boilerplate_df` 0.05%) resolved against the window.
     pub fn frequency_options(&self) -> Option<FrequencyOptions> {
-        let learns = online_rules::CORPUS_PARAMS
-            .iter()
-            .any(|name| self.params.get(*name).is_some_and(|v| v != "off"));
+        let spec = registry::method(&self.method)?;
+        let learns = online_rules::CORPUS_PARAMS.iter().any(|name| {
+            spec.param(name).is_some() && self.params.get(*name).is_none_or(|v| v != "off")
+        });
         let defaults = FrequencyOptions::default();
         learns.then(|| FrequencyOptions {
             window: self.frequency_window.unwrap_or(defaults.window),
@@ -240,14 +243,15 @@ impl Settings {
         })
     }
 
-    /// The method's parameters with the service's defaults (corpus-learned limits off).
+    /// The method's parameters as given (the limits learned from the stream at the
+    /// method's defaults unless set).
     ///
     /// # Errors
-    /// A parameter the method does not have.
+    /// A method that is not registered.
     pub fn method_params(&self) -> Result<registry::Params, ServiceError> {
-        let spec = registry::method(&self.method)
+        registry::method(&self.method)
             .ok_or_else(|| ServiceError::invalid("method", format!("{:?}", self.method)))?;
-        let mut params = online_rules::corpus_params_off(&spec);
+        let mut params = registry::Params::new();
         for (name, value) in &self.params {
             params.insert(name.clone(), value.clone());
         }
@@ -509,7 +513,14 @@ mod tests {
             (json!({"no_such": 1}), "no_such"),
             (json!({"method": "minhash", "max_df": "lots"}), "max_df"),
             (json!({"method": "minhash", "weighting": "idf"}), "method"),
-            (json!({"frequency_warmup": 10}), "frequency_window"),
+            (
+                json!({"method": "exact", "frequency_warmup": 10}),
+                "frequency_window",
+            ),
+            (
+                json!({"max_df": "off", "boilerplate_df": "off", "frequency_warmup": 10}),
+                "frequency_window",
+            ),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),
             (json!({"method": "imatch"}), "method"),
             (json!({"method": "topn"}), "method"),
@@ -524,5 +535,21 @@ mod tests {
             assert_eq!(error.field.as_deref(), Some(field), "{body}: {error}");
         }
         assert_eq!(Settings::from_json(&json!([1])).unwrap_err().status, 400);
+    }
+
+    /// A collection of a method with `max_df` or `boilerplate_df` learns them from its stream
+    /// unless both are off; the others have nothing to learn.
+    #[test]
+    fn collections_learn_by_default() {
+        let learns = |body: Value| Settings::from_json(&body).unwrap().frequency_options();
+        let options = learns(json!({})).expect("a default collection learns");
+        assert_eq!(options, FrequencyOptions::default());
+        assert!(learns(json!({"method": "minhash"})).is_some());
+        assert!(learns(json!({"max_df": "off"})).is_some());
+        assert!(learns(json!({"max_df": "off", "boilerplate_df": "off"})).is_none());
+        assert!(learns(json!({"method": "exact"})).is_none());
+        assert!(learns(json!({"method": "join", "threshold": 0.7})).is_none());
+        let warm = learns(json!({"frequency_warmup": 10})).unwrap();
+        assert_eq!(warm.warmup, 10);
     }
 }

@@ -89,6 +89,9 @@ impl Method for SuperShingle {
     fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
         self.inner.marks_changed_keys(sketch)
     }
+    fn set_frequency_floors(&mut self, floors: crate::boilerplate::DfFloors) {
+        self.inner.set_frequency_floors(floors);
+    }
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
         self.inner.learn(corpus);
     }

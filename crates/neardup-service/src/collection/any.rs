@@ -202,6 +202,12 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         if let Some(handle) = lock(&self.writer).take() {
             let _ = handle.join();
         }
+        // What was counted since the last save, now that the writer has stopped counting.
+        if let Some(learning) = &self.learning {
+            if self.dir.exists() {
+                learning.save();
+            }
+        }
     }
 
     fn dir(&self) -> &Path {

@@ -7,14 +7,21 @@
 //! newly learned method when the window says it is time. A check sketches as an insert
 //! arriving at that moment would.
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use neardup_core::boilerplate::DfFloors;
+use neardup_core::codec::{Decoder, Encoder};
 use neardup_core::hash::mix64;
 use neardup_core::{CorpusStats, Method};
-use neardup_engine::stream::{FrequencyOptions, StreamFrequencies};
+use neardup_engine::stream::{FrequencyOptions, StreamFrequencies, EPOCHS};
 
 use super::lock;
 use crate::api::StreamLearning;
+
+/// The file of the saved window, in the collection's folder.
+pub(super) const LEARNING_FILE: &str = "learning.bin";
 
 /// The seed of the frequency keys of a sketch's set values (`common_shingles = check`).
 const VALUE_SEED: u64 = 0x7661_6c75_6573_6b65;
@@ -73,7 +80,11 @@ pub(super) struct Learning<M: Method> {
     values: Option<Mutex<StreamFrequencies>>,
     current: RwLock<Arc<Learned<M>>>,
     /// Times the method was learned.
-    learned: std::sync::atomic::AtomicU64,
+    learned: AtomicU64,
+    /// Where the window is saved.
+    path: PathBuf,
+    /// Documents counted when the window was last saved (or read).
+    saved_at: AtomicU64,
 }
 
 impl<M: Method> Learning<M> {
@@ -81,12 +92,18 @@ impl<M: Method> Learning<M> {
     ///
     /// # Errors
     /// Options out of range, naming the field.
-    pub(super) fn new(method: &M, options: FrequencyOptions) -> neardup_core::Result<Self> {
+    ///
+    /// The window saved in `dir` is read back, and learned from when it is past its warm-up.
+    pub(super) fn new(
+        method: &M,
+        options: FrequencyOptions,
+        dir: &Path,
+    ) -> neardup_core::Result<Self> {
         let values = match method.common_limit(1) {
             Some(_) => Some(Mutex::new(StreamFrequencies::new(options)?)),
             None => None,
         };
-        Ok(Learning {
+        let learning = Learning {
             base: method.clone(),
             frequencies: Mutex::new(StreamFrequencies::new(options)?),
             values,
@@ -95,7 +112,81 @@ impl<M: Method> Learning<M> {
                 common: None,
             })),
             learned: Default::default(),
-        })
+            path: dir.join(LEARNING_FILE),
+            saved_at: AtomicU64::new(0),
+        };
+        learning.restore(options);
+        Ok(learning)
+    }
+
+    /// Reads the saved window, if any, and learns from it.
+    fn restore(&self, options: FrequencyOptions) {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return,
+            Err(error) => {
+                eprintln!(
+                    "neardup: cannot read {}: {error}; the stream's frequencies start empty",
+                    self.path.display()
+                );
+                return;
+            }
+        };
+        let read = || -> neardup_core::Result<(StreamFrequencies, Option<StreamFrequencies>)> {
+            let mut from = Decoder::new(&bytes)?;
+            let frequencies = StreamFrequencies::decode(&mut from, options)?;
+            let values = match (from.bool()?, &self.values) {
+                (true, Some(_)) => Some(StreamFrequencies::decode(&mut from, options)?),
+                (false, None) => None,
+                _ => return Err(neardup_core::codec::corrupt("written for another method")),
+            };
+            from.end()?;
+            Ok((frequencies, values))
+        };
+        match read() {
+            Ok((frequencies, values)) => {
+                let warm = frequencies.is_warm();
+                self.saved_at
+                    .store(frequencies.counted(), Ordering::Relaxed);
+                *lock(&self.frequencies) = frequencies;
+                if let (Some(mine), Some(values)) = (&self.values, values) {
+                    *lock(mine) = values;
+                }
+                if warm {
+                    self.learn_now();
+                }
+            }
+            Err(error) => {
+                let aside = self.path.with_extension("bin.bad");
+                let _ = std::fs::rename(&self.path, &aside);
+                eprintln!(
+                    "neardup: {} cannot be read ({error}); set aside as {}, the stream's \
+                     frequencies start empty",
+                    self.path.display(),
+                    aside.display()
+                );
+            }
+        }
+    }
+
+    /// Saves the window (atomically: a reader finds the old file or the new one).
+    pub(super) fn save(&self) {
+        let mut out = Encoder::new();
+        let frequencies = lock(&self.frequencies);
+        let counted = frequencies.counted();
+        if counted == self.saved_at.load(Ordering::Relaxed) {
+            return;
+        }
+        frequencies.encode(&mut out);
+        drop(frequencies);
+        out.bool(self.values.is_some());
+        if let Some(values) = &self.values {
+            lock(values).encode(&mut out);
+        }
+        match crate::store::write_atomic(&self.path, &out.finish()) {
+            Ok(()) => self.saved_at.store(counted, Ordering::Relaxed),
+            Err(error) => eprintln!("neardup: {error}; the stream's frequencies are not saved"),
+        }
     }
 
     /// The method as last learned.
@@ -129,13 +220,27 @@ impl<M: Method> Learning<M> {
             values
         });
         let mut frequencies = lock(&self.frequencies);
-        if !frequencies.add(&features.corpus) {
+        let (learn, counted) = (frequencies.add(&features.corpus), frequencies.counted());
+        let epoch = frequencies.options().window / EPOCHS as u64;
+        drop(frequencies);
+        drop(values);
+        if !learn {
             return;
         }
-        let stats = Arc::new(frequencies.snapshot());
-        drop(frequencies);
-        let values = values.map(|values| Arc::new(values.snapshot()));
+        self.learn_now();
+        // Saved as learned while the window is young (the counts double), then once an epoch.
+        let saved = self.saved_at.load(Ordering::Relaxed);
+        if counted >= saved.saturating_mul(2) || counted - saved.min(counted) >= epoch {
+            self.save();
+        }
+    }
+
+    /// Learns from the window as it is now, and publishes the method learned.
+    fn learn_now(&self) {
+        let stats = Arc::new(lock(&self.frequencies).snapshot());
+        let values = (self.values.as_ref()).map(|values| Arc::new(lock(values).snapshot()));
         let mut method = self.base.clone();
+        method.set_frequency_floors(DfFloors::stream(stats.documents()));
         method.learn(&stats);
         let common = values.and_then(|values| {
             let limit = method.common_limit(values.documents())?;
@@ -143,8 +248,7 @@ impl<M: Method> Learning<M> {
         });
         let learned = Arc::new(Learned { method, common });
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = learned;
-        self.learned
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.learned.fetch_add(1, Ordering::Relaxed);
     }
 
     /// What the stats route says of it.
@@ -164,7 +268,7 @@ impl<M: Method> Learning<M> {
             documents: frequencies.documents(),
             counted: frequencies.counted(),
             warm: frequencies.is_warm(),
-            learned: self.learned.load(std::sync::atomic::Ordering::Relaxed),
+            learned: self.learned.load(Ordering::Relaxed),
             max_df: limit("max_df").or(current.common.as_ref().map(|c| c.1)),
             boilerplate_df: limit("boilerplate_df"),
             saturated: limit("table_saturated").is_some(),

@@ -87,7 +87,7 @@ impl<M: Registered + 'static> Collection<M> {
             state.partitions.push_back(partition);
         }
         let learning = match settings.frequency_options() {
-            Some(options) => Some(super::learning::Learning::new(&method, options)?),
+            Some(options) => Some(super::learning::Learning::new(&method, options, dir)?),
             None => None,
         };
         let collection = Arc::new(Collection {

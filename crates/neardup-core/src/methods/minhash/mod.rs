@@ -15,7 +15,7 @@ mod sketch;
 
 use std::sync::Arc;
 
-use crate::boilerplate::{Boilerplate, DfLimit, MAX_DF_FLOOR};
+use crate::boilerplate::{Boilerplate, DfFloors, DfLimit};
 use crate::corpus::CorpusStats;
 use crate::hash::hash128_u64s;
 use crate::length_rule::{LengthRule, ThresholdRule};
@@ -452,13 +452,27 @@ impl Method for MinHash {
                 (hashes, shingled, None)
             }
         };
-        if let Some(sketch) = sketch {
-            return self.with_slots(sketch, &stripped);
-        }
-        if hashes.is_empty() && (shingled > 0 || notes.removed_lines.len() > lines_before) {
+        let removed = notes.removed_lines.len() > lines_before;
+        if sketch.is_none() && hashes.is_empty() && (shingled > 0 || removed) {
             return self.exact_only_sketch(text);
         }
-        self.with_slots(self.sketch_set(&hashes), &stripped)
+        let sketch = sketch.unwrap_or_else(|| self.sketch_set(&hashes));
+        let mut sketch = self.with_slots(sketch, &stripped);
+        if removed {
+            // Equal identities are exact copies, never verified. Once boilerplate left the
+            // text, what is left may be every filling's ("It expires in 5 minutes." once a
+            // verification code's frequent piece is gone): the identity also covers the
+            // whole text as given, so that two fillings are verified (and the template check
+            // sees them); two copies of one notice written differently are then found by
+            // their similarity (1 when their stripped shingles are equal).
+            let identity = sketch.identity;
+            sketch.identity = hash128_u64s(&[
+                identity as u64,
+                (identity >> 64) as u64,
+                crate::hash::hash64(text.as_bytes()),
+            ]);
+        }
+        sketch
     }
 
     /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or
@@ -483,6 +497,10 @@ impl Method for MinHash {
         }
     }
 
+    fn set_frequency_floors(&mut self, floors: DfFloors) {
+        self.boilerplate.set_floors(floors);
+    }
+
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
         if self.learns_from_corpus() {
             self.boilerplate.learn(corpus, self.counts_shingles());
@@ -503,11 +521,7 @@ impl Method for MinHash {
 
     fn common_limit(&self, documents: u64) -> Option<u64> {
         (self.common == Common::Check)
-            .then(|| {
-                self.boilerplate
-                    .max_df()
-                    .resolve(documents, 1, MAX_DF_FLOOR)
-            })
+            .then(|| self.boilerplate.common_limit(documents))
             .flatten()
     }
 

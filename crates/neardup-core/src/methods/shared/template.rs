@@ -7,7 +7,7 @@
 //! A verification set is the top 32 bits of each feature hash, sorted, without repeats; its
 //! marks are one bit per element, 32 to a word, empty when nothing was counted.
 
-use crate::boilerplate::{DfLimit, DEFAULT_MAX_DF, MAX_DF_FLOOR};
+use crate::boilerplate::{DfFloors, DfLimit, DEFAULT_MAX_DF};
 use crate::params::{param_value_by_choice, Params, Setting};
 use crate::slots::DEFAULT_SLOT_AGREEMENT;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
@@ -228,6 +228,8 @@ pub struct TemplateCheck {
     pub slot_agreement: f64,
     /// What a template means.
     pub templates: Templates,
+    /// The least count of a fractional `max_df`.
+    pub floors: DfFloors,
 }
 
 /// The numbers of a text ([`crate::slots::number_slots`]) and the hash of its digits in text
@@ -265,6 +267,7 @@ impl TemplateCheck {
             slots: params.get("slots")?.unwrap_or(Slots::Numbers),
             slot_agreement,
             templates: params.get("templates")?.unwrap_or_default(),
+            floors: DfFloors::BATCH,
         })
     }
 
@@ -280,7 +283,7 @@ impl TemplateCheck {
 
     /// The document-frequency limit among `documents` ([`crate::Method::common_limit`]).
     pub fn common_limit(&self, documents: u64) -> Option<u64> {
-        self.max_df.resolve(documents, 1, MAX_DF_FLOOR)
+        self.max_df.resolve(documents, 1, self.floors.common)
     }
 
     /// The settings, for the stats file (`max_df` is the boilerplate's).
