@@ -48,6 +48,7 @@ pub mod boilerplate;
 pub mod cluster;
 pub mod codec;
 pub mod corpus;
+pub mod df_limit;
 mod error;
 pub mod hash;
 mod html;

@@ -167,8 +167,8 @@ impl StreamFrequencies {
         if self.counted < self.next_learning || self.documents() < self.options.warmup {
             return false;
         }
-        self.next_learning =
-            self.counted + (self.counted.min(self.epoch_documents).min(LEARN_EVERY)).max(1);
+        // At least 1: `counted` is, and an epoch (a window of at least EPOCHS documents).
+        self.next_learning = self.counted + self.counted.min(self.epoch_documents).min(LEARN_EVERY);
         true
     }
 

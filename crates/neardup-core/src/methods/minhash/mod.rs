@@ -457,22 +457,7 @@ impl Method for MinHash {
             return self.exact_only_sketch(text);
         }
         let sketch = sketch.unwrap_or_else(|| self.sketch_set(&hashes));
-        let mut sketch = self.with_slots(sketch, &stripped);
-        if removed {
-            // Equal identities are exact copies, never verified. Once boilerplate left the
-            // text, what is left may be every filling's ("It expires in 5 minutes." once a
-            // verification code's frequent piece is gone): the identity also covers the
-            // whole text as given, so that two fillings are verified (and the template check
-            // sees them); two copies of one notice written differently are then found by
-            // their similarity (1 when their stripped shingles are equal).
-            let identity = sketch.identity;
-            sketch.identity = hash128_u64s(&[
-                identity as u64,
-                (identity >> 64) as u64,
-                crate::hash::hash64(text.as_bytes()),
-            ]);
-        }
-        sketch
+        self.with_slots(sketch, &stripped)
     }
 
     /// A corpus pass counts lines (`boilerplate_df`) and, for `common_shingles = drop` or

@@ -539,26 +539,12 @@ impl Method for SimHash {
             Verification::Edit => chars.into_boxed_slice(),
             _ => Box::default(),
         };
-        // Equal identities are exact copies, never verified. When boilerplate left the text
-        // the features no longer hold the whole notice ("Your Venmo verification code is
-        // 022022." is a frequent piece with its digits masked, and what is left, "It
-        // expires in 5 minutes.", is every filling's): the identity also covers the
-        // template set, which reads the whole text, so that two fillings are verified.
-        let identity = match (stripped, template_set.is_empty()) {
-            (true, false) => {
-                let mut raw = raw;
-                raw.push(u64::MAX);
-                raw.extend(template_set.iter().map(|&element| u64::from(element)));
-                hash128_u64s(&raw)
-            }
-            _ => hash128_u64s(&raw),
-        };
         SimHashSketch {
             fingerprint,
             length,
             features: features.len() as u32,
             exact_only: !features.is_empty() && features.len() < self.min_features,
-            identity,
+            identity: hash128_u64s(&raw),
             set,
             text,
             template_set,
