@@ -49,6 +49,7 @@ impl<M: Registered + 'static> Collection<M> {
             .fetch_add(all.len() as u64, Ordering::Relaxed);
         let mut found = Vec::new();
         let learned = self.learning.as_ref().map(|learning| learning.current());
+        let mut memo = std::collections::HashMap::new();
         for &(_, _, seq) in &all {
             let Some((partition, doc)) = state.doc(seq) else {
                 continue;
@@ -62,7 +63,7 @@ impl<M: Registered + 'static> Collection<M> {
                 disk_full: false,
             })?;
             if let Some(learned) = &learned {
-                learned.mark(&mut stored_sketch);
+                learned.mark_remembering(&mut stored_sketch, &mut memo);
             }
             if let Some(m) = verify(
                 &self.method,
