@@ -5,8 +5,11 @@
 //! sliding window and applies the batch run's rules (`boilerplate_df` lines, `max_df` common
 //! shingles) to the documents that come after:
 //!
-//! - **The window.** [`StreamFrequencies`] keeps [`EPOCHS`] count-min tables
-//!   ([`CorpusStats::count_min`]) of `window / EPOCHS` documents each. When the newest is
+//! - **The window.** [`StreamFrequencies`] keeps [`EPOCHS`] tables of `window / EPOCHS`
+//!   documents each: exact counts while they fit the table's memory, then count-min
+//!   ([`CorpusStats::fit_within`]; the cells are the same as if counted there from the
+//!   start), so that a collection that has seen a few documents holds a few kilobytes, not
+//!   the tables' full memory. When the newest is
 //!   full the oldest is dropped, so the counts cover between 7/8 of the window and the whole
 //!   window: a template that stops recurring is forgotten, one that starts is learned. Memory
 //!   is fixed by [`FrequencyOptions::memory`], whatever the stream.
@@ -139,7 +142,7 @@ impl StreamFrequencies {
             options,
             epoch_documents: options.window / EPOCHS as u64,
             full: VecDeque::new(),
-            newest: CorpusStats::count_min(options.table_memory()),
+            newest: CorpusStats::exact(),
             counted: 0,
             next_learning: options.warmup,
         })
@@ -155,9 +158,10 @@ impl StreamFrequencies {
     /// repeats). Returns true when it is time to learn ([`StreamFrequencies::snapshot`]).
     pub fn add(&mut self, features: &[u64]) -> bool {
         self.newest.add_document(features);
+        self.newest.fit_within(self.options.table_memory());
         self.counted += 1;
         if self.newest.documents() >= self.epoch_documents {
-            let fresh = CorpusStats::count_min(self.options.table_memory());
+            let fresh = CorpusStats::exact();
             self.full
                 .push_back(std::mem::replace(&mut self.newest, fresh));
             while self.full.len() >= EPOCHS {
@@ -190,9 +194,10 @@ impl StreamFrequencies {
 
     /// The window's counts as one table.
     pub fn snapshot(&self) -> CorpusStats {
-        let mut all = CorpusStats::count_min(self.options.table_memory());
+        let mut all = CorpusStats::exact();
         for table in self.full.iter().chain([&self.newest]) {
             all.merge(table.clone());
+            all.fit_within(self.options.table_memory());
         }
         all
     }
@@ -234,10 +239,10 @@ impl StreamFrequencies {
                 EPOCHS - 1
             )));
         }
-        let expected = window.newest.memory_bytes();
+        let expected = CorpusStats::count_min(options.table_memory()).memory_bytes();
         let mut table = || -> Result<CorpusStats> {
             let table = CorpusStats::decode(from)?;
-            if table.is_exact() || table.memory_bytes() != expected {
+            if !table.is_exact() && table.memory_bytes() != expected {
                 return Err(corrupt("a table of another size"));
             }
             Ok(table)
@@ -371,14 +376,30 @@ mod tests {
 
     #[test]
     fn memory_stays_fixed_whatever_the_stream() {
-        let mut stream = StreamFrequencies::new(options(1000, 10)).unwrap();
-        let before = stream.memory_bytes();
-        let features: Vec<u64> = (0..500).collect();
-        for _ in 0..5000 {
+        let options = options(1000, 10);
+        let mut stream = StreamFrequencies::new(options).unwrap();
+        stream.add(&[1, 2, 3]);
+        let young = stream.memory_bytes();
+        assert!(
+            young < 4096,
+            "a young window holds its few counts: {young} bytes"
+        );
+        for n in 0..5000u64 {
+            let features: Vec<u64> = (0..200).map(|i| n * 1000 + i).collect();
             stream.add(&features);
         }
-        assert!(stream.memory_bytes() <= before * EPOCHS);
-        assert!(stream.memory_bytes() <= 1 << 20);
+        let table = options.memory / (EPOCHS + 1);
+        let full = stream.memory_bytes();
+        assert!(full <= table * EPOCHS, "{full} bytes");
+        let count_min = CorpusStats::count_min(table).memory_bytes();
+        assert!(
+            full >= count_min * (EPOCHS - 1),
+            "count-min tables by now: {full} bytes"
+        );
+        // The snapshot is one table of the same memory, and counts as the tables do.
+        let snapshot = stream.snapshot();
+        assert!(!snapshot.is_exact() && snapshot.memory_bytes() <= table);
+        assert!(snapshot.document_frequency(4_999_000) >= 1);
     }
 
     #[test]

@@ -214,7 +214,7 @@ pub struct StreamLearning {
     pub warmup: u64,
     /// Documents in the window now.
     pub documents: u64,
-    /// Documents counted since the collection opened.
+    /// Documents counted since the window began (kept across restarts in `learning.bin`).
     pub counted: u64,
     /// Whether the warm-up is over.
     pub warm: bool,
