@@ -818,6 +818,10 @@ def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,
     fingerprints = keyed.select("rank", "fingerprint")
     within = _within_budget(found, documents * candidate_budget, fingerprints).persist()
     within.count()
+    if within is not found:
+        # Under the budget the pairs are returned as they were found; past it, the pairs
+        # kept are held on their own and the ones found released.
+        found.unpersist()
     keyed.unpersist()
     return within
 

@@ -141,3 +141,13 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_cached_frames(request):
+    """After each test that used Spark, the frames it left cached are released: `dedup`
+    returns a persisted result that the tests collect and drop, and a hundred of them held
+    in one session ran a later aggregation out of memory (AGGREGATE_OUT_OF_MEMORY)."""
+    yield
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").catalog.clearCache()
