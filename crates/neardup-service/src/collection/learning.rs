@@ -53,15 +53,9 @@ impl<M: Method> Learned<M> {
     /// pair are judged by one model and two fillings of a template are told apart by their
     /// fillings whenever the stored one arrived.
     pub(super) fn mark(&self, sketch: &mut M::Sketch) {
-        if let Some((stats, limit)) = &self.common {
-            let is_common =
-                |value: u32| u64::from(stats.document_frequency(value_key(value))) > *limit;
-            self.method.mark_common(sketch, &is_common);
-        }
+        self.mark_remembering(sketch, &mut std::collections::HashMap::new());
     }
-}
 
-impl<M: Method> Learned<M> {
     /// [`Learned::mark`], remembering each value's answer in `memo`: the candidates of one
     /// text share their template's values, so a check in a flood looks each up once, not
     /// once a candidate (the count-min lookups were a tenth of a default collection's time
@@ -252,7 +246,7 @@ impl<M: Method> Learning<M> {
         self.learn_now();
         // Saved as learned while the window is young (the counts double), then once an epoch.
         let saved = self.saved_at.load(Ordering::Relaxed);
-        if counted >= saved.saturating_mul(2) || counted - saved.min(counted) >= epoch {
+        if counted >= saved.saturating_mul(2) || counted.saturating_sub(saved) >= epoch {
             self.save();
         }
     }
