@@ -71,6 +71,7 @@ pub mod tokenize;
 
 pub use error::{Error, Result};
 pub use method::{
-    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, Sketch, SketchNotes, PRIORITY_KEY,
+    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Sketch, SketchNotes,
+    PRIORITY_KEY,
 };
 pub use sketch_kind::SketchKind;

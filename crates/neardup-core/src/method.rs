@@ -47,6 +47,32 @@ pub type SequenceHook<M> = for<'s> fn(&M, &'s <M as Method>::Sketch) -> &'s [u32
 /// leaves the document out of candidate generation.
 pub type HammingHook<M> = fn(&M, &<M as Method>::Sketch) -> Option<(u64, u32)>;
 
+/// The rare elements of a templated sketch, for [`RareJoin`]: appends them to the vector and
+/// returns `true`, or returns `false` (nothing appended) for a sketch the template check does
+/// not treat as templated.
+pub type RareHook<M> = fn(&M, &<M as Method>::Sketch, &mut Vec<u64>) -> bool;
+
+/// The second half of a [`Join::Prefix`] whose method checks templates: templated sketches
+/// (a flood's notices, whose template text every filling shares) leave the join of their
+/// tokens, whose answer would be quadratic, and are joined on their rare elements (what is
+/// their own: the filling) at `threshold` in Jaccard, against every sketch. The method's
+/// verification refuses a pair with a templated side below that threshold, so the two joins
+/// together still find every pair it can accept.
+pub struct RareJoin<M: Method> {
+    /// Least Jaccard of the rare elements, in `(0, 1]`.
+    pub threshold: f64,
+    /// The rare elements of a sketch.
+    pub elements: RareHook<M>,
+}
+
+impl<M: Method> Clone for RareJoin<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Method> Copy for RareJoin<M> {}
+
 /// The bit that makes a key of [`Join::PriorityKeys`] a priority key; the method clears it
 /// in its other keys.
 pub const PRIORITY_KEY: u64 = 1 << 63;
@@ -82,12 +108,16 @@ pub enum Join<M: Method> {
     /// An exact set-similarity join (PPJoin) over [`Method::join_tokens`]: the generator
     /// sees every document's tokens first to fix a corpus-wide token order, then indexes
     /// prefixes; every pair reaching `threshold` under `measure` on those tokens is a
-    /// candidate, and no other. No bucket cap applies: a cap would lose pairs.
+    /// candidate, and no other. No bucket cap applies: a cap would lose pairs. With `rare`,
+    /// templated sketches are joined on their rare elements instead (see [`RareJoin`]).
     Prefix {
         /// The set measure.
         measure: JoinMeasure,
         /// Threshold on the join tokens, in `(0, 1]`.
         threshold: f64,
+        /// The join of templated sketches on their rare elements; `None` without a template
+        /// check (every sketch is joined on its tokens).
+        rare: Option<RareJoin<M>>,
     },
     /// An exact edit-distance join (Pass-Join) over the sequences `sequence` gives: every
     /// pair within `limit` is a candidate, and no other. No bucket cap applies.
@@ -135,7 +165,9 @@ impl<M: Method> std::fmt::Debug for Join<M> {
             Join::PriorityKeys => f.write_str("PriorityKeys"),
             Join::Probe => f.write_str("Probe"),
             Join::SharedKeys { min } => f.debug_struct("SharedKeys").field("min", min).finish(),
-            Join::Prefix { measure, threshold } => (f.debug_struct("Prefix"))
+            Join::Prefix {
+                measure, threshold, ..
+            } => (f.debug_struct("Prefix"))
                 .field("measure", measure)
                 .field("threshold", threshold)
                 .finish(),

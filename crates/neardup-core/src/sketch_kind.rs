@@ -40,11 +40,14 @@ pub enum SketchKind {
     /// the text, a hash
     /// of its digits in text order (0 without digits), then the sketch of kind 3.
     TemplatedSimHash = 13,
+    /// `join` and `ngram` with the template check: the same template part as kind 13, then
+    /// the sketch of kind 5.
+    TemplatedShortText = 14,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 13] = [
+    pub const ALL: [SketchKind; 14] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -58,6 +61,7 @@ impl SketchKind {
         SketchKind::SlottedMinHash,
         SketchKind::OrderedSlotsMinHash,
         SketchKind::TemplatedSimHash,
+        SketchKind::TemplatedShortText,
     ];
 
     /// The byte written after the version.
@@ -86,6 +90,7 @@ impl SketchKind {
             SketchKind::SlottedMinHash => "minhash with slots",
             SketchKind::OrderedSlotsMinHash => "minhash with ordered slots",
             SketchKind::TemplatedSimHash => "simhash with a template set",
+            SketchKind::TemplatedShortText => "short-text with a template set",
         }
     }
 }
@@ -112,7 +117,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(14), None);
+        assert_eq!(SketchKind::from_byte(15), None);
     }
 
     #[test]
@@ -136,6 +141,7 @@ mod tests {
                 (SketchKind::SlottedMinHash, 11),
                 (SketchKind::OrderedSlotsMinHash, 12),
                 (SketchKind::TemplatedSimHash, 13),
+                (SketchKind::TemplatedShortText, 14),
             ]
         );
     }

@@ -120,7 +120,7 @@ proptest! {
             Join::SymmetricKeys,
             Join::Probe,
             Join::SharedKeys { min: 1 },
-            Join::Prefix { measure: neardup_core::JoinMeasure::Jaccard, threshold },
+            Join::Prefix { measure: neardup_core::JoinMeasure::Jaccard, threshold, rare: None },
         ] {
             let method = WordSets { join, threshold };
             let outcome = dedup(&method, &texts, unlimited, &NoProgress).unwrap();

@@ -8,9 +8,11 @@
 //! ([`RankedSketches`]): no dynamic dispatch in the loops over documents or pairs.
 
 use neardup_core::method::{HammingHook, SequenceHook};
-use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, Result};
+use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Result};
 
-use crate::generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
+use crate::generators::{
+    CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, TemplatedPrefixJoin,
+};
 use crate::hamming_join::HammingJoin;
 use crate::key_table::{BucketStats, CandidateLimits, KeyTable};
 use crate::pass_join::EditBound;
@@ -134,14 +136,22 @@ where
         Join::SharedKeys { min } => {
             SharedKeyTable::new(entries(method, leaders, M::keys)?, min).candidate_pairs(limits)
         }
-        Join::Prefix { measure, threshold } => {
+        Join::Prefix {
+            measure,
+            threshold,
+            rare,
+        } => {
             let measure = match measure {
                 JoinMeasure::Jaccard => SetMeasure::Jaccard,
                 JoinMeasure::Cosine => SetMeasure::Cosine,
                 JoinMeasure::Containment => SetMeasure::Overlap,
             };
-            PrefixJoin::new(token_sets(method, leaders)?, measure, threshold)
-                .candidate_pairs(limits)
+            match rare {
+                None => PrefixJoin::new(token_sets(method, leaders)?, measure, threshold)
+                    .candidate_pairs(limits),
+                Some(rare) => templated_prefix_join(method, leaders, (measure, threshold), rare)?
+                    .candidate_pairs(limits),
+            }
         }
         Join::Edit { limit, sequence } => {
             let bound = match limit {
@@ -189,6 +199,45 @@ fn token_sets<M: Method, L: RankedSketches<M>>(
     })
 }
 
+/// The two joins of a [`Join::Prefix`] with a [`RareJoin`]: the join of the tokens of the
+/// leaders that are not templated, and the join of every leader's rare elements in Jaccard
+/// at the rare threshold, which keeps only the pairs with a templated side. When no leader
+/// is templated, the first alone (the plain join, at its plain cost).
+fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    (measure, threshold): (SetMeasure, f64),
+    rare: RareJoin<M>,
+) -> Result<TemplatedPrefixJoin> {
+    let sets = leaders.map(|ranked, sketch| {
+        let mut elements = Vec::new();
+        let templated = (rare.elements)(method, sketch, &mut elements);
+        let mut tokens = Vec::new();
+        if !templated {
+            method.join_tokens(sketch, &mut tokens);
+        }
+        (ranked, templated, tokens, elements)
+    })?;
+    let mut templated: Vec<u32> = (sets.iter()).filter(|set| set.1).map(|set| set.0).collect();
+    templated.sort_unstable();
+    let mut plain = Vec::with_capacity(sets.len() - templated.len());
+    let mut elements = Vec::new();
+    for (ranked, is_templated, tokens, rare_elements) in sets {
+        if !is_templated {
+            plain.push((ranked, tokens));
+        }
+        if !templated.is_empty() && !rare_elements.is_empty() {
+            elements.push((ranked, rare_elements));
+        }
+    }
+    Ok(TemplatedPrefixJoin {
+        plain: PrefixJoin::new(plain, measure, threshold),
+        rare: (!templated.is_empty())
+            .then(|| PrefixJoin::new(elements, SetMeasure::Jaccard, rare.threshold)),
+        templated,
+    })
+}
+
 /// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.
 fn sequences<M: Method, L: RankedSketches<M>>(
     method: &M,
@@ -218,6 +267,7 @@ fn fingerprints<M: Method, L: RankedSketches<M>>(
 mod tests {
     use std::sync::Arc;
 
+    use neardup_core::methods::short::SimilarityJoin;
     use neardup_core::registry::{self, MethodVisitor, Params, Registered};
     use neardup_core::CorpusStats;
 
@@ -273,6 +323,95 @@ mod tests {
             let (pairs, _) = ranked_candidates(&held.method, &held, limits).unwrap();
             (held.method.join().shape(), pairs)
         }
+    }
+
+    /// A flood of exam notices (a name, a city, five small numbers), every third one with an
+    /// edited copy, and a few ordinary texts, as `join` sketches them, marked as the engine
+    /// marks them (template elements in more than `limit` of the sketches are common).
+    fn marked_flood(params: &Params, limit: usize) -> Held<SimilarityJoin> {
+        let method = SimilarityJoin::from_params(params).unwrap();
+        let names = ["杨娜", "刘芳", "王伟", "李静", "张磊", "陈洋"];
+        let cities = ["上海", "北京", "深圳", "广州"];
+        let notice = |i: usize| {
+            format!(
+                "【{}教育考试院】{}同学您好，您报名的考试将于{}月{}日{}点开始，考场为第{}考场，\
+                 座位号{}，请携带身份证和准考证提前三十分钟到达。",
+                cities[i % 4],
+                names[i % 6],
+                1 + i % 12,
+                1 + (i * 7) % 28,
+                8 + i % 9,
+                1 + (i * 3) % 30,
+                1 + (i * 11) % 40
+            )
+        };
+        let mut texts: Vec<String> = Vec::new();
+        for i in 0..240 {
+            texts.push(notice(i));
+            if i % 3 == 0 {
+                texts.push(notice(i).replace("，", ", ").replace("您", "你"));
+            }
+        }
+        texts.push("今天北京的天气非常好，适合出门散步和跑步。".to_owned());
+        texts.push("今天北京的天气非常好！适合出门散步。".to_owned());
+        texts.push("明天上海有大雨，出门请带伞。".to_owned());
+        let mut sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
+        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
+        for sketch in &sketches {
+            for &value in method.frequency_features(sketch) {
+                *counts.entry(value).or_default() += 1;
+            }
+        }
+        for sketch in &mut sketches {
+            method.mark_common(sketch, &|value| counts[&value] > limit);
+        }
+        Held { method, sketches }
+    }
+
+    /// The pairs the method accepts, comparing every pair.
+    fn accepted<M: Method>(held: &Held<M>) -> Vec<(u32, u32)> {
+        let n = held.sketches.len() as u32;
+        (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| held.verify(a, b).is_some())
+            .collect()
+    }
+
+    #[test]
+    fn the_join_of_rare_elements_finds_every_accepted_pair_of_a_flood_without_its_square() {
+        let unlimited = CandidateLimits {
+            candidate_budget: usize::MAX / 4,
+            ..CandidateLimits::default()
+        };
+        let held = marked_flood(&Params::new(), 20);
+        assert!(matches!(
+            held.method.join(),
+            Join::Prefix { rare: Some(_), .. }
+        ));
+        let (pairs, _) = ranked_candidates(&held.method, &held, unlimited).unwrap();
+        let found = accepted(&held);
+        // Every copy, and the two ordinary near-copies.
+        assert_eq!(found.len(), 80 + 1, "{found:?}");
+        let missing: Vec<_> = (found.iter())
+            .filter(|pair| pairs.binary_search(pair).is_err())
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+        let n = held.sketches.len();
+        assert!(
+            pairs.len() < 4 * n,
+            "{} candidates of {n} texts",
+            pairs.len()
+        );
+        // Without the template check, the exact join pairs the fillings (its answer is the
+        // square of the flood) and verification accepts them.
+        let plain = marked_flood(&Params::new().set("max_df", "off"), 20);
+        let (pairs, _) = ranked_candidates(&plain.method, &plain, unlimited).unwrap();
+        assert!(
+            pairs.len() > n * n / 8,
+            "{} candidates of {n} texts",
+            pairs.len()
+        );
+        assert!(accepted(&plain).len() > n * n / 8);
     }
 
     #[test]

@@ -157,6 +157,38 @@ impl PrefixJoin {
     }
 }
 
+/// A prefix join whose method checks templates (`neardup_core::RareJoin`): the join of the
+/// plain documents' tokens, and the join of rare elements, of which only the pairs with a
+/// templated side are kept. Statistics add up; either join passing its pair limit stops the
+/// run as [`PrefixJoin`] does.
+#[derive(Debug, Clone)]
+pub struct TemplatedPrefixJoin {
+    /// The join of the documents that are not templated.
+    pub(crate) plain: PrefixJoin,
+    /// The join of rare elements; `None` when no document is templated.
+    pub(crate) rare: Option<PrefixJoin>,
+    /// The templated documents, ascending.
+    pub(crate) templated: Vec<u32>,
+}
+
+impl CandidateGenerator for TemplatedPrefixJoin {
+    fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
+        let (mut pairs, mut stats) = self.plain.candidate_pairs(limits);
+        let Some(rare) = self.rare else {
+            return (pairs, stats);
+        };
+        let (rare_pairs, rare_stats) = rare.candidate_pairs(limits);
+        let templated = |document: u32| self.templated.binary_search(&document).is_ok();
+        pairs.extend((rare_pairs.into_iter()).filter(|&(a, b)| templated(a) || templated(b)));
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        stats.raw_pairs += rare_stats.raw_pairs;
+        stats.budget_hits += rare_stats.budget_hits;
+        stats.pair_limit_passed = stats.pair_limit_passed.max(rare_stats.pair_limit_passed);
+        (pairs, stats)
+    }
+}
+
 /// Maps pairs of positions to pairs of documents, `a < b`, sorted.
 fn by_document(documents: &[u32], pairs: impl Iterator<Item = (u32, u32)>) -> Vec<(u32, u32)> {
     let mut pairs: Vec<(u32, u32)> = pairs

@@ -23,6 +23,16 @@
 
 use crate::length_rule::ThresholdRule;
 use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::boilerplate::{Boilerplate, DfFloors, DfLimit, RemovedLine};
+use crate::method::{CorpusStats, SketchNotes};
+use crate::methods::shared::params::{
+    boilerplate_params, boilerplate_settings, BOILERPLATE_PARAMS, TEMPLATE_PARAMS,
+};
+use crate::methods::shared::template::{
+    TemplateCheck, TemplatePart, Templates, TEMPLATE_MAX_CHARS,
+};
 
 use crate::hash::{hash128, hash128_u64s};
 use crate::measure::{containment, cosine, edit_distance, edit_distance_within, jaccard};
@@ -35,10 +45,13 @@ use crate::normalize::Normalizer;
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Join, Method, Result, Sketch};
+use crate::{Error, Join, Method, RareJoin, Result, Sketch};
 
 /// The kind of an encoded [`ShortSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::ShortText;
+
+/// The kind of an encoded [`ShortSketch`] with a template part.
+const TEMPLATED_SKETCH_KIND: SketchKind = SketchKind::TemplatedShortText;
 
 /// The default threshold of `join` and `ngram` with a set measure (chosen on `neardup synth`
 /// edits of THUCNews headlines: docs/evaluation.md).
@@ -111,6 +124,8 @@ pub struct ShortSketch {
     chars: Box<[u32]>,
     /// The sorted, distinct shingle hashes (set measures).
     tokens: Box<[u64]>,
+    /// The template check's part; empty with the check off or on a long text.
+    part: TemplatePart,
 }
 
 impl ShortSketch {
@@ -132,6 +147,7 @@ impl Sketch for ShortSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
+        self.part.encode(TEMPLATED_SKETCH_KIND, out);
         let mut encoder = SketchEncoder::new(out, SKETCH_KIND.byte());
         encoder.u128(self.identity).u32s(&self.chars);
         encoder.u32(self.tokens.len() as u32);
@@ -140,6 +156,12 @@ impl Sketch for ShortSketch {
         }
     }
     fn decode(bytes: &[u8]) -> Result<ShortSketch> {
+        if bytes.get(3) == Some(&TEMPLATED_SKETCH_KIND.byte()) {
+            let (part, inner) = TemplatePart::decode(bytes, TEMPLATED_SKETCH_KIND, SKETCH_KIND)?;
+            let mut sketch = ShortSketch::decode(inner)?;
+            sketch.part = part;
+            return Ok(sketch);
+        }
         let mut decoder = SketchDecoder::new(bytes, SKETCH_KIND.byte(), SKETCH_KIND.name())?;
         let identity = decoder.u128()?;
         let chars = decoder.u32s()?;
@@ -164,6 +186,7 @@ impl Sketch for ShortSketch {
             identity,
             chars: chars.into_boxed_slice(),
             tokens: tokens.into_boxed_slice(),
+            part: TemplatePart::default(),
         })
     }
 }
@@ -239,6 +262,10 @@ pub struct ShortText {
     max_edits: Option<u32>,
     /// `ngram` reads the characters whatever the measure.
     keep_chars: bool,
+    /// The template check (off with `max_df = off`).
+    template: TemplateCheck,
+    /// Boilerplate lines and edge pieces, learned in the corpus pass (`boilerplate_df`).
+    boilerplate: Boilerplate,
 }
 
 impl ShortText {
@@ -308,6 +335,8 @@ impl ShortText {
         if let Some(latin) = params.get::<usize>("latin_ngram")? {
             shingles = shingles.latin_ngram(latin);
         }
+        let (max_df, line_df, listed) = boilerplate_params(params)?;
+        let boilerplate = Boilerplate::new(max_df, line_df, &listed, &normalizer);
         Ok(ShortText {
             normalizer,
             shingler: shingles.build()?,
@@ -316,20 +345,54 @@ impl ShortText {
             threshold,
             max_edits,
             keep_chars,
+            template: TemplateCheck::from_params(params)?,
+            boilerplate,
         })
     }
 
-    fn sketch(&self, text: &str) -> ShortSketch {
-        let normalized = self.normalizer.normalize(text);
+    /// The characters and the shingles the measure reads of normalised text.
+    fn features(&self, normalized: &str) -> (Vec<u32>, Vec<u64>) {
         let chars: Vec<u32> = if self.keep_chars || self.measure == ShortMeasure::Edit {
-            edit_chars(&normalized)
+            edit_chars(normalized)
         } else {
             Vec::new()
         };
         let tokens: Vec<u64> = match self.measure {
             ShortMeasure::Edit => Vec::new(),
-            _ => self.shingler.shingles(&normalized).hashes().to_vec(),
+            _ => self.shingler.shingles(normalized).hashes().to_vec(),
         };
+        (chars, tokens)
+    }
+
+    /// Whether the measure has nothing to compare.
+    fn nothing_to_compare(&self, chars: &[u32], tokens: &[u64]) -> bool {
+        match self.measure {
+            ShortMeasure::Edit => chars.is_empty(),
+            _ => tokens.is_empty(),
+        }
+    }
+
+    /// The sketch of `text` without its boilerplate lines and edge pieces (appended to
+    /// `removed`), or of the whole text when nothing else is left.
+    fn sketch<'t>(&self, text: &'t str, removed: &mut Vec<RemovedLine<'t>>) -> ShortSketch {
+        let before = removed.len();
+        let mut normalized = self.boilerplate.strip(&self.normalizer, text, removed);
+        let (mut chars, mut tokens) = self.features(&normalized);
+        if removed.len() > before && self.nothing_to_compare(&chars, &tokens) {
+            // Nothing but boilerplate: the document is compared on all of it.
+            removed.truncate(before);
+            normalized = self.normalizer.normalize(text);
+            (chars, tokens) = self.features(&normalized);
+        }
+        let stripped = removed.len() > before;
+        let length = normalized.chars().filter(|&c| c != ' ').count();
+        let whole = || match stripped {
+            false => normalized.clone(),
+            true => self.normalizer.normalize(text),
+        };
+        let has_features = !self.nothing_to_compare(&chars, &tokens);
+        let part =
+            (self.template).part(whole, &normalized, length, has_features, TEMPLATE_MAX_CHARS);
         let identity = match self.measure {
             ShortMeasure::Edit => {
                 let bytes: Vec<u8> = chars.iter().flat_map(|c| c.to_le_bytes()).collect();
@@ -339,15 +402,24 @@ impl ShortText {
         };
         // A document with no token has nothing the measure can compare: empty, whatever the
         // characters `ngram` keeps.
-        let empty = match self.measure {
-            ShortMeasure::Edit => chars.is_empty(),
-            _ => tokens.is_empty(),
-        };
+        let empty = !has_features;
         ShortSketch {
             identity,
             chars: if empty { Box::default() } else { chars.into() },
             tokens: tokens.into(),
+            part,
         }
+    }
+
+    /// The join of templated sketches on their rare elements: with the template check on and
+    /// templates distinct (with templates duplicate, fillings are meant to pair).
+    fn rare_join<M: Method<Sketch = ShortSketch>>(&self) -> Option<RareJoin<M>> {
+        (self.template.is_on() && self.template.templates == Templates::Distinct).then_some(
+            RareJoin {
+                threshold: self.template.rare_threshold,
+                elements: rare_elements,
+            },
+        )
     }
 
     /// The smallest overlap of a set of `size` tokens with any partner that reaches the
@@ -476,7 +548,26 @@ impl ShortText {
         }
     }
 
+    /// The measure at the pair's threshold, then the template check: with templates
+    /// duplicate, two templated sides whose template agrees are duplicates; otherwise a pair
+    /// with a templated side must agree on its filling.
     fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        let (marked_a, marked_b) = (a.part.marked(), b.part.marked());
+        if let Some(similarity) = (self.template).same_template(marked_a, marked_b, self.threshold)
+        {
+            return Some(similarity);
+        }
+        let similarity = self.measure_within(a, b)?;
+        (self.template)
+            .agree(
+                (marked_a, a.part.text_slots()),
+                (marked_b, b.part.text_slots()),
+            )
+            .then_some(similarity)
+    }
+
+    /// The measure of a pair when it reaches the pair's threshold.
+    fn measure_within(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
         let threshold = self.pair_threshold(a, b);
         match self.measure {
             ShortMeasure::Edit => {
@@ -527,9 +618,16 @@ impl ShortText {
             }
             settings.push(("stopwords", Setting::Flag(shingler.removes_stopwords())));
         }
+        settings.extend(boilerplate_settings(&self.boilerplate));
+        settings.extend(self.template.settings());
         settings.extend(normalize_settings(self.normalizer.options()));
         settings
     }
+}
+
+/// The rare elements of a templated sketch (the hook of [`RareJoin`]).
+fn rare_elements<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
+    sketch.part.rare_elements(out)
 }
 
 /// The parameters `join` and `ngram` share, besides normalisation and shingles.
@@ -551,6 +649,8 @@ fn measure_params() -> Vec<ParamSpec> {
 fn short_params(own: Vec<ParamSpec>) -> Vec<ParamSpec> {
     let mut params = measure_params();
     params.extend(own);
+    params.extend_from_slice(BOILERPLATE_PARAMS);
+    params.extend_from_slice(TEMPLATE_PARAMS);
     params.extend_from_slice(SHINGLE_PARAMS);
     params.extend_from_slice(NORMALIZE_PARAMS);
     params
@@ -566,7 +666,52 @@ macro_rules! short_text_method {
             Self::NAME
         }
         fn sketch(&self, text: &str) -> ShortSketch {
-            self.short.sketch(text)
+            self.short.sketch(text, &mut Vec::new())
+        }
+        /// Boilerplate lines and edge pieces leave the text before it is measured.
+        fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> ShortSketch {
+            self.short.sketch(text, &mut notes.removed_lines)
+        }
+        /// Boilerplate lines.
+        fn learns_from_corpus(&self) -> bool {
+            self.short.boilerplate.line_df() != DfLimit::Off
+        }
+        /// The keys of the document's lines (for boilerplate lines).
+        fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+            let short = &self.short;
+            short
+                .boilerplate
+                .corpus_lines(&short.normalizer, text, features);
+        }
+        fn set_frequency_floors(&mut self, floors: DfFloors) {
+            self.short.boilerplate.set_floors(floors);
+            self.short.template.floors = floors;
+        }
+        fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+            if self.short.boilerplate.line_df() != DfLimit::Off {
+                self.short.boilerplate.learn(corpus, false);
+            }
+        }
+        fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+            let mut limits = self.short.boilerplate.learned_limits();
+            // Resolved by the engine against the distinct documents it sketched.
+            limits.retain(|(name, _)| *name != "max_df");
+            limits
+        }
+        /// With the template check on, the elements of the template sets in more than
+        /// `max_df` documents are common.
+        fn common_limit(&self, documents: u64) -> Option<u64> {
+            let template = &self.short.template;
+            template
+                .is_on()
+                .then(|| template.common_limit(documents))
+                .flatten()
+        }
+        fn frequency_features<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
+            &sketch.part.set
+        }
+        fn mark_common(&self, sketch: &mut ShortSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+            sketch.part.mark(is_common)
         }
         fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
             self.short.similarity(a, b)
@@ -614,6 +759,7 @@ impl Method for SimilarityJoin {
             Some(measure) => Join::Prefix {
                 measure,
                 threshold: self.short.threshold,
+                rare: self.short.rare_join(),
             },
             None => Join::Edit {
                 limit: self.short.edit_limit(),
@@ -780,7 +926,7 @@ mod tests {
             let method = join(&[("measure", name), ("threshold", "0.7")]);
             assert!(matches!(
                 method.join(),
-                Join::Prefix { measure: m, threshold: t } if m == measure && t == 0.7
+                Join::Prefix { measure: m, threshold: t, .. } if m == measure && t == 0.7
             ));
         }
         let method = join(&[]);
@@ -832,6 +978,67 @@ mod tests {
             longer.push(0);
             assert!(ShortSketch::decode(&longer).is_err());
         }
+    }
+
+    #[test]
+    fn template_parts_round_trip_with_their_marks_and_bad_bytes_are_refused() {
+        let notice = "【京东】您的验证码是612782，6分钟内有效，请勿泄露给他人。";
+        for params in [vec![], vec![("measure", "edit")], vec![("max_df", "off")]] {
+            let method = join(&params);
+            let mut sketch = method.sketch(notice);
+            assert_eq!(sketch.part.is_empty(), params == [("max_df", "off")]);
+            method.mark_common(&mut sketch, &|value| value % 2 == 0);
+            let mut bytes = Vec::new();
+            sketch.encode(&mut bytes);
+            assert_eq!(ShortSketch::decode(&bytes).unwrap(), sketch);
+            for cut in 1..bytes.len() {
+                assert!(
+                    ShortSketch::decode(&bytes[..cut]).is_err(),
+                    "{params:?} {cut}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fillings_of_a_template_are_refused_and_copies_kept() {
+        let method = join(&[]);
+        let texts: Vec<String> = (0..60)
+            .map(|i| {
+                format!(
+                    "【京东】您的验证码是{}，{}分钟内有效，请勿泄露给他人。",
+                    100_000 + i * 7919,
+                    1 + i % 9
+                )
+            })
+            .chain(["【京东】您的验证码是100000, 1分钟内有效, 请勿泄露给他人。".to_owned()])
+            .collect();
+        let mut sketches: Vec<ShortSketch> = texts.iter().map(|t| method.sketch(t)).collect();
+        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
+        for sketch in &sketches {
+            for &value in method.frequency_features(sketch) {
+                *counts.entry(value).or_default() += 1;
+            }
+        }
+        for sketch in &mut sketches {
+            method.mark_common(sketch, &|value| counts[&value] > 20);
+        }
+        assert!(sketches[0].part.marked().templated());
+        // Two fillings agree on the measure and are refused by the check.
+        assert!(method
+            .short
+            .measure_within(&sketches[0], &sketches[1])
+            .is_some());
+        assert_eq!(method.verify(&sketches[0], &sketches[1]), None);
+        assert!(method.verify(&sketches[0], &sketches[60]).is_some());
+        // With templates duplicate, the fillings are one message.
+        let duplicate = join(&[("templates", "duplicate")]);
+        let mut a = duplicate.sketch(&texts[0]);
+        let mut b = duplicate.sketch(&texts[1]);
+        duplicate.mark_common(&mut a, &|value| counts[&value] > 20);
+        duplicate.mark_common(&mut b, &|value| counts[&value] > 20);
+        assert!(duplicate.verify(&a, &b).is_some());
+        assert!(matches!(duplicate.join(), Join::Prefix { rare: None, .. }));
     }
 
     #[test]

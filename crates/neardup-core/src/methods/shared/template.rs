@@ -8,7 +8,9 @@
 //! marks are one bit per element, 32 to a word, empty when nothing was counted.
 
 use crate::boilerplate::{DfFloors, DfLimit, DEFAULT_MAX_DF};
+use crate::method::{SketchDecoder, SketchEncoder};
 use crate::params::{param_value_by_choice, Params, Setting};
+use crate::sketch_kind::SketchKind;
 use crate::slots::DEFAULT_SLOT_AGREEMENT;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Result};
@@ -90,6 +92,13 @@ impl std::str::FromStr for Templates {
 }
 
 param_value_by_choice!(Templates);
+
+/// The longest text (in characters of the normalised text without its boilerplate, spaces
+/// not counted) that the template check reads: the check is for short messages made from
+/// templates (notices, alerts, reposts), and a longer text's template set would cost a
+/// `u32` a character in memory and in the count of common elements for nothing a
+/// verification of its features does not already decide (measured in docs/evaluation.md).
+pub const TEMPLATE_MAX_CHARS: usize = 512;
 
 /// The default `rare_threshold`.
 pub const DEFAULT_RARE_THRESHOLD: f64 = 0.4;
@@ -281,6 +290,40 @@ impl TemplateCheck {
         self.is_on() && self.slots == Slots::Numbers
     }
 
+    /// The template part of a text whose normalised body (without its boilerplate) is
+    /// `body`, of `length` characters without spaces: the template set of the whole text
+    /// (`whole`, normalised; a frequent piece a notice opens with may hold its filling, "Hi
+    /// Mary, this is a reminder of your appointment with Dr.", which the method's own
+    /// features may leave out but the check must see) and the numbers of the body (a dated
+    /// header's date is not the filling). Empty when the check is off, the body has no
+    /// feature (`has_features` false) or is longer than `max_chars`.
+    pub fn part(
+        &self,
+        whole: impl FnOnce() -> String,
+        body: &str,
+        length: usize,
+        has_features: bool,
+        max_chars: usize,
+    ) -> TemplatePart {
+        if !(self.is_on() && has_features && length <= max_chars) {
+            return TemplatePart::default();
+        }
+        let set = template_set(&whole());
+        let (slots, digit_order) = match self.reads_slots() {
+            true => (
+                crate::slots::number_slots(body).into_boxed_slice(),
+                crate::slots::digit_order(body),
+            ),
+            false => (Box::default(), 0),
+        };
+        TemplatePart {
+            set,
+            common: Box::default(),
+            digit_order: if slots.is_empty() { 0 } else { digit_order },
+            slots,
+        }
+    }
+
     /// The document-frequency limit among `documents` ([`crate::Method::common_limit`]).
     pub fn common_limit(&self, documents: u64) -> Option<u64> {
         self.max_df.resolve(documents, 1, self.floors.common)
@@ -325,6 +368,145 @@ impl TemplateCheck {
         }
         !(templated_a && templated_b && self.slots == Slots::Numbers)
             || crate::slots::template_slots_agree(slots_a, slots_b, self.slot_agreement)
+    }
+}
+
+/// What a sketch carries for the template check: its template set and common marks, its
+/// numbers and the hash of its digits in text order. Empty (no set) when the check is off or
+/// the text is too long; a method encodes it ahead of its own sketch, under a kind of its own
+/// ([`TemplatePart::encode`]), so that sketches without it keep their old bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TemplatePart {
+    /// The template set ([`template_set`]).
+    pub set: Box<[u32]>,
+    /// Bit `i` set when element `i` of `set` is common ([`crate::Method::mark_common`]);
+    /// empty when not counted. Encoded, so that a sketch marked on one machine is verified
+    /// marked on another (Spark); the service marks stored sketches again before verifying.
+    pub common: Box<[u32]>,
+    /// The numbers of the text ([`crate::slots::number_slots`]); empty without the slots.
+    pub slots: Box<[u32]>,
+    /// The hash of the text's digits in text order ([`crate::slots::digit_order`]); 0
+    /// without slots.
+    pub digit_order: u32,
+}
+
+impl TemplatePart {
+    /// Whether the sketch has no template set (the check does not read it).
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// The set and its marks.
+    pub fn marked(&self) -> Marked<'_> {
+        Marked {
+            set: &self.set,
+            common: &self.common,
+        }
+    }
+
+    /// The numbers and the digit order.
+    pub fn text_slots(&self) -> TextSlots<'_> {
+        (&self.slots, self.digit_order)
+    }
+
+    /// Marks the elements `is_common` says are common; returns how many.
+    pub fn mark(&mut self, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        let marked;
+        (self.common, marked) = mark(&self.set, is_common);
+        marked
+    }
+
+    /// Appends the *rare* elements of the part (unmarked ones; all of them when nothing was
+    /// counted) to `out`, and returns whether the part is templated. A templated part with
+    /// no rare element appends its digit order in a namespace of its own (`1 << 32 |
+    /// order`) instead; one without digits either (only template text) counts as not
+    /// templated. A pair with a templated side passes the check only when its rare elements
+    /// reach `rare_threshold` in Jaccard (or, both sides without any, agree on their
+    /// numbers): an exact join over these elements finds every pair the check can accept
+    /// with a templated side, without the quadratic answer of the template's shared text.
+    pub fn rare_elements(&self, out: &mut Vec<u64>) -> bool {
+        let marked = self.marked();
+        let before = out.len();
+        out.extend(
+            (self.set.iter().enumerate())
+                .filter(|&(i, _)| !marked.is_marked(i))
+                .map(|(_, &value)| u64::from(value)),
+        );
+        if !marked.templated() {
+            return false;
+        }
+        if out.len() > before {
+            return true;
+        }
+        if self.digit_order != 0 {
+            out.push(1 << 32 | u64::from(self.digit_order));
+            return true;
+        }
+        false
+    }
+
+    /// Writes the part under `kind` (set, marks, slots, digit order) when it has a set; the
+    /// method's own sketch follows it.
+    pub fn encode(&self, kind: SketchKind, out: &mut Vec<u8>) {
+        if !self.set.is_empty() {
+            SketchEncoder::new(out, kind.byte())
+                .u32s(&self.set)
+                .u32s(&self.common)
+                .u32s(&self.slots)
+                .u32s(&[self.digit_order]);
+        }
+    }
+
+    /// Reads a part written under `kind` by [`TemplatePart::encode`] and returns it with the
+    /// bytes that follow, which must be a sketch of kind `inner`.
+    ///
+    /// # Errors
+    /// Bytes that are not such a part: cut short, an empty or unsorted set, marks of the
+    /// wrong length, a digit order without slots, or an inner sketch of another kind.
+    pub fn decode(
+        bytes: &[u8],
+        kind: SketchKind,
+        inner: SketchKind,
+    ) -> Result<(TemplatePart, &[u8])> {
+        let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
+        let set = decoder.u32s()?;
+        let common = decoder.u32s()?;
+        let slots = decoder.u32s()?;
+        let order = decoder.u32s()?;
+        let rest = decoder.rest();
+        let &[digit_order] = order.as_slice() else {
+            let count = order.len();
+            return Err(Error::invalid(
+                "sketch",
+                format!("{count} digit orders (expected one)"),
+            ));
+        };
+        let increasing = |values: &[u32]| values.windows(2).all(|w| w[0] < w[1]);
+        if set.is_empty() || !increasing(&set) || !slots.is_sorted() {
+            return Err(Error::invalid(
+                "sketch",
+                "template set empty or not strictly increasing, or slots unsorted",
+            ));
+        }
+        if (slots.is_empty() && digit_order != 0) || rest.get(3) != Some(&inner.byte()) {
+            return Err(Error::invalid(
+                "sketch",
+                "a digit order without slots, or an inner sketch of another kind",
+            ));
+        }
+        if !common.is_empty() && common.len() != set.len().div_ceil(32) {
+            return Err(Error::invalid(
+                "sketch",
+                format!("{} mark words for {} elements", common.len(), set.len()),
+            ));
+        }
+        let part = TemplatePart {
+            set: set.into_boxed_slice(),
+            common: common.into_boxed_slice(),
+            slots: slots.into_boxed_slice(),
+            digit_order,
+        };
+        Ok((part, rest))
     }
 }
 

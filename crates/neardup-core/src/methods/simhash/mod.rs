@@ -65,7 +65,7 @@ use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
     BOILERPLATE_PARAMS, NORMALIZE_PARAMS, SHINGLE_PARAMS, TEMPLATE_PARAMS,
 };
-use crate::methods::shared::template::{self, Marked, TemplateCheck};
+use crate::methods::shared::template::{Marked, TemplateCheck, TemplatePart};
 use crate::methods::shared::verify::Verification;
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
@@ -157,18 +157,8 @@ pub struct SimHashSketch {
     set: Box<[u32]>,
     /// For `verify = edit`: the normalised text's characters, spaces left out.
     text: Box<[u32]>,
-    /// The template check's set ([`template::template_set`]); empty with the check off.
-    template_set: Box<[u32]>,
-    /// Bit `i` set when element `i` of `template_set` is common ([`Method::mark_common`]);
-    /// empty when not counted. Encoded, so that a sketch marked on one machine is verified
-    /// marked on another (Spark); the service marks stored sketches again before verifying.
-    common: Box<[u32]>,
-    /// The numbers of the text ([`crate::slots::number_slots`]); empty without the template
-    /// check's slots.
-    slots: Box<[u32]>,
-    /// The hash of the text's digits in text order ([`crate::slots::digit_order`]); 0
-    /// without digits.
-    digit_order: u32,
+    /// The template check's part ([`TemplatePart`]); empty with the check off.
+    part: TemplatePart,
 }
 
 impl SimHashSketch {
@@ -185,14 +175,8 @@ impl SimHashSketch {
     pub fn features(&self) -> usize {
         self.features as usize
     }
-    fn text_slots(&self) -> template::TextSlots<'_> {
-        (&self.slots, self.digit_order)
-    }
     fn marked(&self) -> Marked<'_> {
-        Marked {
-            set: &self.template_set,
-            common: &self.common,
-        }
+        self.part.marked()
     }
 }
 
@@ -207,13 +191,7 @@ impl Sketch for SimHashSketch {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        if !self.template_set.is_empty() {
-            SketchEncoder::new(out, TEMPLATED_SKETCH_KIND.byte())
-                .u32s(&self.template_set)
-                .u32s(&self.common)
-                .u32s(&self.slots)
-                .u32s(&[self.digit_order]);
-        }
+        self.part.encode(TEMPLATED_SKETCH_KIND, out);
         SketchEncoder::new(out, SKETCH_KIND.byte())
             .u64(self.fingerprint)
             .u32(self.length)
@@ -259,70 +237,23 @@ impl Sketch for SimHashSketch {
             identity,
             set,
             text,
-            template_set: Box::default(),
-            common: Box::default(),
-            slots: Box::default(),
-            digit_order: 0,
+            part: TemplatePart::default(),
         })
     }
 }
 
-/// Decodes a sketch of kind [`TEMPLATED_SKETCH_KIND`]: its template set, its slots, its
-/// digit order, then a sketch of kind [`SKETCH_KIND`].
+/// Decodes a sketch of kind [`TEMPLATED_SKETCH_KIND`]: its template part, then a sketch of
+/// kind [`SKETCH_KIND`].
 fn decode_templated(bytes: &[u8]) -> Result<SimHashSketch> {
-    let kind = TEMPLATED_SKETCH_KIND;
-    let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
-    let template_set = decoder.u32s()?;
-    let common = decoder.u32s()?;
-    let slots = decoder.u32s()?;
-    let order = decoder.u32s()?;
-    let inner = decoder.rest();
-    let &[digit_order] = order.as_slice() else {
-        let count = order.len();
-        return Err(Error::invalid(
-            "sketch",
-            format!("{count} digit orders (expected one)"),
-        ));
-    };
-    let increasing = |values: &[u32]| values.windows(2).all(|w| w[0] < w[1]);
-    if template_set.is_empty() || !increasing(&template_set) || !slots.is_sorted() {
-        return Err(Error::invalid(
-            "sketch",
-            "template set empty or not strictly increasing, or slots unsorted",
-        ));
-    }
-    if (slots.is_empty() && digit_order != 0) || inner.get(3) != Some(&SKETCH_KIND.byte()) {
-        return Err(Error::invalid(
-            "sketch",
-            "a digit order without slots, or an inner sketch of another kind",
-        ));
-    }
-    if !common.is_empty() && common.len() != template_set.len().div_ceil(32) {
-        return Err(Error::invalid(
-            "sketch",
-            format!(
-                "{} mark words for {} elements",
-                common.len(),
-                template_set.len()
-            ),
-        ));
-    }
+    let (part, inner) = TemplatePart::decode(bytes, TEMPLATED_SKETCH_KIND, SKETCH_KIND)?;
     let mut sketch = SimHashSketch::decode(inner)?;
-    sketch.template_set = template_set.into_boxed_slice();
-    sketch.common = common.into_boxed_slice();
-    sketch.slots = slots.into_boxed_slice();
-    sketch.digit_order = digit_order;
+    sketch.part = part;
     Ok(sketch)
 }
 
 /// The default `max_distance` (see docs/evaluation.md for how it was chosen).
 pub const DEFAULT_MAX_DISTANCE: &str = "<100:15,11";
-/// The longest text (in characters of the normalised text without its boilerplate, spaces
-/// not counted) that the template check reads: the check is for short messages made from
-/// templates (notices, alerts, reposts), and a longer text's template set would cost a
-/// `u32` a character in memory and in the count of common elements for nothing a
-/// verification of its features does not already decide (measured in docs/evaluation.md).
-pub const TEMPLATE_MAX_CHARS: usize = 512;
+pub use crate::methods::shared::template::TEMPLATE_MAX_CHARS;
 
 /// The default `min_features`.
 pub const DEFAULT_MIN_FEATURES: usize = 3;
@@ -512,29 +443,22 @@ impl Method for SimHash {
             }
             _ => Box::default(),
         };
-        // The template set reads the whole text: a frequent piece a notice opens with may
-        // hold its filling ("Hi Mary, this is a reminder of your appointment with Dr."),
-        // which the fingerprint may leave out but the template check must see. Its numbers
-        // are read without the boilerplate (a dated header's date is not the filling).
         let chars: Vec<u32> = (normalized.chars())
             .filter(|&c| c != ' ')
             .map(u32::from)
             .collect();
         let length = chars.len() as u32;
-        let short = chars.len() <= TEMPLATE_MAX_CHARS;
-        let checked = self.template.is_on() && !features.is_empty() && short;
-        let template_set = match (checked, stripped) {
-            (false, _) => Box::default(),
-            (true, false) => template::template_set(&normalized),
-            (true, true) => template::template_set(&self.normalizer.normalize(text)),
+        let whole = || match stripped {
+            false => normalized.clone(),
+            true => self.normalizer.normalize(text),
         };
-        let (slots, digit_order) = match self.template.reads_slots() && checked {
-            true => (
-                crate::slots::number_slots(&normalized).into_boxed_slice(),
-                crate::slots::digit_order(&normalized),
-            ),
-            false => (Box::default(), 0),
-        };
+        let part = (self.template).part(
+            whole,
+            &normalized,
+            chars.len(),
+            !features.is_empty(),
+            TEMPLATE_MAX_CHARS,
+        );
         let text = match self.verification {
             Verification::Edit => chars.into_boxed_slice(),
             _ => Box::default(),
@@ -547,10 +471,7 @@ impl Method for SimHash {
             identity: hash128_u64s(&raw),
             set,
             text,
-            template_set,
-            common: Box::default(),
-            digit_order: if slots.is_empty() { 0 } else { digit_order },
-            slots,
+            part,
         }
     }
 
@@ -616,13 +537,11 @@ impl Method for SimHash {
     }
 
     fn frequency_features<'s>(&self, sketch: &'s SimHashSketch) -> &'s [u32] {
-        &sketch.template_set
+        &sketch.part.set
     }
 
     fn mark_common(&self, sketch: &mut SimHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        let marked;
-        (sketch.common, marked) = template::mark(&sketch.template_set, is_common);
-        marked
+        sketch.part.mark(is_common)
     }
 
     fn similarity(&self, a: &SimHashSketch, b: &SimHashSketch) -> f64 {
@@ -656,7 +575,10 @@ impl Method for SimHash {
             Verification::Edit => edit_similarity(&a.text, &b.text, self.verify_threshold),
         }?;
         (self.template)
-            .agree((a.marked(), a.text_slots()), (b.marked(), b.text_slots()))
+            .agree(
+                (a.marked(), a.part.text_slots()),
+                (b.marked(), b.part.text_slots()),
+            )
             .then_some(similarity)
     }
 
@@ -870,11 +792,8 @@ mod tests {
         let notice = "【京东】您的验证码是612782，6分钟内有效，请勿泄露给他人。";
         for params in [&[][..], &[("max_df", "off")][..], &[("slots", "off")][..]] {
             let sketch = method(params).sketch(notice);
-            assert_eq!(
-                sketch.template_set.is_empty(),
-                params == [("max_df", "off")]
-            );
-            assert_eq!(sketch.slots.is_empty(), !params.is_empty());
+            assert_eq!(sketch.part.set.is_empty(), params == [("max_df", "off")]);
+            assert_eq!(sketch.part.slots.is_empty(), !params.is_empty());
             let mut bytes = Vec::new();
             sketch.encode(&mut bytes);
             assert_eq!(SimHashSketch::decode(&bytes).unwrap(), sketch);
