@@ -67,6 +67,8 @@ pub mod simhash;
 pub mod sketch_kind;
 pub mod slots;
 mod t2s_table;
+#[doc(hidden)]
+pub mod testing;
 pub mod tokenize;
 
 pub use error::{Error, Result};

@@ -200,9 +200,12 @@ fn token_sets<M: Method, L: RankedSketches<M>>(
 }
 
 /// The two joins of a [`Join::Prefix`] with a [`RareJoin`]: the join of the tokens of the
-/// leaders that are not templated, and the join of every leader's rare elements in Jaccard
-/// at the rare threshold, which keeps only the pairs with a templated side. When no leader
-/// is templated, the first alone (the plain join, at its plain cost).
+/// leaders that are not templated, and the join of rare elements in Jaccard at the rare
+/// threshold, which keeps only the pairs with a templated side. A plain leader takes part in
+/// the second only when it shares a rare element with a templated one (else it can reach no
+/// templated partner), so that a corpus with a few templated texts does not join all of its
+/// texts twice. When no leader is templated, the first alone (the plain join, at its plain
+/// cost).
 fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
@@ -220,13 +223,19 @@ fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
     })?;
     let mut templated: Vec<u32> = (sets.iter()).filter(|set| set.1).map(|set| set.0).collect();
     templated.sort_unstable();
+    let templated_elements: hashbrown::HashSet<u64> = (sets.iter())
+        .filter(|set| set.1)
+        .flat_map(|set| set.3.iter().copied())
+        .collect();
     let mut plain = Vec::with_capacity(sets.len() - templated.len());
     let mut elements = Vec::new();
     for (ranked, is_templated, tokens, rare_elements) in sets {
+        let meets_a_templated = is_templated
+            || (rare_elements.iter()).any(|element| templated_elements.contains(element));
         if !is_templated {
             plain.push((ranked, tokens));
         }
-        if !templated.is_empty() && !rare_elements.is_empty() {
+        if meets_a_templated && !rare_elements.is_empty() {
             elements.push((ranked, rare_elements));
         }
     }
@@ -330,21 +339,7 @@ mod tests {
     /// marks them (template elements in more than `limit` of the sketches are common).
     fn marked_flood(params: &Params, limit: usize) -> Held<SimilarityJoin> {
         let method = SimilarityJoin::from_params(params).unwrap();
-        let names = ["杨娜", "刘芳", "王伟", "李静", "张磊", "陈洋"];
-        let cities = ["上海", "北京", "深圳", "广州"];
-        let notice = |i: usize| {
-            format!(
-                "【{}教育考试院】{}同学您好，您报名的考试将于{}月{}日{}点开始，考场为第{}考场，\
-                 座位号{}，请携带身份证和准考证提前三十分钟到达。",
-                cities[i % 4],
-                names[i % 6],
-                1 + i % 12,
-                1 + (i * 7) % 28,
-                8 + i % 9,
-                1 + (i * 3) % 30,
-                1 + (i * 11) % 40
-            )
-        };
+        let notice = neardup_core::testing::exam_notice;
         let mut texts: Vec<String> = Vec::new();
         for i in 0..240 {
             texts.push(notice(i));
@@ -356,15 +351,7 @@ mod tests {
         texts.push("今天北京的天气非常好！适合出门散步。".to_owned());
         texts.push("明天上海有大雨，出门请带伞。".to_owned());
         let mut sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
-        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
-        for sketch in &sketches {
-            for &value in method.frequency_features(sketch) {
-                *counts.entry(value).or_default() += 1;
-            }
-        }
-        for sketch in &mut sketches {
-            method.mark_common(sketch, &|value| counts[&value] > limit);
-        }
+        neardup_core::testing::mark_by_count(&method, &mut sketches, limit);
         Held { method, sketches }
     }
 

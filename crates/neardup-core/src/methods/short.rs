@@ -30,9 +30,7 @@ use crate::method::{CorpusStats, SketchNotes};
 use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, BOILERPLATE_PARAMS, TEMPLATE_PARAMS,
 };
-use crate::methods::shared::template::{
-    TemplateCheck, TemplatePart, Templates, TEMPLATE_MAX_CHARS,
-};
+use crate::methods::shared::template::{TemplateCheck, TemplatePart, Templates};
 
 use crate::hash::{hash128, hash128_u64s};
 use crate::measure::{containment, cosine, edit_distance, edit_distance_within, jaccard};
@@ -386,13 +384,13 @@ impl ShortText {
         }
         let stripped = removed.len() > before;
         let length = normalized.chars().filter(|&c| c != ' ').count();
-        let whole = || match stripped {
-            false => normalized.clone(),
-            true => self.normalizer.normalize(text),
-        };
         let has_features = !self.nothing_to_compare(&chars, &tokens);
-        let part =
-            (self.template).part(whole, &normalized, length, has_features, TEMPLATE_MAX_CHARS);
+        let part = (self.template).part(
+            &self.normalizer,
+            (text, &normalized, stripped),
+            length,
+            has_features,
+        );
         let identity = match self.measure {
             ShortMeasure::Edit => {
                 let bytes: Vec<u8> = chars.iter().flat_map(|c| c.to_le_bytes()).collect();
@@ -1014,15 +1012,7 @@ mod tests {
             .chain(["【京东】您的验证码是100000, 1分钟内有效, 请勿泄露给他人。".to_owned()])
             .collect();
         let mut sketches: Vec<ShortSketch> = texts.iter().map(|t| method.sketch(t)).collect();
-        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
-        for sketch in &sketches {
-            for &value in method.frequency_features(sketch) {
-                *counts.entry(value).or_default() += 1;
-            }
-        }
-        for sketch in &mut sketches {
-            method.mark_common(sketch, &|value| counts[&value] > 20);
-        }
+        crate::testing::mark_by_count(&method, &mut sketches, 20);
         assert!(sketches[0].part.marked().templated());
         // Two fillings agree on the measure and are refused by the check.
         assert!(method
@@ -1033,11 +1023,9 @@ mod tests {
         assert!(method.verify(&sketches[0], &sketches[60]).is_some());
         // With templates duplicate, the fillings are one message.
         let duplicate = join(&[("templates", "duplicate")]);
-        let mut a = duplicate.sketch(&texts[0]);
-        let mut b = duplicate.sketch(&texts[1]);
-        duplicate.mark_common(&mut a, &|value| counts[&value] > 20);
-        duplicate.mark_common(&mut b, &|value| counts[&value] > 20);
-        assert!(duplicate.verify(&a, &b).is_some());
+        let mut sketches: Vec<ShortSketch> = texts.iter().map(|t| duplicate.sketch(t)).collect();
+        crate::testing::mark_by_count(&duplicate, &mut sketches, 20);
+        assert!(duplicate.verify(&sketches[0], &sketches[1]).is_some());
         assert!(matches!(duplicate.join(), Join::Prefix { rare: None, .. }));
     }
 

@@ -9,6 +9,7 @@
 
 use crate::boilerplate::{DfFloors, DfLimit, DEFAULT_MAX_DF};
 use crate::method::{SketchDecoder, SketchEncoder};
+use crate::normalize::Normalizer;
 use crate::params::{param_value_by_choice, Params, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::slots::DEFAULT_SLOT_AGREEMENT;
@@ -290,25 +291,28 @@ impl TemplateCheck {
         self.is_on() && self.slots == Slots::Numbers
     }
 
-    /// The template part of a text whose normalised body (without its boilerplate) is
-    /// `body`, of `length` characters without spaces: the template set of the whole text
-    /// (`whole`, normalised; a frequent piece a notice opens with may hold its filling, "Hi
-    /// Mary, this is a reminder of your appointment with Dr.", which the method's own
-    /// features may leave out but the check must see) and the numbers of the body (a dated
-    /// header's date is not the filling). Empty when the check is off, the body has no
-    /// feature (`has_features` false) or is longer than `max_chars`.
+    /// The template part of raw `text` whose normalised body (without its boilerplate,
+    /// `stripped` when some left) is `body`, of `length` characters without spaces: the
+    /// template set of the whole text (a frequent piece a notice opens with may hold its
+    /// filling, "Hi Mary, this is a reminder of your appointment with Dr.", which the
+    /// method's own features may leave out but the check must see) and the numbers of the
+    /// body (a dated header's date is not the filling). Empty when the check is off, the
+    /// body has no feature (`has_features` false) or is longer than
+    /// [`TEMPLATE_MAX_CHARS`].
     pub fn part(
         &self,
-        whole: impl FnOnce() -> String,
-        body: &str,
+        normalizer: &Normalizer,
+        (text, body, stripped): (&str, &str, bool),
         length: usize,
         has_features: bool,
-        max_chars: usize,
     ) -> TemplatePart {
-        if !(self.is_on() && has_features && length <= max_chars) {
+        if !(self.is_on() && has_features && length <= TEMPLATE_MAX_CHARS) {
             return TemplatePart::default();
         }
-        let set = template_set(&whole());
+        let set = match stripped {
+            false => template_set(body),
+            true => template_set(&normalizer.normalize(text)),
+        };
         let (slots, digit_order) = match self.reads_slots() {
             true => (
                 crate::slots::number_slots(body).into_boxed_slice(),

@@ -448,16 +448,11 @@ impl Method for SimHash {
             .map(u32::from)
             .collect();
         let length = chars.len() as u32;
-        let whole = || match stripped {
-            false => normalized.clone(),
-            true => self.normalizer.normalize(text),
-        };
         let part = (self.template).part(
-            whole,
-            &normalized,
+            &self.normalizer,
+            (text, &normalized, stripped),
             chars.len(),
             !features.is_empty(),
-            TEMPLATE_MAX_CHARS,
         );
         let text = match self.verification {
             Verification::Edit => chars.into_boxed_slice(),
@@ -825,41 +820,18 @@ mod tests {
         assert!(SimHashSketch::decode(&twice).is_err());
     }
 
-    /// Marks the common template elements of `texts` as the engine does (in more than
-    /// `limit` of them) and returns their sketches.
+    /// The sketches of `texts`, marked as the engine marks them (template elements in more
+    /// than `limit` of them are common).
     fn marked(simhash: &SimHash, texts: &[String], limit: usize) -> Vec<SimHashSketch> {
         let mut sketches: Vec<SimHashSketch> = texts.iter().map(|t| simhash.sketch(t)).collect();
-        let mut counts: std::collections::HashMap<u32, usize> = Default::default();
-        for sketch in &sketches {
-            for &value in simhash.frequency_features(sketch) {
-                *counts.entry(value).or_default() += 1;
-            }
-        }
-        for sketch in &mut sketches {
-            simhash.mark_common(sketch, &|value| counts[&value] > limit);
-        }
+        crate::testing::mark_by_count(simhash, &mut sketches, limit);
         sketches
     }
 
     #[test]
     fn the_template_check_keeps_fillings_apart_and_copies_together() {
         // A crowd of exam notices: a name, a city and five small numbers each.
-        let names = ["杨娜", "刘芳", "王伟", "李静", "张磊", "陈洋"];
-        let cities = ["上海", "北京", "深圳", "广州"];
-        let notice = |i: usize| {
-            format!(
-                "【{}教育考试院】{}同学您好，您报名的考试将于{}月{}日{}点开始，考场为第{}考场，\
-                 座位号{}，请携带身份证和准考证提前三十分钟到达。",
-                cities[i % 4],
-                names[i % 6],
-                1 + i % 12,
-                1 + (i * 7) % 28,
-                8 + i % 9,
-                1 + (i * 3) % 30,
-                1 + (i * 11) % 40
-            )
-        };
-        let mut texts: Vec<String> = (0..200).map(notice).collect();
+        let mut texts: Vec<String> = (0..200).map(crate::testing::exam_notice).collect();
         // A copy of notice 0 with a space every 20 characters, and one of notice 1 cut short. (Prefixes and
         // suffixes are the boilerplate's: learned in the corpus pass, which this test has not.)
         let spaced: String = (texts[0].chars().enumerate())
