@@ -71,11 +71,16 @@ pub fn join_name<M: Method>(join: &Join<M>) -> String {
 }
 
 /// `limits` for `join`'s generator: [`CandidateLimits::priority_keys`] set for
-/// [`Join::PriorityKeys`], cleared for any other join. The engine walks the keys of
+/// [`Join::PriorityKeys`] and for a [`Join::Prefix`] with a join of rare elements (whose
+/// online keys have the two classes: a templated text's rare elements are priority keys),
+/// cleared for any other join. The engine walks the keys of
 /// symmetric joins itself when it spills, and asks here what they mean.
 pub fn join_limits<M: Method>(join: &Join<M>, limits: CandidateLimits) -> CandidateLimits {
     CandidateLimits {
-        priority_keys: matches!(join, Join::PriorityKeys),
+        priority_keys: matches!(
+            join,
+            Join::PriorityKeys | Join::Prefix { rare: Some(_), .. }
+        ),
         ..limits
     }
 }

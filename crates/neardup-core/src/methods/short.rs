@@ -43,7 +43,7 @@ use crate::normalize::Normalizer;
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Join, Method, RareJoin, Result, Sketch};
+use crate::{Error, Join, Method, RareJoin, Result, Sketch, PRIORITY_KEY};
 
 /// The kind of an encoded [`ShortSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::ShortText;
@@ -409,10 +409,15 @@ impl ShortText {
         }
     }
 
-    /// The join of templated sketches on their rare elements: with the template check on and
-    /// templates distinct (with templates duplicate, fillings are meant to pair).
+    /// Whether templated sketches are joined on their rare elements: with the template check
+    /// on and templates distinct (with templates duplicate, fillings are meant to pair).
+    fn joins_rare_elements(&self) -> bool {
+        self.template.is_on() && self.template.templates == Templates::Distinct
+    }
+
+    /// The join of templated sketches on their rare elements ([`ShortText::joins_rare_elements`]).
     fn rare_join<M: Method<Sketch = ShortSketch>>(&self) -> Option<RareJoin<M>> {
-        (self.template.is_on() && self.template.templates == Templates::Distinct).then_some(
+        self.joins_rare_elements().then_some(
             RareJoin {
                 threshold: self.template.rare_threshold,
                 elements: rare_elements,
@@ -463,11 +468,25 @@ impl ShortText {
 
     /// The online keys a document is stored under (the service): the prefix of its token
     /// set in hash order (set measures), or its `tau + 1` segments (edit distance).
+    ///
+    /// With the join of rare elements ([`ShortText::rare_join`]), keys come in two classes
+    /// ([`PRIORITY_KEY`]): a templated text is also stored under its rare elements, as
+    /// priority keys, which a query reads first; in a flood its ordinary keys are the
+    /// template's, shared by every filling, and the index reads a bounded number of them.
     fn stored_keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {
         if self.measure != ShortMeasure::Edit {
             let size = sketch.tokens.len();
             let prefix = size + 1 - self.least_overlap(size).min(size.max(1));
-            keys.extend_from_slice(&sketch.tokens[..prefix.min(size)]);
+            let prefix = &sketch.tokens[..prefix.min(size)];
+            if !self.joins_rare_elements() {
+                keys.extend_from_slice(prefix);
+                return;
+            }
+            keys.extend(prefix.iter().map(|&token| token & !PRIORITY_KEY));
+            let mut rare = Vec::new();
+            if sketch.part.rare_elements(&mut rare) {
+                keys.extend(rare.into_iter().map(rare_key));
+            }
             return;
         }
         let chars = &sketch.chars;
@@ -621,6 +640,13 @@ impl ShortText {
         settings.extend(normalize_settings(self.normalizer.options()));
         settings
     }
+}
+
+/// The online priority key of a rare element: its hash in a namespace of its own (apart from
+/// the token hashes of the ordinary keys), with [`PRIORITY_KEY`] set.
+fn rare_key(element: u64) -> u64 {
+    const NAMESPACE: u64 = 0x7261_7265_5f6b_6579; // "rare_key"
+    PRIORITY_KEY | crate::hash::hash64(&(element ^ NAMESPACE).to_le_bytes())
 }
 
 /// The rare elements of a templated sketch (the hook of [`RareJoin`]).
