@@ -417,12 +417,10 @@ impl ShortText {
 
     /// The join of templated sketches on their rare elements ([`ShortText::joins_rare_elements`]).
     fn rare_join<M: Method<Sketch = ShortSketch>>(&self) -> Option<RareJoin<M>> {
-        self.joins_rare_elements().then_some(
-            RareJoin {
-                threshold: self.template.rare_threshold,
-                elements: rare_elements,
-            },
-        )
+        self.joins_rare_elements().then_some(RareJoin {
+            threshold: self.template.rare_threshold,
+            elements: rare_elements,
+        })
     }
 
     /// The smallest overlap of a set of `size` tokens with any partner that reaches the
