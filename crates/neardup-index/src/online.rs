@@ -89,6 +89,28 @@ impl MemoryIndex {
         left_out
     }
 
+    /// The ids of `keys`' buckets, the smallest buckets first, up to `limit` in all (each
+    /// bucket read from its oldest), ascending; returns an estimate of the ids left out. A
+    /// priority key shared by a crowd (a value of a template's filling that turned frequent
+    /// since the model was learned) then does not push out the few texts of a rarer one,
+    /// where a notice's copies are.
+    fn probe_smallest_first(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
+        out.clear();
+        let mut buckets: Vec<&Vec<u64>> = (keys.iter())
+            .filter_map(|key| self.buckets.get(key))
+            .collect();
+        buckets.sort_by_key(|bucket| bucket.len());
+        let mut left_out = 0u64;
+        for bucket in buckets {
+            let read = bucket.len().min(limit.saturating_sub(out.len()));
+            out.extend_from_slice(&bucket[..read]);
+            left_out = left_out.max((bucket.len() - read) as u64);
+            out.sort_unstable();
+            out.dedup();
+        }
+        left_out
+    }
+
     /// [`MemoryIndex::probe_within`] under priority keys (keys with
     /// [`neardup_core::PRIORITY_KEY`] set, [`neardup_core::Join::PriorityKeys`]): the ids of
     /// the priority keys first, up to `limit`, then those of the other keys not among them,
@@ -104,7 +126,7 @@ impl MemoryIndex {
             .iter()
             .partition(|&&key| key >= neardup_core::PRIORITY_KEY);
         let (first, ordinary) = (without_priority(&first), without_priority(&ordinary));
-        let mut left_out = self.probe_within(&first, limit, out);
+        let mut left_out = self.probe_smallest_first(&first, limit, out);
         if ordinary.is_empty() {
             return left_out;
         }

@@ -483,6 +483,12 @@ impl ShortText {
             keys.extend(prefix.iter().map(|&token| token & !PRIORITY_KEY));
             let mut rare = Vec::new();
             if sketch.part.rare_elements(&mut rare) {
+                // The digits in order too: what is rare changes as a stream's model is learned
+                // again (a value new since the last learning is rare in every text that has
+                // it), the digits of a notice and of its copies do not.
+                if sketch.part.digit_order != 0 {
+                    rare.push(1 << 32 | u64::from(sketch.part.digit_order));
+                }
                 keys.extend(rare.into_iter().map(rare_key));
             }
             return;

@@ -163,6 +163,36 @@ fn a_default_collection_learns_templates() {
     });
 }
 
+/// A `join` collection in a flood: its online keys are its token prefix, the template's, which
+/// every filling shares, and the index reads at most 128 stored texts a key. A templated text is
+/// also stored under its rare elements and its digits in order, read first, the smallest
+/// buckets first: the copies of notices stored among 1,500 fillings are found. Before, they
+/// were stored as new; with priority keys read oldest first, too, because a seat number
+/// new since the last learning was a rare element of every notice that had it.
+#[test]
+fn a_join_collection_finds_copies_among_more_fillings_than_a_key_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        server.create("join", json!({"method": "join"})).await;
+        for i in 0..1500 {
+            server.insert("join", &format!("e{i}"), &exam(i)).await;
+        }
+        let mut missed = Vec::new();
+        for i in (1000..1500).step_by(25) {
+            let copy = exam(i).replace("提前三十分钟到达。", "");
+            let (_, answer) = server.insert("join", &format!("copy{i}"), &copy).await;
+            if answer["duplicate_of"] != format!("e{i}") {
+                missed.push(answer);
+            }
+        }
+        assert!(missed.is_empty(), "copies stored as new: {missed:?}");
+        let (_, filling) = server.insert("join", "new", &exam(1520)).await;
+        assert_eq!(filling["stored"], true, "{filling}");
+        server.stop().await;
+    });
+}
+
 /// An exam notice: one template line, a name and five small numbers, of which the month and
 /// the day are the same in every filling; notice `i + 270` differs from notice `i` in its seat
 /// only.
