@@ -20,6 +20,14 @@ fn join(params: &[(&str, String)]) -> SimilarityJoin {
     SimilarityJoin::from_params(&p).unwrap()
 }
 
+/// The parameters that turn the template model off (boilerplate and common elements).
+fn model_off() -> Vec<(&'static str, String)> {
+    vec![
+        ("max_df", "off".to_owned()),
+        ("boilerplate_df", "off".to_owned()),
+    ]
+}
+
 /// Every pair of distinct documents the measure accepts, by brute force.
 fn all_pairs<M: Method>(method: &M, texts: &[String]) -> BTreeMap<(u32, u32), f64> {
     let sketches: Vec<M::Sketch> = texts.iter().map(|t| method.sketch(t)).collect();
@@ -234,6 +242,11 @@ fn adversarial_corpora_equal_all_pairs() {
             vec![("max_edits", "1".to_owned())],
             vec![("max_edits", "5".to_owned())],
         ] {
+            // The measure alone: the brute force neither learns boilerplate nor marks
+            // template elements (the join of rare elements is checked against all pairs in
+            // the index crate).
+            let mut params = params;
+            params.extend(model_off());
             let method = join(&params);
             let expected = all_pairs(&method, texts);
             let found = engine_pairs(&method, texts, EngineOptions::default());
@@ -350,7 +363,12 @@ fn a_template_flood_stops_the_join_with_an_error_not_a_quadratic_answer() {
             )
         })
         .collect();
-    for params in [vec![], vec![("measure", "edit".to_owned())]] {
+    // Without the template model: with it (the default), templated codes are joined on their
+    // rare elements and the answer stays linear.
+    for params in [
+        model_off(),
+        [model_off(), vec![("measure", "edit".to_owned())]].concat(),
+    ] {
         let method = join(&params);
         let error = dedup(&method, &texts, EngineOptions::default(), &NoProgress).unwrap_err();
         assert_eq!(error.parameter(), "candidate_budget", "{params:?}");
