@@ -548,7 +548,10 @@ mod tests {
         assert!(learns(json!({"max_df": "off"})).is_some());
         assert!(learns(json!({"max_df": "off", "boilerplate_df": "off"})).is_none());
         assert!(learns(json!({"method": "exact"})).is_none());
-        assert!(learns(json!({"method": "join", "threshold": 0.7})).is_none());
+        // `join` has the template model since issue 43's fifth part.
+        assert!(learns(json!({"method": "join", "threshold": 0.7})).is_some());
+        let off = json!({"method": "join", "max_df": "off", "boilerplate_df": "off"});
+        assert!(learns(off).is_none());
         let warm = learns(json!({"frequency_warmup": 10})).unwrap();
         assert_eq!(warm.warmup, 10);
     }
