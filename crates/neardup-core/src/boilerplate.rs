@@ -277,6 +277,19 @@ fn numbers_are_dates(line: &str) -> bool {
 /// times the `boilerplate_df` documents (see [`Boilerplate::is_boilerplate_line`]).
 pub const ALONE_FACTOR: u64 = 5;
 
+/// A frequent line is a template's sentence with a slot when its main piece is in this many
+/// times its documents (see [`Boilerplate::has_slot`]).
+pub const SLOT_FACTOR: u64 = 4;
+
+/// The characters of `text` that count in a line key ([`line_key_folded`]).
+fn counted_chars(text: &str) -> usize {
+    let mut key = KeyFolder::new();
+    for c in text.chars() {
+        key.push(c);
+    }
+    key.counted
+}
+
 /// The neighbour of a document's first line.
 const START: u64 = 0x7374_6172_7400_0001;
 /// The neighbour of a document's last line.
@@ -353,8 +366,9 @@ pub struct Boilerplate {
     line_df: DfLimit,
     listed: Arc<foldhash::HashSet<u64>>,
     stats: Option<Arc<CorpusStats>>,
-    found_lines: Option<Arc<foldhash::HashSet<u64>>>,
-    found_alone: Option<Arc<foldhash::HashSet<u64>>>,
+    /// The frequent lines, pieces and pairs of lines with their document frequencies, when
+    /// the counts were not kept.
+    found: Option<Arc<foldhash::HashMap<u64, u32>>>,
     saturated: bool,
     max_df_count: Option<u64>,
     line_df_count: Option<u64>,
@@ -499,42 +513,61 @@ impl Boilerplate {
         if self.saturated {
             self.line_df_count = None;
         }
-        let frequent = |limit: u64| {
-            stats.frequent_features(
+        let found = match (keep_counts, self.line_df_count) {
+            (false, Some(limit)) => stats.frequent_feature_counts(
                 |key| key & LINE_BIT != 0,
                 u32::try_from(limit).unwrap_or(u32::MAX),
-            )
-        };
-        let found = match (keep_counts, self.line_df_count) {
-            (false, Some(limit)) => frequent(limit).zip(frequent(limit * ALONE_FACTOR)),
-            (false, None) => Some((Vec::new(), Vec::new())),
+            ),
+            (false, None) => Some(Vec::new()),
             (true, _) => None,
         };
         match found {
-            Some((keys, alone)) => {
-                self.found_lines = Some(Arc::new(keys.into_iter().collect()));
-                self.found_alone = Some(Arc::new(alone.into_iter().collect()));
+            Some(found) => {
+                self.found = Some(Arc::new(found.into_iter().collect()));
                 self.stats = None;
             }
             None => self.stats = Some(Arc::clone(stats)),
         }
     }
 
-    /// Whether a line or a pair of adjacent lines (by its key) is in `factor` times the
-    /// documents of the limit (`found` holds the keys that are, when the counts were not kept).
-    fn is_frequent(
-        &self,
-        key: u64,
-        factor: u64,
-        found: &Option<Arc<foldhash::HashSet<u64>>>,
-    ) -> bool {
-        found.as_ref().is_some_and(|found| found.contains(&key))
-            || match (&self.stats, self.line_df_count) {
-                (Some(stats), Some(limit)) => {
-                    u64::from(stats.document_frequency(key)) >= limit * factor
-                }
-                _ => false,
-            }
+    /// The document frequency of a line, a piece or a pair of adjacent lines (by its key):
+    /// exact when the counts were kept or the key is frequent, 0 for a key under the limit
+    /// when they were not.
+    fn frequency(&self, key: u64) -> u64 {
+        match (&self.found, &self.stats) {
+            (Some(found), _) => found.get(&key).copied().map_or(0, u64::from),
+            (None, Some(stats)) => u64::from(stats.document_frequency(key)),
+            (None, None) => 0,
+        }
+    }
+
+    /// Whether a line, a piece or a pair of adjacent lines (by its key) is in `factor` times
+    /// the documents of the limit.
+    fn is_frequent(&self, key: u64, factor: u64) -> bool {
+        self.line_df_count
+            .is_some_and(|limit| self.frequency(key) >= limit * factor)
+    }
+
+    /// Whether a frequent first or last `line` is a template's sentence with a slot in it
+    /// rather than a wrapper: one of its pieces (between commas and brackets, see
+    /// [`line_pieces`]), holding at least two thirds of its characters, is in
+    /// [`SLOT_FACTOR`] times as many documents as the line. "Hi Mary, this is a reminder of
+    /// your appointment with Dr." is frequent because a few names fill a template's place;
+    /// its wording is in every filling. Removed, it would leave one copy and stay in another
+    /// that wrote "ur" for "your", and the two would be compared on different text.
+    fn has_slot(&self, line: &str, key: u64) -> bool {
+        let pieces = line_pieces(line);
+        if pieces.len() < 2 {
+            return false;
+        }
+        let whole = counted_chars(line);
+        let line_count = self.frequency(key);
+        pieces.iter().any(|&(piece, piece_key, _)| {
+            piece_key.is_some_and(|piece_key| {
+                3 * counted_chars(piece) >= 2 * whole
+                    && self.frequency(piece_key) >= SLOT_FACTOR * line_count
+            })
+        })
     }
 
     /// Whether the line `key`, between the lines `previous` and `next` (the keys of its
@@ -545,12 +578,12 @@ impl Boilerplate {
     /// some documents (a stock phrase, a quotation, a sentence of a corpus built from a pool
     /// of sentences) has other neighbours each time and stays, unless it is in very many.
     pub fn is_boilerplate_line(&self, previous: u64, key: u64, next: u64) -> bool {
-        let frequent = |key| self.is_frequent(key, 1, &self.found_lines);
+        let frequent = |key| self.is_frequent(key, 1);
         self.listed.contains(&key)
             || (frequent(key)
                 && (frequent(pair_key(previous, key))
                     || frequent(pair_key(key, next))
-                    || self.is_frequent(key, ALONE_FACTOR, &self.found_alone)))
+                    || self.is_frequent(key, ALONE_FACTOR)))
     }
 
     /// Whether a shingle (by its hash) is common: in more than `max_df` documents.
@@ -578,7 +611,7 @@ impl Boilerplate {
         text: &'t str,
         removed: &mut Vec<RemovedLine<'t>>,
     ) -> String {
-        let learned = self.stats.is_some() || self.found_lines.is_some();
+        let learned = self.stats.is_some() || self.found.is_some();
         if !self.strips_lines() || (!learned && self.listed.is_empty()) {
             return normalizer.normalize(text);
         }
@@ -608,7 +641,9 @@ impl Boilerplate {
             .map(|index| {
                 let previous = index.checked_sub(1).map_or(START, |i| keyed[i].1);
                 let next = keyed.get(index + 1).map_or(END, |n| n.1);
-                self.is_boilerplate_line(previous, keyed[index].1, next)
+                let (line, key, _) = keyed[index];
+                self.is_boilerplate_line(previous, key, next)
+                    && (self.listed.contains(&key) || !self.has_slot(line, key))
             })
             .collect();
         if keyed.len() > 1 && self.line_df_count.is_some() {
@@ -616,7 +651,7 @@ impl Boilerplate {
                 .filter(|&index| !found[index])
                 .filter(|&index| {
                     (keyed[index].2)
-                        .is_some_and(|masked| self.is_frequent(masked, 1, &self.found_lines))
+                        .is_some_and(|masked| self.is_frequent(masked, 1))
                         && numbers_are_dates(keyed[index].0)
                 })
                 .collect();
@@ -689,7 +724,7 @@ impl Boilerplate {
             return Vec::new();
         }
         let frequent = |&(_, key, _): &(&str, Option<u64>, bool)| {
-            key.is_some_and(|key| self.is_frequent(key, 1, &self.found_lines))
+            key.is_some_and(|key| self.is_frequent(key, 1))
         };
         let cut = |piece: &(&str, Option<u64>, bool)| piece.2 && frequent(piece);
         let leading = (pieces.iter().take(EDGE_PIECES.min(pieces.len() - 1)))
@@ -1105,6 +1140,40 @@ mod tests {
             boilerplate.strip(&normalizer, notice, &mut Vec::new()),
             normalizer.normalize(notice)
         );
+    }
+
+    #[test]
+    fn a_template_sentence_with_a_name_is_not_boilerplate_and_a_footer_is() {
+        // 10 names fill the first sentence of a reminder: each filled sentence is in 20
+        // documents, over the limit, but its wording is in all 200.
+        let names = [
+            "Mary", "John", "Linda", "James", "Susan", "Robert", "Karen", "David", "Nancy", "Paul",
+        ];
+        let footer = "Sent by the clinic, do not reply to this message.";
+        let texts: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    "Hi {}, this is a reminder of your appointment with Dr.\nLee on May {} at {} pm in room {}.\n{footer}",
+                    names[i % 10],
+                    i % 28 + 1,
+                    i % 12 + 1,
+                    i
+                )
+            })
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let boilerplate = learned(&texts, DfLimit::Count(10), DfLimit::Off);
+        let normalizer = Normalizer::default();
+        let mut removed = Vec::new();
+        let kept = boilerplate.strip(&normalizer, texts[3], &mut removed);
+        let removed: Vec<&str> = removed.iter().map(|line| line.text).collect();
+        assert_eq!(removed, [footer], "{kept}");
+        assert!(kept.starts_with("hi james this is a reminder"), "{kept}");
+        // The sentence is frequent enough to be boilerplate; its slot keeps it.
+        let line = "Hi James, this is a reminder of your appointment with Dr.";
+        let key = line_key_folded(line).unwrap();
+        assert!(boilerplate.is_boilerplate_line(START, key, END));
+        assert!(boilerplate.has_slot(line, key));
     }
 
     #[test]

@@ -273,16 +273,31 @@ impl CorpusStats {
     /// The features that `wanted` accepts and that occur in at least `min` documents, sorted;
     /// `None` for a count-min table (it cannot list its features).
     pub fn frequent_features(&self, wanted: impl Fn(u64) -> bool, min: u32) -> Option<Vec<u64>> {
-        let Table::Exact(shards) = &self.table else {
-            return None;
-        };
-        let mut found: Vec<u64> = (shards.iter())
-            .flat_map(|shard| shard.counts.iter())
-            .filter(|&(&feature, &count)| count >= min && wanted(feature))
-            .map(|(&feature, _)| feature)
+        let mut found: Vec<u64> = (self.frequent_feature_counts(wanted, min)?)
+            .into_iter()
+            .map(|(feature, _)| feature)
             .collect();
         found.sort_unstable();
         Some(found)
+    }
+
+    /// The features that `wanted` accepts and that occur in at least `min` documents, with
+    /// their document frequencies, in no particular order; `None` for a count-min table.
+    pub fn frequent_feature_counts(
+        &self,
+        wanted: impl Fn(u64) -> bool,
+        min: u32,
+    ) -> Option<Vec<(u64, u32)>> {
+        let Table::Exact(shards) = &self.table else {
+            return None;
+        };
+        Some(
+            (shards.iter())
+                .flat_map(|shard| shard.counts.iter())
+                .filter(|&(&feature, &count)| count >= min && wanted(feature))
+                .map(|(&feature, &count)| (feature, count))
+                .collect(),
+        )
     }
 
     /// For a count-min table, the mean value of a cell: the expected over-count of an
