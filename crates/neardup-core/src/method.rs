@@ -144,6 +144,14 @@ pub enum Join<M: Method> {
     Hamming {
         /// The fingerprint and radius of a sketch.
         key: HammingHook<M>,
+        /// The priority keys of a sketch (with [`PRIORITY_KEY`] set; the hook returns
+        /// whether it gave any), which the online index stores and reads *beside* the
+        /// fingerprint, first: a templated text's rare elements and its digits in order. In
+        /// a flood every filling shares the block values of a template, the index reads a
+        /// bounded number of fingerprints per value, and a copy is met under its filling's
+        /// keys instead. `None`: the fingerprint alone. The batch join ignores it (it is
+        /// exact, and keeps the nearest partners under the candidate budget).
+        priority: Option<RareHook<M>>,
     },
 }
 

@@ -42,7 +42,8 @@ pub struct IndexEntry {
     /// The fingerprint and its search radius, for [`Join::Hamming`].
     pub hamming: Option<(u64, u32)>,
     /// The band keys, for [`Join::SymmetricKeys`]; the stored keys ([`Method::keys`]) for
-    /// the exact joins ([`Join::Prefix`], [`Join::Edit`]).
+    /// the exact joins ([`Join::Prefix`], [`Join::Edit`]); the priority keys of a templated
+    /// text for [`Join::Hamming`] (read beside its fingerprint, first).
     pub keys: Vec<u64>,
     /// For the exact joins, the keys the document looks up ([`Method::probe_keys`]); empty
     /// for other joins. Computed, never stored: only a text being checked needs them.
@@ -62,7 +63,18 @@ impl IndexEntry {
         if !entry.exact_only {
             let join = method.join();
             match online_form(join.shape()) {
-                Some(OnlineForm::Hamming) => entry.hamming = hamming_key(method, &join, sketch),
+                Some(OnlineForm::Hamming) => {
+                    entry.hamming = hamming_key(method, &join, sketch);
+                    if let Join::Hamming {
+                        priority: Some(priority),
+                        ..
+                    } = join
+                    {
+                        priority(method, sketch, &mut entry.keys);
+                        entry.keys.sort_unstable();
+                        entry.keys.dedup();
+                    }
+                }
                 Some(OnlineForm::Keys { probe_side }) => {
                     method.keys(sketch, &mut entry.keys);
                     entry.keys.sort_unstable();
@@ -375,7 +387,11 @@ impl PartitionIndex {
         let (keys, hamming) = match form {
             OnlineForm::Identity => (None, None),
             OnlineForm::Keys { .. } => (Some(MemoryIndex::new()), None),
-            OnlineForm::Hamming => (None, Some(Tiered::new(max_distance)?)),
+            OnlineForm::Hamming => {
+                let priority = matches!(join, Join::Hamming { priority: Some(_), .. });
+                let keys = priority.then(MemoryIndex::new);
+                (keys, Some(Tiered::new(max_distance)?))
+            }
         };
         Ok(PartitionIndex {
             identities: HashMap::default(),
@@ -383,7 +399,8 @@ impl PartitionIndex {
             hamming,
             max_distance,
             probe_side: matches!(form, OnlineForm::Keys { probe_side: true }),
-            priority_keys: join_limits(&join, CandidateLimits::default()).priority_keys,
+            priority_keys: join_limits(&join, CandidateLimits::default()).priority_keys
+                || matches!(form, OnlineForm::Hamming),
             budget: QUERY_BUDGET,
             deferred: false,
         })

@@ -55,7 +55,7 @@ pub fn hamming_key<M: Method>(
     sketch: &M::Sketch,
 ) -> Option<(u64, u32)> {
     match join {
-        Join::Hamming { key } => key(method, sketch),
+        Join::Hamming { key, .. } => key(method, sketch),
         _ => None,
     }
 }
@@ -170,7 +170,7 @@ where
             NgramBuckets::new(sequences(method, leaders, sequence)?, m as usize, similar)
                 .candidate_pairs(limits)
         }
-        Join::Hamming { key } => {
+        Join::Hamming { key, .. } => {
             HammingJoin::new(fingerprints(method, leaders, key)?).candidate_pairs(limits)
         }
     })

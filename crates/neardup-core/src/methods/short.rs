@@ -481,16 +481,7 @@ impl ShortText {
                 return;
             }
             keys.extend(prefix.iter().map(|&token| token & !PRIORITY_KEY));
-            let mut rare = Vec::new();
-            if sketch.part.rare_elements(&mut rare) {
-                // The digits in order too: what is rare changes as a stream's model is learned
-                // again (a value new since the last learning is rare in every text that has
-                // it), the digits of a notice and of its copies do not.
-                if sketch.part.digit_order != 0 {
-                    rare.push(1 << 32 | u64::from(sketch.part.digit_order));
-                }
-                keys.extend(rare.into_iter().map(rare_key));
-            }
+            sketch.part.priority_keys(keys);
             return;
         }
         let chars = &sketch.chars;
@@ -648,11 +639,6 @@ impl ShortText {
 
 /// The online priority key of a rare element: its hash in a namespace of its own (apart from
 /// the token hashes of the ordinary keys), with [`PRIORITY_KEY`] set.
-fn rare_key(element: u64) -> u64 {
-    const NAMESPACE: u64 = 0x7261_7265_5f6b_6579; // "rare_key"
-    PRIORITY_KEY | crate::hash::hash64(&(element ^ NAMESPACE).to_le_bytes())
-}
-
 /// The rare elements of a templated sketch (the hook of [`RareJoin`]).
 fn rare_elements<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
     sketch.part.rare_elements(out)

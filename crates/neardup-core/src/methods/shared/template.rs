@@ -8,7 +8,7 @@
 //! marks are one bit per element, 32 to a word, empty when nothing was counted.
 
 use crate::boilerplate::{DfFloors, DfLimit, DEFAULT_MAX_DF};
-use crate::method::{SketchDecoder, SketchEncoder};
+use crate::method::{SketchDecoder, SketchEncoder, PRIORITY_KEY};
 use crate::normalize::Normalizer;
 use crate::params::{param_value_by_choice, Params, Setting};
 use crate::sketch_kind::SketchKind;
@@ -449,6 +449,24 @@ impl TemplatePart {
         false
     }
 
+    /// Appends the online *priority keys* of a templated part to `out` and returns whether
+    /// it is templated: its [`TemplatePart::rare_elements`] and its digits in order, each
+    /// hashed in a namespace of its own with [`PRIORITY_KEY`] set. The digits are a key too
+    /// because what is rare changes as a stream's model is learned again (a value new since
+    /// the last learning is rare in every text that has it); the digits of a notice and of
+    /// its copies do not.
+    pub fn priority_keys(&self, out: &mut Vec<u64>) -> bool {
+        let mut rare = Vec::new();
+        if !self.rare_elements(&mut rare) {
+            return false;
+        }
+        if self.digit_order != 0 {
+            rare.push(1 << 32 | u64::from(self.digit_order));
+        }
+        out.extend(rare.into_iter().map(priority_key));
+        true
+    }
+
     /// Writes the part under `kind` (set, marks, slots, digit order) when it has a set; the
     /// method's own sketch follows it.
     pub fn encode(&self, kind: SketchKind, out: &mut Vec<u8>) {
@@ -547,4 +565,10 @@ mod tests {
         };
         assert!(!plain.templated() && !plain.is_marked(0) && !plain.counted());
     }
+}
+
+/// The priority key of a rare element or a digit order ([`TemplatePart::priority_keys`]).
+fn priority_key(element: u64) -> u64 {
+    const NAMESPACE: u64 = 0x7261_7265_5f6b_6579; // "rare_key"
+    PRIORITY_KEY | crate::hash::hash64(&(element ^ NAMESPACE).to_le_bytes())
 }

@@ -65,7 +65,7 @@ use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, normalize_options, normalize_settings,
     BOILERPLATE_PARAMS, NORMALIZE_PARAMS, SHINGLE_PARAMS, TEMPLATE_PARAMS,
 };
-use crate::methods::shared::template::{Marked, TemplateCheck, TemplatePart};
+use crate::methods::shared::template::{Marked, TemplateCheck, TemplatePart, Templates};
 use crate::methods::shared::verify::Verification;
 use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
@@ -471,8 +471,10 @@ impl Method for SimHash {
     }
 
     fn join(&self) -> Join<Self> {
+        let distinct = self.template.is_on() && self.template.templates == Templates::Distinct;
         Join::Hamming {
             key: SimHash::hamming_key,
+            priority: distinct.then_some(priority_keys),
         }
     }
 
@@ -585,6 +587,11 @@ impl Method for SimHash {
             _ => self.verify_threshold,
         }
     }
+}
+
+/// The online priority keys of a templated sketch (the hook of [`Join::Hamming`]).
+fn priority_keys(_method: &SimHash, sketch: &SimHashSketch, out: &mut Vec<u64>) -> bool {
+    sketch.part.priority_keys(out)
 }
 
 #[cfg(test)]
