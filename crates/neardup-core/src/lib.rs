@@ -66,6 +66,7 @@ pub mod sharded;
 pub mod simhash;
 pub mod sketch_kind;
 pub mod slots;
+pub mod template_text;
 mod t2s_table;
 #[doc(hidden)]
 pub mod testing;
@@ -74,6 +75,6 @@ pub mod tokenize;
 pub use error::{Error, Result};
 pub use method::{
     CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Sketch, SketchNotes,
-    PRIORITY_KEY,
+    Verdict, PRIORITY_KEY,
 };
 pub use sketch_kind::SketchKind;

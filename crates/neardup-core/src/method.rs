@@ -414,6 +414,42 @@ pub trait Method: Send + Sync + Clone {
         self.is_duplicate_pair(a, b, similarity)
             .then_some(similarity)
     }
+
+    /// [`Method::verify`] with the reason of a refusal: a method with a template check
+    /// tells the pairs its measure accepted and the check refused ([`Verdict::Fillings`]),
+    /// which the batch engine counts and groups into the templates it reports. The default
+    /// knows no such reason.
+    fn verdict(&self, a: &Self::Sketch, b: &Self::Sketch) -> Verdict {
+        Verdict::of(self.verify(a, b))
+    }
+}
+
+/// What [`Method::verdict`] found of a candidate pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// A duplicate, at this similarity.
+    Duplicate(f64),
+    /// Not a duplicate.
+    Different,
+    /// Not a duplicate, though the measure reached the threshold: the template check refused
+    /// it, as two fillings of one template (their rare elements or their numbers differ).
+    Fillings,
+}
+
+impl Verdict {
+    /// [`Verdict::Duplicate`] of a similarity, [`Verdict::Different`] of none.
+    pub fn of(similarity: Option<f64>) -> Verdict {
+        similarity.map_or(Verdict::Different, Verdict::Duplicate)
+    }
+
+    /// The similarity of a duplicate.
+    #[inline]
+    pub fn similarity(self) -> Option<f64> {
+        match self {
+            Verdict::Duplicate(similarity) => Some(similarity),
+            Verdict::Different | Verdict::Fillings => None,
+        }
+    }
 }
 
 pub use crate::corpus::CorpusStats;

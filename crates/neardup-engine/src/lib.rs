@@ -47,6 +47,7 @@ pub use neardup_index::{distributed_passes, hamming_key, HammingPass, READS_PER_
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,
     EngineOptions, EngineStats, Groups, Learned, NoProgress, Outcome, Progress, Sketcher,
+    TemplateGroup, Templates, TEMPLATES_LISTED, TEMPLATE_SAMPLE,
 };
 
 pub mod online_rules;

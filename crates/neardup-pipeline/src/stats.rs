@@ -109,6 +109,43 @@ pub struct RunStats {
     /// What boilerplate handling found (methods with `max_df`, `boilerplate_df` or
     /// `boilerplate_file`; absent otherwise).
     pub boilerplate: Option<BoilerplateReport>,
+    /// The templates the template check told apart (methods with `templates`; absent
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub templates: Option<TemplatesReport>,
+}
+
+/// The templates section of the stats file: documents joined by the candidate pairs that
+/// the template check refused (two fillings of one template whose measure reached the
+/// threshold).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TemplatesReport {
+    /// Candidate pairs the template check refused.
+    pub refused_pairs: u64,
+    /// Templates found: groups of documents those pairs join.
+    pub found: u64,
+    /// Documents in those groups, exact copies included.
+    pub documents: u64,
+    /// The largest templates (at most 20), most documents first.
+    pub top: Vec<TemplateReport>,
+}
+
+/// One template of the stats file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TemplateReport {
+    /// Its documents, exact copies included.
+    pub documents: u64,
+    /// Candidate pairs of its documents that the template check refused.
+    pub refused_pairs: u64,
+    /// Its first documents (at most 8), by input order.
+    pub ids: Vec<Value>,
+    /// The text those documents share, `{}` in each slot; `null` when the inputs cannot be
+    /// read again (standard input).
+    pub fixed: Option<String>,
+    /// Per document of `ids`, the text of each slot.
+    pub slots: Vec<Vec<String>>,
 }
 
 /// The boilerplate section of the stats file.
@@ -190,6 +227,7 @@ impl Default for RunStats {
             resumed_from: None,
             resume_discarded: None,
             boilerplate: None,
+            templates: None,
         }
     }
 }

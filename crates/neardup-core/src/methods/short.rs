@@ -43,7 +43,7 @@ use crate::normalize::Normalizer;
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Join, Method, RareJoin, Result, Sketch, PRIORITY_KEY};
+use crate::{Error, Join, Method, RareJoin, Result, Sketch, Verdict, PRIORITY_KEY};
 
 /// The kind of an encoded [`ShortSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::ShortText;
@@ -564,18 +564,27 @@ impl ShortText {
     /// duplicate, two templated sides whose template agrees are duplicates; otherwise a pair
     /// with a templated side must agree on its filling.
     fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
+        self.verdict(a, b).similarity()
+    }
+
+    /// [`Method::verdict`]: the template check after the measure.
+    fn verdict(&self, a: &ShortSketch, b: &ShortSketch) -> Verdict {
         let (marked_a, marked_b) = (a.part.marked(), b.part.marked());
         if let Some(similarity) = (self.template).same_template(marked_a, marked_b, self.threshold)
         {
-            return Some(similarity);
+            return Verdict::Duplicate(similarity);
         }
-        let similarity = self.measure_within(a, b)?;
-        (self.template)
-            .agree(
-                (marked_a, a.part.text_slots()),
-                (marked_b, b.part.text_slots()),
-            )
-            .then_some(similarity)
+        let Some(similarity) = self.measure_within(a, b) else {
+            return Verdict::Different;
+        };
+        let agree = (self.template).agree(
+            (marked_a, a.part.text_slots()),
+            (marked_b, b.part.text_slots()),
+        );
+        match agree {
+            true => Verdict::Duplicate(similarity),
+            false => Verdict::Fillings,
+        }
     }
 
     /// The measure of a pair when it reaches the pair's threshold.
@@ -738,6 +747,9 @@ macro_rules! short_text_method {
         }
         fn verify(&self, a: &ShortSketch, b: &ShortSketch) -> Option<f64> {
             self.short.verify(a, b)
+        }
+        fn verdict(&self, a: &ShortSketch, b: &ShortSketch) -> Verdict {
+            self.short.verdict(a, b)
         }
         fn distance(&self, a: &ShortSketch, b: &ShortSketch) -> Option<u32> {
             self.short.distance(a, b)

@@ -23,7 +23,7 @@ use crate::methods::minhash::{MinHash, MinHashSketch};
 use crate::methods::shared::classic::VERIFY_PARAM;
 use crate::methods::shared::verify::Verification;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
-use crate::{Error, Join, Method, Result, SketchNotes};
+use crate::{Error, Join, Method, Result, SketchNotes, Verdict};
 
 /// The default `min_hashes` (Broder 2000).
 pub const DEFAULT_PERMUTATIONS: usize = 84;
@@ -110,6 +110,12 @@ impl Method for SuperShingle {
             self.inner.verify(a, b)
         } else {
             Some(self.similarity(a, b))
+        }
+    }
+    fn verdict(&self, a: &MinHashSketch, b: &MinHashSketch) -> Verdict {
+        match self.verify {
+            true => self.inner.verdict(a, b),
+            false => Verdict::of(self.verify(a, b)),
         }
     }
     fn threshold(&self) -> f64 {

@@ -23,7 +23,7 @@
 //! | ranks and exact copies | `groups` | `Leaders` |
 //! | common shingles | `common` | `CommonMarks` |
 //! | candidates | `candidates` | `Candidates` |
-//! | verify | `verify` | `Verified` |
+//! | verify | `verify` | `Verified` (and the templates it refused: `templates`) |
 //! | cluster | `cluster` | `Clustered`, then [`Outcome`] (`outcome`) |
 
 mod candidates;
@@ -35,6 +35,7 @@ mod groups;
 mod options;
 mod outcome;
 mod sketch;
+mod templates;
 #[cfg(test)]
 mod testing;
 mod verify;
@@ -49,6 +50,7 @@ pub use corpus::{learn_corpus, CorpusLearner, Learned};
 pub use options::{EngineOptions, NoProgress, Progress};
 pub use outcome::{BoilerplateLine, BoilerplateStats, EngineStats, Groups, Outcome};
 pub use sketch::Sketcher;
+pub use templates::{TemplateGroup, Templates, TEMPLATES_LISTED, TEMPLATE_SAMPLE};
 
 use crate::spill::Spilling;
 use candidates::candidate_pairs;
@@ -291,6 +293,7 @@ fn dedup_sketched<M: Method>(
         progress,
     )?;
     record_candidates(&mut stats, candidates.stats, &verified);
+    stats.templates = Templates::find(&verified.fillings, &groups);
 
     let started = Instant::now();
     progress.stage("cluster", documents);

@@ -3,6 +3,8 @@
 
 use neardup_core::cluster::{Assignment, Pair};
 
+use super::templates::Templates;
+
 /// Counters and timings of one run of the engine.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineStats {
@@ -40,6 +42,8 @@ pub struct EngineStats {
     pub seconds: Vec<(&'static str, f64)>,
     /// What boilerplate handling found and removed (see [`neardup_core::boilerplate`]).
     pub boilerplate: BoilerplateStats,
+    /// The templates the template check told apart ([`Templates`]).
+    pub templates: Templates,
     /// The method's lexicon as a file (with
     /// [`EngineOptions::save_lexicon`](super::EngineOptions::save_lexicon)).
     pub lexicon: Option<String>,

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use neardup_core::cluster::Pair;
 use neardup_core::hash::mix64;
-use neardup_core::{Method, Result};
+use neardup_core::{Method, Result, Verdict};
 use rayon::prelude::*;
 
 use super::candidates::CandidateList;
@@ -46,6 +46,8 @@ impl Wanted {
 pub(crate) struct Verified {
     /// The confirmed pairs between leaders, in candidate order.
     pub(crate) pairs: Vec<Pair>,
+    /// The pairs the template check refused ([`neardup_core::Verdict::Fillings`]), sorted.
+    pub(crate) fillings: Vec<(u32, u32)>,
     /// Candidate pairs compared (the wanted ones).
     pub(crate) compared: u64,
     /// The budget hits of a spilled candidate list, known once it was read back.
@@ -69,9 +71,10 @@ pub(crate) fn verify_candidates<M: Method>(
             let candidates_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
             progress.stage("verify", candidates.len() as u64);
-            let pairs = verify(method, sketches, &candidates, progress)?;
+            let (pairs, fillings) = verify(method, sketches, &candidates, progress)?;
             Ok(Verified {
                 pairs,
+                fillings,
                 compared: candidates.len() as u64,
                 budget_hits: None,
                 seconds: [
@@ -102,6 +105,7 @@ fn verify_spilled<M: Method>(
     let started = Instant::now();
     progress.stage("verify", 0);
     let mut leader_pairs = Vec::new();
+    let mut fillings = Vec::new();
     let mut count = 0u64;
     let mut chunk_pairs: Vec<(u32, u32)> = Vec::new();
     let budget_hits = pairs.drain(VERIFY_CHUNK, |chunk| {
@@ -112,14 +116,18 @@ fn verify_spilled<M: Method>(
         }));
         chunk_pairs.par_sort_unstable();
         count += chunk_pairs.len() as u64;
-        leader_pairs.extend(verify(method, sketches, &chunk_pairs, progress)?);
+        let (pairs, refused) = verify(method, sketches, &chunk_pairs, progress)?;
+        leader_pairs.extend(pairs);
+        fillings.extend(refused);
         Ok(())
     })?;
     drop(chunk_pairs);
     // The order the in-memory path gives: by candidate, as candidates are sorted.
     leader_pairs.par_sort_unstable_by_key(|pair| (pair.a, pair.b));
+    fillings.par_sort_unstable();
     Ok(Verified {
         pairs: leader_pairs,
+        fillings,
         compared: count,
         budget_hits: Some(budget_hits),
         seconds: [
@@ -133,14 +141,15 @@ fn verify_spilled<M: Method>(
 /// document, so that chunk reads each first document's sketch once.
 const VERIFY_CHUNK: usize = 1 << 20;
 
-/// The candidates confirmed by [`Method::verify`], in candidate order. Candidates are sorted
+/// The candidates confirmed by [`Method::verdict`], in candidate order, and the ones the
+/// template check refused ([`Verdict::Fillings`]), in candidate order. Candidates are sorted
 /// by their first document, so a chunk reads each first document's sketch once.
 fn verify<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     candidates: &[(u32, u32)],
     progress: &dyn Progress,
-) -> Result<Vec<Pair>> {
+) -> Result<(Vec<Pair>, Vec<(u32, u32)>)> {
     // Spilled sketches cost a read and a decoding each: the partners of one chunk of pairs
     // are kept in a small cache by document (a bucket's members meet again and again), and
     // the chunks are large enough for it to serve. In memory a sketch is borrowed for free.
@@ -154,11 +163,12 @@ fn verify<M: Method>(
     // Spilled sketches with pre-checks: a pair whose pre-checks cannot pass is refused
     // before either sketch is read (a few bytes from a small spill the page cache keeps).
     let prechecks = sketches.prechecks();
-    let chunks: Vec<Result<Vec<Pair>>> = candidates
+    type Chunk = (Vec<Pair>, Vec<(u32, u32)>);
+    let chunks: Vec<Result<Chunk>> = candidates
         .par_chunks(chunk)
         .map(|chunk| {
             progress.advance(chunk.len() as u64);
-            let mut verified = Vec::new();
+            let (mut verified, mut fillings) = (Vec::new(), Vec::new());
             let mut last: Option<(u32, Held<'_, M::Sketch>)> = None;
             let mut cache: Vec<Option<(u32, Held<'_, M::Sketch>)>> =
                 (0..slots).map(|_| None).collect();
@@ -198,8 +208,13 @@ fn verify<M: Method>(
                         }
                     }
                 };
-                let Some(similarity) = method.verify(sa, sb) else {
-                    continue;
+                let similarity = match method.verdict(sa, sb) {
+                    Verdict::Duplicate(similarity) => similarity,
+                    Verdict::Fillings => {
+                        fillings.push((a, b));
+                        continue;
+                    }
+                    Verdict::Different => continue,
                 };
                 let distance = method.distance(sa, sb);
                 verified.push(Pair {
@@ -209,14 +224,16 @@ fn verify<M: Method>(
                     distance,
                 });
             }
-            Ok(verified)
+            Ok((verified, fillings))
         })
         .collect();
-    let mut pairs = Vec::new();
+    let (mut pairs, mut fillings) = (Vec::new(), Vec::new());
     for chunk in chunks {
-        pairs.extend(chunk?);
+        let (verified, refused) = chunk?;
+        pairs.extend(verified);
+        fillings.extend(refused);
     }
-    Ok(pairs)
+    Ok((pairs, fillings))
 }
 
 /// Slots of the cache of partners' sketches that [`verify`] keeps per chunk of a spilled

@@ -26,6 +26,7 @@ mod outputs;
 mod report;
 mod sides;
 mod streamed;
+mod templates;
 
 use std::time::Instant;
 

@@ -8,6 +8,7 @@ use neardup_engine::{BoilerplateStats, Outcome};
 use serde_json::Value;
 
 use super::memory::StagePeaks;
+use super::templates::templates_report;
 use super::outputs::Outputs;
 use super::{settings_json, Ids, Read, RunConfig, RunReport};
 use crate::error::{Error, Result};
@@ -36,8 +37,14 @@ pub(super) fn finish<M: Registered>(
     };
     let writing = Instant::now();
     write_reports(&mut outputs, view, outcome)?;
+    // Read again for their texts: only with a stats file, within the `write` stage.
+    let templates = match outputs.stats {
+        Some(_) => templates_report(method, config, view, &outcome.stats.templates)?,
+        None => None,
+    };
     let seconds = stage_seconds(&read.seconds, &outcome.stats.seconds, writing, started);
     let mut stats = run_stats(method, config, view, &read.counts, outcome, seconds);
+    stats.templates = templates;
     note_paths(&mut stats, &read);
     stats.peak_rss_by_stage = peaks.finish();
     if let Some(out) = outputs.stats.as_mut() {
@@ -181,7 +188,7 @@ fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
 /// The documents of a run: the reference corpus (`--against`; empty without one) first, then
 /// the inputs, numbered in that order as the engine numbers them.
 #[derive(Clone, Copy)]
-struct View<'a> {
+pub(super) struct View<'a> {
     reference: &'a Ids,
     corpus: &'a Ids,
     within: bool,
@@ -189,10 +196,10 @@ struct View<'a> {
 
 impl View<'_> {
     /// Where the inputs start.
-    fn first(&self) -> usize {
+    pub(super) fn first(&self) -> usize {
         self.reference.len()
     }
-    fn id(&self, document: usize) -> Value {
+    pub(super) fn id(&self, document: usize) -> Value {
         match document.checked_sub(self.first()) {
             Some(input) => self.corpus.get(input),
             None => self.reference.get(document),

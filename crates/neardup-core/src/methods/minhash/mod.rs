@@ -26,7 +26,7 @@ use crate::methods::shared::template;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
 use crate::tokenize::{ShingleSet, Shingler};
-use crate::{Method, Sketch};
+use crate::{Method, Sketch, Verdict};
 
 pub use crate::methods::shared::verify::DEFAULT_THRESHOLD;
 pub use builder::MinHashBuilder;
@@ -600,12 +600,18 @@ impl Method for MinHash {
     /// are refused without intersecting their sets; and pairs whose signatures agree in too
     /// few places ([`MinHash::signatures_may_agree`]) too.
     fn verify(&self, a: &MinHashSketch, b: &MinHashSketch) -> Option<f64> {
-        let (x, y) = pair_views(a, b)?;
+        self.verdict(a, b).similarity()
+    }
+
+    fn verdict(&self, a: &MinHashSketch, b: &MinHashSketch) -> Verdict {
+        let Some((x, y)) = pair_views(a, b) else {
+            return Verdict::Different;
+        };
         if let Some(similarity) = self.same_template(a, b) {
-            return Some(similarity);
+            return Verdict::Duplicate(similarity);
         }
         if !self.signatures_may_agree(x, y) {
-            return None;
+            return Verdict::Different;
         }
         // The pair's threshold ([`Method::pair_threshold`]) from the sets just chosen.
         let threshold = self.threshold.at(x.set.len().min(y.set.len()));
@@ -617,23 +623,20 @@ impl Method for MinHash {
             let (a_size, b_size) = (size(a, x), size(b, y));
             let (small, large) = (a_size.min(b_size), a_size.max(b_size));
             if large > 0.0 && small / large < threshold - 1e-9 {
-                return None;
+                return Verdict::Different;
             }
         }
         let similarity = self.similarity(a, b);
         if similarity < threshold - 1e-9 {
-            return None;
+            return Verdict::Different;
         }
         // Common marks are on the sketch's own set (the short part of a document in the
         // overlap has none).
         let marked = x.own && y.own && !a.common.is_empty() && !b.common.is_empty();
-        if marked && !self.rare_agree(a, b) {
-            return None;
+        if (marked && !self.rare_agree(a, b)) || !self.slots_agree(a, b) {
+            return Verdict::Fillings;
         }
-        if !self.slots_agree(a, b) {
-            return None;
-        }
-        Some(similarity)
+        Verdict::Duplicate(similarity)
     }
 
     /// The rule's smallest value (the value of every pair unless it is a rule by length).

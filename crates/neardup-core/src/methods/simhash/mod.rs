@@ -72,7 +72,7 @@ use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registe
 use crate::simhash::simhash64;
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Join, Method, Result, Sketch};
+use crate::{Error, Join, Method, Result, Sketch, Verdict};
 
 /// The kind of an encoded [`SimHashSketch`].
 const SKETCH_KIND: SketchKind = SketchKind::SimHash;
@@ -554,14 +554,18 @@ impl Method for SimHash {
     /// Within the pair's distance limit, then (when verifying) the measure at the threshold;
     /// the edit similarity stops as soon as the threshold is out of reach.
     fn verify(&self, a: &SimHashSketch, b: &SimHashSketch) -> Option<f64> {
+        self.verdict(a, b).similarity()
+    }
+
+    fn verdict(&self, a: &SimHashSketch, b: &SimHashSketch) -> Verdict {
         let distance = (a.fingerprint ^ b.fingerprint).count_ones();
         if distance > self.limit(a, b) {
-            return None;
+            return Verdict::Different;
         }
         if let Some(similarity) =
             (self.template).same_template(a.marked(), b.marked(), self.threshold())
         {
-            return Some(similarity);
+            return Verdict::Duplicate(similarity);
         }
         let similarity = match self.verification {
             Verification::None => Some(1.0 - f64::from(distance) / 64.0),
@@ -570,13 +574,18 @@ impl Method for SimHash {
                 self.is_duplicate(similarity).then_some(similarity)
             }
             Verification::Edit => edit_similarity(&a.text, &b.text, self.verify_threshold),
-        }?;
-        (self.template)
-            .agree(
-                (a.marked(), a.part.text_slots()),
-                (b.marked(), b.part.text_slots()),
-            )
-            .then_some(similarity)
+        };
+        let Some(similarity) = similarity else {
+            return Verdict::Different;
+        };
+        let agree = (self.template).agree(
+            (a.marked(), a.part.text_slots()),
+            (b.marked(), b.part.text_slots()),
+        );
+        match agree {
+            true => Verdict::Duplicate(similarity),
+            false => Verdict::Fillings,
+        }
     }
 
     /// The verification threshold, or without verification the similarity `1 - d / 64` of

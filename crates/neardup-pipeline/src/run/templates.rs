@@ -1,0 +1,96 @@
+//! The templates section of the stats file: the engine's template groups
+//! ([`neardup_engine::Templates`]), named by their documents' ids, with the fixed text and the
+//! slots told from those documents' texts ([`neardup_core::template_text`]). The texts were
+//! dropped once sketched, so the inputs are read once more, holding only the texts of the
+//! listed documents (at most 20 templates of 8); without a template found nothing is read.
+
+use std::collections::HashMap;
+
+use neardup_core::registry::Registered;
+use neardup_core::template_text::describe;
+use neardup_engine::Templates;
+
+use super::report::View;
+use super::RunConfig;
+use crate::error::Result;
+use crate::input::{read_inputs_streamed, InputOptions};
+use crate::stats::{TemplateReport, TemplatesReport};
+
+/// The templates section for `method` (`None` for a method without a template check).
+///
+/// # Errors
+/// An input that cannot be read again.
+pub(super) fn templates_report<M: Registered>(
+    _method: &M,
+    config: &RunConfig,
+    view: View<'_>,
+    found: &Templates,
+) -> Result<Option<TemplatesReport>> {
+    if !M::params().iter().any(|p| p.name == "templates") {
+        return Ok(None);
+    }
+    let first = view.first();
+    let wanted = |reference: bool| -> Vec<usize> {
+        let mut documents: Vec<usize> = (found.groups.iter())
+            .flat_map(|group| group.sample.iter().map(|&d| d as usize))
+            .filter(|&d| (d < first) == reference)
+            .map(|d| if reference { d } else { d - first })
+            .collect();
+        documents.sort_unstable();
+        documents
+    };
+    let reference = texts_of(&config.against, &config.input, &wanted(true))?;
+    let corpus = texts_of(&config.inputs, &config.input, &wanted(false))?;
+    let text = |document: usize| -> Option<&str> {
+        match document.checked_sub(first) {
+            Some(input) => corpus.as_ref()?.get(&input).map(String::as_str),
+            None => reference.as_ref()?.get(&document).map(String::as_str),
+        }
+    };
+    let top = (found.groups.iter())
+        .map(|group| {
+            let texts: Option<Vec<&str>> =
+                (group.sample.iter()).map(|&d| text(d as usize)).collect();
+            let described = texts.and_then(|texts| describe(&texts));
+            TemplateReport {
+                documents: group.documents,
+                refused_pairs: group.refused_pairs,
+                ids: (group.sample.iter()).map(|&d| view.id(d as usize)).collect(),
+                fixed: described.as_ref().map(|d| d.fixed.clone()),
+                slots: described.map(|d| d.slots).unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok(Some(TemplatesReport {
+        refused_pairs: found.refused_pairs,
+        found: found.found,
+        documents: found.documents,
+        top,
+    }))
+}
+
+/// The texts of the records numbered `wanted` (sorted, 0-based across `paths`), read once
+/// more; `None` when an input is standard input, which cannot be read again. Nothing is
+/// read when nothing is wanted.
+fn texts_of(
+    paths: &[String],
+    options: &InputOptions,
+    wanted: &[usize],
+) -> Result<Option<HashMap<usize, String>>> {
+    if wanted.is_empty() {
+        return Ok(Some(HashMap::new()));
+    }
+    if paths.iter().any(|path| path == "-") {
+        return Ok(None);
+    }
+    let mut texts = HashMap::new();
+    let mut index = 0usize;
+    read_inputs_streamed(paths, paths, options, (0, 0), &mut |record| {
+        if wanted.binary_search(&index).is_ok() {
+            texts.insert(index, record.text);
+        }
+        index += 1;
+        Ok(())
+    })?;
+    Ok(Some(texts))
+}
