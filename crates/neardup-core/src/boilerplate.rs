@@ -650,8 +650,7 @@ impl Boilerplate {
             let dated: Vec<usize> = edge_lines(keyed.len())
                 .filter(|&index| !found[index])
                 .filter(|&index| {
-                    (keyed[index].2)
-                        .is_some_and(|masked| self.is_frequent(masked, 1))
+                    (keyed[index].2).is_some_and(|masked| self.is_frequent(masked, 1))
                         && numbers_are_dates(keyed[index].0)
                 })
                 .collect();

@@ -66,8 +66,8 @@ pub mod sharded;
 pub mod simhash;
 pub mod sketch_kind;
 pub mod slots;
-pub mod template_text;
 mod t2s_table;
+pub mod template_text;
 #[doc(hidden)]
 pub mod testing;
 pub mod tokenize;

@@ -55,9 +55,7 @@ pub fn describe(fillings: &[&str]) -> Option<TemplateText> {
         .map(|i| {
             let before = i.checked_sub(1);
             let after = Some(i + 1).filter(|&a| a < units.len());
-            let lone = [before, after]
-                .iter()
-                .all(|n| n.is_none_or(|n| !fixed[n]));
+            let lone = [before, after].iter().all(|n| n.is_none_or(|n| !fixed[n]));
             let same = [before, after]
                 .iter()
                 .flatten()

@@ -388,7 +388,13 @@ impl PartitionIndex {
             OnlineForm::Identity => (None, None),
             OnlineForm::Keys { .. } => (Some(MemoryIndex::new()), None),
             OnlineForm::Hamming => {
-                let priority = matches!(join, Join::Hamming { priority: Some(_), .. });
+                let priority = matches!(
+                    join,
+                    Join::Hamming {
+                        priority: Some(_),
+                        ..
+                    }
+                );
                 let keys = priority.then(MemoryIndex::new);
                 (keys, Some(Tiered::new(max_distance)?))
             }

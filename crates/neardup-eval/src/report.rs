@@ -140,6 +140,8 @@ pub struct PageStats {
     pub lsh: Option<LshParams>,
     /// What boilerplate handling found (the stats file's `boilerplate` section).
     pub boilerplate: Option<neardup_pipeline::stats::BoilerplateReport>,
+    /// The templates the template check told apart (the stats file's `templates` section).
+    pub templates: Option<neardup_pipeline::stats::TemplatesReport>,
 }
 
 impl PageStats {
@@ -169,6 +171,7 @@ impl PageStats {
                 .map(str::to_owned),
             lsh,
             boilerplate: stats.boilerplate.clone(),
+            templates: stats.templates.clone(),
         }
     }
 }
@@ -267,6 +270,51 @@ fn push_facts(page: &mut String, stats: &PageStats) {
     page.push_str("</ul>\n");
     if let Some(found) = &stats.boilerplate {
         push_boilerplate(page, found);
+    }
+    if let Some(found) = &stats.templates {
+        push_templates(page, found);
+    }
+}
+
+/// The templates found: per template its documents, the pairs refused, the fixed text with
+/// its slots marked, and the slots of its first documents.
+fn push_templates(page: &mut String, found: &neardup_pipeline::stats::TemplatesReport) {
+    page.push_str("<h3>Templates</h3>\n<ul class=\"facts\">");
+    push_fact(
+        page,
+        "Templates",
+        &format!(
+            "{} found in {} documents; {} candidate pairs refused as two fillings of one \
+             template (the measure reached the threshold, the rare elements or the numbers \
+             differ)",
+            thousands(found.found),
+            thousands(found.documents),
+            thousands(found.refused_pairs)
+        ),
+    );
+    page.push_str("</ul>\n");
+    for template in &found.top {
+        let _ = write!(
+            page,
+            "<details class=\"template\"><summary>{} documents, {} pairs refused: <code>",
+            thousands(template.documents),
+            thousands(template.refused_pairs)
+        );
+        let fixed = template.fixed.as_deref();
+        push_escaped(
+            page,
+            fixed.unwrap_or("(the inputs could not be read again)"),
+        );
+        page.push_str("</code></summary><table class=\"boilerplate\"><tbody>");
+        for (index, id) in template.ids.iter().enumerate() {
+            page.push_str("<tr><td>");
+            push_escaped(page, &id_text(id));
+            page.push_str("</td><td>");
+            let slots = template.slots.get(index).map_or(&[][..], Vec::as_slice);
+            push_escaped(page, &slots.join(" | "));
+            page.push_str("</td></tr>");
+        }
+        page.push_str("</tbody></table></details>\n");
     }
 }
 
@@ -594,6 +642,34 @@ mod tests {
         let mut without = String::new();
         push_facts(&mut without, &self::stats());
         assert!(!without.contains("Boilerplate"));
+    }
+
+    #[test]
+    fn templates_are_shown_with_their_slots_escaped() {
+        let stats = page_stats(json!({
+            "method": {"name": "minhash", "threshold": 0.4, "params": {}},
+            "templates": {"refused_pairs": 1200, "found": 3, "documents": 2400,
+                          "top": [{"documents": 1500, "refused_pairs": 900,
+                                   "ids": ["n1", 7],
+                                   "fixed": "【{}】您的验证码是{}<b>",
+                                   "slots": [["淘宝", "482105"], ["京东", "913377"]]}]},
+        }));
+        let mut page = String::new();
+        push_facts(&mut page, &stats);
+        assert!(
+            page.contains("3 found in 2,400 documents; 1,200 candidate pairs"),
+            "{page}"
+        );
+        assert!(
+            page.contains("1,500 documents, 900 pairs refused"),
+            "{page}"
+        );
+        assert!(page.contains("【{}】您的验证码是{}&lt;b&gt;"), "{page}");
+        assert!(page.contains("<td>n1</td><td>淘宝 | 482105</td>"), "{page}");
+        assert!(page.contains("<td>7</td><td>京东 | 913377</td>"), "{page}");
+        let mut without = String::new();
+        push_facts(&mut without, &self::stats());
+        assert!(!without.contains("Templates"));
     }
 
     #[test]

@@ -14,5 +14,6 @@ mod simhash;
 mod stale;
 #[cfg(feature = "synth")]
 mod synth;
+mod templates;
 mod tune;
 mod util;

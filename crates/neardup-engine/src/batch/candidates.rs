@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use neardup_core::{JoinShape, Method, Result};
+use neardup_core::{JoinShape, Method, Result, Verdict};
 use neardup_index::{
     join_limits, ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs,
     KeyTable, RankedSketches,
@@ -26,6 +26,9 @@ pub(crate) struct Candidates<'d> {
     pub(crate) stats: BucketStats,
     /// Bytes written to the spill directory.
     pub(crate) spilled: u64,
+    /// Pairs of documents a generator that verifies (the n-gram index) found refused by the
+    /// template check ([`neardup_core::Verdict::Fillings`]), sorted.
+    pub(crate) fillings: Vec<(u32, u32)>,
 }
 
 /// The candidate pairs of documents, `(a, b)` with `a < b`.
@@ -76,6 +79,8 @@ struct Ranked<'a, M: Method> {
     by_rank: OnceLock<Vec<u32>>,
     /// The first sketch that could not be read while verifying.
     failed: FirstError,
+    /// The pairs of documents the template check refused while verifying.
+    fillings: std::sync::Mutex<Vec<(u32, u32)>>,
 }
 
 /// Candidate pairs `(a, b)`, `a < b`, sorted, among the leaders (see the module docs).
@@ -102,6 +107,7 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         rank,
         by_rank: OnceLock::new(),
         failed: FirstError::default(),
+        fillings: std::sync::Mutex::default(),
     };
     let join = method.join();
     let limits = join_limits(&join, limits);
@@ -139,10 +145,15 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         })
         .collect();
     pairs.par_sort_unstable();
+    let mut fillings =
+        std::mem::take(&mut *ranked.fillings.lock().unwrap_or_else(|e| e.into_inner()));
+    fillings.par_sort_unstable();
+    fillings.dedup();
     Ok(Candidates {
         list: CandidateList::Held(pairs),
         stats,
         spilled: 0,
+        fillings,
     })
 }
 
@@ -228,6 +239,7 @@ fn spilled_symmetric_pairs<'d, M: Method>(
         list: CandidateList::Spilled { pairs, by_rank },
         stats,
         spilled,
+        fillings: Vec::new(),
     })
 }
 
@@ -250,7 +262,14 @@ impl<M: Method> RankedSketches<M> for Ranked<'_, M> {
             self.sketches.get(self.method, a),
             self.sketches.get(self.method, b),
         ) {
-            (Ok(a), Ok(b)) => self.method.verify(&*a, &*b),
+            (Ok(sa), Ok(sb)) => match self.method.verdict(&*sa, &*sb) {
+                Verdict::Fillings => {
+                    let mut fillings = self.fillings.lock().unwrap_or_else(|e| e.into_inner());
+                    fillings.push((a.min(b), a.max(b)));
+                    None
+                }
+                verdict => verdict.similarity(),
+            },
             (Err(error), _) | (_, Err(error)) => {
                 self.failed.keep(error);
                 None

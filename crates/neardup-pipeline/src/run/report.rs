@@ -8,8 +8,8 @@ use neardup_engine::{BoilerplateStats, Outcome};
 use serde_json::Value;
 
 use super::memory::StagePeaks;
-use super::templates::templates_report;
 use super::outputs::Outputs;
+use super::templates::templates_report;
 use super::{settings_json, Ids, Read, RunConfig, RunReport};
 use crate::error::{Error, Result};
 use crate::input::Corpus;

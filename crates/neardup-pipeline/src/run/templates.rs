@@ -55,7 +55,9 @@ pub(super) fn templates_report<M: Registered>(
             TemplateReport {
                 documents: group.documents,
                 refused_pairs: group.refused_pairs,
-                ids: (group.sample.iter()).map(|&d| view.id(d as usize)).collect(),
+                ids: (group.sample.iter())
+                    .map(|&d| view.id(d as usize))
+                    .collect(),
                 fixed: described.as_ref().map(|d| d.fixed.clone()),
                 slots: described.map(|d| d.slots).unwrap_or_default(),
             }

@@ -202,7 +202,10 @@ fn copies_found_among_fillings(settings: serde_json::Value, cut: &str) {
                 missed.push(answer);
             }
         }
-        assert!(missed.is_empty(), "{settings}: copies stored as new: {missed:?}");
+        assert!(
+            missed.is_empty(),
+            "{settings}: copies stored as new: {missed:?}"
+        );
         let (_, filling) = server.insert("exams", "new", &exam(1520)).await;
         assert_eq!(filling["stored"], true, "{settings}: {filling}");
         server.stop().await;

@@ -1,0 +1,158 @@
+//! The templates a run found, in the stats file and the report: the methods whose template
+//! check refuses pairs name the template of a flood of exam notices, its fixed text and each
+//! filling's slots, and keep the fillings apart while they remove their copies.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{json_lines, neardup, path, stderr};
+
+/// 120 fillings of an exam notice (a city, a name, four numbers), every tenth sent again
+/// with a "转发：" prefix.
+fn flood(dir: &Path) -> String {
+    let cities = ["广州", "深圳", "杭州"];
+    let names = ["王伟", "李娜", "张敏", "刘洋", "陈静"];
+    let mut lines = Vec::new();
+    for i in 0..120usize {
+        let text = format!(
+            "【{}教育考试院】{}同学您好，您报名的考试将于5月{}日{}点开始，考场为第{}考场，座位号{}，\
+             请携带身份证和准考证提前三十分钟到达。",
+            cities[i % 3],
+            names[i % 5],
+            10 + i % 7,
+            8 + i % 9,
+            20 + i,
+            200 + 3 * i
+        );
+        lines.push(serde_json::json!({"id": format!("n{i}"), "text": text}).to_string());
+        if i % 10 == 0 {
+            let copy = format!("转发：{text}");
+            lines.push(serde_json::json!({"id": format!("c{i}"), "text": copy}).to_string());
+        }
+    }
+    let input = path(dir, "flood.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    input
+}
+
+#[test]
+fn the_stats_name_the_template_its_fixed_text_and_slots_on_every_templated_method() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = flood(dir.path());
+    let (kept, clusters, stats) = (
+        path(dir.path(), "kept.jsonl"),
+        path(dir.path(), "clusters.jsonl"),
+        path(dir.path(), "stats.json"),
+    );
+    // Not `join`: its join of rare elements pairs only what the template check can accept,
+    // so it refuses no pair and finds no template (docs/methods.md).
+    for method in ["minhash", "simhash", "ngram"] {
+        let output = neardup(&[
+            "dedup",
+            &input,
+            "-o",
+            &kept,
+            "--clusters",
+            &clusters,
+            "--stats",
+            &stats,
+            "--id-field",
+            "id",
+            "--method",
+            method,
+            "--max-df",
+            "10",
+            "--quiet",
+        ]);
+        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        // The copies go, the fillings stay.
+        assert_eq!(json_lines(&kept).len(), 120, "{method}");
+        let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        let templates = &stats["templates"];
+        assert!(
+            templates["refused_pairs"].as_u64().unwrap() > 0,
+            "{method}: {templates}"
+        );
+        assert!(
+            templates["found"].as_u64().unwrap() >= 1,
+            "{method}: {templates}"
+        );
+        let top = &templates["top"][0];
+        let fixed = top["fixed"].as_str().unwrap();
+        assert!(
+            fixed.contains("教育考试院】{}同学您好") && fixed.contains("考场，座位号"),
+            "{method}: {fixed}"
+        );
+        let ids = top["ids"].as_array().unwrap();
+        let slots = top["slots"].as_array().unwrap();
+        assert_eq!(ids.len(), slots.len(), "{method}: {top}");
+        assert!(ids.len() > 1 && ids.len() <= 8, "{method}: {top}");
+        let slot_count = fixed.matches("{}").count();
+        assert!(
+            slots
+                .iter()
+                .all(|s| s.as_array().unwrap().len() == slot_count),
+            "{method}: {top}"
+        );
+    }
+}
+
+#[test]
+fn the_report_shows_the_templates_and_standard_input_leaves_the_text_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = flood(dir.path());
+    let (kept, clusters, stats, page) = (
+        path(dir.path(), "kept.jsonl"),
+        path(dir.path(), "clusters.jsonl"),
+        path(dir.path(), "stats.json"),
+        path(dir.path(), "report.html"),
+    );
+    let common = ["--id-field", "id", "--max-df", "10", "--quiet"];
+    let run = |args: &[&str]| {
+        let output = neardup(args);
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    let dedup = [
+        "dedup",
+        &input,
+        "-o",
+        &kept,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+    ];
+    run(&[&dedup[..], &common[..]].concat());
+    let report = [
+        "report",
+        &input,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+        "-o",
+        &page,
+    ];
+    run(&[&report[..], &common[..2], &["--quiet"][..]].concat());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h3>Templates</h3>"), "no templates section");
+    assert!(html.contains("教育考试院】{}同学您好"), "no fixed text");
+    // From standard input the inputs cannot be read again: ids and counts, no text.
+    let text = std::fs::read(&input).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "dedup", "-", "-o", &kept, "--stats", &stats, "--format", "jsonl",
+        ])
+        .args(common)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &text).unwrap();
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let top = &stats["templates"]["top"][0];
+    assert!(top["fixed"].is_null(), "{top}");
+    assert!(!top["ids"].as_array().unwrap().is_empty(), "{top}");
+}
