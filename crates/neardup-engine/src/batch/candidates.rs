@@ -14,6 +14,7 @@ use neardup_index::{
 use rayon::prelude::*;
 
 use super::common::{GatheredKeys, Keyed};
+use super::templates::RefusedPairs;
 use super::{for_each_sized_chunk, FirstError};
 use crate::spill::{SketchStore, Spilling};
 
@@ -26,9 +27,9 @@ pub(crate) struct Candidates<'d> {
     pub(crate) stats: BucketStats,
     /// Bytes written to the spill directory.
     pub(crate) spilled: u64,
-    /// Pairs of documents a generator that verifies (the n-gram index) found refused by the
-    /// template check ([`neardup_core::Verdict::Fillings`]), sorted.
-    pub(crate) fillings: Vec<(u32, u32)>,
+    /// What a generator that verifies (the n-gram index) found refused by the template
+    /// check ([`neardup_core::Verdict::Fillings`]).
+    pub(crate) refused: Option<RefusedPairs>,
 }
 
 /// The candidate pairs of documents, `(a, b)` with `a < b`.
@@ -79,8 +80,8 @@ struct Ranked<'a, M: Method> {
     by_rank: OnceLock<Vec<u32>>,
     /// The first sketch that could not be read while verifying.
     failed: FirstError,
-    /// The pairs of documents the template check refused while verifying.
-    fillings: std::sync::Mutex<Vec<(u32, u32)>>,
+    /// The pairs the template check refused while verifying (made at the first).
+    refused: OnceLock<RefusedPairs>,
 }
 
 /// Candidate pairs `(a, b)`, `a < b`, sorted, among the leaders (see the module docs).
@@ -107,7 +108,7 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         rank,
         by_rank: OnceLock::new(),
         failed: FirstError::default(),
-        fillings: std::sync::Mutex::default(),
+        refused: OnceLock::new(),
     };
     let join = method.join();
     let limits = join_limits(&join, limits);
@@ -145,15 +146,11 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
         })
         .collect();
     pairs.par_sort_unstable();
-    let mut fillings =
-        std::mem::take(&mut *ranked.fillings.lock().unwrap_or_else(|e| e.into_inner()));
-    fillings.par_sort_unstable();
-    fillings.dedup();
     Ok(Candidates {
         list: CandidateList::Held(pairs),
         stats,
         spilled: 0,
-        fillings,
+        refused: ranked.refused.into_inner(),
     })
 }
 
@@ -239,7 +236,7 @@ fn spilled_symmetric_pairs<'d, M: Method>(
         list: CandidateList::Spilled { pairs, by_rank },
         stats,
         spilled,
-        fillings: Vec::new(),
+        refused: None,
     })
 }
 
@@ -264,8 +261,9 @@ impl<M: Method> RankedSketches<M> for Ranked<'_, M> {
         ) {
             (Ok(sa), Ok(sb)) => match self.method.verdict(&*sa, &*sb) {
                 Verdict::Fillings => {
-                    let mut fillings = self.fillings.lock().unwrap_or_else(|e| e.into_inner());
-                    fillings.push((a.min(b), a.max(b)));
+                    (self.refused)
+                        .get_or_init(|| RefusedPairs::new(self.rank.len()))
+                        .add(a, b);
                     None
                 }
                 verdict => verdict.similarity(),

@@ -283,7 +283,7 @@ fn dedup_sketched<M: Method>(
     )?;
     drop((exact_only, leaders));
     stats.spilled_bytes += candidates.spilled;
-    let candidates_fillings = candidates.fillings;
+    let refused = candidates.refused;
     let wanted = Wanted::of(&options);
     let verified = verify_candidates(
         method,
@@ -294,14 +294,10 @@ fn dedup_sketched<M: Method>(
         progress,
     )?;
     record_candidates(&mut stats, candidates.stats, &verified);
-    let mut fillings = verified.fillings;
-    if !candidates_fillings.is_empty() {
-        fillings.extend(candidates_fillings);
-        fillings.par_sort_unstable();
-        fillings.dedup();
-    }
-    stats.templates = Templates::find(&fillings, &groups);
-    drop(fillings);
+    stats.templates = match refused {
+        Some(refused) => refused.templates(&verified.fillings, &groups),
+        None => Templates::find(&verified.fillings, &groups),
+    };
 
     let started = Instant::now();
     progress.stage("cluster", documents);
