@@ -258,7 +258,11 @@ mod tests {
                     scope.spawn(move || chunk.iter().for_each(|&(a, b)| shared.add(a, b)));
                 }
             });
-            assert_eq!(shared.templates(&[(50, 51)], &groups), expected, "{threads}");
+            assert_eq!(
+                shared.templates(&[(50, 51)], &groups),
+                expected,
+                "{threads}"
+            );
         }
     }
 

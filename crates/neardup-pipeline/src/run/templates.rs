@@ -9,10 +9,14 @@ use std::collections::HashMap;
 use neardup_core::registry::Registered;
 use neardup_core::template_text::describe;
 use neardup_engine::Templates;
+use rayon::prelude::*;
 
 use super::report::View;
 use super::RunConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
+
+/// What [`texts_of`]'s reader is stopped with once it has read the last record wanted.
+const ENOUGH: &str = "the texts of the templates listed were read";
 use crate::input::{read_inputs_streamed, InputOptions};
 use crate::stats::{TemplateReport, TemplatesReport};
 
@@ -47,7 +51,7 @@ pub(super) fn templates_report<M: Registered>(
             None => reference.as_ref()?.get(&document).map(String::as_str),
         }
     };
-    let top = (found.groups.iter())
+    let top = (found.groups.par_iter())
         .map(|group| {
             let texts: Option<Vec<&str>> =
                 (group.sample.iter()).map(|&d| text(d as usize)).collect();
@@ -72,8 +76,8 @@ pub(super) fn templates_report<M: Registered>(
 }
 
 /// The texts of the records numbered `wanted` (sorted, 0-based across `paths`), read once
-/// more; `None` when an input is standard input, which cannot be read again. Nothing is
-/// read when nothing is wanted.
+/// more up to the last of them; `None` when an input is standard input, which cannot be
+/// read again. Nothing is read when nothing is wanted.
 fn texts_of(
     paths: &[String],
     options: &InputOptions,
@@ -87,12 +91,26 @@ fn texts_of(
     }
     let mut texts = HashMap::new();
     let mut index = 0usize;
-    read_inputs_streamed(paths, paths, options, (0, 0), &mut |record| {
+    let last = wanted.last().copied().unwrap_or(0);
+    let read = read_inputs_streamed(paths, paths, options, (0, 0), &mut |record| {
         if wanted.binary_search(&index).is_ok() {
             texts.insert(index, record.text);
         }
         index += 1;
-        Ok(())
-    })?;
+        // Past the last record wanted, the read stops.
+        match index > last {
+            true => Err(Error::Stopped {
+                parameter: ENOUGH.to_owned(),
+                message: String::new(),
+            }),
+            false => Ok(()),
+        }
+    });
+    match read {
+        Err(Error::Stopped { parameter, .. }) if parameter == ENOUGH => {}
+        other => {
+            other?;
+        }
+    }
     Ok(Some(texts))
 }
