@@ -141,8 +141,8 @@ pub struct TemplateReport {
     pub refused_pairs: u64,
     /// Its first documents (at most 8), by input order.
     pub ids: Vec<Value>,
-    /// The text those documents share, `{}` in each slot; `null` when the inputs cannot be
-    /// read again (standard input).
+    /// The text those documents share, `{}` in each slot; `null` when their texts could not
+    /// be had again (standard input read as CSV or Parquet).
     pub fixed: Option<String>,
     /// Per document of `ids`, the text of each slot.
     pub slots: Vec<Vec<String>>,

@@ -99,7 +99,7 @@ fn the_stats_name_the_template_its_fixed_text_and_slots_on_every_templated_metho
 }
 
 #[test]
-fn the_report_shows_the_templates_and_standard_input_leaves_the_text_out() {
+fn the_report_shows_the_templates() {
     let dir = tempfile::tempdir().unwrap();
     let input = flood(dir.path());
     let (kept, clusters, stats, page) = (
@@ -138,21 +138,73 @@ fn the_report_shows_the_templates_and_standard_input_leaves_the_text_out() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<h3>Templates</h3>"), "no templates section");
     assert!(html.contains("教育考试院】{}同学您好"), "no fixed text");
-    // From standard input the inputs cannot be read again: ids and counts, no text.
-    let text = std::fs::read(&input).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args([
-            "dedup", "-", "-o", &kept, "--stats", &stats, "--format", "jsonl",
-        ])
-        .args(common)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &text).unwrap();
-    drop(child.stdin.take());
-    assert!(child.wait().unwrap().success());
+}
+
+/// The templates section of `args`' run (a stats file written to `dir`).
+fn templates_of(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Value {
+    let stats = path(dir, "stats.json");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"));
+    command
+        .args(args)
+        .args(["--stats", &stats, "--max-df", "10", "--quiet"]);
+    command.stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut pipe, stdin.unwrap_or_default()).unwrap();
+    drop(pipe);
+    assert!(child.wait().unwrap().success(), "{args:?}");
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    let top = &stats["templates"]["top"][0];
-    assert!(top["fixed"].is_null(), "{top}");
-    assert!(!top["ids"].as_array().unwrap().is_empty(), "{top}");
+    stats["templates"].clone()
+}
+
+#[test]
+fn every_path_and_format_lists_the_same_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = flood(dir.path());
+    let kept = path(dir.path(), "kept.jsonl");
+    let base = ["dedup", &input, "-o", &kept, "--id-field", "id"];
+    // In memory, the texts are taken from the records' places in the file.
+    let expected = templates_of(dir.path(), &base, None);
+    assert!(expected["top"][0]["fixed"].is_string(), "{expected}");
+    // Spilled, as the inputs are read again to write the kept records.
+    let spilled = [&base[..], &["--memory-limit", "1"][..]].concat();
+    assert_eq!(templates_of(dir.path(), &spilled, None), expected);
+    // From standard input, from the lines held.
+    let text = std::fs::read(&input).unwrap();
+    let piped = [
+        "dedup",
+        "-",
+        "-o",
+        &kept,
+        "--id-field",
+        "id",
+        "--format",
+        "jsonl",
+    ];
+    assert_eq!(templates_of(dir.path(), &piped, Some(&text)), expected);
+    // CSV in memory: its rows are read again from the whole file.
+    let csv = path(dir.path(), "flood.csv");
+    let mut rows = String::from("id,text\n");
+    for row in json_lines(&input) {
+        let text = row["text"].as_str().unwrap();
+        rows.push_str(&format!(
+            "{},{}\n",
+            row["id"].as_str().unwrap(),
+            text.replace(',', "，")
+        ));
+    }
+    std::fs::write(&csv, rows).unwrap();
+    let kept_csv = path(dir.path(), "kept.csv");
+    let from_csv = templates_of(
+        dir.path(),
+        &["dedup", &csv, "-o", &kept_csv, "--id-field", "id"],
+        None,
+    );
+    assert!(
+        from_csv["top"][0]["fixed"]
+            .as_str()
+            .unwrap()
+            .contains("同学您好"),
+        "{from_csv}"
+    );
 }

@@ -6,8 +6,8 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::{
-    display_path, line_check, too_long, too_long_unfinished, CorpusReader, Format, OnError, Raw,
-    Record, Reread,
+    display_path, line_check, too_long, too_long_unfinished, Corpus, CorpusReader, Format,
+    InputOptions, OnError, Raw, Record, Reread,
 };
 use crate::compression::open_stream_plain;
 use crate::error::{Error, Result};
@@ -416,6 +416,45 @@ fn preview(text: &str) -> String {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_owned(),
     }
+}
+
+/// The text of `record` of `corpus` again, from its line: held ([`Raw::Line`]) or read at its
+/// place in its plain file ([`Raw::At`], checked as the writer checks it), parsed as the
+/// reader parsed it. `None` for records of other formats (CSV, Parquet), whose text is only
+/// read again with the whole input, and for a line that changed since it was read.
+pub fn text_again(corpus: &Corpus, record: &Record, options: &InputOptions) -> Option<String> {
+    let source = corpus.sources.get(record.source as usize)?;
+    let bytes = match &record.raw {
+        Raw::Line(bytes) => bytes.clone(),
+        Raw::At { offset, len, check } => {
+            let reread = source.reread.as_ref()?;
+            if Reread::of(&reread.opened).as_ref() != Some(reread) || offset + len > reread.len {
+                return None;
+            }
+            let mut file = std::fs::File::open(&reread.opened).ok()?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(*offset)).ok()?;
+            let mut bytes = vec![0; usize::try_from(*len).ok()?];
+            std::io::Read::read_exact(&mut file, &mut bytes).ok()?;
+            (line_check(&bytes) == *check).then_some(bytes)?
+        }
+        _ => return None,
+    };
+    let parser = LineParser {
+        name: &source.path,
+        source: record.source,
+        format: source.format,
+        text_field: &options.text_field,
+        id_field: options.id_field.as_deref(),
+    };
+    let crlf = bytes.ends_with(b"\r");
+    let pending = PendingLine {
+        line: record.line,
+        ordinal: 0,
+        bytes,
+        crlf,
+        offset: None,
+    };
+    parser.parse(pending).ok().map(|again| again.text)
 }
 
 impl CorpusReader<'_> {

@@ -31,7 +31,7 @@ mod row_tracker;
 mod runs;
 
 pub use crate::compression::open_stream;
-pub use lines::describe;
+pub use lines::{describe, text_again};
 pub use runs::Runs;
 #[cfg(feature = "parquet")]
 mod parquet;

@@ -2,6 +2,7 @@
 //! kept records written from memory (the lines of plain JSONL and text files read again
 //! from them).
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use neardup_core::registry::Registered;
@@ -9,9 +10,10 @@ use neardup_engine::{EngineOptions, Progress};
 use serde_json::Value;
 
 use super::outputs::Outputs;
+use super::templates;
 use super::{refuse_all_skipped, Ids, Read, RunConfig};
 use crate::error::Result;
-use crate::input::{read_inputs, read_inputs_leaving_lines, Corpus};
+use crate::input::{read_inputs, read_inputs_leaving_lines, text_again, Corpus};
 use crate::output::write_kept;
 
 /// The in-memory path: every record read, the texts moved into the engine, the kept records
@@ -45,6 +47,23 @@ pub(super) fn read_in_memory<M: Registered>(
         .map(Option::is_none)
         .collect();
     write_kept(&corpus, &keep, &mut outputs.kept)?;
+    // The texts the templates section lists, from the records' lines (held, or read at
+    // their places): the whole inputs are read again only for the others.
+    let mut texts = HashMap::new();
+    if outputs.stats.is_some() {
+        let found = &outcome.stats.templates;
+        for document in templates::listed(found) {
+            let (side, at) = match document.checked_sub(first) {
+                Some(input) => (&corpus, input),
+                None => (&reference, document),
+            };
+            if let Some(text) =
+                (side.records.get(at)).and_then(|record| text_again(side, record, &config.input))
+            {
+                texts.insert(document, text);
+            }
+        }
+    }
     let ids = |corpus: &mut Corpus| -> Vec<Value> {
         (corpus.records.drain(..)).map(|record| record.id).collect()
     };
@@ -62,6 +81,7 @@ pub(super) fn read_in_memory<M: Registered>(
         spilled: 0,
         memory: None,
         resume: None,
+        texts,
     })
 }
 

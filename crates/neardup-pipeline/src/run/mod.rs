@@ -277,6 +277,9 @@ struct Read {
     memory: Option<(u64, Plan)>,
     /// What a resumable run took up.
     resume: Option<ResumeStats>,
+    /// The texts of the documents the stats file's templates section lists (by engine
+    /// document), taken where the path had them at hand; the others are read again there.
+    texts: std::collections::HashMap<usize, String>,
 }
 
 /// What a resumable run took up from an earlier one.

@@ -39,7 +39,7 @@ pub(super) fn finish<M: Registered>(
     write_reports(&mut outputs, view, outcome)?;
     // Read again for their texts: only with a stats file, within the `write` stage.
     let templates = match outputs.stats {
-        Some(_) => templates_report(method, config, view, &outcome.stats.templates)?,
+        Some(_) => templates_report(method, config, view, &outcome.stats.templates, &read.texts)?,
         None => None,
     };
     let seconds = stage_seconds(&read.seconds, &outcome.stats.seconds, writing, started);

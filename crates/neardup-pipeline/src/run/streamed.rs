@@ -8,6 +8,7 @@
 //! engine, the kept records written by reading the inputs again, and the ids of the
 //! documents restored for the clusters and pairs files.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -22,6 +23,7 @@ use super::checkpoint::{
 };
 use super::outputs::Outputs;
 use super::sides::{changed, refuse_all_skipped_meta, ParkedSides, ReadSummary, Sides, SidesRead};
+use super::templates;
 use super::{settings_json, Ids, Read, ResumeStats, RunConfig};
 use crate::error::{Error, Result};
 use crate::input::{read_inputs_replayed, Corpus, Meta};
@@ -105,10 +107,19 @@ pub(super) fn read_streamed<M: Registered>(
         corpus: &corpus,
         corpus_meta: &corpus_meta,
     };
-    kept.write(duplicate_of, &mut outputs.kept)?;
-    // The ids again, for the clusters and pairs files (the only outputs that name
-    // documents); without them the parked files go with the temporary directory.
-    if outputs.clusters.is_some() || outputs.pairs.is_some() {
+    // The texts the templates section lists, taken as the inputs go by once more.
+    let wanted: Vec<usize> = match outputs.stats {
+        Some(_) => (templates::listed(&outcome.stats.templates).into_iter())
+            .filter_map(|document| document.checked_sub(first))
+            .collect(),
+        None => Vec::new(),
+    };
+    let texts = kept.write(duplicate_of, &wanted, &mut outputs.kept)?;
+    // The ids again, for the clusters and pairs files and the templates of the stats file
+    // (the outputs that name documents); without them the parked files go with the
+    // temporary directory.
+    let named = !outcome.stats.templates.groups.is_empty() && outputs.stats.is_some();
+    if outputs.clusters.is_some() || outputs.pairs.is_some() || named {
         parked.restore(&mut reference_meta, &mut corpus_meta)?;
     }
     name_reference(config, &reference, &mut reference_meta);
@@ -125,6 +136,9 @@ pub(super) fn read_streamed<M: Registered>(
         spilled,
         memory: None,
         resume: resume_stats,
+        texts: (texts.into_iter())
+            .map(|(input, text)| (first + input, text))
+            .collect(),
     })
 }
 
@@ -397,7 +411,14 @@ struct KeptAgain<'a> {
 impl KeptAgain<'_> {
     /// Writes the records whose `duplicate_of` is `None` (one entry per input record, in
     /// order), by reading the inputs once more; fails when they changed since the first read.
-    fn write(&self, duplicate_of: &[Option<u32>], kept: &mut AtomicOutput) -> Result<()> {
+    /// Returns the texts of the records numbered `wanted` (sorted), taken on the way.
+    fn write(
+        &self,
+        duplicate_of: &[Option<u32>],
+        wanted: &[usize],
+        kept: &mut AtomicOutput,
+    ) -> Result<HashMap<usize, String>> {
+        let mut texts = HashMap::new();
         let config = self.config;
         let corpus_meta = self.corpus_meta;
         let mut index = 0;
@@ -409,6 +430,9 @@ impl KeptAgain<'_> {
                 &config.input,
                 corpus_meta,
                 &mut |record| {
+                    if wanted.binary_search(&index).is_ok() {
+                        texts.insert(index, record.text.clone());
+                    }
                     let keep = duplicate_of.get(index).is_some_and(Option::is_none);
                     index += 1;
                     if keep {
@@ -423,7 +447,7 @@ impl KeptAgain<'_> {
         if index != corpus_meta.len() || count.bytes_read != self.corpus.bytes_read {
             return Err(changed(&config.inputs));
         }
-        Ok(())
+        Ok(texts)
     }
 }
 

@@ -1,8 +1,11 @@
 //! The templates section of the stats file: the engine's template groups
 //! ([`neardup_engine::Templates`]), named by their documents' ids, with the fixed text and the
 //! slots told from those documents' texts ([`neardup_core::template_text`]). The texts were
-//! dropped once sketched, so the inputs are read once more, holding only the texts of the
-//! listed documents (at most 20 templates of 8); without a template found nothing is read.
+//! dropped once sketched: the in-memory path takes them again from the records' lines (held,
+//! or read at their places in a plain file), the streamed path as it reads the inputs again
+//! to write the kept records; only the texts neither had (CSV and Parquet in memory, a
+//! reference corpus streamed) are read from the whole inputs once more. Without a template
+//! found nothing is read.
 
 use std::collections::HashMap;
 
@@ -20,7 +23,19 @@ const ENOUGH: &str = "the texts of the templates listed were read";
 use crate::input::{read_inputs_streamed, InputOptions};
 use crate::stats::{TemplateReport, TemplatesReport};
 
-/// The templates section for `method` (`None` for a method without a template check).
+/// The documents the templates section lists (engine numbering), sorted.
+pub(super) fn listed(found: &Templates) -> Vec<usize> {
+    let mut documents: Vec<usize> = (found.groups.iter())
+        .flat_map(|group| group.sample.iter().map(|&d| d as usize))
+        .collect();
+    documents.sort_unstable();
+    documents.dedup();
+    documents
+}
+
+/// The templates section for `method` (`None` for a method without a template check), with
+/// the texts the path took (`texts`, by engine document); the inputs are read again for the
+/// documents listed whose text it did not take.
 ///
 /// # Errors
 /// An input that cannot be read again.
@@ -29,23 +44,27 @@ pub(super) fn templates_report<M: Registered>(
     config: &RunConfig,
     view: View<'_>,
     found: &Templates,
+    texts: &HashMap<usize, String>,
 ) -> Result<Option<TemplatesReport>> {
     if !M::params().iter().any(|p| p.name == "templates") {
         return Ok(None);
     }
     let first = view.first();
+    let missing: Vec<usize> = (listed(found).into_iter())
+        .filter(|document| !texts.contains_key(document))
+        .collect();
     let wanted = |reference: bool| -> Vec<usize> {
-        let mut documents: Vec<usize> = (found.groups.iter())
-            .flat_map(|group| group.sample.iter().map(|&d| d as usize))
+        (missing.iter().copied())
             .filter(|&d| (d < first) == reference)
             .map(|d| if reference { d } else { d - first })
-            .collect();
-        documents.sort_unstable();
-        documents
+            .collect()
     };
     let reference = texts_of(&config.against, &config.input, &wanted(true))?;
     let corpus = texts_of(&config.inputs, &config.input, &wanted(false))?;
     let text = |document: usize| -> Option<&str> {
+        if let Some(text) = texts.get(&document) {
+            return Some(text);
+        }
         match document.checked_sub(first) {
             Some(input) => corpus.as_ref()?.get(&input).map(String::as_str),
             None => reference.as_ref()?.get(&document).map(String::as_str),
