@@ -78,10 +78,8 @@ pub(super) fn read_streamed<M: Registered>(
     let learned = Learned::new(method, corpus, engine)?;
     let (sketcher, mut read) =
         stream.sketch(&learned, sketched, first_read, first_full, spilling)?;
-    let parked = match stream.parked.take() {
-        Some(parked) => parked,
-        None => ParkedSides::park(&mut read, &work.path)?,
-    };
+    let parked = stream.parked.take();
+    let parked = parked.map_or_else(|| ParkedSides::park(&mut read, &work.path), Ok)?;
     let resumed = stream.resumed;
     let SidesRead {
         reference,
@@ -98,7 +96,6 @@ pub(super) fn read_streamed<M: Registered>(
     };
     let mut outcome = sketcher.finish(engine, progress)?;
     learned.complete(&mut outcome);
-
     let writing = Instant::now();
     let duplicate_of = &outcome.assignment.duplicate_of[first..];
     let kept = KeptAgain {
@@ -107,18 +104,11 @@ pub(super) fn read_streamed<M: Registered>(
         corpus: &corpus,
         corpus_meta: &corpus_meta,
     };
-    // The texts the templates section lists, taken as the inputs go by once more.
-    let wanted: Vec<usize> = match outputs.stats {
-        Some(_) => (templates::listed(&outcome.stats.templates).into_iter())
-            .filter_map(|document| document.checked_sub(first))
-            .collect(),
-        None => Vec::new(),
-    };
+    // The texts the templates section lists, taken as the inputs go by once more; the ids
+    // again for the outputs that name documents (else the parked files go with the work).
+    let wanted = templates::listed_inputs(&outcome.stats.templates, first, &outputs.stats);
     let texts = kept.write(duplicate_of, &wanted, &mut outputs.kept)?;
-    // The ids again, for the clusters and pairs files and the templates of the stats file
-    // (the outputs that name documents); without them the parked files go with the
-    // temporary directory.
-    let named = !outcome.stats.templates.groups.is_empty() && outputs.stats.is_some();
+    let named = outputs.stats.is_some() && !outcome.stats.templates.groups.is_empty();
     if outputs.clusters.is_some() || outputs.pairs.is_some() || named {
         parked.restore(&mut reference_meta, &mut corpus_meta)?;
     }
@@ -136,8 +126,9 @@ pub(super) fn read_streamed<M: Registered>(
         spilled,
         memory: None,
         resume: resume_stats,
-        texts: (texts.into_iter())
-            .map(|(input, text)| (first + input, text))
+        texts: texts
+            .into_iter()
+            .map(|(at, text)| (first + at, text))
             .collect(),
     })
 }

@@ -33,6 +33,17 @@ pub(super) fn listed(found: &Templates) -> Vec<usize> {
     documents
 }
 
+/// The inputs' documents (numbered from 0 after the `first` of a reference corpus) that the
+/// templates section lists, sorted; none without a stats file.
+pub(super) fn listed_inputs<T>(found: &Templates, first: usize, stats: &Option<T>) -> Vec<usize> {
+    match stats {
+        Some(_) => (listed(found).into_iter())
+            .filter_map(|document| document.checked_sub(first))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
 /// The templates section for `method` (`None` for a method without a template check), with
 /// the texts the path took (`texts`, by engine document); the inputs are read again for the
 /// documents listed whose text it did not take.
