@@ -141,6 +141,9 @@ fn verify_spilled<M: Method>(
 /// document, so that chunk reads each first document's sketch once.
 const VERIFY_CHUNK: usize = 1 << 20;
 
+/// The pairs [`verify`] confirmed, and the pairs the template check refused.
+type Confirmed = (Vec<Pair>, Vec<(u32, u32)>);
+
 /// The candidates confirmed by [`Method::verdict`], in candidate order, and the ones the
 /// template check refused ([`Verdict::Fillings`]), in candidate order. Candidates are sorted
 /// by their first document, so a chunk reads each first document's sketch once.
@@ -149,7 +152,7 @@ fn verify<M: Method>(
     sketches: &SketchStore<M::Sketch>,
     candidates: &[(u32, u32)],
     progress: &dyn Progress,
-) -> Result<(Vec<Pair>, Vec<(u32, u32)>)> {
+) -> Result<Confirmed> {
     // Spilled sketches cost a read and a decoding each: the partners of one chunk of pairs
     // are kept in a small cache by document (a bucket's members meet again and again), and
     // the chunks are large enough for it to serve. In memory a sketch is borrowed for free.
@@ -163,8 +166,7 @@ fn verify<M: Method>(
     // Spilled sketches with pre-checks: a pair whose pre-checks cannot pass is refused
     // before either sketch is read (a few bytes from a small spill the page cache keeps).
     let prechecks = sketches.prechecks();
-    type Chunk = (Vec<Pair>, Vec<(u32, u32)>);
-    let chunks: Vec<Result<Chunk>> = candidates
+    let chunks: Vec<Result<Confirmed>> = candidates
         .par_chunks(chunk)
         .map(|chunk| {
             progress.advance(chunk.len() as u64);

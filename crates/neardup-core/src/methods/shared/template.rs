@@ -532,6 +532,12 @@ impl TemplatePart {
     }
 }
 
+/// The priority key of a rare element or a digit order ([`TemplatePart::priority_keys`]).
+fn priority_key(element: u64) -> u64 {
+    const NAMESPACE: u64 = 0x7261_7265_5f6b_6579; // "rare_key"
+    PRIORITY_KEY | crate::hash::hash64(&(element ^ NAMESPACE).to_le_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,10 +571,4 @@ mod tests {
         };
         assert!(!plain.templated() && !plain.is_marked(0) && !plain.counted());
     }
-}
-
-/// The priority key of a rare element or a digit order ([`TemplatePart::priority_keys`]).
-fn priority_key(element: u64) -> u64 {
-    const NAMESPACE: u64 = 0x7261_7265_5f6b_6579; // "rare_key"
-    PRIORITY_KEY | crate::hash::hash64(&(element ^ NAMESPACE).to_le_bytes())
 }
