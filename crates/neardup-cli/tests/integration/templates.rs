@@ -36,36 +36,39 @@ fn flood(dir: &Path) -> String {
     input
 }
 
+/// Runs `neardup dedup INPUT` with a kept, a clusters and a stats file in `dir` (their paths
+/// returned) and `extra` options, `--max-df 10` and `--id-field id`; it must succeed.
+fn dedup(dir: &Path, input: &str, extra: &[&str]) -> (String, String, String) {
+    let (kept, clusters, stats) = (
+        path(dir, "kept.jsonl"),
+        path(dir, "clusters.jsonl"),
+        path(dir, "stats.json"),
+    );
+    let mut args = vec![
+        "dedup",
+        input,
+        "-o",
+        &kept,
+        "--clusters",
+        &clusters,
+        "--stats",
+        &stats,
+    ];
+    args.extend(["--id-field", "id", "--max-df", "10", "--quiet"]);
+    args.extend(extra);
+    let output = neardup(&args);
+    assert!(output.status.success(), "{extra:?}: {}", stderr(&output));
+    (kept, clusters, stats)
+}
+
 #[test]
 fn the_stats_name_the_template_its_fixed_text_and_slots_on_every_templated_method() {
     let dir = tempfile::tempdir().unwrap();
     let input = flood(dir.path());
-    let (kept, clusters, stats) = (
-        path(dir.path(), "kept.jsonl"),
-        path(dir.path(), "clusters.jsonl"),
-        path(dir.path(), "stats.json"),
-    );
     // Not `join`: its join of rare elements pairs only what the template check can accept,
     // so it refuses no pair and finds no template (docs/methods.md).
     for method in ["minhash", "simhash", "ngram"] {
-        let output = neardup(&[
-            "dedup",
-            &input,
-            "-o",
-            &kept,
-            "--clusters",
-            &clusters,
-            "--stats",
-            &stats,
-            "--id-field",
-            "id",
-            "--method",
-            method,
-            "--max-df",
-            "10",
-            "--quiet",
-        ]);
-        assert!(output.status.success(), "{method}: {}", stderr(&output));
+        let (kept, _, stats) = dedup(dir.path(), &input, &["--method", method]);
         // The copies go, the fillings stay.
         assert_eq!(json_lines(&kept).len(), 120, "{method}");
         let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
@@ -102,28 +105,8 @@ fn the_stats_name_the_template_its_fixed_text_and_slots_on_every_templated_metho
 fn the_report_shows_the_templates() {
     let dir = tempfile::tempdir().unwrap();
     let input = flood(dir.path());
-    let (kept, clusters, stats, page) = (
-        path(dir.path(), "kept.jsonl"),
-        path(dir.path(), "clusters.jsonl"),
-        path(dir.path(), "stats.json"),
-        path(dir.path(), "report.html"),
-    );
-    let common = ["--id-field", "id", "--max-df", "10", "--quiet"];
-    let run = |args: &[&str]| {
-        let output = neardup(args);
-        assert!(output.status.success(), "{}", stderr(&output));
-    };
-    let dedup = [
-        "dedup",
-        &input,
-        "-o",
-        &kept,
-        "--clusters",
-        &clusters,
-        "--stats",
-        &stats,
-    ];
-    run(&[&dedup[..], &common[..]].concat());
+    let (_, clusters, stats) = dedup(dir.path(), &input, &[]);
+    let page = path(dir.path(), "report.html");
     let report = [
         "report",
         &input,
@@ -134,7 +117,8 @@ fn the_report_shows_the_templates() {
         "-o",
         &page,
     ];
-    run(&[&report[..], &common[..2], &["--quiet"][..]].concat());
+    let output = neardup(&[&report[..], &["--id-field", "id", "--quiet"][..]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<h3>Templates</h3>"), "no templates section");
     assert!(html.contains("教育考试院】{}同学您好"), "no fixed text");

@@ -52,17 +52,16 @@ impl Templates {
     /// The templates of the documents `links` join, with the refused pairs `counted` by
     /// document (each pair counted once, under either of its documents).
     fn joined(links: &[(u32, u32)], counted: &[(u32, u64)], groups: &Groups) -> Templates {
-        let fillings = links;
-        if fillings.is_empty() {
+        if links.is_empty() {
             return Templates::default();
         }
         // The documents in a refused pair, numbered densely.
-        let mut members: Vec<u32> = fillings.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let mut members: Vec<u32> = links.iter().flat_map(|&(a, b)| [a, b]).collect();
         members.sort_unstable();
         members.dedup();
         let at = |document: u32| members.binary_search(&document).unwrap_or(0);
         let mut parent: Vec<usize> = (0..members.len()).collect();
-        for &(a, b) in fillings {
+        for &(a, b) in links {
             let (x, y) = (root(&mut parent, at(a)), root(&mut parent, at(b)));
             // The smaller index is the root: the group is named by its first member.
             let (low, high) = (x.min(y), x.max(y));
