@@ -27,6 +27,7 @@
 //! defaults are set well above the size of ordinary near-duplicate clusters; see
 //! `docs/evaluation.md` for the measurements behind them.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::corpus::CorpusStats;
@@ -628,6 +629,39 @@ impl Boilerplate {
         match self.kept_lines(text, removed) {
             Some(kept) => normalizer.normalize(&kept),
             None => normalizer.normalize(text),
+        }
+    }
+
+    /// Raw `text` without its markup (with `strip_html`) and without its boilerplate lines
+    /// and edge pieces (appended to `removed`), for a method that normalises the text
+    /// itself (the classic methods, whose signatures read punctuation, lines or words);
+    /// `true` with it when something was left out. The same lines leave as in
+    /// [`Boilerplate::strip`]: normalising the text returned gives what `strip` returns.
+    /// With `strip_html`, removed lines are not reported (they name text the document as
+    /// given does not hold).
+    pub fn strip_raw<'t>(
+        &self,
+        normalizer: &Normalizer,
+        text: &'t str,
+        removed: &mut Vec<RemovedLine<'t>>,
+    ) -> (Cow<'t, str>, bool) {
+        let plain = normalizer.strip_html_if_enabled(text);
+        let learned = self.stats.is_some() || self.found.is_some();
+        if !self.strips_lines() || (!learned && self.listed.is_empty()) {
+            return (plain, false);
+        }
+        match plain {
+            Cow::Borrowed(text) => match self.kept_lines(text, removed) {
+                Some(kept) => (Cow::Owned(kept), true),
+                None => (Cow::Borrowed(text), false),
+            },
+            Cow::Owned(plain) => {
+                let kept = self.kept_lines(&plain, &mut Vec::new());
+                match kept {
+                    Some(kept) => (Cow::Owned(kept), true),
+                    None => (Cow::Owned(plain), false),
+                }
+            }
         }
     }
 

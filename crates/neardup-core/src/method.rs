@@ -342,6 +342,16 @@ pub trait Method: Send + Sync + Clone {
         true
     }
 
+    /// Whether an engine marks the common features of the documents in a crowd of its
+    /// [`Method::keys`] only (a bucket of [`Join::SymmetricKeys`] shared by many documents:
+    /// the default, for band keys, which a template's fillings share and ordinary texts
+    /// do not), or of every document (`false`: keys that do not gather a template's fillings,
+    /// such as a lexicon signature of the words a filling changes). Methods whose candidates
+    /// are not shared keys of one kind have every document marked whatever this says.
+    fn marks_crowds_only(&self) -> bool {
+        true
+    }
+
     /// The lexicon the method learned or read, as the text of a file its `lexicon_file`
     /// parameter reads back (`dedup --save-lexicon`); `None` (the default) for methods
     /// without a lexicon.

@@ -43,11 +43,14 @@ pub enum SketchKind {
     /// `join` and `ngram` with the template check: the same template part as kind 13, then
     /// the sketch of kind 5.
     TemplatedShortText = 14,
+    /// `imatch`, `topn`, `segments` and `sentences` with the template check: the same
+    /// template part as kind 13, then the sketch of the method's own kind (6 to 9).
+    TemplatedClassic = 15,
 }
 
 impl SketchKind {
     /// Every kind, in byte order.
-    pub const ALL: [SketchKind; 14] = [
+    pub const ALL: [SketchKind; 15] = [
         SketchKind::Exact,
         SketchKind::MinHash,
         SketchKind::SimHash,
@@ -62,6 +65,7 @@ impl SketchKind {
         SketchKind::OrderedSlotsMinHash,
         SketchKind::TemplatedSimHash,
         SketchKind::TemplatedShortText,
+        SketchKind::TemplatedClassic,
     ];
 
     /// The byte written after the version.
@@ -91,6 +95,7 @@ impl SketchKind {
             SketchKind::OrderedSlotsMinHash => "minhash with ordered slots",
             SketchKind::TemplatedSimHash => "simhash with a template set",
             SketchKind::TemplatedShortText => "short-text with a template set",
+            SketchKind::TemplatedClassic => "classic with a template set",
         }
     }
 }
@@ -117,7 +122,7 @@ mod tests {
             );
         }
         assert_eq!(SketchKind::from_byte(0), None);
-        assert_eq!(SketchKind::from_byte(15), None);
+        assert_eq!(SketchKind::from_byte(16), None);
     }
 
     #[test]
@@ -142,6 +147,7 @@ mod tests {
                 (SketchKind::OrderedSlotsMinHash, 12),
                 (SketchKind::TemplatedSimHash, 13),
                 (SketchKind::TemplatedShortText, 14),
+                (SketchKind::TemplatedClassic, 15),
             ]
         );
     }

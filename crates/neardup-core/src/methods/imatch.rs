@@ -25,6 +25,7 @@
 
 use std::sync::Arc;
 
+use crate::boilerplate;
 use crate::corpus::CorpusStats;
 use crate::hash::mix64;
 use crate::methods::shared::classic::word_shingler;
@@ -37,7 +38,7 @@ use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::Shingler;
-use crate::{Error, Method, Result};
+use crate::{Error, Method, Result, SketchNotes};
 
 /// The sketch of [`IMatch`].
 pub type IMatchSketch = ClassicSketch<{ SketchKind::IMatch.byte() }>;
@@ -81,25 +82,35 @@ pub struct IMatch {
 }
 
 impl IMatch {
-    /// The distinct word features of raw `text` (sorted) and its normalised text.
-    fn words(&self, text: &str) -> (Vec<u64>, String) {
-        let normalized = self.normalizer.normalize(text);
-        let mut words = self.words.shingle_hashes(&normalized);
+    /// The distinct word features of raw `text`, sorted.
+    fn words(&self, text: &str) -> Vec<u64> {
+        self.words_normalized(&self.normalizer.normalize(text))
+    }
+
+    /// The distinct word features of `normalized` text, sorted.
+    fn words_normalized(&self, normalized: &str) -> Vec<u64> {
+        let mut words = self.words.shingle_hashes(normalized);
         words.sort_unstable();
         words.dedup();
-        (words, normalized)
+        words
     }
 
     fn in_lexicon(&self, word: u64) -> bool {
+        let key = word_key(word);
         match &self.lexicon {
             Lexicon::Unlearned => true,
-            Lexicon::Listed { words, .. } => words.contains(&word),
+            Lexicon::Listed { words, .. } => words.contains(&key),
             Lexicon::Band {
                 stats,
                 min_df,
                 max_df,
-            } => (*min_df..=*max_df).contains(&stats.document_frequency(word)),
+            } => (*min_df..=*max_df).contains(&stats.document_frequency(key)),
         }
+    }
+
+    /// Whether the lexicon is still to be learned from the corpus (none was given).
+    fn learns_lexicon(&self) -> bool {
+        matches!(self.lexicon, Lexicon::Unlearned)
     }
 
     /// Whether extra lexicon `k` (1-based) drops `word`.
@@ -136,9 +147,18 @@ impl IMatch {
 
     /// The lexicon words of raw `text`, sorted (for tests and inspection).
     pub fn lexicon_words(&self, text: &str) -> Vec<u64> {
-        let (words, _) = self.words(text);
-        words.into_iter().filter(|&w| self.in_lexicon(w)).collect()
+        (self.words(text).into_iter())
+            .filter(|&w| self.in_lexicon(w))
+            .collect()
     }
+}
+
+/// The key of a word in the corpus table and the lexicon: its hash with the top bit clear,
+/// the bit that keys of boilerplate lines, counted in the same table, have set
+/// ([`boilerplate::shingle_key`]). A saved lexicon's hashes are read the same way, so a
+/// lexicon saved with the bit set still matches.
+fn word_key(word: u64) -> u64 {
+    boilerplate::shingle_key(word)
 }
 
 /// Parses a lexicon file: `0x<hex> <df>` lines as `--save-lexicon` writes them, or one word
@@ -164,11 +184,11 @@ fn parse_lexicon(text: &str, normalizer: &Normalizer, words: &Shingler) -> Resul
                 Some(df) => df.parse().map_err(|_| bad("not a document frequency"))?,
                 None => 0,
             };
-            saved.push((hash, df));
+            saved.push((word_key(hash), df));
         } else {
             let normalized = normalizer.normalize(line);
             for word in words.shingle_hashes(&normalized) {
-                saved.push((word, 0));
+                saved.push((word_key(word), 0));
             }
         }
     }
@@ -191,36 +211,48 @@ impl Method for IMatch {
         "imatch"
     }
 
-    fn sketch(&self, text: &str) -> IMatchSketch {
-        let (words, normalized) = self.words(text);
-        let terms: Vec<u64> = words.into_iter().filter(|&w| self.in_lexicon(w)).collect();
+    classic::verified_by!(verifier);
+
+    /// Boilerplate lines and edge pieces leave the text before its words are looked up.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> IMatchSketch {
+        let body = (self.verifier).body(&self.normalizer, text, &mut notes.removed_lines);
+        let terms: Vec<u64> = (self.words_normalized(&body.normalized).into_iter())
+            .filter(|&w| self.in_lexicon(w))
+            .collect();
         let few = terms.len() < self.min_terms;
         let keys = if few {
             Vec::new()
         } else {
             self.signatures(&terms)
         };
-        self.verifier.sketch(&normalized, keys, few)
+        (self.verifier).sketch(&self.normalizer, (text, &body), keys, few)
     }
 
     fn keys(&self, sketch: &IMatchSketch, keys: &mut Vec<u64>) {
         keys.extend_from_slice(sketch.keys());
     }
 
+    /// The lexicon (unless given) and boilerplate lines.
     fn learns_from_corpus(&self) -> bool {
-        matches!(self.lexicon, Lexicon::Unlearned)
+        self.learns_lexicon() || self.verifier.learns_from_corpus()
     }
 
+    /// The document's words (their keys, [`word_key`]) and its lines (boilerplate).
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        features.extend(self.words(text).0);
+        (self.verifier).corpus_features(&self.normalizer, text, features);
+        if self.learns_lexicon() {
+            features.extend(self.words(text).into_iter().map(word_key));
+        }
     }
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
-        if !self.learns_from_corpus() {
+        self.verifier.learn(corpus);
+        if !self.learns_lexicon() {
             return;
         }
         let (min_df, max_df) = self.band(corpus.documents());
-        self.lexicon = match corpus.frequent_features(|_| true, min_df) {
+        let is_word = |key: u64| key == word_key(key);
+        self.lexicon = match corpus.frequent_features(is_word, min_df) {
             Some(found) => {
                 let saved: Vec<(u64, u32)> = (found.into_iter())
                     .map(|word| (word, corpus.document_frequency(word)))
@@ -241,7 +273,8 @@ impl Method for IMatch {
     }
 
     fn learned_limits(&self) -> Vec<(&'static str, u64)> {
-        match &self.lexicon {
+        let mut limits = self.verifier.learned_limits();
+        limits.extend(match &self.lexicon {
             Lexicon::Listed {
                 saved, from_file, ..
             } => {
@@ -261,7 +294,8 @@ impl Method for IMatch {
                 ("lexicon_max_df", u64::from(*max_df)),
             ],
             Lexicon::Unlearned => Vec::new(),
-        }
+        });
+        limits
     }
 
     fn lexicon(&self) -> Option<Result<String>> {
@@ -286,18 +320,6 @@ impl Method for IMatch {
             )),
             Lexicon::Unlearned => Err(Error::invalid("save_lexicon", "no lexicon was learned")),
         })
-    }
-
-    fn similarity(&self, a: &IMatchSketch, b: &IMatchSketch) -> f64 {
-        self.verifier.similarity(a, b)
-    }
-
-    fn verify(&self, a: &IMatchSketch, b: &IMatchSketch) -> Option<f64> {
-        self.verifier.verify(a, b)
-    }
-
-    fn threshold(&self) -> f64 {
-        self.verifier.threshold()
     }
 }
 
@@ -394,7 +416,7 @@ impl Registered for IMatch {
             None => Lexicon::Unlearned,
         };
         Ok(IMatch {
-            verifier: Verifier::from_params(params)?,
+            verifier: Verifier::from_params(params, &normalizer)?,
             low,
             high,
             extra,

@@ -11,13 +11,16 @@
 //! no piece with the original. Documents shorter than twice `segments` characters are
 //! compared as exact copies only.
 
+use std::sync::Arc;
+
+use crate::corpus::CorpusStats;
 use crate::hash::{hash64, mix64};
 use crate::methods::shared::classic::{self, ClassicSketch, Verifier};
 use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
 use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
-use crate::{Error, Join, Method, Result};
+use crate::{Error, Join, Method, Result, SketchNotes};
 
 /// The sketch of [`Segments`].
 pub type SegmentsSketch = ClassicSketch<{ SketchKind::Segments.byte() }>;
@@ -65,14 +68,17 @@ impl Method for Segments {
         "segments"
     }
 
-    fn sketch(&self, text: &str) -> SegmentsSketch {
-        let normalized = self.normalizer.normalize(text);
-        let pieces = self.cut(&normalized);
+    classic::verified_by!(verifier);
+
+    /// Boilerplate lines and edge pieces leave the text before it is cut.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> SegmentsSketch {
+        let body = (self.verifier).body(&self.normalizer, text, &mut notes.removed_lines);
+        let pieces = self.cut(&body.normalized);
         let keys = (pieces.iter().enumerate())
             .map(|(i, piece)| mix64(hash64(piece.as_bytes()) ^ mix64(i as u64 + 1)))
             .collect::<Vec<u64>>();
         let short = keys.is_empty();
-        self.verifier.sketch(&normalized, keys, short)
+        (self.verifier).sketch(&self.normalizer, (text, &body), keys, short)
     }
 
     /// Documents sharing at least `min_segments` pieces.
@@ -86,16 +92,21 @@ impl Method for Segments {
         keys.extend_from_slice(sketch.keys());
     }
 
-    fn similarity(&self, a: &SegmentsSketch, b: &SegmentsSketch) -> f64 {
-        self.verifier.similarity(a, b)
+    /// Boilerplate lines.
+    fn learns_from_corpus(&self) -> bool {
+        self.verifier.learns_from_corpus()
     }
 
-    fn verify(&self, a: &SegmentsSketch, b: &SegmentsSketch) -> Option<f64> {
-        self.verifier.verify(a, b)
+    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+        (self.verifier).corpus_features(&self.normalizer, text, features);
     }
 
-    fn threshold(&self) -> f64 {
-        self.verifier.threshold()
+    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        self.verifier.learn(corpus);
+    }
+
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        self.verifier.learned_limits()
     }
 }
 
@@ -140,9 +151,10 @@ impl Registered for Segments {
                 format!("{min_segments} (expected 1 to segments = {segments})"),
             ));
         }
+        let normalizer = Normalizer::new(normalize_options(params)?);
         Ok(Segments {
-            normalizer: Normalizer::new(normalize_options(params)?),
-            verifier: Verifier::from_params(params)?,
+            verifier: Verifier::from_params(params, &normalizer)?,
+            normalizer,
             segments,
             min_segments,
         })

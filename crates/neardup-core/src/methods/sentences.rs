@@ -17,7 +17,10 @@
 //! sentences is edited, and text without punctuation has one sentence and one context at
 //! most (compared as exact copies when it has fewer than `min_shared` features).
 
+use std::sync::Arc;
+
 use crate::boilerplate::lines;
+use crate::corpus::CorpusStats;
 use crate::hash::{hash128_u64s, hash64, mix64};
 use crate::methods::shared::classic::{self, is_mark, ClassicSketch, Verifier};
 use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
@@ -25,7 +28,7 @@ use crate::normalize::{NormalizeOptions, Normalizer};
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::is_cjk;
-use crate::{Error, Join, Method, Result};
+use crate::{Error, Join, Method, Result, SketchNotes};
 
 /// The sketch of [`Sentences`].
 pub type SentencesSketch = ClassicSketch<{ SketchKind::Sentences.byte() }>;
@@ -82,7 +85,12 @@ pub struct Sentences {
 impl Sentences {
     /// The punctuation-context features of raw `text`, sorted, without repeats.
     pub fn mark_features(&self, text: &str) -> Vec<u64> {
-        let folded = self.marks_normalizer.normalize(text);
+        self.mark_features_plain(&self.normalizer.strip_html_if_enabled(text))
+    }
+
+    /// [`Sentences::mark_features`] of text without markup.
+    fn mark_features_plain(&self, plain: &str) -> Vec<u64> {
+        let folded = self.marks_normalizer.normalize_plain(plain);
         let mut tokens: Vec<u64> = Vec::new();
         // Positions in `tokens` where a run of marks stands (before `tokens[i]`).
         let mut marks: Vec<usize> = Vec::new();
@@ -133,8 +141,12 @@ impl Sentences {
     /// The `sentences` longest sentences of raw `text`, normalised, longest first (ties in
     /// text order of the normalised sentence).
     pub fn longest_sentences(&self, text: &str) -> Vec<String> {
-        let text = self.normalizer.strip_html_if_enabled(text);
-        let mut found: Vec<(usize, String)> = lines(&text)
+        self.longest_sentences_plain(&self.normalizer.strip_html_if_enabled(text))
+    }
+
+    /// [`Sentences::longest_sentences`] of text without markup.
+    fn longest_sentences_plain(&self, plain: &str) -> Vec<String> {
+        let mut found: Vec<(usize, String)> = lines(plain)
             .map(|line| self.normalizer.normalize_plain(line))
             .filter(|line| !line.is_empty())
             .map(|line| (line.chars().filter(|&c| c != ' ').count(), line))
@@ -153,16 +165,19 @@ impl Method for Sentences {
         "sentences"
     }
 
-    fn sketch(&self, text: &str) -> SentencesSketch {
-        let normalized = self.normalizer.normalize(text);
-        match self.signature {
+    classic::verified_by!(verifier);
+
+    /// Boilerplate lines and edge pieces leave the text before its sentences are read.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> SentencesSketch {
+        let body = (self.verifier).body(&self.normalizer, text, &mut notes.removed_lines);
+        let (keys, few) = match self.signature {
             SentenceSignature::Marks => {
-                let features = self.mark_features(text);
+                let features = self.mark_features_plain(&body.plain);
                 let few = features.len() < self.min_shared;
-                self.verifier.sketch(&normalized, features, few)
+                (features, few)
             }
             SentenceSignature::Longest => {
-                let mut hashes: Vec<u64> = (self.longest_sentences(text).iter())
+                let mut hashes: Vec<u64> = (self.longest_sentences_plain(&body.plain).iter())
                     .map(|sentence| hash64(sentence.replace(' ', "").as_bytes()))
                     .collect();
                 hashes.sort_unstable();
@@ -170,9 +185,10 @@ impl Method for Sentences {
                     true => Vec::new(),
                     false => vec![classic::signature(1, &hashes)],
                 };
-                self.verifier.sketch(&normalized, keys, false)
+                (keys, false)
             }
-        }
+        };
+        (self.verifier).sketch(&self.normalizer, (text, &body), keys, few)
     }
 
     fn join(&self) -> Join<Self> {
@@ -188,16 +204,21 @@ impl Method for Sentences {
         keys.extend_from_slice(sketch.keys());
     }
 
-    fn similarity(&self, a: &SentencesSketch, b: &SentencesSketch) -> f64 {
-        self.verifier.similarity(a, b)
+    /// Boilerplate lines.
+    fn learns_from_corpus(&self) -> bool {
+        self.verifier.learns_from_corpus()
     }
 
-    fn verify(&self, a: &SentencesSketch, b: &SentencesSketch) -> Option<f64> {
-        self.verifier.verify(a, b)
+    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+        (self.verifier).corpus_features(&self.normalizer, text, features);
     }
 
-    fn threshold(&self) -> f64 {
-        self.verifier.threshold()
+    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        self.verifier.learn(corpus);
+    }
+
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        self.verifier.learned_limits()
     }
 }
 
@@ -261,13 +282,14 @@ impl Registered for Sentences {
         if sentences == 0 {
             return Err(Error::invalid("sentences", "0 (expected at least 1)"));
         }
+        let normalizer = Normalizer::new(options.clone());
         Ok(Sentences {
             marks_normalizer: Normalizer::new(NormalizeOptions {
                 strip_punctuation: false,
-                ..options.clone()
+                ..options
             }),
-            normalizer: Normalizer::new(options),
-            verifier: Verifier::from_params(params)?,
+            verifier: Verifier::from_params(params, &normalizer)?,
+            normalizer,
             signature: params.get("sentence_signature")?.unwrap_or_default(),
             context,
             min_shared,

@@ -24,7 +24,7 @@ use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::Shingler;
-use crate::{Error, Method, Result};
+use crate::{Error, Method, Result, SketchNotes};
 
 /// The sketch of [`TopN`].
 pub type TopNSketch = ClassicSketch<{ SketchKind::TopN.byte() }>;
@@ -44,21 +44,24 @@ pub struct TopN {
 }
 
 impl TopN {
-    /// The words of raw `text` with their counts, sorted by word, and the normalised text.
-    fn counts(&self, text: &str) -> (Vec<(u64, u32)>, String) {
-        let normalized = self.normalizer.normalize(text);
-        let mut words = self.words.shingle_hashes(&normalized);
+    /// The words of raw `text` with their counts, sorted by word.
+    fn counts(&self, text: &str) -> Vec<(u64, u32)> {
+        self.counts_normalized(&self.normalizer.normalize(text))
+    }
+
+    /// The words of `normalized` text with their counts, sorted by word.
+    fn counts_normalized(&self, normalized: &str) -> Vec<(u64, u32)> {
+        let mut words = self.words.shingle_hashes(normalized);
         words.sort_unstable();
-        let counts = (words.chunk_by(|a, b| a == b))
+        (words.chunk_by(|a, b| a == b))
             .map(|run| (run[0], run.len() as u32))
-            .collect();
-        (counts, normalized)
+            .collect()
     }
 
     /// The `top_n` words of raw `text` by TF-IDF weight, best first (ties: smaller hash
     /// first).
     pub fn top_words(&self, text: &str) -> Vec<u64> {
-        self.top(&self.counts(text).0)
+        self.top(&self.counts(text))
     }
 
     fn top(&self, counts: &[(u64, u32)]) -> Vec<u64> {
@@ -81,8 +84,12 @@ impl Method for TopN {
         "topn"
     }
 
-    fn sketch(&self, text: &str) -> TopNSketch {
-        let (counts, normalized) = self.counts(text);
+    classic::verified_by!(verifier);
+
+    /// Boilerplate lines and edge pieces leave the text before its words are weighed.
+    fn sketch_noted<'t>(&self, text: &'t str, notes: &mut SketchNotes<'t>) -> TopNSketch {
+        let body = (self.verifier).body(&self.normalizer, text, &mut notes.removed_lines);
+        let counts = self.counts_normalized(&body.normalized);
         let few = counts.len() < self.min_terms;
         let keys = if few {
             Vec::new()
@@ -91,7 +98,7 @@ impl Method for TopN {
             top.sort_unstable();
             vec![classic::signature(0, &top)]
         };
-        self.verifier.sketch(&normalized, keys, few)
+        (self.verifier).sketch(&self.normalizer, (text, &body), keys, few)
     }
 
     fn keys(&self, sketch: &TopNSketch, keys: &mut Vec<u64>) {
@@ -102,24 +109,19 @@ impl Method for TopN {
         true
     }
 
+    /// The document's words (for their IDF) and its lines (boilerplate).
     fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        features.extend(self.counts(text).0.into_iter().map(|(word, _)| word));
+        (self.verifier).corpus_features(&self.normalizer, text, features);
+        features.extend(self.counts(text).into_iter().map(|(word, _)| word));
     }
 
     fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        self.verifier.learn(corpus);
         self.idf = Some(Arc::clone(corpus));
     }
 
-    fn similarity(&self, a: &TopNSketch, b: &TopNSketch) -> f64 {
-        self.verifier.similarity(a, b)
-    }
-
-    fn verify(&self, a: &TopNSketch, b: &TopNSketch) -> Option<f64> {
-        self.verifier.verify(a, b)
-    }
-
-    fn threshold(&self) -> f64 {
-        self.verifier.threshold()
+    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        self.verifier.learned_limits()
     }
 }
 
@@ -153,10 +155,11 @@ impl Registered for TopN {
             ));
         }
         let min_terms = min_terms(params)?;
+        let normalizer = Normalizer::new(normalize_options(params)?);
         Ok(TopN {
-            normalizer: Normalizer::new(normalize_options(params)?),
             words: word_shingler(params)?,
-            verifier: Verifier::from_params(params)?,
+            verifier: Verifier::from_params(params, &normalizer)?,
+            normalizer,
             top_n,
             min_terms,
             idf: None,

@@ -265,8 +265,9 @@ const CROWD: u64 = 10;
 /// Per document, whether it shares a bucket key with more than `limit` other leaders: a
 /// member of a large group of near-identical texts (a template's notices), as opposed to a
 /// document whose common features are spread over ordinary language. Only such documents
-/// get the rare-feature check. Methods that do not find candidates by shared keys have all
-/// their documents checked.
+/// get the rare-feature check. Methods that do not find candidates by shared keys, or whose
+/// keys do not gather a template's fillings ([`Method::marks_crowds_only`]), have all their
+/// documents checked.
 ///
 /// Also returns the entries the check sorted: every leader's distinct keys, as `(key,
 /// rank)` entries in runs in the spill directory when spilling (`rank`: per document, its
@@ -279,7 +280,7 @@ fn crowded_documents<'d, M: Method>(
     limit: u64,
 ) -> Result<(Vec<bool>, Option<GatheredKeys<'d>>)> {
     let Ranking { leaders, rank, .. } = ranking;
-    if method.join().shape() != JoinShape::SymmetricKeys {
+    if method.join().shape() != JoinShape::SymmetricKeys || !method.marks_crowds_only() {
         return Ok((vec![true; sketches.len()], None));
     }
     // By rank: the candidate stage walks these runs and pairs ranks, and a lookup per entry

@@ -14,16 +14,39 @@
 //!
 //! The identity of a sketch is the hash of the normalised text, so exact copies (after
 //! normalisation) are grouped before any signature is compared.
+//!
+//! # Templates
+//!
+//! The classic methods share the template model of `minhash` and `simhash`: boilerplate
+//! lines and edge pieces (a dated header, a "转发：" prefix, a "回T退订" suffix) are learned in
+//! the corpus pass and leave the text before its signatures are taken ([`Verifier::body`]),
+//! and a candidate that the measure accepts must also pass the template check
+//! ([`TemplateCheck`]): two fillings of one template (a bank notice with another amount, an
+//! exam notice with another name and seat) share their signatures and most of their text,
+//! and are told apart by their rare elements and their numbers in place.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::boilerplate::{Boilerplate, DfFloors, DfLimit, RemovedLine};
+use crate::corpus::CorpusStats;
 use crate::hash::{hash128, hash128_u64s, mix64};
 use crate::measure::{edit_similarity, jaccard};
 use crate::method::{SketchDecoder, SketchEncoder};
-use crate::methods::shared::params::THRESHOLD_PARAM;
+use crate::methods::shared::params::{
+    boilerplate_params, boilerplate_settings, BOILERPLATE_PARAMS, TEMPLATE_PARAMS, THRESHOLD_PARAM,
+};
+use crate::methods::shared::template::{TemplateCheck, TemplatePart};
 use crate::methods::shared::verify::{Verification, DEFAULT_EDIT_THRESHOLD, DEFAULT_THRESHOLD};
+use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Result, Sketch};
+use crate::{Error, Result, Sketch, Verdict};
+
+/// The kind of an encoded [`ClassicSketch`] with a template part: the part, then the
+/// sketch under the method's own kind.
+const TEMPLATED_KIND: SketchKind = SketchKind::TemplatedClassic;
 
 /// The sketch of a classic method (kind byte `KIND`, a [`SketchKind::byte`]): signatures, and
 /// what verification needs.
@@ -38,12 +61,25 @@ pub struct ClassicSketch<const KIND: u8> {
     text: Box<[u32]>,
     empty: bool,
     exact_only: bool,
+    /// The template check's part ([`TemplatePart`]); empty with the check off.
+    part: TemplatePart,
 }
 
 impl<const KIND: u8> ClassicSketch<KIND> {
     /// The signatures, sorted, without repeats.
     pub fn keys(&self) -> &[u64] {
         &self.keys
+    }
+
+    /// The elements the engine counts for the template check
+    /// ([`crate::Method::frequency_features`]).
+    pub fn frequency_features(&self) -> &[u32] {
+        &self.part.set
+    }
+
+    /// Marks the common elements of the template part ([`crate::Method::mark_common`]).
+    pub fn mark_common(&mut self, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        self.part.mark(is_common)
     }
 }
 
@@ -58,6 +94,7 @@ impl<const KIND: u8> Sketch for ClassicSketch<KIND> {
         self.identity
     }
     fn encode(&self, out: &mut Vec<u8>) {
+        self.part.encode(TEMPLATED_KIND, out);
         let flags = u8::from(self.empty) | u8::from(self.exact_only) << 1;
         let mut encoder = SketchEncoder::new(out, KIND);
         encoder.u128(self.identity).u8(flags);
@@ -68,6 +105,14 @@ impl<const KIND: u8> Sketch for ClassicSketch<KIND> {
         encoder.u32s(&self.set).u32s(&self.text);
     }
     fn decode(bytes: &[u8]) -> Result<Self> {
+        if bytes.get(3) == Some(&TEMPLATED_KIND.byte()) {
+            let inner = SketchKind::from_byte(KIND)
+                .ok_or_else(|| Error::invalid("sketch", format!("kind {KIND}")))?;
+            let (part, rest) = TemplatePart::decode(bytes, TEMPLATED_KIND, inner)?;
+            let mut sketch = Self::decode(rest)?;
+            sketch.part = part;
+            return Ok(sketch);
+        }
         let mut decoder = SketchDecoder::new(bytes, KIND, kind_name(KIND))?;
         let identity = decoder.u128()?;
         let flags = decoder.u8()?;
@@ -103,6 +148,7 @@ impl<const KIND: u8> Sketch for ClassicSketch<KIND> {
             text: text.into_boxed_slice(),
             empty: flags & 1 != 0,
             exact_only: flags & 2 != 0,
+            part: TemplatePart::default(),
         })
     }
 }
@@ -111,29 +157,52 @@ fn kind_name(kind: u8) -> &'static str {
     SketchKind::from_byte(kind).map_or("classic", SketchKind::name)
 }
 
-/// Builds sketches and verifies candidates the same way for every classic method.
+/// A document's text as a classic method reads it ([`Verifier::body`]).
+#[derive(Debug, Clone)]
+pub struct Body<'t> {
+    /// The text without markup (with `strip_html`) and without its boilerplate: for the
+    /// methods that read punctuation or lines (`sentences`), normalised with
+    /// [`Normalizer::normalize_plain`].
+    pub plain: Cow<'t, str>,
+    /// `plain` normalised.
+    pub normalized: String,
+    /// Whether boilerplate left the text.
+    pub stripped: bool,
+}
+
+/// Builds sketches and verifies candidates the same way for every classic method: the
+/// measure, the boilerplate learned in the corpus pass, and the template check.
 #[derive(Debug, Clone)]
 pub struct Verifier {
     mode: Verification,
     threshold: f64,
     shingler: Shingler,
+    /// The template check (off with `max_df = off`).
+    template: TemplateCheck,
+    /// Boilerplate lines and edge pieces (`boilerplate_df`, `boilerplate_file`).
+    boilerplate: Boilerplate,
 }
 
 impl Verifier {
-    /// `verify` and `threshold` from `params`.
+    /// `verify` and `threshold`, the boilerplate and the template check from `params`
+    /// ([`verify_params`]); `normalizer` keys the listed boilerplate lines.
     ///
     /// # Errors
     /// A value that does not parse, or a threshold outside `(0, 1]`.
-    pub fn from_params(params: &Params) -> Result<Verifier> {
+    pub fn from_params(params: &Params, normalizer: &Normalizer) -> Result<Verifier> {
         let mode = params.get("verify")?.unwrap_or(Verification::Jaccard);
         let threshold = params.get("threshold")?.unwrap_or(match mode {
             Verification::Edit => DEFAULT_EDIT_THRESHOLD,
             _ => DEFAULT_THRESHOLD,
         });
-        Verifier::new(mode, threshold)
+        let mut verifier = Verifier::new(mode, threshold)?;
+        let (max_df, line_df, listed) = boilerplate_params(params)?;
+        verifier.boilerplate = Boilerplate::new(max_df, line_df, &listed, normalizer);
+        verifier.template = TemplateCheck::from_params(params)?;
+        Ok(verifier)
     }
 
-    /// A verifier.
+    /// A verifier without boilerplate or template check.
     ///
     /// # Errors
     /// A threshold outside `(0, 1]`.
@@ -145,10 +214,14 @@ impl Verifier {
             ));
         }
         let shingler = ShinglerBuilder::new().tokenizer(Tokenizer::Auto).build()?;
+        let mut off = Params::new();
+        off.insert("max_df", "off");
         Ok(Verifier {
             mode,
             threshold,
             shingler,
+            template: TemplateCheck::from_params(&off)?,
+            boilerplate: Boilerplate::new(DfLimit::Off, DfLimit::Off, "", &Normalizer::default()),
         })
     }
 
@@ -157,15 +230,46 @@ impl Verifier {
         self.mode
     }
 
-    /// The sketch of a document whose normalised text is `normalized`, with signatures
-    /// `keys` (any order, repeats allowed). A document without signatures but with text is
+    /// Raw `text` as the method reads it: without markup and boilerplate (its lines are
+    /// appended to `removed`), and normalised by `normalizer`. A text that is nothing but
+    /// boilerplate is read whole.
+    pub fn body<'t>(
+        &self,
+        normalizer: &Normalizer,
+        text: &'t str,
+        removed: &mut Vec<RemovedLine<'t>>,
+    ) -> Body<'t> {
+        let before = removed.len();
+        let (plain, stripped) = self.boilerplate.strip_raw(normalizer, text, removed);
+        let normalized = normalizer.normalize_plain(&plain);
+        if stripped && normalized.trim().is_empty() {
+            removed.truncate(before);
+            let plain = normalizer.strip_html_if_enabled(text);
+            let normalized = normalizer.normalize_plain(&plain);
+            return Body {
+                plain,
+                normalized,
+                stripped: false,
+            };
+        }
+        Body {
+            plain,
+            normalized,
+            stripped,
+        }
+    }
+
+    /// The sketch of raw `text` read as `body` ([`Verifier::body`]), with signatures `keys`
+    /// (any order, repeats allowed). A document without signatures but with text is
     /// exact-only (`exact_only` forces it).
     pub fn sketch<const KIND: u8>(
         &self,
-        normalized: &str,
+        normalizer: &Normalizer,
+        (text, body): (&str, &Body<'_>),
         mut keys: Vec<u64>,
         exact_only: bool,
     ) -> ClassicSketch<KIND> {
+        let normalized = body.normalized.as_str();
         keys.sort_unstable();
         keys.dedup();
         let empty = normalized.is_empty();
@@ -180,11 +284,18 @@ impl Verifier {
             }
             _ => Box::default(),
         };
+        let chars: Vec<u32> = (normalized.chars())
+            .filter(|&c| c != ' ')
+            .map(u32::from)
+            .collect();
+        let part = (self.template).part(
+            normalizer,
+            (text, normalized, body.stripped),
+            chars.len(),
+            !empty,
+        );
         let text = match self.mode {
-            Verification::Edit => (normalized.chars())
-                .filter(|&c| c != ' ')
-                .map(u32::from)
-                .collect(),
+            Verification::Edit => chars.into_boxed_slice(),
             _ => Box::default(),
         };
         ClassicSketch {
@@ -198,6 +309,7 @@ impl Verifier {
             set,
             text,
             empty,
+            part,
         }
     }
 
@@ -223,6 +335,45 @@ impl Verifier {
 
     /// The similarity of a candidate pair if it is a duplicate.
     pub fn verify<const KIND: u8>(
+        &self,
+        a: &ClassicSketch<KIND>,
+        b: &ClassicSketch<KIND>,
+    ) -> Option<f64> {
+        self.verdict(a, b).similarity()
+    }
+
+    /// What a candidate pair is: with templates duplicate, two templated sides sharing their
+    /// template are duplicates; otherwise the measure decides, and a pair it accepts with a
+    /// templated side must pass the template check ([`TemplateCheck::agree`]), or it is two
+    /// fillings of one template.
+    pub fn verdict<const KIND: u8>(
+        &self,
+        a: &ClassicSketch<KIND>,
+        b: &ClassicSketch<KIND>,
+    ) -> Verdict {
+        let (marked_a, marked_b) = (a.part.marked(), b.part.marked());
+        if let Some(similarity) = self
+            .template
+            .same_template(marked_a, marked_b, self.threshold)
+        {
+            return Verdict::Duplicate(similarity);
+        }
+        let Some(similarity) = self.measure(a, b) else {
+            return Verdict::Different;
+        };
+        let agree = (self.template).agree(
+            (marked_a, a.part.text_slots()),
+            (marked_b, b.part.text_slots()),
+        );
+        match agree || a.identity == b.identity {
+            true => Verdict::Duplicate(similarity),
+            false => Verdict::Fillings,
+        }
+    }
+
+    /// The measure's answer for a candidate pair: its similarity if it reaches the
+    /// threshold (every pair with `verify = none`).
+    fn measure<const KIND: u8>(
         &self,
         a: &ClassicSketch<KIND>,
         b: &ClassicSketch<KIND>,
@@ -254,14 +405,111 @@ impl Verifier {
         }
     }
 
-    /// `verify` and `threshold`, for the stats file.
+    /// Whether the corpus pass counts the documents' lines (boilerplate).
+    pub fn learns_from_corpus(&self) -> bool {
+        self.boilerplate.line_df() != DfLimit::Off
+    }
+
+    /// Appends the keys of raw `text`'s lines and edge pieces to the corpus features.
+    pub fn corpus_features(&self, normalizer: &Normalizer, text: &str, features: &mut Vec<u64>) {
+        self.boilerplate.corpus_lines(normalizer, text, features);
+    }
+
+    /// The floors of fractional limits.
+    pub fn set_frequency_floors(&mut self, floors: DfFloors) {
+        self.boilerplate.set_floors(floors);
+        self.template.floors = floors;
+    }
+
+    /// Takes the boilerplate lines from the corpus pass.
+    pub fn learn(&mut self, corpus: &Arc<CorpusStats>) {
+        if self.learns_from_corpus() {
+            self.boilerplate.learn(corpus, false);
+        }
+    }
+
+    /// The boilerplate limits learned (`max_df` is resolved by the engine).
+    pub fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+        let mut limits = self.boilerplate.learned_limits();
+        limits.retain(|(name, _)| *name != "max_df");
+        limits
+    }
+
+    /// With the template check on, the elements of the template sets in more than
+    /// `max_df` documents are common.
+    pub fn common_limit(&self, documents: u64) -> Option<u64> {
+        (self.template)
+            .is_on()
+            .then(|| self.template.common_limit(documents))
+            .flatten()
+    }
+
+    /// `verify`, `threshold`, the boilerplate and the template check, for the stats file.
     pub fn settings(&self) -> Vec<(&'static str, Setting)> {
-        vec![
+        let mut settings = vec![
             ("verify", Setting::Text(self.mode.name().to_owned())),
             ("threshold", Setting::Number(self.threshold)),
-        ]
+        ];
+        settings.extend(boilerplate_settings(&self.boilerplate));
+        settings.extend(self.template.settings());
+        settings
     }
 }
+
+/// The [`crate::Method`] functions every classic method hands to its [`Verifier`] (the
+/// field named): sketching through `sketch_noted`, the template check's marks, and the
+/// verification.
+macro_rules! verified_by {
+    ($verifier:ident) => {
+        fn sketch(&self, text: &str) -> Self::Sketch {
+            self.sketch_noted(text, &mut $crate::SketchNotes::default())
+        }
+
+        fn set_frequency_floors(&mut self, floors: $crate::boilerplate::DfFloors) {
+            self.$verifier.set_frequency_floors(floors);
+        }
+
+        fn common_limit(&self, documents: u64) -> Option<u64> {
+            self.$verifier.common_limit(documents)
+        }
+
+        fn frequency_features<'s>(&self, sketch: &'s Self::Sketch) -> &'s [u32] {
+            sketch.frequency_features()
+        }
+
+        fn mark_common(&self, sketch: &mut Self::Sketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+            sketch.mark_common(is_common)
+        }
+
+        /// The signatures do not depend on the marks.
+        fn marks_changed_keys(&self, _sketch: &Self::Sketch) -> bool {
+            false
+        }
+
+        /// Every document: a lexicon or top-N signature changes with a template's filling,
+        /// so a template's fillings need not meet in one crowded bucket.
+        fn marks_crowds_only(&self) -> bool {
+            false
+        }
+
+        fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64 {
+            self.$verifier.similarity(a, b)
+        }
+
+        fn verify(&self, a: &Self::Sketch, b: &Self::Sketch) -> Option<f64> {
+            self.$verifier.verify(a, b)
+        }
+
+        fn verdict(&self, a: &Self::Sketch, b: &Self::Sketch) -> $crate::Verdict {
+            self.$verifier.verdict(a, b)
+        }
+
+        fn threshold(&self) -> f64 {
+            self.$verifier.threshold()
+        }
+    };
+}
+pub(crate) use verified_by;
 
 /// The classic methods' `verify` parameter (`supershingle` has it too).
 pub const VERIFY_PARAM: ParamSpec = ParamSpec {
@@ -273,10 +521,15 @@ pub const VERIFY_PARAM: ParamSpec = ParamSpec {
     group: None,
 };
 
-/// `threshold` and `verify`: the same specs as minhash's `threshold` and the same kind and
-/// default as simhash's `verify` (the CLI has one flag per name).
+/// `threshold` and `verify` (the same specs as minhash's `threshold` and the same kind and
+/// default as simhash's `verify`: the CLI has one flag per name), then the boilerplate and
+/// the template check's parameters.
 pub fn verify_params() -> Vec<ParamSpec> {
-    vec![THRESHOLD_PARAM, VERIFY_PARAM]
+    let shared = BOILERPLATE_PARAMS.iter().chain(TEMPLATE_PARAMS).copied();
+    [THRESHOLD_PARAM, VERIFY_PARAM]
+        .into_iter()
+        .chain(shared)
+        .collect()
 }
 
 /// The word features of `imatch` and `topn`: jieba words on Chinese, Unicode words
@@ -314,11 +567,17 @@ mod tests {
 
     type TestSketch = ClassicSketch<{ SketchKind::TopN.byte() }>;
 
+    /// The sketch of `text` under `verifier` with signatures `keys`.
+    fn sketch(verifier: &Verifier, text: &str, keys: Vec<u64>) -> TestSketch {
+        let normalizer = Normalizer::default();
+        let body = verifier.body(&normalizer, text, &mut Vec::new());
+        verifier.sketch(&normalizer, (text, &body), keys, false)
+    }
+
     #[test]
     fn sketches_round_trip_under_their_kind() {
         let verifier = Verifier::new(Verification::Jaccard, 0.4).unwrap();
-        let sketch: TestSketch =
-            verifier.sketch("今天天气很好 我们去公园散步", vec![3, 1, 3], false);
+        let sketch = sketch(&verifier, "今天天气很好 我们去公园散步", vec![3, 1, 3]);
         assert_eq!(sketch.keys(), &[1, 3]);
         let mut bytes = Vec::new();
         sketch.encode(&mut bytes);
@@ -338,8 +597,8 @@ mod tests {
             Verification::Edit,
         ] {
             let verifier = Verifier::new(mode, 0.5).unwrap();
-            let a: TestSketch = verifier.sketch(text, vec![1, 2], false);
-            let b: TestSketch = verifier.sketch(edited, vec![2, 3], false);
+            let a = sketch(&verifier, text, vec![1, 2]);
+            let b = sketch(&verifier, edited, vec![2, 3]);
             let similarity = verifier.verify(&a, &b).unwrap();
             assert!(
                 (verifier.similarity(&a, &b) - similarity).abs() < 1e-12,

@@ -107,16 +107,16 @@ pub const SHINGLE_PARAMS: &[ParamSpec] = &[
     },
 ];
 
-/// The template check's parameters (see [`crate::methods::shared::template`]): `minhash`
-/// and `simhash`.
+/// The template check's parameters (see [`crate::methods::shared::template`]): `minhash`,
+/// `simhash`, `join`, `ngram` and the classic methods.
 pub const TEMPLATE_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "rare_threshold",
         kind: ParamKind::Number,
         default: Some("0.4"),
         help: "Least Jaccard of the rare shingles (in at most --max-df documents) of a pair \
-               of crowded documents (minhash with --common-shingles check; simhash when a \
-               side is mostly common shingles).",
+               of crowded documents (minhash with --common-shingles check; the other methods \
+               when a side is mostly common shingles).",
         group: Some("Boilerplate"),
     },
     ParamSpec {
@@ -126,7 +126,8 @@ pub const TEMPLATE_PARAMS: &[ParamSpec] = &[
         help: "Parts of a pair that must agree besides its shingles: `numbers` (two \
                fillings of one template, where each side has at least two numbers the \
                other lacks, must reach --slot-agreement on the Jaccard of their \
-               numbers; simhash checks pairs of two crowded documents only) or `off`.",
+               numbers; methods other than minhash check pairs of two crowded documents \
+               only) or `off`.",
         group: Some("Boilerplate"),
     },
     ParamSpec {
