@@ -89,6 +89,11 @@ impl Method for SuperShingle {
     fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
         self.inner.marks_changed_keys(sketch)
     }
+    /// Every document: a super-shingle of 14 min-hashes is shared by a template's fillings
+    /// only when their shingles nearly all agree, so fillings meet outside any crowd.
+    fn marks_crowds_only(&self) -> bool {
+        false
+    }
     fn set_frequency_floors(&mut self, floors: crate::boilerplate::DfFloors) {
         self.inner.set_frequency_floors(floors);
     }
