@@ -11,9 +11,6 @@
 //! no piece with the original. Documents shorter than twice `segments` characters are
 //! compared as exact copies only.
 
-use std::sync::Arc;
-
-use crate::corpus::CorpusStats;
 use crate::hash::{hash64, mix64};
 use crate::methods::shared::classic::{self, ClassicSketch, Verifier};
 use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
@@ -92,22 +89,7 @@ impl Method for Segments {
         keys.extend_from_slice(sketch.keys());
     }
 
-    /// Boilerplate lines.
-    fn learns_from_corpus(&self) -> bool {
-        self.verifier.learns_from_corpus()
-    }
-
-    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        (self.verifier).corpus_features(&self.normalizer, text, features);
-    }
-
-    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
-        self.verifier.learn(corpus);
-    }
-
-    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
-        self.verifier.learned_limits()
-    }
+    classic::learns_boilerplate_by!(verifier, normalizer);
 }
 
 impl Registered for Segments {

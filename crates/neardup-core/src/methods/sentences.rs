@@ -17,10 +17,7 @@
 //! sentences is edited, and text without punctuation has one sentence and one context at
 //! most (compared as exact copies when it has fewer than `min_shared` features).
 
-use std::sync::Arc;
-
 use crate::boilerplate::lines;
-use crate::corpus::CorpusStats;
 use crate::hash::{hash128_u64s, hash64, mix64};
 use crate::methods::shared::classic::{self, is_mark, ClassicSketch, Verifier};
 use crate::methods::shared::params::{normalize_options, normalize_settings, NORMALIZE_PARAMS};
@@ -204,22 +201,7 @@ impl Method for Sentences {
         keys.extend_from_slice(sketch.keys());
     }
 
-    /// Boilerplate lines.
-    fn learns_from_corpus(&self) -> bool {
-        self.verifier.learns_from_corpus()
-    }
-
-    fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
-        (self.verifier).corpus_features(&self.normalizer, text, features);
-    }
-
-    fn learn(&mut self, corpus: &Arc<CorpusStats>) {
-        self.verifier.learn(corpus);
-    }
-
-    fn learned_limits(&self) -> Vec<(&'static str, u64)> {
-        self.verifier.learned_limits()
-    }
+    classic::learns_boilerplate_by!(verifier, normalizer);
 }
 
 impl Registered for Sentences {

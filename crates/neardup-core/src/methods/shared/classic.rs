@@ -259,13 +259,13 @@ impl Verifier {
         }
     }
 
-    /// The sketch of raw `text` read as `body` ([`Verifier::body`]), with signatures `keys`
+    /// The sketch of `raw` text read as `body` ([`Verifier::body`]), with signatures `keys`
     /// (any order, repeats allowed). A document without signatures but with text is
     /// exact-only (`exact_only` forces it).
     pub fn sketch<const KIND: u8>(
         &self,
         normalizer: &Normalizer,
-        (text, body): (&str, &Body<'_>),
+        (raw, body): (&str, &Body<'_>),
         mut keys: Vec<u64>,
         exact_only: bool,
     ) -> ClassicSketch<KIND> {
@@ -284,20 +284,19 @@ impl Verifier {
             }
             _ => Box::default(),
         };
-        let chars: Vec<u32> = (normalized.chars())
-            .filter(|&c| c != ' ')
-            .map(u32::from)
-            .collect();
-        let part = (self.template).part(
-            normalizer,
-            (text, normalized, body.stripped),
-            chars.len(),
-            !empty,
-        );
-        let text = match self.mode {
-            Verification::Edit => chars.into_boxed_slice(),
+        let text: Box<[u32]> = match self.mode {
+            Verification::Edit => (normalized.chars())
+                .filter(|&c| c != ' ')
+                .map(u32::from)
+                .collect(),
             _ => Box::default(),
         };
+        let length = match self.mode {
+            Verification::Edit => text.len(),
+            _ => normalized.chars().filter(|&c| c != ' ').count(),
+        };
+        let part =
+            (self.template).part(normalizer, (raw, normalized, body.stripped), length, !empty);
         ClassicSketch {
             identity: hash128(normalized.as_bytes()),
             exact_only: !empty && (exact_only || keys.is_empty()),
@@ -510,6 +509,30 @@ macro_rules! verified_by {
     };
 }
 pub(crate) use verified_by;
+
+/// The corpus functions of a classic method that learns nothing but boilerplate from the
+/// corpus (`segments`, `sentences`), handed to its [`Verifier`] with its normaliser.
+macro_rules! learns_boilerplate_by {
+    ($verifier:ident, $normalizer:ident) => {
+        /// Boilerplate lines.
+        fn learns_from_corpus(&self) -> bool {
+            self.$verifier.learns_from_corpus()
+        }
+
+        fn corpus_features(&self, text: &str, features: &mut Vec<u64>) {
+            (self.$verifier).corpus_features(&self.$normalizer, text, features);
+        }
+
+        fn learn(&mut self, corpus: &std::sync::Arc<$crate::corpus::CorpusStats>) {
+            self.$verifier.learn(corpus);
+        }
+
+        fn learned_limits(&self) -> Vec<(&'static str, u64)> {
+            self.$verifier.learned_limits()
+        }
+    };
+}
+pub(crate) use learns_boilerplate_by;
 
 /// The classic methods' `verify` parameter (`supershingle` has it too).
 pub const VERIFY_PARAM: ParamSpec = ParamSpec {
