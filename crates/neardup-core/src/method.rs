@@ -58,11 +58,19 @@ pub type RareHook<M> = fn(&M, &<M as Method>::Sketch, &mut Vec<u64>) -> bool;
 /// their own: the filling) at `threshold` in Jaccard, against every sketch. The method's
 /// verification refuses a pair with a templated side below that threshold, so the two joins
 /// together still find every pair it can accept.
+///
+/// With templates duplicate, `anchors` gives a templated sketch's *template keys* (see
+/// [`crate::methods::shared::template::TemplatePart::template_keys`]): the fillings of one
+/// template share one with high probability, and each of them is paired with the first few
+/// sketches (by rank) that have it, so that the fillings meet their template's first ones in
+/// bounded work (the exact answer, every filling with every other, is quadratic).
 pub struct RareJoin<M: Method> {
     /// Least Jaccard of the rare elements, in `(0, 1]`.
     pub threshold: f64,
     /// The rare elements of a sketch.
     pub elements: RareHook<M>,
+    /// The template keys of a templated sketch (templates duplicate); `None` otherwise.
+    pub anchors: Option<RareHook<M>>,
 }
 
 impl<M: Method> Clone for RareJoin<M> {
@@ -152,6 +160,12 @@ pub enum Join<M: Method> {
         /// keys instead. `None`: the fingerprint alone. The batch join ignores it (it is
         /// exact, and keeps the nearest partners under the candidate budget).
         priority: Option<RareHook<M>>,
+        /// With templates duplicate, the template keys of a templated sketch (as
+        /// [`RareJoin::anchors`]): the batch join also pairs each templated sketch with the
+        /// first ones (by rank) sharing one of its keys, whatever their distance, since two
+        /// fillings of one template are duplicates and their fingerprints need not be near.
+        /// `None` otherwise. The online index ignores it.
+        anchors: Option<RareHook<M>>,
     },
 }
 

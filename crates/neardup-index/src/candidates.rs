@@ -9,9 +9,11 @@
 
 use neardup_core::method::{HammingHook, SequenceHook};
 use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Result};
+use rayon::prelude::*;
 
 use crate::generators::{
-    CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, TemplatedPrefixJoin,
+    anchor_pairs, CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable,
+    TemplatedPrefixJoin,
 };
 use crate::hamming_join::HammingJoin;
 use crate::key_table::{BucketStats, CandidateLimits, KeyTable};
@@ -170,8 +172,24 @@ where
             NgramBuckets::new(sequences(method, leaders, sequence)?, m as usize, similar)
                 .candidate_pairs(limits)
         }
-        Join::Hamming { key, .. } => {
-            HammingJoin::new(fingerprints(method, leaders, key)?).candidate_pairs(limits)
+        Join::Hamming { key, anchors, .. } => {
+            let found = HammingJoin::new(fingerprints(method, leaders, key)?);
+            let (mut pairs, mut stats) = found.candidate_pairs(limits);
+            if let Some(anchors) = anchors {
+                let keyed = leaders.map(|ranked, sketch| {
+                    let mut keys = Vec::new();
+                    anchors(method, sketch, &mut keys);
+                    keys.into_iter()
+                        .map(|key| (key, ranked))
+                        .collect::<Vec<_>>()
+                })?;
+                let anchored = anchor_pairs(keyed.concat());
+                stats.raw_pairs += anchored.len() as u64;
+                pairs.extend(anchored);
+                pairs.par_sort_unstable();
+                pairs.dedup();
+            }
+            (pairs, stats)
         }
     })
 }
@@ -210,7 +228,8 @@ fn token_sets<M: Method, L: RankedSketches<M>>(
 /// the second only when it shares a rare element with a templated one (else it can reach no
 /// templated partner), so that a corpus with a few templated texts does not join all of its
 /// texts twice. When no leader is templated, the first alone (the plain join, at its plain
-/// cost).
+/// cost). With templates duplicate, also the template keys of the templated leaders
+/// ([`RareJoin::anchors`]).
 fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
@@ -221,11 +240,19 @@ fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
         let mut elements = Vec::new();
         let templated = (rare.elements)(method, sketch, &mut elements);
         let mut tokens = Vec::new();
-        if !templated {
-            method.join_tokens(sketch, &mut tokens);
+        let mut anchors = Vec::new();
+        match (templated, rare.anchors) {
+            (false, _) => method.join_tokens(sketch, &mut tokens),
+            (true, Some(keys)) => {
+                keys(method, sketch, &mut anchors);
+            }
+            (true, None) => {}
         }
-        (ranked, templated, tokens, elements)
+        let anchors: Vec<(u64, u32)> = anchors.into_iter().map(|key| (key, ranked)).collect();
+        ((ranked, templated, tokens, elements), anchors)
     })?;
+    let (sets, anchors): (Vec<_>, Vec<_>) = sets.into_iter().unzip();
+    let anchors: Vec<(u64, u32)> = anchors.concat();
     let mut templated: Vec<u32> = (sets.iter()).filter(|set| set.1).map(|set| set.0).collect();
     templated.sort_unstable();
     let templated_elements: hashbrown::HashSet<u64> = (sets.iter())
@@ -249,6 +276,7 @@ fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
         rare: (!templated.is_empty())
             .then(|| PrefixJoin::new(elements, SetMeasure::Jaccard, rare.threshold)),
         templated,
+        anchors,
     })
 }
 

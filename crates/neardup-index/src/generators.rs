@@ -159,7 +159,7 @@ impl PrefixJoin {
 
 /// A prefix join whose method checks templates (`neardup_core::RareJoin`): the join of the
 /// plain documents' tokens, and the join of rare elements, of which only the pairs with a
-/// templated side are kept. Statistics add up; either join passing its pair limit stops the
+/// templated side are kept; with templates duplicate, the pairs of [`anchor_pairs`] too. Statistics add up; either join passing its pair limit stops the
 /// run as [`PrefixJoin`] does.
 #[derive(Debug, Clone)]
 pub struct TemplatedPrefixJoin {
@@ -169,12 +169,44 @@ pub struct TemplatedPrefixJoin {
     pub(crate) rare: Option<PrefixJoin>,
     /// The templated documents, ascending.
     pub(crate) templated: Vec<u32>,
+    /// `(template key, rank)` of the templated documents with templates duplicate (see
+    /// [`anchor_pairs`]); empty otherwise.
+    pub(crate) anchors: Vec<(u64, u32)>,
+}
+
+/// The fillings each templated document is paired with among those sharing a template key:
+/// the first ones by rank.
+pub(crate) const TEMPLATE_ANCHORS: usize = 3;
+
+/// The pairs of `(key, rank)` entries sharing a key, each member with the first
+/// [`TEMPLATE_ANCHORS`] members of the key (by rank): at most that many pairs per entry, so
+/// that a template's fillings meet its first ones in linear work, not every other one.
+pub(crate) fn anchor_pairs(mut entries: Vec<(u64, u32)>) -> Vec<(u32, u32)> {
+    entries.par_sort_unstable();
+    entries.dedup();
+    let mut pairs = Vec::new();
+    for run in entries.chunk_by(|a, b| a.0 == b.0) {
+        for (i, &(_, member)) in run.iter().enumerate().skip(1) {
+            let anchors = &run[..i.min(TEMPLATE_ANCHORS)];
+            pairs.extend(
+                anchors
+                    .iter()
+                    .map(|&(_, anchor)| (anchor.min(member), anchor.max(member))),
+            );
+        }
+    }
+    pairs
 }
 
 impl CandidateGenerator for TemplatedPrefixJoin {
     fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         let (mut pairs, mut stats) = self.plain.candidate_pairs(limits);
+        let anchored = anchor_pairs(self.anchors);
+        stats.raw_pairs += anchored.len() as u64;
+        pairs.extend(anchored);
         let Some(rare) = self.rare else {
+            pairs.par_sort_unstable();
+            pairs.dedup();
             return (pairs, stats);
         };
         let (rare_pairs, rare_stats) = rare.candidate_pairs(limits);
@@ -312,6 +344,23 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// A template key shared by a crowd pairs each member with its first anchors only: the
+    /// pairs grow with the members, not their square, and every member meets the first one.
+    #[test]
+    fn anchor_pairs_link_every_member_to_the_first_in_linear_pairs() {
+        let crowd = 1000u32;
+        let mut keyed: Vec<(u64, u32)> = (0..crowd).rev().map(|rank| (7, rank)).collect();
+        keyed.extend([(9, 5), (9, 3), (9, 5)]);
+        let pairs = anchor_pairs(keyed);
+        let most = TEMPLATE_ANCHORS as u32 * crowd;
+        assert!(pairs.len() as u32 <= most, "{} pairs", pairs.len());
+        for member in 1..crowd {
+            assert!(pairs.contains(&(0, member)), "member {member}");
+        }
+        assert!(pairs.contains(&(3, 5)));
+        assert!(pairs.iter().all(|&(a, b)| a < b));
+    }
 
     fn entries(keys: &[Vec<u64>]) -> Vec<(u64, u32)> {
         let mut entries = Vec::new();

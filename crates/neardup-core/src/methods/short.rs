@@ -410,16 +410,20 @@ impl ShortText {
     }
 
     /// Whether templated sketches are joined on their rare elements: with the template check
-    /// on and templates distinct (with templates duplicate, fillings are meant to pair).
+    /// on. With templates duplicate they also meet their template's first fillings (its
+    /// anchors, [`RareJoin::anchors`]), which the check then calls duplicates.
     fn joins_rare_elements(&self) -> bool {
-        self.template.is_on() && self.template.templates == Templates::Distinct
+        self.template.is_on()
     }
 
-    /// The join of templated sketches on their rare elements ([`ShortText::joins_rare_elements`]).
+    /// The join of templated sketches on their rare elements ([`ShortText::joins_rare_elements`]),
+    /// and on their template keys with templates duplicate.
     fn rare_join<M: Method<Sketch = ShortSketch>>(&self) -> Option<RareJoin<M>> {
+        let duplicate = self.template.templates == Templates::Duplicate;
         self.joins_rare_elements().then_some(RareJoin {
             threshold: self.template.rare_threshold,
             elements: rare_elements,
+            anchors: duplicate.then_some(template_keys),
         })
     }
 
@@ -651,6 +655,11 @@ impl ShortText {
 /// The rare elements of a templated sketch (the hook of [`RareJoin`]).
 fn rare_elements<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
     sketch.part.rare_elements(out)
+}
+
+/// The template keys of a templated sketch (the anchors of [`RareJoin`]).
+fn template_keys<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
+    sketch.part.template_keys(out)
 }
 
 /// The parameters `join` and `ngram` share, besides normalisation and shingles.

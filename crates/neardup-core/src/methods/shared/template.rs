@@ -467,6 +467,40 @@ impl TemplatePart {
         true
     }
 
+    /// Appends the *template keys* of a templated part to `out` and returns whether it is
+    /// templated (nothing appended otherwise): [`TEMPLATE_BANDS`] keys, each the hash of
+    /// [`TEMPLATE_ROWS`] min-hashes of its common elements (its template's text). Two
+    /// fillings of one template share most of their common elements; at a Jaccard `J` of
+    /// those they share a key with probability `1 - (1 - J^2)^4` (0.98 at `J = 0.8`, 0.87 at
+    /// 0.6), and a text of another template almost never.
+    pub fn template_keys(&self, out: &mut Vec<u64>) -> bool {
+        let marked = self.marked();
+        if !marked.templated() {
+            return false;
+        }
+        let common: Vec<u64> = (self.set.iter().enumerate())
+            .filter(|&(i, _)| marked.is_marked(i))
+            .map(|(_, &value)| u64::from(value))
+            .collect();
+        if common.is_empty() {
+            return false;
+        }
+        for band in 0..TEMPLATE_BANDS {
+            let mut key = vec![band as u64 ^ 0x7465_6d70_6c61_7465]; // "template"
+            for row in 0..TEMPLATE_ROWS {
+                let seed = crate::hash::mix64((band * TEMPLATE_ROWS + row) as u64 + 1);
+                let least = (common.iter())
+                    .map(|&value| crate::hash::mix64(value ^ seed))
+                    .min()
+                    .unwrap_or(0);
+                key.push(least);
+            }
+            let hash = crate::hash::hash128_u64s(&key);
+            out.push((hash as u64) ^ ((hash >> 64) as u64));
+        }
+        true
+    }
+
     /// Writes the part under `kind` (set, marks, slots, digit order) when it has a set; the
     /// method's own sketch follows it.
     pub fn encode(&self, kind: SketchKind, out: &mut Vec<u8>) {
@@ -531,6 +565,11 @@ impl TemplatePart {
         Ok((part, rest))
     }
 }
+
+/// Bands of [`TemplatePart::template_keys`].
+pub const TEMPLATE_BANDS: usize = 8;
+/// Min-hashes in a band of [`TemplatePart::template_keys`].
+pub const TEMPLATE_ROWS: usize = 1;
 
 /// The priority key of a rare element or a digit order ([`TemplatePart::priority_keys`]).
 fn priority_key(element: u64) -> u64 {

@@ -472,9 +472,11 @@ impl Method for SimHash {
 
     fn join(&self) -> Join<Self> {
         let distinct = self.template.is_on() && self.template.templates == Templates::Distinct;
+        let duplicate = self.template.is_on() && self.template.templates == Templates::Duplicate;
         Join::Hamming {
             key: SimHash::hamming_key,
             priority: distinct.then_some(priority_keys),
+            anchors: duplicate.then_some(template_keys),
         }
     }
 
@@ -557,15 +559,18 @@ impl Method for SimHash {
         self.verdict(a, b).similarity()
     }
 
+    /// With templates duplicate, two templated sides sharing their template are duplicates
+    /// whatever their distance (the join's anchors pair them); otherwise the distance, the
+    /// measure and the template check decide.
     fn verdict(&self, a: &SimHashSketch, b: &SimHashSketch) -> Verdict {
-        let distance = (a.fingerprint ^ b.fingerprint).count_ones();
-        if distance > self.limit(a, b) {
-            return Verdict::Different;
-        }
         if let Some(similarity) =
             (self.template).same_template(a.marked(), b.marked(), self.threshold())
         {
             return Verdict::Duplicate(similarity);
+        }
+        let distance = (a.fingerprint ^ b.fingerprint).count_ones();
+        if distance > self.limit(a, b) {
+            return Verdict::Different;
         }
         let similarity = match self.verification {
             Verification::None => Some(1.0 - f64::from(distance) / 64.0),
@@ -596,6 +601,11 @@ impl Method for SimHash {
             _ => self.verify_threshold,
         }
     }
+}
+
+/// The template keys of a templated sketch (the anchors of [`Join::Hamming`]).
+fn template_keys(_method: &SimHash, sketch: &SimHashSketch, out: &mut Vec<u64>) -> bool {
+    sketch.part.template_keys(out)
 }
 
 /// The online priority keys of a templated sketch (the hook of [`Join::Hamming`]).
