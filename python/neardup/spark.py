@@ -492,15 +492,21 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
 
     info = _neardup.method_info(method, params)
     if info["join"] in ("keys", "Hamming"):
-        # A join without keys has no crowds to tell: every leader is counted and marked, as
-        # the engine does.
+        # A join without keys has no crowds to tell, and the keys of the classic methods and
+        # super-shingles do not gather a template's fillings: every leader is counted and
+        # marked, as the engine does.
         leader_rows = _mark_common(leader_rows, method, params,
-                                   every_leader=info["join"] == "Hamming")
+                                   every_leader=(info["join"] == "Hamming"
+                                                 or not info["marks_crowds_only"]))
     if info["join"] == "keys":
         candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
     elif info["join"] == "Hamming":
         candidates = _hamming_candidates(leader_rows, method, params, bucket_cap,
                                          candidate_budget)
+        if info["template_keys"]:
+            candidates = candidates.unionByName(
+                _anchor_candidates(leader_rows, method, params, info["template_anchors"])
+            ).distinct()
     elif _exact_join(info["join"]):
         candidates = _join_candidates(leader_rows, method, params, bucket_cap)
     else:
@@ -567,8 +573,8 @@ def _mark_common(leader_rows, method: str, params: dict, every_leader: bool = Fa
     others (by their position in the input order, ``order_col`` then the id, each counting
     ``_SAMPLE`` times); a feature counted more than the limit (``max_df`` resolved against
     the leaders) is common, and is marked in the crowded leaders' sketches. With
-    ``every_leader`` (a join without keys: SimHash's Hamming blocks), every leader is
-    crowded. Unchanged when the method marks no common features."""
+    ``every_leader`` (a join without keys: SimHash's Hamming blocks; keys that do not gather a
+    template's fillings: ``imatch``, ``topn``, ``supershingle``), every leader is crowded. Unchanged when the method marks no common features."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, LongType, StructField, StructType
 
@@ -733,6 +739,38 @@ def _best_partners(pairs, limit: int, order=("a",)):
         .filter(F.col("n") <= limit)
         .drop("n")
     )
+
+
+def _anchor_candidates(leader_rows, method: str, params: dict, anchors: int):
+    """Candidate pairs ``(a, b)``, ``a < b`` (ranks), of the template keys (templates
+    duplicate), as the batch engine's ``anchor_pairs``: every templated leader with the first
+    ``anchors`` leaders (by rank) sharing one of its keys, so that the fillings of a template
+    meet its first ones whatever their distance, in work linear in the leaders."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+
+    def keys(batches):
+        import pyarrow as pa
+
+        from neardup import _neardup as native
+
+        for batch in batches:
+            found = native.spark_template_keys(batch.column("sketch"), method, params)
+            yield pa.RecordBatch.from_arrays([batch.column("rank"), found],
+                                             names=["rank", "keys"])
+
+    schema = StructType([
+        StructField("rank", LongType(), False),
+        StructField("keys", ArrayType(LongType(), False), False),
+    ])
+    keyed = (leader_rows.select("rank", "sketch").mapInArrow(keys, schema)
+             .select("rank", F.explode("keys").alias("key")).distinct())
+    numbered = keyed.withColumn(
+        "n", F.row_number().over(Window.partitionBy("key").orderBy("rank")))
+    first = numbered.filter(F.col("n") <= anchors).select("key", F.col("rank").alias("anchor"))
+    return (numbered.join(first, "key").filter(F.col("anchor") < F.col("rank"))
+            .select(F.col("anchor").alias("a"), F.col("rank").alias("b")).distinct())
 
 
 def _hamming_candidates(leader_rows, method: str, params: dict, bucket_cap: int,

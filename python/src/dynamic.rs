@@ -58,6 +58,9 @@ pub trait DynMethod: Send + Sync {
     fn mark_common(&self, encoded: &[u8], common: &[u32]) -> Result<Vec<u8>>;
     /// Whether the batch engine checks common features of crowded documents (`max_df`).
     fn checks_common(&self) -> bool;
+    /// Whether the batch engine marks the common features of crowded documents only
+    /// ([`Method::marks_crowds_only`]).
+    fn marks_crowds_only(&self) -> bool;
     /// The batch engine over `texts`.
     fn dedup(&self, texts: &[&str], options: EngineOptions) -> Result<Outcome>;
     /// Sketch rows of `texts`, in parallel, in order.
@@ -71,6 +74,11 @@ pub trait DynMethod: Send + Sync {
     /// The fingerprint and search radius of an encoded sketch, for a Hamming join; `None`
     /// when the document enters no candidate generation or the method has no fingerprints.
     fn hamming_key(&self, encoded: &[u8]) -> Result<Option<(u64, u32)>>;
+    /// The template keys of an encoded sketch (templates duplicate,
+    /// [`neardup_engine::template_keys`]); empty for a sketch that is not templated.
+    fn template_keys(&self, encoded: &[u8]) -> Result<Vec<u64>>;
+    /// Whether the join pairs templated sketches by their template keys.
+    fn has_template_keys(&self) -> bool;
     /// The join tokens of an encoded sketch ([`Method::join_tokens`]), sorted and distinct.
     fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>>;
     /// The prefix of an encoded sketch's join tokens under the global order "rarer first":
@@ -156,6 +164,9 @@ impl<M: Registered> DynMethod for Typed<M> {
     fn checks_common(&self) -> bool {
         self.method.common_limit(u64::MAX / 2).is_some()
     }
+    fn marks_crowds_only(&self) -> bool {
+        self.method.marks_crowds_only()
+    }
     fn dedup(&self, texts: &[&str], options: EngineOptions) -> Result<Outcome> {
         neardup_engine::dedup(&self.method, texts, options, &NoProgress)
     }
@@ -195,6 +206,21 @@ impl<M: Registered> DynMethod for Typed<M> {
         let sketch: M::Sketch = decode(encoded)?;
         let join = self.method.join();
         Ok(neardup_engine::hamming_key(&self.method, &join, &sketch))
+    }
+    fn template_keys(&self, encoded: &[u8]) -> Result<Vec<u64>> {
+        let sketch: M::Sketch = decode(encoded)?;
+        let mut keys = Vec::new();
+        neardup_engine::template_keys(&self.method, &self.method.join(), &sketch, &mut keys);
+        Ok(keys)
+    }
+    fn has_template_keys(&self) -> bool {
+        match self.method.join() {
+            neardup_core::Join::Hamming { anchors, .. } => anchors.is_some(),
+            neardup_core::Join::Prefix {
+                rare: Some(rare), ..
+            } => rare.anchors.is_some(),
+            _ => false,
+        }
     }
     fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>> {
         let sketch: M::Sketch = decode(encoded)?;

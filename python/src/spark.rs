@@ -149,21 +149,29 @@ fn spark_frequency_features<'py>(
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    lists_per_sketch(py, (sketches, method, params), |method, bytes| {
+        let values = method.frequency_features(bytes)?;
+        Ok(values.into_iter().map(i64::from).collect())
+    })
+}
+
+/// Per encoded sketch of `method` with `params`, the int64 list `values` gives for it (an
+/// empty list for a missing sketch: an empty document), as an Arrow list array.
+pub(crate) fn lists_per_sketch<'py>(
+    py: Python<'py>,
+    (sketches, method, params): (Bound<'py, PyAny>, &str, Option<&Bound<'py, PyDict>>),
+    values: impl Fn(&dyn dynamic::DynMethod, &[u8]) -> neardup_core::Result<Vec<i64>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let method = built(py, method, params)?;
-    let encoded = encoded_sketches(py, &sketches)?;
-    let mut features = ListBuilder::new(Int64Builder::new());
-    for sketch in &encoded {
+    let mut lists = ListBuilder::new(Int64Builder::new());
+    for sketch in encoded_sketches(py, &sketches)? {
         if let Some(bytes) = sketch {
-            let values = method
-                .frequency_features(bytes)
-                .map_err(|e| crate::error(py, e))?;
-            for value in values {
-                features.values().append_value(i64::from(value));
-            }
+            let found = values(method.as_ref(), &bytes).map_err(|e| crate::error(py, e))?;
+            lists.values().append_slice(&found);
         }
-        features.append(true);
+        lists.append(true);
     }
-    arrow_io::array_to_py(py, Arc::new(features.finish()))
+    arrow_io::array_to_py(py, Arc::new(lists.finish()))
 }
 
 /// The encoded sketches with the `common` features (sorted, distinct) marked where `marked`
@@ -519,6 +527,9 @@ fn method_info<'py>(
     info.set_item("join", join)?;
     info.set_item("learns_from_corpus", method.learns_from_corpus())?;
     info.set_item("checks_common", method.checks_common())?;
+    info.set_item("marks_crowds_only", method.marks_crowds_only())?;
+    info.set_item("template_keys", method.has_template_keys())?;
+    info.set_item("template_anchors", neardup_engine::TEMPLATE_ANCHORS)?;
     Ok(info)
 }
 

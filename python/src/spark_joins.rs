@@ -12,7 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::arrow_io;
-use crate::spark::{built, bytemuck_keys, encoded_sketches, int64s};
+use crate::dynamic::DynMethod;
+use crate::spark::{built, bytemuck_keys, encoded_sketches, int64s, lists_per_sketch};
 
 /// The fingerprint and search radius of each encoded sketch, for a Hamming join (SimHash): a
 /// record batch of `fingerprint` (its bits as int64) and `radius` (int64), both null for a
@@ -41,6 +42,25 @@ fn spark_hamming_keys<'py>(
         ("radius", Arc::new(radii.finish())),
     ]);
     arrow_io::batch_to_py(py, batch)
+}
+
+/// Per encoded sketch, its template keys (templates duplicate; as int64): the keys under
+/// which a templated document meets its template's first ones.
+#[pyfunction]
+#[pyo3(signature = (sketches, method, params=None))]
+fn spark_template_keys<'py>(
+    py: Python<'py>,
+    sketches: Bound<'py, PyAny>,
+    method: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    lists_per_sketch(py, (sketches, method, params), template_keys)
+}
+
+/// The template keys of an encoded sketch, as int64.
+fn template_keys(method: &dyn DynMethod, sketch: &[u8]) -> neardup_core::Result<Vec<i64>> {
+    let keys = method.template_keys(sketch)?;
+    Ok(keys.into_iter().map(|key| key as i64).collect())
 }
 
 /// The passes of a distributed Hamming join of documents counted by radius (`(radius,
@@ -296,6 +316,7 @@ fn spark_join_prefixes<'py>(
 /// Adds these steps to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark_hamming_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(spark_template_keys, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_plan, m)?)?;
     m.add_function(wrap_pyfunction!(spark_join_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(spark_join_prefixes, m)?)?;

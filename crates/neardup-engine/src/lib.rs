@@ -42,7 +42,9 @@ pub mod stream;
 pub use neardup_index::join_name;
 
 /// The Hamming join in distributed steps and the fingerprint hook it reads (the Spark path).
-pub use neardup_index::{distributed_passes, hamming_key, HammingPass, READS_PER_CAP};
+pub use neardup_index::{
+    distributed_passes, hamming_key, template_keys, HammingPass, READS_PER_CAP, TEMPLATE_ANCHORS,
+};
 
 pub use batch::{
     dedup, dedup_owned, learn_corpus, BoilerplateLine, BoilerplateStats, CorpusLearner,

@@ -62,6 +62,27 @@ pub fn hamming_key<M: Method>(
     }
 }
 
+/// Appends the template keys of `sketch` under `join` to `out`: the anchors of a
+/// [`Join::Hamming`] or of a [`Join::Prefix`]'s [`RareJoin`] (templates duplicate), for the
+/// Spark path's pairs of them; nothing for any other join or a sketch that is not templated.
+pub fn template_keys<M: Method>(
+    method: &M,
+    join: &Join<M>,
+    sketch: &M::Sketch,
+    out: &mut Vec<u64>,
+) {
+    let anchors = match join {
+        Join::Hamming { anchors, .. } => *anchors,
+        Join::Prefix {
+            rare: Some(rare), ..
+        } => rare.anchors,
+        _ => None,
+    };
+    if let Some(keys) = anchors {
+        keys(method, sketch, out);
+    }
+}
+
 /// The name of `join` for the Spark path: `identity`, `keys` (symmetric keys, which it runs
 /// as banded buckets), or the join with its parameters.
 pub fn join_name<M: Method>(join: &Join<M>) -> String {

@@ -176,7 +176,7 @@ pub struct TemplatedPrefixJoin {
 
 /// The fillings each templated document is paired with among those sharing a template key:
 /// the first ones by rank.
-pub(crate) const TEMPLATE_ANCHORS: usize = 3;
+pub const TEMPLATE_ANCHORS: usize = 3;
 
 /// The pairs of `(key, rank)` entries sharing a key, each member with the first
 /// [`TEMPLATE_ANCHORS`] members of the key (by rank): at most that many pairs per entry, so

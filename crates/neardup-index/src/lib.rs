@@ -80,11 +80,14 @@ mod shared_keys;
 pub mod spill;
 
 pub use candidates::{
-    hamming_key, join_limits, join_name, online_form, ranked_candidates, OnlineForm, RankedSketches,
+    hamming_key, join_limits, join_name, online_form, ranked_candidates, template_keys, OnlineForm,
+    RankedSketches,
 };
 pub use distributed_hamming::{distributed_passes, HammingPass, READS_PER_CAP, ROW_COST};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};
-pub use generators::{CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable};
+pub use generators::{
+    CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, TEMPLATE_ANCHORS,
+};
 pub use hamming::{HammingError, HammingIndex};
 pub use hamming_join::{
     self_join_128, self_join_128_within, self_join_64, self_join_64_within, DistancePair,

@@ -120,8 +120,13 @@ impl Method for TopN {
         self.idf = Some(Arc::clone(corpus));
     }
 
+    /// The boilerplate limits, and `idf_min_df` 1: the IDF weights read the count of every
+    /// word, so a distributed corpus pass (Spark), which keeps the counts that reach the least
+    /// limit, keeps them all.
     fn learned_limits(&self) -> Vec<(&'static str, u64)> {
-        self.verifier.learned_limits()
+        let mut limits = self.verifier.learned_limits();
+        limits.push(("idf_min_df", 1));
+        limits
     }
 }
 
