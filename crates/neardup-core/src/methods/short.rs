@@ -1063,7 +1063,26 @@ mod tests {
         let mut sketches: Vec<ShortSketch> = texts.iter().map(|t| duplicate.sketch(t)).collect();
         crate::testing::mark_by_count(&duplicate, &mut sketches, 20);
         assert!(duplicate.verify(&sketches[0], &sketches[1]).is_some());
-        assert!(matches!(duplicate.join(), Join::Prefix { rare: None, .. }));
+        // The templated texts leave the join of tokens and meet their template's first ones
+        // under their template keys instead (the anchors).
+        assert!(matches!(
+            duplicate.join(),
+            Join::Prefix {
+                rare: Some(RareJoin {
+                    anchors: Some(_),
+                    ..
+                }),
+                ..
+            }
+        ));
+        let mut keys = Vec::new();
+        assert!(sketches[0].part.template_keys(&mut keys));
+        let mut other = Vec::new();
+        assert!(sketches[1].part.template_keys(&mut other));
+        assert!(
+            keys.iter().any(|key| other.contains(key)),
+            "{keys:?} {other:?}"
+        );
     }
 
     #[test]
