@@ -157,8 +157,9 @@ pub enum Join<M: Method> {
         /// fingerprint, first: a templated text's rare elements and its digits in order. In
         /// a flood every filling shares the block values of a template, the index reads a
         /// bounded number of fingerprints per value, and a copy is met under its filling's
-        /// keys instead. `None`: the fingerprint alone. The batch join ignores it (it is
-        /// exact, and keeps the nearest partners under the candidate budget).
+        /// keys instead. `None`: the fingerprint alone. The batch join adds the pairs of a
+        /// key table over them to its own (the nearest partners the candidate budget keeps
+        /// in a flood of one template are other fillings, not a notice's copies).
         priority: Option<RareHook<M>>,
         /// With templates duplicate, the template keys of a templated sketch (as
         /// [`RareJoin::anchors`]): the batch join also pairs each templated sketch with the

@@ -7,7 +7,7 @@
 //! The generators are monomorphised over the method and over what holds the sketches
 //! ([`RankedSketches`]): no dynamic dispatch in the loops over documents or pairs.
 
-use neardup_core::method::{HammingHook, SequenceHook};
+use neardup_core::method::{HammingHook, RareHook, SequenceHook};
 use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Result};
 use rayon::prelude::*;
 
@@ -193,26 +193,55 @@ where
             NgramBuckets::new(sequences(method, leaders, sequence)?, m as usize, similar)
                 .candidate_pairs(limits)
         }
-        Join::Hamming { key, anchors, .. } => {
+        Join::Hamming {
+            key,
+            priority,
+            anchors,
+        } => {
             let found = HammingJoin::new(fingerprints(method, leaders, key)?);
             let (mut pairs, mut stats) = found.candidate_pairs(limits);
+            let before = pairs.len();
+            if let Some(priority) = priority {
+                // A templated text also meets the texts sharing its filling keys (rare
+                // elements, digits in order), as the online index reads them: in a flood
+                // of one template every filling is within the distance, and the nearest
+                // partners the budget keeps need not include a notice's own copies.
+                let table = KeyTable::from_entries(hooked_entries(method, leaders, priority)?);
+                let (filled, filling) = table.candidate_pairs_with_stats(limits);
+                stats.raw_pairs += filling.raw_pairs;
+                stats.budget_hits += filling.budget_hits;
+                stats.capped_buckets += filling.capped_buckets;
+                stats.largest_bucket = stats.largest_bucket.max(filling.largest_bucket);
+                pairs.extend(filled);
+            }
             if let Some(anchors) = anchors {
-                let keyed = leaders.map(|ranked, sketch| {
-                    let mut keys = Vec::new();
-                    anchors(method, sketch, &mut keys);
-                    keys.into_iter()
-                        .map(|key| (key, ranked))
-                        .collect::<Vec<_>>()
-                })?;
-                let anchored = anchor_pairs(keyed.concat());
+                let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
                 stats.raw_pairs += anchored.len() as u64;
                 pairs.extend(anchored);
+            }
+            if pairs.len() > before {
                 pairs.par_sort_unstable();
                 pairs.dedup();
             }
             (pairs, stats)
         }
     })
+}
+
+/// `(key, rank)` of every key a hook gives for every leader (none where it returns false).
+fn hooked_entries<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    hook: RareHook<M>,
+) -> Result<Vec<(u64, u32)>> {
+    let keyed = leaders.map(|ranked, sketch| {
+        let mut keys = Vec::new();
+        hook(method, sketch, &mut keys);
+        keys.into_iter()
+            .map(|key| (key, ranked))
+            .collect::<Vec<_>>()
+    })?;
+    Ok(keyed.concat())
 }
 
 /// `(key, rank)` of every key `emit` gives for every leader.

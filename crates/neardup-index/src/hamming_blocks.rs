@@ -104,6 +104,28 @@ pub(crate) fn for_each_within(value: u64, width: u32, radius: u32, visit: &mut i
     flip(value, 0, width, radius.min(width), visit);
 }
 
+/// Calls `visit` with every value within Hamming distance `radius` of `value` in the low
+/// `width` bits, nearest first: the value itself, then every value 1 bit away, then 2, in a
+/// fixed order (Gosper's enumeration of the masks of each weight).
+pub(crate) fn for_each_nearest_first(
+    value: u64,
+    width: u32,
+    radius: u32,
+    visit: &mut impl FnMut(u64),
+) {
+    visit(value);
+    let end = 1u128 << width.min(64);
+    for weight in 1..=radius.min(width) {
+        let mut mask = (1u128 << weight) - 1;
+        while mask < end {
+            visit(value ^ mask as u64);
+            let lowest = mask & mask.wrapping_neg();
+            let carried = mask + lowest;
+            mask = (((carried ^ mask) >> 2) / lowest) | carried;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +192,27 @@ mod tests {
             assert_eq!(seen.len() as f64, expected);
         }
         assert_eq!(binomial(64, 2), 2016.0);
+    }
+
+    #[test]
+    fn values_nearest_first_are_each_visited_once_in_order_of_distance() {
+        for (width, radius) in [(8, 0), (8, 2), (10, 3), (5, 9), (16, 3), (64, 2)] {
+            let mut seen = Vec::new();
+            for_each_nearest_first(0b1011, width, radius, &mut |value| seen.push(value));
+            let mut within = Vec::new();
+            for_each_within(0b1011, width, radius, &mut |value| within.push(value));
+            let distances: Vec<u32> = seen.iter().map(|v| (v ^ 0b1011).count_ones()).collect();
+            assert!(
+                distances.windows(2).all(|w| w[0] <= w[1]),
+                "{width} {radius}"
+            );
+            seen.sort_unstable();
+            within.sort_unstable();
+            let count = seen.len();
+            seen.dedup();
+            assert_eq!(seen.len(), count, "{width} {radius}: a value visited twice");
+            assert_eq!(seen, within, "{width} {radius}");
+        }
     }
 
     #[test]

@@ -17,13 +17,25 @@
 //!
 //! [`HammingIndex::self_join`]: crate::HammingIndex::self_join
 
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
 use crate::generators::CandidateGenerator;
-use crate::hamming_blocks::{binomial, for_each_within, layout, Block, HammingError};
+use crate::hamming_blocks::{binomial, for_each_nearest_first, layout, Block, HammingError};
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
+
+/// A member reads at most this many times the bucket cap of earlier fingerprints per block,
+/// over all the buckets within the radius (nearest block values first): the cap bounds
+/// each bucket, but at a large distance a block has hundreds of neighbouring values, and a
+/// template flood fills them all (a 100,000-notice flood read 697 capped buckets per member
+/// and block).
+pub const CAPS_READ_PER_BLOCK: usize = 4;
+
+/// The most members of a bucket one task reads (see [`Buckets::tasks`]).
+const MEMBERS_PER_TASK: usize = 256;
 
 /// The number of blocks for a join at distance `k` of `n` fingerprints: the `m` from 1 to
 /// `k + 1` with the least estimated work, `m` x (grouping the `n` fingerprints + looking up
@@ -127,6 +139,20 @@ impl Buckets {
         }
     }
 
+    /// The work of a block: each bucket's members (positions in the sorted order) in parts of
+    /// at most [`MEMBERS_PER_TASK`], so that the one bucket of a flood is read by every
+    /// thread.
+    fn tasks(&self) -> Vec<(u32, std::ops::Range<usize>)> {
+        let mut tasks = Vec::with_capacity(self.values.len());
+        for (bucket, bounds) in self.starts.windows(2).enumerate() {
+            let (start, end) = (bounds[0] as usize, bounds[1] as usize);
+            for from in (start..end).step_by(MEMBERS_PER_TASK) {
+                tasks.push((bucket as u32, from..end.min(from + MEMBERS_PER_TASK)));
+            }
+        }
+        tasks
+    }
+
     /// The range of the bucket of `value` (empty when no fingerprint has it).
     fn range_of(&self, value: u64) -> std::ops::Range<usize> {
         if !self.offsets.is_empty() {
@@ -162,11 +188,38 @@ struct Scan<'a> {
     k: u32,
     cap: usize,
     limit: usize,
-    /// Read for the `limit` nearest partners of a member (see [`BucketJoin::bucket`]),
-    /// rather than stop after `limit` partners in the block.
-    nearest: bool,
+    /// Read for the `limit` nearest partners of each document, kept in its heap (see
+    /// [`BucketJoin::bucket`]), rather than visit pairs and stop after `limit` partners in
+    /// the block.
+    nearest: Option<Nearest<'a>>,
     stopped: &'a AtomicBool,
     aborted: &'a AtomicBool,
+    /// Fingerprint comparisons made, summed over the members and blocks.
+    comparisons: &'a AtomicU64,
+}
+
+/// The nearest partners of every document over the blocks and radius passes: a heap per
+/// document by rank, of `(distance, partner rank)`, at most the limit, the worst on top;
+/// the ranks and radii of the pass's positions.
+#[derive(Clone, Copy)]
+struct Nearest<'a> {
+    heaps: &'a [Mutex<BinaryHeap<(u32, u32)>>],
+    ranks: &'a [u32],
+    radii: &'a [u32],
+}
+
+impl Nearest<'_> {
+    /// The heap of the document at `position`, taken out (a block's bucket is the only
+    /// reader of its members' heaps while the blocks are read one after the other).
+    fn take(&self, position: u32) -> BinaryHeap<(u32, u32)> {
+        let heap = &self.heaps[self.ranks[position as usize] as usize];
+        std::mem::take(&mut *heap.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn put(&self, position: u32, kept: BinaryHeap<(u32, u32)>) {
+        let heap = &self.heaps[self.ranks[position as usize] as usize];
+        *heap.lock().unwrap_or_else(PoisonError::into_inner) = kept;
+    }
 }
 
 impl Scan<'_> {
@@ -183,30 +236,33 @@ impl Scan<'_> {
         let m = join_blocks(self.k, self.fingerprints.len());
         let blocks = layout(m);
         let radius = self.k / m;
-        let per_block: Vec<(Vec<R>, BucketStats)> = (blocks.par_iter().enumerate())
-            .map(|(index, &block)| {
-                let buckets = Buckets::new(block, self.fingerprints);
-                let found = (0..buckets.values.len())
-                    .into_par_iter()
-                    .with_min_len(64)
-                    .fold(&init, |mut accumulator, bucket| {
-                        if self.aborted.load(Ordering::Relaxed) {
-                            return accumulator;
-                        }
-                        let join = BucketJoin {
-                            scan: self,
-                            blocks: &blocks,
-                            index,
-                            radius,
-                            buckets: &buckets,
-                        };
-                        join.bucket(bucket, &mut accumulator, &visit);
-                        accumulator
-                    })
-                    .collect();
-                (found, buckets.stats(self.cap))
-            })
-            .collect();
+        let one_block = |(index, &block): (usize, &Block)| {
+            let buckets = Buckets::new(block, self.fingerprints);
+            let found = (buckets.tasks().into_par_iter())
+                .with_min_len(16)
+                .fold(&init, |mut accumulator, (bucket, members)| {
+                    if self.aborted.load(Ordering::Relaxed) {
+                        return accumulator;
+                    }
+                    let join = BucketJoin {
+                        scan: self,
+                        blocks: &blocks,
+                        index,
+                        radius,
+                        buckets: &buckets,
+                    };
+                    join.bucket(bucket as usize, members, &mut accumulator, &visit);
+                    accumulator
+                })
+                .collect();
+            (found, buckets.stats(self.cap))
+        };
+        // The heaps of the nearest partners are read and written by one block at a time.
+        let per_block: Vec<(Vec<R>, BucketStats)> = if self.nearest.is_some() {
+            blocks.iter().enumerate().map(one_block).collect()
+        } else {
+            blocks.par_iter().enumerate().map(one_block).collect()
+        };
         let mut stats = BucketStats::default();
         let mut accumulators = Vec::new();
         for (found, block_stats) in per_block {
@@ -234,35 +290,44 @@ impl BucketJoin<'_> {
     fn bucket<R>(
         &self,
         bucket: usize,
+        members: std::ops::Range<usize>,
         accumulator: &mut R,
         visit: &impl Fn(&mut R, u32, u32, u32),
     ) {
         let buckets = self.buckets;
-        let own = buckets.starts[bucket] as usize..buckets.starts[bucket + 1] as usize;
+        let bucket_range = buckets.starts[bucket] as usize..buckets.starts[bucket + 1] as usize;
+        let own = members;
         let width = self.blocks[self.index].width;
         // Partners within the distance each member has seen in this block, over all the
-        // buckets within the radius (in the fixed order of `for_each_within`, so the result
-        // does not depend on the threads): a member of a flood stops after `limit` of them
-        // in the block, not after `limit` in each of the hundreds of neighbouring buckets.
+        // buckets within the radius (nearest block values first, in a fixed order, so the
+        // result does not depend on the threads): a member of a flood stops after `limit`
+        // of them in the block, not after `limit` in each of the hundreds of neighbouring
+        // buckets. Whatever it finds, a member reads at most `CAPS_READ_PER_BLOCK` caps of
+        // earlier members in the block.
         //
         // Reading for the nearest partners (`nearest`), a member keeps the `limit` nearest
-        // partners it has seen in the block (by distance, then rank), and visits a partner
-        // only when it is nearer than the worst of them once it has `limit`: its `limit`
-        // nearest partners of the block are then all visited, whatever the order the
-        // buckets are read in. Every member under the cap is read (a flood costs what the
-        // unbudgeted join costs, at most `cap` per bucket), so that a crowd of a template's
-        // fillings, all within the distance, never cuts a document's own copy in favour of
-        // a better-ranked filling further away.
+        // partners (by distance, then rank) in its heap, which it carries from block to
+        // block and pass to pass: a pair is offered to it once, in the first block on which
+        // the two are within the radius and in the pass of their smaller radius, and a
+        // partner no nearer than the worst of a full heap is passed over. The heap ends as
+        // the `limit` nearest of every partner read, whatever the order of reading, so that
+        // a crowd of a template's fillings, all within the distance, never cuts a
+        // document's own copy in favour of a better-ranked filling further away; and a
+        // flood holds `limit` partners a document, not those of every block.
         let mut seen = vec![0usize; own.len()];
-        let mut kept: Vec<std::collections::BinaryHeap<(u32, u32)>> = if self.scan.nearest {
-            vec![std::collections::BinaryHeap::new(); own.len()]
-        } else {
-            Vec::new()
+        let mut read = vec![0usize; own.len()];
+        let most_reads = self.scan.cap.saturating_mul(CAPS_READ_PER_BLOCK);
+        let mut kept: Vec<BinaryHeap<(u32, u32)>> = match self.scan.nearest {
+            Some(nearest) => (own.clone())
+                .map(|at| nearest.take(buckets.positions[at]))
+                .collect(),
+            None => Vec::new(),
         };
-        for_each_within(buckets.values[bucket], width, self.radius, &mut |value| {
+        let mut comparisons = 0u64;
+        for_each_nearest_first(buckets.values[bucket], width, self.radius, &mut |value| {
             let other = buckets.range_of(value);
             let anchors = other.start..other.end.min(other.start.saturating_add(self.scan.cap));
-            if anchors.is_empty() || (own.len() == 1 && anchors == own) {
+            if anchors.is_empty() || (bucket_range.len() == 1 && anchors == bucket_range) {
                 return;
             }
             let anchor_positions = &buckets.positions[anchors.clone()];
@@ -274,34 +339,27 @@ impl BucketJoin<'_> {
                 let (b, fb) = (buckets.positions[at], buckets.fingerprints[at]);
                 let index = at - own.start;
                 // Partners within the distance seen, kept here or by an earlier block.
-                if !self.scan.nearest && seen[index] >= self.scan.limit {
+                if (self.scan.nearest.is_none() && seen[index] >= self.scan.limit)
+                    || read[index] >= most_reads
+                {
                     continue;
                 }
-                for (&a, &fa) in anchor_positions.iter().zip(anchor_fingerprints) {
-                    if a >= b {
-                        break;
-                    }
+                let earlier = anchor_positions.partition_point(|&a| a < b);
+                let readable = earlier.min(most_reads - read[index]);
+                read[index] += readable;
+                comparisons += readable as u64;
+                let anchors = anchor_positions[..readable].iter();
+                for (&a, &fa) in anchors.zip(anchor_fingerprints) {
                     let distance = (fa ^ fb).count_ones();
                     if distance > self.scan.k {
                         continue;
                     }
-                    if self.scan.nearest {
-                        let kept = &kept[index];
-                        if kept.len() >= self.scan.limit
-                            && kept.peek().is_none_or(|&worst| (distance, a) >= worst)
-                        {
-                            continue;
-                        }
+                    if let Some(nearest) = self.scan.nearest {
+                        self.offer(nearest, &mut kept[index], (a, fa), (b, fb), distance);
+                        continue;
                     }
                     if self.first_block(fa, fb) == self.index {
                         visit(accumulator, a, b, distance);
-                    }
-                    if self.scan.nearest {
-                        kept[index].push((distance, a));
-                        if kept[index].len() > self.scan.limit {
-                            kept[index].pop();
-                        }
-                        continue;
                     }
                     seen[index] += 1;
                     if seen[index] == self.scan.limit {
@@ -311,6 +369,39 @@ impl BucketJoin<'_> {
                 }
             }
         });
+        if let Some(nearest) = self.scan.nearest {
+            for (at, heap) in own.zip(kept) {
+                nearest.put(buckets.positions[at], heap);
+            }
+        }
+        self.scan
+            .comparisons
+            .fetch_add(comparisons, Ordering::Relaxed);
+    }
+
+    /// Offers partner `a` of `b` to `b`'s heap of nearest partners: kept when nearer than
+    /// the worst of a full heap, and when this block and pass are the pair's own.
+    fn offer(
+        &self,
+        nearest: Nearest<'_>,
+        kept: &mut BinaryHeap<(u32, u32)>,
+        (a, fa): (u32, u64),
+        (b, fb): (u32, u64),
+        distance: u32,
+    ) {
+        let entry = (distance, nearest.ranks[a as usize]);
+        let full = kept.len() >= self.scan.limit;
+        if full && kept.peek().is_some_and(|&worst| entry >= worst) {
+            return;
+        }
+        let pass = nearest.radii[a as usize].min(nearest.radii[b as usize]);
+        if pass != self.scan.k || self.first_block(fa, fb) != self.index {
+            return;
+        }
+        if full {
+            kept.pop();
+        }
+        kept.push(entry);
     }
 
     /// The first block on which `a` and `b` are within the radius.
@@ -342,9 +433,10 @@ pub fn self_join_64_within(
         k: k.min(64),
         cap: usize::MAX,
         limit: usize::MAX,
-        nearest: false,
+        nearest: None,
         stopped: &AtomicBool::new(false),
         aborted: &aborted,
+        comparisons: &AtomicU64::new(0),
     };
     let (found, _) = scan.run(Vec::new, |found: &mut Vec<(u32, u32, u32)>, a, b, d| {
         if count.fetch_add(1, Ordering::Relaxed) >= max_pairs {
@@ -428,9 +520,12 @@ pub fn self_join_128_within(
 /// self-joined at distance `k` (see the module docs of the join) and the pairs whose smaller
 /// radius is `k` are kept (the others belong to a smaller radius), so each pair is found
 /// once. Exact (no false negatives or positives) whenever no bucket exceeds
-/// [`CandidateLimits::bucket_cap`]: in a larger bucket a member meets the `bucket_cap`
-/// best-ranked members only (`capped_buckets` counts them), so a flood of near-identical
-/// fingerprints costs at most `bucket_cap` comparisons per member and block.
+/// [`CandidateLimits::bucket_cap`] and no member has more than [`CAPS_READ_PER_BLOCK`]
+/// `x bucket_cap` earlier members in the buckets within the radius of a block: in a larger
+/// bucket a member meets the `bucket_cap` best-ranked members only (`capped_buckets` counts
+/// them), and it reads the buckets nearest its block value first and stops at that many, so
+/// a flood of near-identical fingerprints costs at most `CAPS_READ_PER_BLOCK x bucket_cap`
+/// comparisons per member and block, whatever the number of neighbouring buckets.
 ///
 /// Then the candidate budget applies as in the key table, over the pairs found, except that
 /// a document keeps its *nearest* earlier partners (by distance, then rank) up to the
@@ -439,16 +534,18 @@ pub fn self_join_128_within(
 /// for better-ranked fillings. A first pass counts each document's earlier partners, a
 /// member reading a bucket only until `4 x candidate_budget` partners within its distance
 /// (deeper only if the level reaches that), the limit is set from the counts, and a second
-/// pass reads every member under the cap, visiting a partner only when it is nearer than
-/// the limit-th nearest seen so far (about the limit times the logarithm of a member's
-/// partners per block are held).
+/// pass reads every member under the limits above, offering each pair once to its worse
+/// document's heap of nearest partners, which keeps the limit (blocks are read one after
+/// the other, so a document's heap is in one place; memory is the limit a document,
+/// whatever the flood).
 /// Below the limit nothing is lost; the level is exact unless a member stopped reading
 /// (then its count is a lower bound).
 ///
 /// Statistics: `shared_buckets`, `largest_bucket` and `capped_buckets` over the blocks of
 /// every radius pass (a bucket is the documents sharing one block value); `raw_pairs` is the
 /// pairs found under the cap (counted, so a lower bound when members stopped reading);
-/// `budget_hits` and `partner_limit` as in the key table.
+/// `budget_hits` and `partner_limit` as in the key table; `comparisons` the fingerprints
+/// compared over both passes.
 #[derive(Debug, Clone, Default)]
 pub struct HammingJoin {
     entries: Vec<(u32, u64, u32)>,
@@ -479,17 +576,19 @@ impl HammingJoin {
 
     /// Runs `visit(accumulator, rank_a, rank_b, distance)` over every pair of every radius,
     /// under the cap, a member reading at most `limit` partners per block (`stopped` set
-    /// when one stopped there), or with `nearest` visiting only what its `limit` nearest
-    /// partners need; the accumulators and the statistics of the buckets.
+    /// when one stopped there), or, given the heaps of the nearest partners by rank, keeps
+    /// each document's `limit` nearest partners in its heap instead (no visit); the
+    /// accumulators and the statistics of the buckets.
     fn scan_all<R: Send>(
         &self,
         cap: usize,
-        (limit, stopped, nearest): (usize, &AtomicBool, bool),
+        (limit, stopped, heaps): (usize, &AtomicBool, Option<&[Mutex<BinaryHeap<(u32, u32)>>]>),
         init: impl Fn() -> R + Send + Sync,
         visit: impl Fn(&mut R, u32, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
         let mut stats = BucketStats::default();
         let mut accumulators = Vec::new();
+        let comparisons = AtomicU64::new(0);
         for k in self.radii() {
             let (ranks, fingerprints, radii) = self.at_least(k);
             let scan = Scan {
@@ -497,9 +596,14 @@ impl HammingJoin {
                 k,
                 cap,
                 limit,
-                nearest,
+                nearest: heaps.map(|heaps| Nearest {
+                    heaps,
+                    ranks: &ranks,
+                    radii: &radii,
+                }),
                 stopped,
                 aborted: &AtomicBool::new(false),
+                comparisons: &comparisons,
             };
             let (found, pass_stats) = scan.run(&init, |accumulator, a, b, distance| {
                 if radii[a as usize].min(radii[b as usize]) == k {
@@ -511,29 +615,36 @@ impl HammingJoin {
             stats.largest_bucket = stats.largest_bucket.max(pass_stats.largest_bucket);
             stats.capped_buckets += pass_stats.capped_buckets;
         }
+        stats.comparisons = comparisons.into_inner();
         (accumulators, stats)
     }
 
     /// Per document, the number of earlier partners found under the cap, a member reading at
     /// most `truncate` partners per block; true when one stopped (then the counts of such
-    /// members are lower bounds).
-    fn partner_counts(&self, cap: usize, documents: usize, truncate: usize) -> (Vec<u64>, bool) {
+    /// members are lower bounds); the comparisons made.
+    fn partner_counts(
+        &self,
+        cap: usize,
+        documents: usize,
+        truncate: usize,
+    ) -> (Vec<u64>, bool, u64) {
         let counts: Vec<AtomicU64> = (0..documents).map(|_| AtomicU64::new(0)).collect();
         let stopped = AtomicBool::new(false);
-        self.scan_all(
+        let (_, stats) = self.scan_all(
             cap,
-            (truncate, &stopped, false),
+            (truncate, &stopped, None),
             || (),
             |_, _, b, _| {
                 counts[b as usize].fetch_add(1, Ordering::Relaxed);
             },
         );
         let counts = counts.into_iter().map(AtomicU64::into_inner).collect();
-        (counts, stopped.into_inner())
+        (counts, stopped.into_inner(), stats.comparisons)
     }
 
     /// The partner limit of the candidate budget over the pairs found under the cap
-    /// (`u64::MAX` when they fit), the documents over it, and the pairs counted.
+    /// (`u64::MAX` when they fit), the documents over it, the pairs counted, and the
+    /// comparisons made.
     ///
     /// A member stops counting in a block after `truncate` partners within its distance:
     /// the water level `L` only sees counts up to `L` (`sum(min(count, L))`), so a level
@@ -541,15 +652,18 @@ impl HammingJoin {
     /// have at least `truncate` partners there, some of them counted by another block). When
     /// the level is not below `truncate`, counting starts again with a larger one. A flood
     /// is thus read a few times the budget deep per member and block, not `bucket_cap` per bucket.
-    fn budget(&self, limits: CandidateLimits, documents: usize) -> (u64, u64, u64) {
+    fn budget(&self, limits: CandidateLimits, documents: usize) -> (u64, u64, u64, u64) {
         let budget = (documents as u64).saturating_mul(limits.candidate_budget as u64);
         let mut truncate = limits.candidate_budget.saturating_mul(4).max(64);
+        let mut comparisons = 0;
         loop {
-            let (counts, stopped) = self.partner_counts(limits.bucket_cap, documents, truncate);
+            let (counts, stopped, made) =
+                self.partner_counts(limits.bucket_cap, documents, truncate);
+            comparisons += made;
             let limit = partner_limit(&counts, budget);
             if !stopped || limit < truncate as u64 || truncate == usize::MAX {
                 let hits = counts.iter().filter(|&&count| count > limit).count() as u64;
-                return (limit, hits, counts.iter().sum());
+                return (limit, hits, counts.iter().sum(), comparisons);
             }
             truncate = truncate.saturating_mul(16);
         }
@@ -564,32 +678,44 @@ impl CandidateGenerator for HammingJoin {
         }
         let documents = self.entries.last().map_or(0, |e| e.0 as usize + 1);
         let cap = limits.bucket_cap;
-        let (mut limit, mut hits, mut raw) = (u64::MAX, 0, None);
+        let (mut limit, mut hits, mut raw, mut counting) = (u64::MAX, 0, None, 0);
         if limits.candidate_budget != usize::MAX {
             let counted;
-            (limit, hits, counted) = self.budget(limits, documents);
+            (limit, hits, counted, counting) = self.budget(limits, documents);
             raw = Some(counted);
         }
         let per_member = usize::try_from(limit).unwrap_or(usize::MAX);
         let stopped = AtomicBool::new(false);
-        // Each member reads for its nearest partners up to the limit.
-        let reading = (per_member, &stopped, per_member != usize::MAX);
-        let (found, mut stats) = self.scan_all(cap, reading, Vec::new, |found, a, b, distance| {
-            found.push((u128::from(b) << 64) | (u128::from(distance) << 32) | u128::from(a));
-        });
-        // Grouped by the worse-ranked document, its nearest partners (by distance, then
-        // rank) up to the limit.
-        let mut by_b: Vec<u128> = found.into_iter().flatten().collect();
+        let (mut pairs, mut stats) = if per_member == usize::MAX {
+            // Under the budget: every pair found.
+            let (found, stats) = self.scan_all(
+                cap,
+                (per_member, &stopped, None),
+                Vec::new,
+                |found, a, b, _| found.push((a, b)),
+            );
+            (found.into_iter().flatten().collect::<Vec<_>>(), stats)
+        } else {
+            // Each document keeps its nearest partners up to the limit (by distance, then
+            // rank) in its heap.
+            let heaps: Vec<Mutex<BinaryHeap<(u32, u32)>>> =
+                (0..documents).map(|_| Mutex::default()).collect();
+            let reading = (per_member, &stopped, Some(heaps.as_slice()));
+            let (_, stats) = self.scan_all(cap, reading, || (), |_, _, _, _| {});
+            let pairs = (heaps.into_par_iter().enumerate())
+                .flat_map_iter(|(b, heap)| {
+                    let heap = heap.into_inner().unwrap_or_else(PoisonError::into_inner);
+                    heap.into_iter().map(move |(_, a)| (a, b as u32))
+                })
+                .collect();
+            (pairs, stats)
+        };
         // When the budget cut in, counting stopped early: the pairs counted are a lower bound.
-        stats.raw_pairs = raw.unwrap_or(0).max(by_b.len() as u64);
-        by_b.par_sort_unstable();
-        let mut pairs: Vec<(u32, u32)> = (by_b.chunk_by(|x, y| x >> 64 == y >> 64))
-            .flat_map(|group| group.iter().take(per_member))
-            .map(|&packed| (packed as u32, (packed >> 64) as u32))
-            .collect();
+        stats.raw_pairs = raw.unwrap_or(0).max(pairs.len() as u64);
         pairs.par_sort_unstable();
         stats.budget_hits = hits;
         stats.partner_limit = limit;
+        stats.comparisons += counting;
         (pairs, stats)
     }
 }
@@ -794,8 +920,24 @@ mod tests {
         let count = 20_000u64;
         // Up to 6 bits flipped from one centre: every pair is within 12, and the members
         // spread over many neighbouring buckets of every block.
+        let entries = wide_flood(count as u32);
+        let (pairs, stats) = HammingJoin::new(entries).candidate_pairs(CandidateLimits::default());
+        let blocks = u64::from(join_blocks(15, count as usize));
+        let truncate = (4 * DEFAULT_CANDIDATE_BUDGET).max(64) as u64;
+        assert!(stats.raw_pairs <= count * blocks * truncate, "{stats:?}");
+        assert!(stats.budget_hits > 0, "{stats:?}");
+        assert!(
+            pairs.len() as u64 <= count * stats.partner_limit,
+            "{}",
+            pairs.len()
+        );
+    }
+
+    /// `count` fingerprints up to 6 bits from one centre (a template flood at radius 15), in
+    /// rank order.
+    fn wide_flood(count: u32) -> Vec<(u32, u64, u32)> {
         let mut state = 11u64;
-        let entries: Vec<(u32, u64, u32)> = (0..count as u32)
+        (0..count)
             .map(|rank| {
                 let mut fingerprint = 0x5DEE_CE66_D1CE_4E5Bu64;
                 for _ in 0..6 {
@@ -806,16 +948,32 @@ mod tests {
                 }
                 (rank, fingerprint, 15)
             })
-            .collect();
-        let (pairs, stats) = HammingJoin::new(entries).candidate_pairs(CandidateLimits::default());
-        let blocks = u64::from(join_blocks(15, count as usize));
-        let truncate = (4 * DEFAULT_CANDIDATE_BUDGET).max(64) as u64;
-        assert!(stats.raw_pairs <= count * blocks * truncate, "{stats:?}");
-        assert!(stats.budget_hits > 0, "{stats:?}");
+            .collect()
+    }
+
+    #[test]
+    fn a_flood_costs_the_same_per_document_at_twice_the_size() {
+        // Issue 43: at 100,000 notices of one template, the layout at radius 15 has four
+        // 16-bit blocks, each probing 697 neighbouring values, and the flood fills them all:
+        // a member read up to the cap in each of them (17 s and 610 MB for 100,000 notices,
+        // 1 s for 10,000). It now reads at most `CAPS_READ_PER_BLOCK` caps per block.
+        let limits = CandidateLimits {
+            bucket_cap: 10,
+            ..CandidateLimits::default()
+        };
+        let per_document = |count: u32| {
+            assert_eq!(join_blocks(15, count as usize), 4);
+            let (pairs, stats) = HammingJoin::new(wide_flood(count)).candidate_pairs(limits);
+            assert!(pairs.len() as u64 <= u64::from(count) * 32, "{stats:?}");
+            stats.comparisons as f64 / f64::from(count)
+        };
+        let (small, large) = (per_document(100_000), per_document(200_000));
+        // Two passes (counting, then the nearest partners), 4 blocks, 4 caps a block.
+        let most = (2 * 4 * CAPS_READ_PER_BLOCK * 10) as f64;
+        assert!(small > 10.0 && large <= most, "{small} {large} {most}");
         assert!(
-            pairs.len() as u64 <= count * stats.partner_limit,
-            "{}",
-            pairs.len()
+            large <= small * 1.1,
+            "{small} then {large} comparisons a document"
         );
     }
 
