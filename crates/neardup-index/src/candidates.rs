@@ -197,35 +197,59 @@ where
             key,
             priority,
             anchors,
-        } => {
-            let found = HammingJoin::new(fingerprints(method, leaders, key)?);
-            let (mut pairs, mut stats) = found.candidate_pairs(limits);
-            let before = pairs.len();
-            if let Some(priority) = priority {
-                // A templated text also meets the texts sharing its filling keys (rare
-                // elements, digits in order), as the online index reads them: in a flood
-                // of one template every filling is within the distance, and the nearest
-                // partners the budget keeps need not include a notice's own copies.
-                let table = KeyTable::from_entries(hooked_entries(method, leaders, priority)?);
-                let (filled, filling) = table.candidate_pairs_with_stats(limits);
-                stats.raw_pairs += filling.raw_pairs;
-                stats.budget_hits += filling.budget_hits;
-                stats.capped_buckets += filling.capped_buckets;
-                stats.largest_bucket = stats.largest_bucket.max(filling.largest_bucket);
-                pairs.extend(filled);
-            }
-            if let Some(anchors) = anchors {
-                let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
-                stats.raw_pairs += anchored.len() as u64;
-                pairs.extend(anchored);
-            }
-            if pairs.len() > before {
-                pairs.par_sort_unstable();
-                pairs.dedup();
-            }
-            (pairs, stats)
-        }
+        } => hamming_candidates(method, leaders, limits, key, (priority, anchors))?,
     })
+}
+
+/// The candidates of a [`Join::Hamming`]: the fingerprints within the radius, and with its
+/// hooks the pairs of a templated text's filling keys (`priority`) and template keys
+/// (`anchors`).
+fn hamming_candidates<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    limits: CandidateLimits,
+    key: HammingHook<M>,
+    (priority, anchors): (Option<RareHook<M>>, Option<RareHook<M>>),
+) -> Result<(Vec<(u32, u32)>, BucketStats)> {
+    // A templated text also meets the texts sharing its filling keys (rare elements,
+    // digits in order), as the online index reads them: in a flood of one template
+    // every filling is within the distance, and the nearest partners the budget
+    // keeps need not include a notice's own copies. The two share the budget.
+    let filling_keys = match priority {
+        Some(priority) => hooked_entries(method, leaders, priority)?,
+        None => Vec::new(),
+    };
+    let shared = CandidateLimits {
+        candidate_budget: (limits.candidate_budget / 2).max(1),
+        ..limits
+    };
+    let limits = if filling_keys.is_empty() {
+        limits
+    } else {
+        shared
+    };
+    let found = HammingJoin::new(fingerprints(method, leaders, key)?);
+    let (mut pairs, mut stats) = found.candidate_pairs(limits);
+    let before = pairs.len();
+    if !filling_keys.is_empty() {
+        let table = KeyTable::from_entries(filling_keys);
+        let (filled, filling) = table.candidate_pairs_with_stats(limits);
+        stats.raw_pairs += filling.raw_pairs;
+        stats.budget_hits += filling.budget_hits;
+        stats.capped_buckets += filling.capped_buckets;
+        stats.largest_bucket = stats.largest_bucket.max(filling.largest_bucket);
+        pairs.extend(filled);
+    }
+    if let Some(anchors) = anchors {
+        let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
+        stats.raw_pairs += anchored.len() as u64;
+        pairs.extend(anchored);
+    }
+    if pairs.len() > before {
+        pairs.par_sort_unstable();
+        pairs.dedup();
+    }
+    Ok((pairs, stats))
 }
 
 /// `(key, rank)` of every key a hook gives for every leader (none where it returns false).

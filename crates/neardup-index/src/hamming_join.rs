@@ -198,12 +198,15 @@ struct Scan<'a> {
     comparisons: &'a AtomicU64,
 }
 
+/// A document's nearest partners: `(distance, partner rank)`, the worst on top.
+type NearestHeap = Mutex<BinaryHeap<(u32, u32)>>;
+
 /// The nearest partners of every document over the blocks and radius passes: a heap per
 /// document by rank, of `(distance, partner rank)`, at most the limit, the worst on top;
 /// the ranks and radii of the pass's positions.
 #[derive(Clone, Copy)]
 struct Nearest<'a> {
-    heaps: &'a [Mutex<BinaryHeap<(u32, u32)>>],
+    heaps: &'a [NearestHeap],
     ranks: &'a [u32],
     radii: &'a [u32],
 }
@@ -582,7 +585,7 @@ impl HammingJoin {
     fn scan_all<R: Send>(
         &self,
         cap: usize,
-        (limit, stopped, heaps): (usize, &AtomicBool, Option<&[Mutex<BinaryHeap<(u32, u32)>>]>),
+        (limit, stopped, heaps): (usize, &AtomicBool, Option<&[NearestHeap]>),
         init: impl Fn() -> R + Send + Sync,
         visit: impl Fn(&mut R, u32, u32, u32) + Send + Sync,
     ) -> (Vec<R>, BucketStats) {
@@ -698,8 +701,7 @@ impl CandidateGenerator for HammingJoin {
         } else {
             // Each document keeps its nearest partners up to the limit (by distance, then
             // rank) in its heap.
-            let heaps: Vec<Mutex<BinaryHeap<(u32, u32)>>> =
-                (0..documents).map(|_| Mutex::default()).collect();
+            let heaps: Vec<NearestHeap> = (0..documents).map(|_| Mutex::default()).collect();
             let reading = (per_member, &stopped, Some(heaps.as_slice()));
             let (_, stats) = self.scan_all(cap, reading, || (), |_, _, _, _| {});
             let pairs = (heaps.into_par_iter().enumerate())

@@ -24,7 +24,8 @@ pub struct BucketStats {
     /// Documents left out of capped buckets, summed over those buckets (the n-gram
     /// index, whose greedy pass sees the first `bucket_cap` members of a bucket only).
     pub left_out: u64,
-    /// Similarity computations the generator made itself (the n-gram index's greedy pass).
+    /// Work the generator did itself: the n-gram index's similarity computations, the
+    /// Hamming join's fingerprint comparisons, the shared-key merge's reads.
     pub comparisons: u64,
     /// The pair limit an exact join passed and stopped at (0: none; see
     /// [`crate::JoinBudget`]): its pairs are then incomplete.

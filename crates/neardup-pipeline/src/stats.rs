@@ -66,7 +66,9 @@ pub struct RunStats {
     /// Documents left out of capped buckets (`ngram` only: its greedy pass sees a bucket's
     /// first `bucket_cap` members), summed over those buckets.
     pub capped_out: u64,
-    /// Similarity computations made while finding candidates (`ngram`'s greedy pass).
+    /// Work done while finding candidates: `ngram`'s similarity computations, the
+    /// fingerprints `simhash`'s join compared, the members and search steps of the
+    /// shared-key merge (`segments`, `sentences`); 0 for the key tables.
     pub candidate_comparisons: u64,
     /// Documents cut by the candidate budget.
     pub budget_hits: u64,

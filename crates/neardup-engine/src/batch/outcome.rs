@@ -26,7 +26,9 @@ pub struct EngineStats {
     /// Documents left out of capped buckets, summed over those buckets (`ngram`, whose
     /// greedy pass sees a bucket's first `bucket_cap` members only; 0 for other methods).
     pub capped_out: u64,
-    /// Similarity computations made while finding candidates (`ngram`'s greedy pass).
+    /// Work done while finding candidates: `ngram`'s similarity computations, the
+    /// fingerprints `simhash`'s join compared, the members and search steps of the
+    /// shared-key merge (`segments`, `sentences`); 0 for the key tables.
     pub candidate_comparisons: u64,
     /// The pair limit an exact join passed (0: none): [`dedup`](super::dedup) then fails.
     pub pair_limit_passed: u64,
