@@ -258,21 +258,16 @@ fn hooked_entries<M: Method, L: RankedSketches<M>>(
     leaders: &L,
     hook: RareHook<M>,
 ) -> Result<Vec<(u64, u32)>> {
-    let keyed = leaders.map(|ranked, sketch| {
-        let mut keys = Vec::new();
-        hook(method, sketch, &mut keys);
-        keys.into_iter()
-            .map(|key| (key, ranked))
-            .collect::<Vec<_>>()
-    })?;
-    Ok(keyed.concat())
+    entries(method, leaders, |method, sketch, keys| {
+        hook(method, sketch, keys);
+    })
 }
 
 /// `(key, rank)` of every key `emit` gives for every leader.
 fn entries<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
-    emit: fn(&M, &M::Sketch, &mut Vec<u64>),
+    emit: impl Fn(&M, &M::Sketch, &mut Vec<u64>) + Sync,
 ) -> Result<Vec<(u64, u32)>> {
     let keyed = leaders.map(|ranked, sketch| {
         let mut keys = Vec::new();
