@@ -112,6 +112,11 @@ pub enum Join<M: Method> {
     SharedKeys {
         /// Fewest shared keys of a candidate pair, at least 1.
         min: u32,
+        /// A templated sketch's filling keys (its rare elements, its digits in order; the
+        /// hook returns whether it gave any): the texts sharing one are candidates too, so
+        /// that in a flood of one template a notice meets its copies whatever its buckets
+        /// hold. `None`: the keys alone.
+        priority: Option<RareHook<M>>,
     },
     /// An exact set-similarity join (PPJoin) over [`Method::join_tokens`]: the generator
     /// sees every document's tokens first to fix a corpus-wide token order, then indexes
@@ -187,7 +192,7 @@ impl<M: Method> std::fmt::Debug for Join<M> {
             Join::SymmetricKeys => f.write_str("SymmetricKeys"),
             Join::PriorityKeys => f.write_str("PriorityKeys"),
             Join::Probe => f.write_str("Probe"),
-            Join::SharedKeys { min } => f.debug_struct("SharedKeys").field("min", min).finish(),
+            Join::SharedKeys { min, .. } => f.debug_struct("SharedKeys").field("min", min).finish(),
             Join::Prefix {
                 measure, threshold, ..
             } => (f.debug_struct("Prefix"))

@@ -119,7 +119,10 @@ proptest! {
         for join in [
             Join::SymmetricKeys,
             Join::Probe,
-            Join::SharedKeys { min: 1 },
+            Join::SharedKeys {
+                min: 1,
+                priority: None,
+            },
             Join::Prefix { measure: neardup_core::JoinMeasure::Jaccard, threshold, rare: None },
         ] {
             let method = WordSets { join, threshold };
@@ -144,7 +147,10 @@ fn identity_join_finds_only_exact_copies() {
 #[test]
 fn shared_keys_need_the_minimum_count() {
     let method = WordSets {
-        join: Join::SharedKeys { min: 3 },
+        join: Join::SharedKeys {
+            min: 3,
+            priority: None,
+        },
         threshold: 0.1,
     };
     // 0 and 1 share two words (Jaccard 0.5 would pass the threshold): not candidates.

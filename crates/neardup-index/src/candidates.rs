@@ -161,8 +161,15 @@ where
             entries(method, leaders, M::probe_keys)?,
         )
         .candidate_pairs(limits),
-        Join::SharedKeys { min } => {
-            SharedKeyTable::new(entries(method, leaders, M::keys)?, min).candidate_pairs(limits)
+        Join::SharedKeys { min, priority } => {
+            with_filling_keys(method, leaders, limits, priority, |limits, templated| {
+                // A templated text meets its copies through its filling keys; in the
+                // merge it reads at most the cap in all (a flood fills its buckets to the
+                // cap with its template's other fillings).
+                let keyed = entries(method, leaders, M::keys)?;
+                let table = SharedKeyTable::new(keyed, min).bounded(templated.to_vec());
+                Ok(table.candidate_pairs(limits))
+            })?
         }
         Join::Prefix {
             measure,
@@ -211,35 +218,12 @@ fn hamming_candidates<M: Method, L: RankedSketches<M>>(
     key: HammingHook<M>,
     (priority, anchors): (Option<RareHook<M>>, Option<RareHook<M>>),
 ) -> Result<(Vec<(u32, u32)>, BucketStats)> {
-    // A templated text also meets the texts sharing its filling keys (rare elements,
-    // digits in order), as the online index reads them: in a flood of one template
-    // every filling is within the distance, and the nearest partners the budget
-    // keeps need not include a notice's own copies. The two share the budget.
-    let filling_keys = match priority {
-        Some(priority) => hooked_entries(method, leaders, priority)?,
-        None => Vec::new(),
-    };
-    let shared = CandidateLimits {
-        candidate_budget: (limits.candidate_budget / 2).max(1),
-        ..limits
-    };
-    let limits = if filling_keys.is_empty() {
-        limits
-    } else {
-        shared
-    };
     let found = HammingJoin::new(fingerprints(method, leaders, key)?);
-    let (mut pairs, mut stats) = found.candidate_pairs(limits);
+    let (mut pairs, mut stats) =
+        with_filling_keys(method, leaders, limits, priority, |limits, _| {
+            Ok(found.candidate_pairs(limits))
+        })?;
     let before = pairs.len();
-    if !filling_keys.is_empty() {
-        let table = KeyTable::from_entries(filling_keys);
-        let (filled, filling) = table.candidate_pairs_with_stats(limits);
-        stats.raw_pairs += filling.raw_pairs;
-        stats.budget_hits += filling.budget_hits;
-        stats.capped_buckets += filling.capped_buckets;
-        stats.largest_bucket = stats.largest_bucket.max(filling.largest_bucket);
-        pairs.extend(filled);
-    }
     if let Some(anchors) = anchors {
         let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
         stats.raw_pairs += anchored.len() as u64;
@@ -249,6 +233,46 @@ fn hamming_candidates<M: Method, L: RankedSketches<M>>(
         pairs.par_sort_unstable();
         pairs.dedup();
     }
+    Ok((pairs, stats))
+}
+
+/// The pairs `generate` gives, and with `priority` those of a key table over the templated
+/// texts' filling keys (rare elements, digits in order; what the online index reads first):
+/// in a flood of one template every filling is near every other, and the partners the
+/// candidate budget keeps (the nearest, the best-ranked) need not include a notice's own
+/// copies, which share its filling keys. The two share the budget when some text has
+/// filling keys; `generate` alone otherwise.
+fn with_filling_keys<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    limits: CandidateLimits,
+    priority: Option<RareHook<M>>,
+    generate: impl FnOnce(CandidateLimits, &[u32]) -> Result<(Vec<(u32, u32)>, BucketStats)>,
+) -> Result<(Vec<(u32, u32)>, BucketStats)> {
+    let filling_keys = match priority {
+        Some(priority) => hooked_entries(method, leaders, priority)?,
+        None => Vec::new(),
+    };
+    if filling_keys.is_empty() {
+        return generate(limits, &[]);
+    }
+    let mut templated: Vec<u32> = filling_keys.iter().map(|&(_, ranked)| ranked).collect();
+    templated.sort_unstable();
+    templated.dedup();
+    let limits = CandidateLimits {
+        candidate_budget: (limits.candidate_budget / 2).max(1),
+        ..limits
+    };
+    let (mut pairs, mut stats) = generate(limits, &templated)?;
+    let table = KeyTable::from_entries(filling_keys);
+    let (filled, filling) = table.candidate_pairs_with_stats(limits);
+    stats.raw_pairs += filling.raw_pairs;
+    stats.budget_hits += filling.budget_hits;
+    stats.capped_buckets += filling.capped_buckets;
+    stats.largest_bucket = stats.largest_bucket.max(filling.largest_bucket);
+    pairs.extend(filled);
+    pairs.par_sort_unstable();
+    pairs.dedup();
     Ok((pairs, stats))
 }
 

@@ -37,6 +37,8 @@ use crate::key_table::{partner_limit, BucketStats, CandidateLimits, PartnerIndex
 pub struct SharedKeyTable {
     entries: Vec<(u64, u32)>,
     min: u32,
+    /// Documents that read at most `bucket_cap` members in all (sorted).
+    bounded: Vec<u32>,
 }
 
 impl SharedKeyTable {
@@ -45,7 +47,17 @@ impl SharedKeyTable {
         SharedKeyTable {
             entries,
             min: min.max(1),
+            bounded: Vec::new(),
         }
+    }
+
+    /// Lets `documents` (sorted) read at most `bucket_cap` members in all, over their
+    /// buckets, in document order: the templated texts of a flood, which meet their copies
+    /// through their filling keys, and would meet only their template's other fillings
+    /// here, their buckets filled to the cap.
+    pub fn bounded(mut self, documents: Vec<u32>) -> SharedKeyTable {
+        self.bounded = documents;
+        self
     }
 }
 
@@ -60,6 +72,7 @@ impl CandidateGenerator for SharedKeyTable {
             cap: limits.bucket_cap,
             min: self.min as usize,
             reads: AtomicU64::new(0),
+            bounded: &self.bounded,
         };
         let limit = walk.partner_limit(limits.candidate_budget);
         let (mut packed, budget_hits) = walk.pairs(limit);
@@ -86,6 +99,8 @@ struct Walk<'a> {
     min: usize,
     /// Members read and search steps made by every merge (the work, for the statistics).
     reads: AtomicU64,
+    /// Documents that read at most `cap` members in all (sorted).
+    bounded: &'a [u32],
 }
 
 impl Walk<'_> {
@@ -166,6 +181,10 @@ impl Merge {
         self.cursors.clear();
         self.found.clear();
         self.reads = 0;
+        let most_reads = match walk.bounded.binary_search(&document) {
+            Ok(_) => walk.cap as u64,
+            Err(_) => u64::MAX,
+        };
         for &start in walk.index.starts_of(document) {
             let key = walk.entries[start].0;
             // The bucket holds `document`, so the search ends inside it.
@@ -181,6 +200,9 @@ impl Merge {
         // member, no member below the smallest next member of the other buckets can be in
         // `min` of them either: the buckets read so far jump there by binary search.
         while let Some(&Reverse((partner, _))) = self.heap.peek() {
+            if self.reads >= most_reads {
+                break;
+            }
             self.popped.clear();
             while let Some(&Reverse((next, bucket))) = self.heap.peek() {
                 if next != partner {

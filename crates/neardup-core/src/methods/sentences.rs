@@ -192,6 +192,7 @@ impl Method for Sentences {
         match self.signature {
             SentenceSignature::Marks if self.min_shared > 1 => Join::SharedKeys {
                 min: self.min_shared as u32,
+                priority: None,
             },
             _ => Join::SymmetricKeys,
         }

@@ -61,7 +61,10 @@ impl Method for SuperShingle {
     fn join(&self) -> Join<Self> {
         match self.min_super {
             1 => Join::SymmetricKeys,
-            min => Join::SharedKeys { min: min as u32 },
+            min => Join::SharedKeys {
+                min: min as u32,
+                priority: None,
+            },
         }
     }
     /// The super-shingles.

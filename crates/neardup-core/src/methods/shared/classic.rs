@@ -71,6 +71,12 @@ impl<const KIND: u8> ClassicSketch<KIND> {
         &self.keys
     }
 
+    /// Appends the filling keys of a templated sketch (its rare elements, its digits in
+    /// order; [`TemplatePart::priority_keys`]) and returns whether it is templated.
+    pub fn filling_keys(&self, out: &mut Vec<u64>) -> bool {
+        self.part.priority_keys(out)
+    }
+
     /// The elements the engine counts for the template check
     /// ([`crate::Method::frequency_features`]).
     pub fn frequency_features(&self) -> &[u32] {
