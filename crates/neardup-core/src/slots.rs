@@ -82,19 +82,90 @@ pub fn digit_order(normalized: &str) -> u32 {
     }
 }
 
+/// Where the numbers of a text stand, for [`template_slots_agree`]: two hashes, each 0
+/// when unknown: a text without digits, a sketch written before them, or a text with two
+/// numbers apart only by spaces ([`number_places`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NumberPlaces {
+    /// The character before each number, skipping spaces and digits, in text order (a
+    /// number is a digit run, as for [`number_slots`]). Two fillings of
+    /// one template have the same layout, their numbers in the same places; a copy whose
+    /// numbers were rewritten ("2024-05-17" for "5月17日") has another.
+    pub layout: u32,
+    /// The numbers with the character before each, in text order.
+    pub numbers: u32,
+}
+
+/// The [`NumberPlaces`] of normalised text; unknown (0s) when two of its numbers (digit
+/// runs, as for [`number_slots`]) are apart only by spaces. Punctuation folds to a space,
+/// so an amount, a time or a date ("3084.92", "08:20", "2024-05-17") is such a group, and
+/// so is a number an edit cut with a space ("第2 7考场"): where a group's cuts fall is an
+/// edit's choice ("308 4.92" and "3084.9 2" are copies), so the places of such a text are
+/// not compared, and the digit order decides.
+pub fn number_places(normalized: &str) -> NumberPlaces {
+    let (mut layout, mut numbers) = (Vec::new(), Vec::new());
+    let mut before = 0u32;
+    // Whether the last character other than a space was a digit.
+    let mut after_digit = false;
+    let mut in_number = false;
+    for c in normalized.chars() {
+        match c.is_ascii_digit() {
+            true => {
+                if !in_number {
+                    if after_digit {
+                        return NumberPlaces::default();
+                    }
+                    layout.extend_from_slice(&before.to_le_bytes());
+                    numbers.extend_from_slice(&before.to_le_bytes());
+                    in_number = true;
+                }
+                numbers.push(c as u8);
+                after_digit = true;
+            }
+            false => {
+                in_number = false;
+                if !c.is_whitespace() {
+                    before = u32::from(c);
+                    after_digit = false;
+                }
+            }
+        }
+    }
+    let hash = |bytes: &[u8]| match bytes.is_empty() {
+        true => 0,
+        false => ((hash64(bytes) >> 32) as u32).max(1),
+    };
+    NumberPlaces {
+        layout: hash(&layout),
+        numbers: hash(&numbers),
+    }
+}
+
+/// The numbers of a text ([`number_slots`]), the hash of its digits in text order
+/// ([`digit_order`]; 0 when unknown or without digits) and where its numbers stand
+/// ([`number_places`]).
+pub type TextSlots<'s> = (&'s [u32], u32, NumberPlaces);
+
 /// Whether two texts that are both made mostly of a template's fixed text (a crowd's
 /// common features) agree on their slots: they do when their digits come in the same order
 /// ([`digit_order`]; two copies of a notice), or when one side has no number the other
 /// lacks (a copy cut short or with a number added); two fillings, each with a number of its
-/// own in its place, do not, however many numbers they share. `order_a` or `order_b` 0
-/// (unknown: an older sketch) falls back to [`slots_agree`].
+/// own in its place, do not, however many numbers they share. Two texts with their numbers
+/// in the same places ([`number_places`]) agree only on the same number in every place:
+/// two fillings of one template can have the same numbers in another order (5月17日 seat 7
+/// against 5月7日 seat 17), or the same digits cut otherwise (第1考场座位号25 against
+/// 第12考场座位号5). `order_a` or `order_b` 0 (unknown: an older sketch) falls back to
+/// [`slots_agree`]; an unknown layout leaves the places out.
 pub fn template_slots_agree(
-    (a, order_a): (&[u32], u32),
-    (b, order_b): (&[u32], u32),
+    (a, order_a, places_a): TextSlots<'_>,
+    (b, order_b, places_b): TextSlots<'_>,
     agreement: f64,
 ) -> bool {
     if order_a == 0 || order_b == 0 {
         return slots_agree(a, b, agreement);
+    }
+    if places_a.layout != 0 && places_a.layout == places_b.layout {
+        return places_a.numbers == places_b.numbers;
     }
     if order_a == order_b {
         return true;
@@ -190,9 +261,14 @@ mod tests {
         assert!(slots_agree(&a, &slots("just 7"), DEFAULT_SLOT_AGREEMENT));
     }
 
-    fn ordered(text: &str) -> (Vec<u32>, u32) {
+    fn ordered(text: &str) -> (Vec<u32>, u32, NumberPlaces) {
         let normalized = Normalizer::default().normalize(text);
-        (number_slots(&normalized), digit_order(&normalized))
+        let slots = number_slots(&normalized);
+        (slots, digit_order(&normalized), number_places(&normalized))
+    }
+
+    fn of(slots: &(Vec<u32>, u32, NumberPlaces)) -> TextSlots<'_> {
+        (&slots.0, slots.1, slots.2)
     }
 
     #[test]
@@ -208,13 +284,16 @@ mod tests {
         // Two of five shared: the multiset check lets them through, the order does not.
         let b = exam("李娜", [3, 8, 10, 12, 21]);
         assert!(slots_agree(&a.0, &b.0, DEFAULT_SLOT_AGREEMENT));
-        let ab = ((a.0.as_slice(), a.1), (b.0.as_slice(), b.1));
-        assert!(!template_slots_agree(ab.0, ab.1, DEFAULT_SLOT_AGREEMENT));
+        assert!(!template_slots_agree(
+            of(&a),
+            of(&b),
+            DEFAULT_SLOT_AGREEMENT
+        ));
         // One number of its own on each side is a filling too.
         let c = exam("王伟", [3, 16, 9, 12, 8]);
         assert!(!template_slots_agree(
-            ab.0,
-            (&c.0, c.1),
+            of(&a),
+            of(&c),
             DEFAULT_SLOT_AGREEMENT
         ));
         // A copy with a space inside a number, a forwarding prefix, or cut short agrees.
@@ -224,16 +303,122 @@ mod tests {
         let forwarded = ordered(&format!("转发：{text}"));
         let cut = ordered("【铁路客服】订单E183152144，刘婷您已购4月10日G300次");
         for copy in [&spaced, &forwarded, &cut] {
-            let pair = ((whole.0.as_slice(), whole.1), (copy.0.as_slice(), copy.1));
-            assert!(template_slots_agree(pair.0, pair.1, DEFAULT_SLOT_AGREEMENT));
+            assert!(template_slots_agree(
+                of(&whole),
+                of(copy),
+                DEFAULT_SLOT_AGREEMENT
+            ));
         }
         // An unknown order (an older sketch) is the multiset check.
         assert!(template_slots_agree(
-            (&a.0, 0),
-            (&b.0, b.1),
+            (&a.0, 0, NumberPlaces::default()),
+            of(&b),
             DEFAULT_SLOT_AGREEMENT
         ));
         assert_eq!(digit_order("no digits"), 0);
+    }
+
+    fn exam_text_split() -> String {
+        "【重庆教育考试院】张杰同学您好，您报名的考试将于5月26日11点开始，考场为第2 7考场，\
+         座位号14，请携带身份证和准考证提前三十分钟到达。"
+            .to_owned()
+    }
+
+    #[test]
+    fn fillings_with_the_same_numbers_in_other_places_disagree() {
+        let exam = |name: &str, city: &str, numbers: [u32; 5], spaced: bool| {
+            let [month, day, hour, room, seat] = numbers;
+            let text = format!(
+                "【{city}教育考试院】{name}同学您好，您报名的考试将于{month}月{day}日{hour}点开始，\
+                 考场为第{room}考场，座位号{seat}，请携带身份证和准考证提前三十分钟到达。"
+            );
+            // The edit of a flood: a space every 20 characters, through a number or not.
+            let text = match spaced {
+                false => text,
+                true => (text.chars().collect::<Vec<_>>().chunks(20))
+                    .map(|chunk| chunk.iter().collect::<String>())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            ordered(&text)
+        };
+        // The same multiset of numbers {5, 7, 7, 11, 17}, in other places.
+        let a = exam("杨芳", "重庆", [5, 17, 11, 7, 7], false);
+        let b = exam("赵军", "上海", [5, 7, 11, 7, 17], false);
+        assert_eq!(a.0, b.0);
+        assert_eq!(a.2.layout, b.2.layout);
+        assert!(!template_slots_agree(
+            of(&a),
+            of(&b),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // Without the places (an older sketch), the multiset rule lets them through.
+        let unknown = NumberPlaces::default();
+        assert!(template_slots_agree(
+            (&a.0, a.1, unknown),
+            (&b.0, b.1, unknown),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // The same digits in the same order, cut otherwise: 1 and 25 against 12 and 5.
+        let c = exam("陈芳", "成都", [3, 20, 11, 1, 25], false);
+        let d = exam("陈洋", "深圳", [3, 20, 11, 12, 5], false);
+        assert_eq!(c.1, d.1);
+        assert!(!template_slots_agree(
+            of(&c),
+            of(&d),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // A copy with spaces, one of them inside a number ("第2 7考场"), has another
+        // layout, and the same digit order.
+        for numbers in [[5, 17, 11, 7, 7], [5, 26, 11, 27, 14], [12, 31, 16, 20, 27]] {
+            let whole = exam("张杰", "重庆", numbers, false);
+            let spaced = exam("张杰", "重庆", numbers, true);
+            assert_eq!(whole.1, spaced.1);
+            assert!(template_slots_agree(
+                of(&whole),
+                of(&spaced),
+                DEFAULT_SLOT_AGREEMENT
+            ));
+        }
+        let whole = exam("张杰", "重庆", [5, 26, 11, 27, 14], false);
+        let split = ordered(&exam_text_split());
+        assert_eq!(split.2, NumberPlaces::default());
+        assert!(template_slots_agree(
+            of(&whole),
+            of(&split),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // Groups of numbers apart by spaces or folded punctuation: cut otherwise by an edit,
+        // the places are unknown and the digit order decides.
+        let paid = ordered("您尾号2870的储蓄卡于12月12日08:20支出人民币3084.92元");
+        assert_eq!(paid.2, NumberPlaces::default());
+        for copy in ["支出人民币308 4.92元", "支出人民币3084.9 2元"] {
+            let copy = ordered(&format!("您尾号2870的储蓄卡于12月12日08:20{copy}"));
+            assert!(template_slots_agree(
+                of(&paid),
+                of(&copy),
+                DEFAULT_SLOT_AGREEMENT
+            ));
+        }
+        // A copy whose amount lost its cents ("$1226.29" -> "$1226.a") has a number fewer:
+        // all of its numbers are in the other.
+        let paid = ordered("Your order #53392911 totaling $1226.29 will ship by February 5.");
+        let garbled = ordered("Your order #53392911 totaling $1226.a will ship by February 5.");
+        assert!(template_slots_agree(
+            of(&paid),
+            of(&garbled),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        // A copy whose date was rewritten has its numbers elsewhere: the multiset rule.
+        let dated = ordered("会议于2024年5月17日召开，地点为第7会议室。");
+        let rewritten = ordered("会议于5月17日（2024年）召开，地点为第7会议室。");
+        assert_ne!(dated.2.layout, rewritten.2.layout);
+        assert!(template_slots_agree(
+            of(&dated),
+            of(&rewritten),
+            DEFAULT_SLOT_AGREEMENT
+        ));
+        assert_eq!(number_places("no digits"), NumberPlaces::default());
     }
 
     #[test]

@@ -109,6 +109,7 @@ impl MinHash {
             scale: Scale::Long,
             slots: Box::new([]),
             digit_order: 0,
+            places: crate::slots::NumberPlaces::default(),
         }
     }
 
@@ -133,6 +134,7 @@ impl MinHash {
             scale: Scale::Long,
             slots: Box::new([]),
             digit_order: 0,
+            places: crate::slots::NumberPlaces::default(),
         }
     }
 
@@ -177,6 +179,7 @@ impl MinHash {
             scale: Scale::Long,
             slots: Box::new([]),
             digit_order: 0,
+            places: crate::slots::NumberPlaces::default(),
         }
     }
 
@@ -265,6 +268,7 @@ impl MinHash {
             sketch.slots = crate::slots::number_slots(normalized).into_boxed_slice();
             if !sketch.slots.is_empty() {
                 sketch.digit_order = crate::slots::digit_order(normalized);
+                sketch.places = crate::slots::number_places(normalized);
             }
         }
         sketch
@@ -277,8 +281,8 @@ impl MinHash {
         match self.slots {
             Slots::Off => true,
             _ if self.templated(a) && self.templated(b) => crate::slots::template_slots_agree(
-                (&a.slots, a.digit_order),
-                (&b.slots, b.digit_order),
+                (&a.slots, a.digit_order, a.places),
+                (&b.slots, b.digit_order, b.places),
                 self.slot_agreement,
             ),
             _ => crate::slots::slots_agree(&a.slots, &b.slots, self.slot_agreement),

@@ -4,6 +4,7 @@
 
 use crate::method::{SketchDecoder, SketchEncoder};
 use crate::sketch_kind::SketchKind;
+use crate::slots::NumberPlaces;
 use crate::{Error, Result, Sketch};
 
 /// The kind of an encoded [`MinHashSketch`].
@@ -62,6 +63,9 @@ pub struct MinHashSketch {
     /// ([`crate::slots::digit_order`]); 0 when unknown (a sketch of kind 11) or without
     /// digits.
     pub(super) digit_order: u32,
+    /// Where the text's numbers stand ([`crate::slots::number_places`]); 0s when unknown (a
+    /// sketch written before them) or without digits.
+    pub(super) places: NumberPlaces,
 }
 
 impl MinHashSketch {
@@ -113,7 +117,7 @@ impl Sketch for MinHashSketch {
             (false, order) => {
                 SketchEncoder::new(out, ORDERED_SKETCH_KIND.byte())
                     .u32s(&self.slots)
-                    .u32s(&[order]);
+                    .u32s(&[order, self.places.layout, self.places.numbers]);
             }
         }
         if self.scale != Scale::Long {
@@ -185,6 +189,7 @@ impl Sketch for MinHashSketch {
             scale: Scale::Long,
             slots: Box::default(),
             digit_order: 0,
+            places: NumberPlaces::default(),
         })
     }
 }
@@ -195,14 +200,19 @@ impl Sketch for MinHashSketch {
 fn decode_slotted(bytes: &[u8], kind: SketchKind) -> Result<MinHashSketch> {
     let mut decoder = SketchDecoder::new(bytes, kind.byte(), kind.name())?;
     let slots = decoder.u32s()?;
-    let digit_order = match kind == ORDERED_SKETCH_KIND {
-        false => 0,
+    // A sketch written before the places has the digit order alone.
+    let (digit_order, places) = match kind == ORDERED_SKETCH_KIND {
+        false => (0, NumberPlaces::default()),
         true => match decoder.u32s()?.as_slice() {
-            &[order] if order != 0 => order,
+            &[order] if order != 0 => (order, NumberPlaces::default()),
+            &[order, layout, numbers] if order != 0 => (order, NumberPlaces { layout, numbers }),
             other => {
                 return Err(Error::invalid(
                     "sketch",
-                    format!("{} digit orders (expected one, not 0)", other.len()),
+                    format!(
+                        "{} digit orders and places (expected one or three, the order not 0)",
+                        other.len()
+                    ),
                 ))
             }
         },
@@ -223,6 +233,7 @@ fn decode_slotted(bytes: &[u8], kind: SketchKind) -> Result<MinHashSketch> {
     let mut sketch = MinHashSketch::decode(inner)?;
     sketch.slots = slots.into_boxed_slice();
     sketch.digit_order = digit_order;
+    sketch.places = places;
     Ok(sketch)
 }
 
@@ -261,6 +272,7 @@ fn decode_scaled(bytes: &[u8]) -> Result<MinHashSketch> {
         scale,
         slots: Box::default(),
         digit_order: 0,
+        places: NumberPlaces::default(),
     })
 }
 

@@ -242,9 +242,8 @@ pub struct TemplateCheck {
     pub floors: DfFloors,
 }
 
-/// The numbers of a text ([`crate::slots::number_slots`]) and the hash of its digits in text
-/// order ([`crate::slots::digit_order`]; 0 without digits).
-pub type TextSlots<'s> = (&'s [u32], u32);
+use crate::slots::NumberPlaces;
+pub use crate::slots::TextSlots;
 
 impl TemplateCheck {
     /// The check of `params` ([`crate::methods::shared::params::TEMPLATE_PARAMS`] and
@@ -313,17 +312,22 @@ impl TemplateCheck {
             false => template_set(body),
             true => template_set(&normalizer.normalize(text)),
         };
-        let (slots, digit_order) = match self.reads_slots() {
+        let (slots, digit_order, places) = match self.reads_slots() {
             true => (
                 crate::slots::number_slots(body).into_boxed_slice(),
                 crate::slots::digit_order(body),
+                crate::slots::number_places(body),
             ),
-            false => (Box::default(), 0),
+            false => (Box::default(), 0, NumberPlaces::default()),
         };
         TemplatePart {
             set,
             common: Box::default(),
             digit_order: if slots.is_empty() { 0 } else { digit_order },
+            places: match slots.is_empty() {
+                true => NumberPlaces::default(),
+                false => places,
+            },
             slots,
         }
     }
@@ -392,6 +396,9 @@ pub struct TemplatePart {
     /// The hash of the text's digits in text order ([`crate::slots::digit_order`]); 0
     /// without slots.
     pub digit_order: u32,
+    /// Where the text's numbers stand ([`crate::slots::number_places`]); 0s without slots
+    /// or unknown (a sketch written before them).
+    pub places: NumberPlaces,
 }
 
 impl TemplatePart {
@@ -410,7 +417,7 @@ impl TemplatePart {
 
     /// The numbers and the digit order.
     pub fn text_slots(&self) -> TextSlots<'_> {
-        (&self.slots, self.digit_order)
+        (&self.slots, self.digit_order, self.places)
     }
 
     /// Marks the elements `is_common` says are common; returns how many.
@@ -509,7 +516,7 @@ impl TemplatePart {
                 .u32s(&self.set)
                 .u32s(&self.common)
                 .u32s(&self.slots)
-                .u32s(&[self.digit_order]);
+                .u32s(&[self.digit_order, self.places.layout, self.places.numbers]);
         }
     }
 
@@ -530,12 +537,17 @@ impl TemplatePart {
         let slots = decoder.u32s()?;
         let order = decoder.u32s()?;
         let rest = decoder.rest();
-        let &[digit_order] = order.as_slice() else {
-            let count = order.len();
-            return Err(Error::invalid(
-                "sketch",
-                format!("{count} digit orders (expected one)"),
-            ));
+        // A part written before the places has the digit order alone.
+        let (digit_order, places) = match order.as_slice() {
+            &[digit_order] => (digit_order, NumberPlaces::default()),
+            &[digit_order, layout, numbers] => (digit_order, NumberPlaces { layout, numbers }),
+            _ => {
+                let count = order.len();
+                return Err(Error::invalid(
+                    "sketch",
+                    format!("{count} digit orders and places (expected one or three)"),
+                ));
+            }
         };
         let increasing = |values: &[u32]| values.windows(2).all(|w| w[0] < w[1]);
         if set.is_empty() || !increasing(&set) || !slots.is_sorted() {
@@ -544,10 +556,11 @@ impl TemplatePart {
                 "template set empty or not strictly increasing, or slots unsorted",
             ));
         }
-        if (slots.is_empty() && digit_order != 0) || rest.get(3) != Some(&inner.byte()) {
+        let unslotted = slots.is_empty() && (digit_order != 0 || places.layout != 0);
+        if unslotted || rest.get(3) != Some(&inner.byte()) {
             return Err(Error::invalid(
                 "sketch",
-                "a digit order without slots, or an inner sketch of another kind",
+                "a digit order or layout without slots, or an inner sketch of another kind",
             ));
         }
         if !common.is_empty() && common.len() != set.len().div_ceil(32) {
@@ -561,6 +574,7 @@ impl TemplatePart {
             common: common.into_boxed_slice(),
             slots: slots.into_boxed_slice(),
             digit_order,
+            places,
         };
         Ok((part, rest))
     }
