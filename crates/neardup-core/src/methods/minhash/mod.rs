@@ -100,17 +100,8 @@ impl MinHash {
     fn exact_only_sketch(&self, text: &str) -> MinHashSketch {
         const TAG: u128 = 0x6578_6163_742d_6f6e_6c79_0000_0000_0001;
         let full = self.shingles(text);
-        MinHashSketch {
-            signature: Box::new([]),
-            set: Box::new([]),
-            weights: Box::new([]),
-            common: Box::new([]),
-            identity: hash128_u64s(full.hashes()) ^ TAG,
-            scale: Scale::Long,
-            slots: Box::new([]),
-            digit_order: 0,
-            places: crate::slots::NumberPlaces::default(),
-        }
+        let identity = hash128_u64s(full.hashes()) ^ TAG;
+        MinHashSketch::long(Box::new([]), Box::new([]), Box::new([]), identity)
     }
 
     /// The sketch of an already computed shingle set.
@@ -125,17 +116,7 @@ impl MinHash {
         // The hashes are sorted, so their top halves are too: only neighbours can repeat.
         let mut set: Vec<u32> = hashes.iter().map(|&h| (h >> 32) as u32).collect();
         set.dedup();
-        MinHashSketch {
-            signature,
-            set: set.into_boxed_slice(),
-            weights: Box::new([]),
-            common: Box::new([]),
-            identity,
-            scale: Scale::Long,
-            slots: Box::new([]),
-            digit_order: 0,
-            places: crate::slots::NumberPlaces::default(),
-        }
+        MinHashSketch::long(signature, set.into_boxed_slice(), Box::new([]), identity)
     }
 
     /// The weighted sketch of a shingle set under `weighting = idf`: each shingle weighs its
@@ -170,17 +151,8 @@ impl MinHash {
                 set_weights.push(weight);
             }
         }
-        MinHashSketch {
-            signature,
-            set: set.into_boxed_slice(),
-            weights: set_weights.into_boxed_slice(),
-            common: Box::new([]),
-            identity,
-            scale: Scale::Long,
-            slots: Box::new([]),
-            digit_order: 0,
-            places: crate::slots::NumberPlaces::default(),
-        }
+        let weights = set_weights.into_boxed_slice();
+        MinHashSketch::long(signature, set.into_boxed_slice(), weights, identity)
     }
 
     /// Whether shingles are counted in the corpus pass.

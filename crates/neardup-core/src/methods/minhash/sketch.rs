@@ -69,6 +69,25 @@ pub struct MinHashSketch {
 }
 
 impl MinHashSketch {
+    /// A sketch of the long scale without common marks or slots.
+    pub(super) fn long(
+        signature: Box<[u32]>,
+        set: Box<[u32]>,
+        weights: Box<[f32]>,
+        identity: u128,
+    ) -> MinHashSketch {
+        MinHashSketch {
+            signature,
+            set,
+            weights,
+            common: Box::default(),
+            identity,
+            scale: Scale::Long,
+            slots: Box::default(),
+            digit_order: 0,
+            places: NumberPlaces::default(),
+        }
+    }
     /// The verification set with its common marks.
     pub(super) fn marked(&self) -> crate::methods::shared::template::Marked<'_> {
         crate::methods::shared::template::Marked {

@@ -538,9 +538,9 @@ impl TemplatePart {
         let order = decoder.u32s()?;
         let rest = decoder.rest();
         // A part written before the places has the digit order alone.
-        let (digit_order, places) = match order.as_slice() {
-            &[digit_order] => (digit_order, NumberPlaces::default()),
-            &[digit_order, layout, numbers] => (digit_order, NumberPlaces { layout, numbers }),
+        let (digit_order, places) = match *order.as_slice() {
+            [digit_order] => (digit_order, NumberPlaces::default()),
+            [digit_order, layout, numbers] => (digit_order, NumberPlaces { layout, numbers }),
             _ => {
                 let count = order.len();
                 return Err(Error::invalid(
