@@ -21,7 +21,7 @@
 //!
 //! Measured on the labelled corpora in docs/evaluation.md ("Template precision").
 
-use crate::hash::hash64;
+use crate::hash::{hash64, mix64};
 
 /// The fewest numbers each side of a pair must lack from the other before the pair can
 /// disagree on its slots.
@@ -103,41 +103,48 @@ pub struct NumberPlaces {
 /// edit's choice ("308 4.92" and "3084.9 2" are copies), so the places of such a text are
 /// not compared, and the digit order decides.
 pub fn number_places(normalized: &str) -> NumberPlaces {
-    let (mut layout, mut numbers) = (Vec::new(), Vec::new());
+    // Two running hashes, each value mixed into the state; no allocation (every `minhash`
+    // sketch with numbers takes its places).
+    const SEED: u64 = 0x706c_6163_6573_0001; // "places"
+    let (mut layout, mut numbers) = (SEED, SEED);
+    let mut count = 0usize;
+    // The UTF-8 bytes of the last character that is neither a space nor a digit.
     let mut before = 0u32;
     // Whether the last character other than a space was a digit.
     let mut after_digit = false;
     let mut in_number = false;
-    for c in normalized.chars() {
-        match c.is_ascii_digit() {
-            true => {
-                if !in_number {
-                    if after_digit {
-                        return NumberPlaces::default();
-                    }
-                    layout.extend_from_slice(&before.to_le_bytes());
-                    numbers.extend_from_slice(&before.to_le_bytes());
-                    in_number = true;
+    for &byte in normalized.as_bytes() {
+        if byte.is_ascii_digit() {
+            if !in_number {
+                if after_digit {
+                    return NumberPlaces::default();
                 }
-                numbers.push(c as u8);
-                after_digit = true;
+                layout = mix64(layout ^ u64::from(before));
+                numbers = mix64(numbers ^ (1 << 32 | u64::from(before)));
+                count += 1;
+                in_number = true;
             }
-            false => {
-                in_number = false;
-                if !c.is_whitespace() {
-                    before = u32::from(c);
-                    after_digit = false;
-                }
+            numbers = mix64(numbers ^ u64::from(byte));
+            after_digit = true;
+        } else {
+            in_number = false;
+            if !byte.is_ascii_whitespace() {
+                // A continuation byte extends the character; any other starts one.
+                before = match byte & 0xC0 == 0x80 {
+                    true => before << 8 | u32::from(byte),
+                    false => u32::from(byte),
+                };
+                after_digit = false;
             }
         }
     }
-    let hash = |bytes: &[u8]| match bytes.is_empty() {
-        true => 0,
-        false => ((hash64(bytes) >> 32) as u32).max(1),
+    let finish = |state: u64| match count {
+        0 => 0,
+        _ => ((mix64(state ^ count as u64) >> 32) as u32).max(1),
     };
     NumberPlaces {
-        layout: hash(&layout),
-        numbers: hash(&numbers),
+        layout: finish(layout),
+        numbers: finish(numbers),
     }
 }
 
