@@ -676,6 +676,49 @@ mod tests {
     }
 
     #[test]
+    fn sketches_keep_their_number_places_and_older_ones_decode_without() {
+        use crate::method::SketchEncoder;
+        use crate::sketch_kind::SketchKind;
+        use crate::slots::NumberPlaces;
+        let method = (MinHashBuilder::new().permutations(16))
+            .slots(Slots::Numbers, crate::slots::DEFAULT_SLOT_AGREEMENT)
+            .build()
+            .unwrap();
+        let sketch =
+            method.sketch("王伟同学您好，考试将于3月16日9点开始，考场为第12考场，座位号7。");
+        assert!(sketch.digit_order != 0 && sketch.places.layout != 0);
+        let mut bytes = Vec::new();
+        sketch.encode(&mut bytes);
+        assert_eq!(MinHashSketch::decode(&bytes).unwrap(), sketch);
+        // Written before the places: the slots, the digit order alone, then the sketch.
+        let unslotted = MinHashSketch {
+            slots: Box::default(),
+            digit_order: 0,
+            places: NumberPlaces::default(),
+            ..sketch.clone()
+        };
+        let mut old = Vec::new();
+        SketchEncoder::new(&mut old, SketchKind::OrderedSlotsMinHash.byte())
+            .u32s(&sketch.slots)
+            .u32s(&[sketch.digit_order]);
+        unslotted.encode(&mut old);
+        let decoded = MinHashSketch::decode(&old).unwrap();
+        assert_eq!(decoded.places, NumberPlaces::default());
+        assert_eq!(decoded.digit_order, sketch.digit_order);
+        assert_eq!(decoded.slots, sketch.slots);
+        // Two values (neither the old form nor the new) are refused.
+        let mut two = Vec::new();
+        SketchEncoder::new(&mut two, SketchKind::OrderedSlotsMinHash.byte())
+            .u32s(&sketch.slots)
+            .u32s(&[sketch.digit_order, 7]);
+        unslotted.encode(&mut two);
+        assert_eq!(
+            MinHashSketch::decode(&two).unwrap_err().parameter(),
+            "sketch"
+        );
+    }
+
+    #[test]
     fn the_precheck_refuses_unrelated_texts_and_keeps_copies() {
         let method = MinHashBuilder::new().threshold(0.4).build().unwrap();
         assert_eq!(method.precheck_width(), 129);
