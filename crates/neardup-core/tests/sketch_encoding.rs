@@ -100,6 +100,14 @@ fn the_format_of_a_sketch_is_pinned() {
     let mut again = Vec::new();
     decoded.encode(&mut again);
     assert_eq!(again, older);
+    // Numbers in plain places (none apart from another only by spaces): the digit order,
+    // the layout and the numbers; a text whose numbers are grouped (above) has the order
+    // alone, as written before the places.
+    let mut placed = Vec::new();
+    slotted.sketch("abcdefg 7 x 123456").encode(&mut placed);
+    assert_eq!(&placed[..4], b"ND\x01\x0c");
+    assert_eq!(&placed[24..28], &3u32.to_le_bytes());
+    assert_eq!(&placed[40..44], b"ND\x01\x02");
     // A text without numbers is encoded as before.
     let mut without = Vec::new();
     slotted.sketch("abcdefg").encode(&mut without);

@@ -136,7 +136,10 @@ impl Sketch for MinHashSketch {
             (false, order) => {
                 SketchEncoder::new(out, ORDERED_SKETCH_KIND.byte())
                     .u32s(&self.slots)
-                    .u32s(&[order, self.places.layout, self.places.numbers]);
+                    .u32s(&crate::methods::shared::template::order_and_places(
+                        order,
+                        self.places,
+                    ));
             }
         }
         if self.scale != Scale::Long {

@@ -516,7 +516,7 @@ impl TemplatePart {
                 .u32s(&self.set)
                 .u32s(&self.common)
                 .u32s(&self.slots)
-                .u32s(&[self.digit_order, self.places.layout, self.places.numbers]);
+                .u32s(&order_and_places(self.digit_order, self.places));
         }
     }
 
@@ -577,6 +577,14 @@ impl TemplatePart {
             places,
         };
         Ok((part, rest))
+    }
+}
+
+/// The digit order, and the places when known (a part without them is written as before).
+pub(crate) fn order_and_places(digit_order: u32, places: NumberPlaces) -> Vec<u32> {
+    match places == NumberPlaces::default() {
+        true => vec![digit_order],
+        false => vec![digit_order, places.layout, places.numbers],
     }
 }
 
