@@ -274,6 +274,11 @@ mod tests {
         (slots, digit_order(&normalized), number_places(&normalized))
     }
 
+    /// Whether two texts' slots agree at the default agreement.
+    fn agree(a: &(Vec<u32>, u32, NumberPlaces), b: &(Vec<u32>, u32, NumberPlaces)) -> bool {
+        template_slots_agree(of(a), of(b), DEFAULT_SLOT_AGREEMENT)
+    }
+
     fn of(slots: &(Vec<u32>, u32, NumberPlaces)) -> TextSlots<'_> {
         (&slots.0, slots.1, slots.2)
     }
@@ -291,18 +296,10 @@ mod tests {
         // Two of five shared: the multiset check lets them through, the order does not.
         let b = exam("李娜", [3, 8, 10, 12, 21]);
         assert!(slots_agree(&a.0, &b.0, DEFAULT_SLOT_AGREEMENT));
-        assert!(!template_slots_agree(
-            of(&a),
-            of(&b),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(!agree(&a, &b));
         // One number of its own on each side is a filling too.
         let c = exam("王伟", [3, 16, 9, 12, 8]);
-        assert!(!template_slots_agree(
-            of(&a),
-            of(&c),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(!agree(&a, &c));
         // A copy with a space inside a number, a forwarding prefix, or cut short agrees.
         let text = "【铁路客服】订单E183152144，刘婷您已购4月10日G300次11车14C号。";
         let spaced = ordered(&text.replace("E183152144", "E18315214 4"));
@@ -310,11 +307,7 @@ mod tests {
         let forwarded = ordered(&format!("转发：{text}"));
         let cut = ordered("【铁路客服】订单E183152144，刘婷您已购4月10日G300次");
         for copy in [&spaced, &forwarded, &cut] {
-            assert!(template_slots_agree(
-                of(&whole),
-                of(copy),
-                DEFAULT_SLOT_AGREEMENT
-            ));
+            assert!(agree(&whole, copy));
         }
         // An unknown order (an older sketch) is the multiset check.
         assert!(template_slots_agree(
@@ -354,11 +347,7 @@ mod tests {
         let b = exam("赵军", "上海", [5, 7, 11, 7, 17], false);
         assert_eq!(a.0, b.0);
         assert_eq!(a.2.layout, b.2.layout);
-        assert!(!template_slots_agree(
-            of(&a),
-            of(&b),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(!agree(&a, &b));
         // Without the places (an older sketch), the multiset rule lets them through.
         let unknown = NumberPlaces::default();
         assert!(template_slots_agree(
@@ -370,61 +359,37 @@ mod tests {
         let c = exam("陈芳", "成都", [3, 20, 11, 1, 25], false);
         let d = exam("陈洋", "深圳", [3, 20, 11, 12, 5], false);
         assert_eq!(c.1, d.1);
-        assert!(!template_slots_agree(
-            of(&c),
-            of(&d),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(!agree(&c, &d));
         // A copy with spaces, one of them inside a number ("第2 7考场"), has another
         // layout, and the same digit order.
         for numbers in [[5, 17, 11, 7, 7], [5, 26, 11, 27, 14], [12, 31, 16, 20, 27]] {
             let whole = exam("张杰", "重庆", numbers, false);
             let spaced = exam("张杰", "重庆", numbers, true);
             assert_eq!(whole.1, spaced.1);
-            assert!(template_slots_agree(
-                of(&whole),
-                of(&spaced),
-                DEFAULT_SLOT_AGREEMENT
-            ));
+            assert!(agree(&whole, &spaced));
         }
         let whole = exam("张杰", "重庆", [5, 26, 11, 27, 14], false);
         let split = ordered(&exam_text_split());
         assert_eq!(split.2, NumberPlaces::default());
-        assert!(template_slots_agree(
-            of(&whole),
-            of(&split),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(agree(&whole, &split));
         // Groups of numbers apart by spaces or folded punctuation: cut otherwise by an edit,
         // the places are unknown and the digit order decides.
         let paid = ordered("您尾号2870的储蓄卡于12月12日08:20支出人民币3084.92元");
         assert_eq!(paid.2, NumberPlaces::default());
         for copy in ["支出人民币308 4.92元", "支出人民币3084.9 2元"] {
             let copy = ordered(&format!("您尾号2870的储蓄卡于12月12日08:20{copy}"));
-            assert!(template_slots_agree(
-                of(&paid),
-                of(&copy),
-                DEFAULT_SLOT_AGREEMENT
-            ));
+            assert!(agree(&paid, &copy));
         }
         // A copy whose amount lost its cents ("$1226.29" -> "$1226.a") has a number fewer:
         // all of its numbers are in the other.
         let paid = ordered("Your order #53392911 totaling $1226.29 will ship by February 5.");
         let garbled = ordered("Your order #53392911 totaling $1226.a will ship by February 5.");
-        assert!(template_slots_agree(
-            of(&paid),
-            of(&garbled),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(agree(&paid, &garbled));
         // A copy whose date was rewritten has its numbers elsewhere: the multiset rule.
         let dated = ordered("会议于2024年5月17日召开，地点为第7会议室。");
         let rewritten = ordered("会议于5月17日（2024年）召开，地点为第7会议室。");
         assert_ne!(dated.2.layout, rewritten.2.layout);
-        assert!(template_slots_agree(
-            of(&dated),
-            of(&rewritten),
-            DEFAULT_SLOT_AGREEMENT
-        ));
+        assert!(agree(&dated, &rewritten));
         assert_eq!(number_places("no digits"), NumberPlaces::default());
     }
 
