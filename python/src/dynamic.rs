@@ -214,13 +214,7 @@ impl<M: Registered> DynMethod for Typed<M> {
         Ok(keys)
     }
     fn has_template_keys(&self) -> bool {
-        match self.method.join() {
-            neardup_core::Join::Hamming { anchors, .. } => anchors.is_some(),
-            neardup_core::Join::Prefix {
-                rare: Some(rare), ..
-            } => rare.anchors.is_some(),
-            _ => false,
-        }
+        neardup_engine::template_anchors(&self.method.join()).is_some()
     }
     fn join_tokens(&self, encoded: &[u8]) -> Result<Vec<u64>> {
         let sketch: M::Sketch = decode(encoded)?;

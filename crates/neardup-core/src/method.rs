@@ -102,6 +102,15 @@ pub enum Join<M: Method> {
     /// MinHash keys a templated notice by its filling under priority keys: its copies share
     /// them, while the other fillings of its template crowd its ordinary buckets.
     PriorityKeys,
+    /// As [`Join::SymmetricKeys`], and with templates duplicate each templated sketch is
+    /// paired with the first sketches sharing one of its template keys (`anchors`; a bounded
+    /// number per key, so that a template's fillings meet in linear work): the classic
+    /// signatures of two fillings differ, and the check calls two fillings duplicates only
+    /// when something pairs them.
+    AnchoredKeys {
+        /// The template keys of a templated sketch.
+        anchors: RareHook<M>,
+    },
     /// Documents are stored under [`Method::keys`] and look up [`Method::probe_keys`]; a
     /// candidate is a document whose stored key another one probes (multi-index hashing:
     /// exact block values stored, every value within a radius probed; Pass-Join: segments
@@ -112,6 +121,9 @@ pub enum Join<M: Method> {
     SharedKeys {
         /// Fewest shared keys of a candidate pair, at least 1.
         min: u32,
+        /// The template keys of a templated sketch with templates duplicate (see
+        /// [`Join::AnchoredKeys`]); `None` otherwise.
+        anchors: Option<RareHook<M>>,
         /// A templated sketch's filling keys (its rare elements, its digits in order; the
         /// hook returns whether it gave any): the texts sharing one are candidates too, so
         /// that in a flood of one template a notice meets its copies whatever its buckets
@@ -149,6 +161,9 @@ pub enum Join<M: Method> {
         m: u32,
         /// The sequence of a sketch (characters of the normalised text).
         sequence: SequenceHook<M>,
+        /// The join of templated sketches on their rare elements, as in [`Join::Prefix`]:
+        /// a templated sketch enters no bucket; `None` without a template check.
+        rare: Option<RareJoin<M>>,
     },
     /// Documents whose 64-bit fingerprints (`key`) are within Hamming distance of each
     /// other: at most the smaller of the two documents' radii (SimHash with length-aware
@@ -191,6 +206,7 @@ impl<M: Method> std::fmt::Debug for Join<M> {
             Join::Identity => f.write_str("Identity"),
             Join::SymmetricKeys => f.write_str("SymmetricKeys"),
             Join::PriorityKeys => f.write_str("PriorityKeys"),
+            Join::AnchoredKeys { .. } => f.write_str("AnchoredKeys"),
             Join::Probe => f.write_str("Probe"),
             Join::SharedKeys { min, .. } => f.debug_struct("SharedKeys").field("min", min).finish(),
             Join::Prefix {
@@ -211,7 +227,7 @@ impl<M: Method> std::fmt::Debug for Join<M> {
 pub enum JoinShape {
     /// [`Join::Identity`].
     Identity,
-    /// [`Join::SymmetricKeys`] and [`Join::PriorityKeys`].
+    /// [`Join::SymmetricKeys`], [`Join::PriorityKeys`] and [`Join::AnchoredKeys`].
     SymmetricKeys,
     /// [`Join::Probe`].
     Probe,
@@ -232,7 +248,9 @@ impl<M: Method> Join<M> {
     pub fn shape(&self) -> JoinShape {
         match self {
             Join::Identity => JoinShape::Identity,
-            Join::SymmetricKeys | Join::PriorityKeys => JoinShape::SymmetricKeys,
+            Join::SymmetricKeys | Join::PriorityKeys | Join::AnchoredKeys { .. } => {
+                JoinShape::SymmetricKeys
+            }
             Join::Probe => JoinShape::Probe,
             Join::SharedKeys { .. } => JoinShape::SharedKeys,
             Join::Prefix { .. } => JoinShape::Prefix,

@@ -43,7 +43,8 @@ pub use neardup_index::join_name;
 
 /// The Hamming join in distributed steps and the fingerprint hook it reads (the Spark path).
 pub use neardup_index::{
-    distributed_passes, hamming_key, template_keys, HammingPass, READS_PER_CAP, TEMPLATE_ANCHORS,
+    distributed_passes, hamming_key, template_anchors, template_keys, HammingPass, READS_PER_CAP,
+    TEMPLATE_ANCHORS,
 };
 
 pub use batch::{

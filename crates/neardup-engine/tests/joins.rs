@@ -121,6 +121,7 @@ proptest! {
             Join::Probe,
             Join::SharedKeys {
                 min: 1,
+                anchors: None,
                 priority: None,
             },
             Join::Prefix { measure: neardup_core::JoinMeasure::Jaccard, threshold, rare: None },
@@ -149,6 +150,7 @@ fn shared_keys_need_the_minimum_count() {
     let method = WordSets {
         join: Join::SharedKeys {
             min: 3,
+            anchors: None,
             priority: None,
         },
         threshold: 0.1,

@@ -12,8 +12,7 @@ use neardup_core::{EditLimit, Join, JoinMeasure, JoinShape, Method, RareJoin, Re
 use rayon::prelude::*;
 
 use crate::generators::{
-    anchor_pairs, CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable,
-    TemplatedPrefixJoin,
+    anchor_pairs, CandidateGenerator, EditJoin, NgramBuckets, PrefixJoin, ProbeTable, TemplatedJoin,
 };
 use crate::hamming_join::HammingJoin;
 use crate::key_table::{BucketStats, CandidateLimits, KeyTable};
@@ -62,23 +61,30 @@ pub fn hamming_key<M: Method>(
     }
 }
 
-/// Appends the template keys of `sketch` under `join` to `out`: the anchors of a
-/// [`Join::Hamming`] or of a [`Join::Prefix`]'s [`RareJoin`] (templates duplicate), for the
-/// Spark path's pairs of them; nothing for any other join or a sketch that is not templated.
+/// The template-key hook of `join` (templates duplicate): the anchors of a
+/// [`Join::AnchoredKeys`], a [`Join::SharedKeys`], a [`Join::Hamming`] or a [`Join::Prefix`]'s
+/// [`RareJoin`]; `None` for any other join, or without templates duplicate.
+pub fn template_anchors<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
+    match join {
+        Join::AnchoredKeys { anchors } => Some(*anchors),
+        Join::SharedKeys { anchors, .. } | Join::Hamming { anchors, .. } => *anchors,
+        Join::Prefix {
+            rare: Some(rare), ..
+        } => rare.anchors,
+        _ => None,
+    }
+}
+
+/// Appends the template keys of `sketch` under `join` to `out` ([`template_anchors`]), for
+/// the Spark path's pairs of them; nothing for any other join or a sketch that is not
+/// templated.
 pub fn template_keys<M: Method>(
     method: &M,
     join: &Join<M>,
     sketch: &M::Sketch,
     out: &mut Vec<u64>,
 ) {
-    let anchors = match join {
-        Join::Hamming { anchors, .. } => *anchors,
-        Join::Prefix {
-            rare: Some(rare), ..
-        } => rare.anchors,
-        _ => None,
-    };
-    if let Some(keys) = anchors {
+    if let Some(keys) = template_anchors(join) {
         keys(method, sketch, out);
     }
 }
@@ -156,20 +162,33 @@ where
             KeyTable::from_entries(entries(method, leaders, M::keys)?),
             join_limits(&method.join(), limits),
         ),
+        Join::AnchoredKeys { anchors } => {
+            let found = CandidateGenerator::candidate_pairs(
+                KeyTable::from_entries(entries(method, leaders, M::keys)?),
+                limits,
+            );
+            with_anchors(method, leaders, Some(anchors), found)?
+        }
         Join::Probe => ProbeTable::new(
             entries(method, leaders, M::keys)?,
             entries(method, leaders, M::probe_keys)?,
         )
         .candidate_pairs(limits),
-        Join::SharedKeys { min, priority } => {
-            with_filling_keys(method, leaders, limits, priority, |limits, templated| {
-                // A templated text meets its copies through its filling keys; in the
-                // merge it reads at most the cap in all (a flood fills its buckets to the
-                // cap with its template's other fillings).
-                let keyed = entries(method, leaders, M::keys)?;
-                let table = SharedKeyTable::new(keyed, min).bounded(templated.to_vec());
-                Ok(table.candidate_pairs(limits))
-            })?
+        Join::SharedKeys {
+            min,
+            anchors,
+            priority,
+        } => {
+            let found =
+                with_filling_keys(method, leaders, limits, priority, |limits, templated| {
+                    // A templated text meets its copies through its filling keys; in the
+                    // merge it reads at most the cap in all (a flood fills its buckets to the
+                    // cap with its template's other fillings).
+                    let keyed = entries(method, leaders, M::keys)?;
+                    let table = SharedKeyTable::new(keyed, min).bounded(templated.to_vec());
+                    Ok(table.candidate_pairs(limits))
+                })?;
+            with_anchors(method, leaders, anchors, found)?
         }
         Join::Prefix {
             measure,
@@ -184,8 +203,10 @@ where
             match rare {
                 None => PrefixJoin::new(token_sets(method, leaders)?, measure, threshold)
                     .candidate_pairs(limits),
-                Some(rare) => templated_prefix_join(method, leaders, (measure, threshold), rare)?
-                    .candidate_pairs(limits),
+                Some(rare) => templated_join(method, leaders, rare, join_tokens, |plain| {
+                    PrefixJoin::new(plain, measure, threshold)
+                })?
+                .candidate_pairs(limits),
             }
         }
         Join::Edit { limit, sequence } => {
@@ -195,10 +216,23 @@ where
             };
             EditJoin::new(sequences(method, leaders, sequence)?, bound).candidate_pairs(limits)
         }
-        Join::NgramBuckets { m, sequence } => {
+        Join::NgramBuckets { m, sequence, rare } => {
             let similar = |x: u32, y: u32| leaders.verify(x, y);
-            NgramBuckets::new(sequences(method, leaders, sequence)?, m as usize, similar)
-                .candidate_pairs(limits)
+            let m = m as usize;
+            match rare {
+                None => NgramBuckets::new(sequences(method, leaders, sequence)?, m, similar)
+                    .candidate_pairs(limits),
+                // A templated text is joined on its rare elements, as `join` does: in the
+                // greedy pass of its template's n-grams it would meet every other filling.
+                Some(rare) => templated_join(
+                    method,
+                    leaders,
+                    rare,
+                    |method, sketch| sequence(method, sketch).to_vec(),
+                    |plain| NgramBuckets::new(plain, m, similar),
+                )?
+                .candidate_pairs(limits),
+            }
         }
         Join::Hamming {
             key,
@@ -219,17 +253,28 @@ fn hamming_candidates<M: Method, L: RankedSketches<M>>(
     (priority, anchors): (Option<RareHook<M>>, Option<RareHook<M>>),
 ) -> Result<(Vec<(u32, u32)>, BucketStats)> {
     let found = HammingJoin::new(fingerprints(method, leaders, key)?);
-    let (mut pairs, mut stats) =
-        with_filling_keys(method, leaders, limits, priority, |limits, _| {
-            Ok(found.candidate_pairs(limits))
-        })?;
-    let before = pairs.len();
-    if let Some(anchors) = anchors {
-        let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
+    let found = with_filling_keys(method, leaders, limits, priority, |limits, _| {
+        Ok(found.candidate_pairs(limits))
+    })?;
+    with_anchors(method, leaders, anchors, found)
+}
+
+/// `found`, and with `anchors` (templates duplicate) the pairs of each templated text with
+/// the first texts sharing one of its template keys ([`anchor_pairs`]: a bounded number per
+/// key, whatever the text's distance or signatures).
+fn with_anchors<M: Method, L: RankedSketches<M>>(
+    method: &M,
+    leaders: &L,
+    anchors: Option<RareHook<M>>,
+    (mut pairs, mut stats): (Vec<(u32, u32)>, BucketStats),
+) -> Result<(Vec<(u32, u32)>, BucketStats)> {
+    let Some(anchors) = anchors else {
+        return Ok((pairs, stats));
+    };
+    let anchored = anchor_pairs(hooked_entries(method, leaders, anchors)?);
+    if !anchored.is_empty() {
         stats.raw_pairs += anchored.len() as u64;
         pairs.extend(anchored);
-    }
-    if pairs.len() > before {
         pairs.par_sort_unstable();
         pairs.dedup();
     }
@@ -308,41 +353,51 @@ fn token_sets<M: Method, L: RankedSketches<M>>(
     method: &M,
     leaders: &L,
 ) -> Result<Vec<(u32, Vec<u64>)>> {
-    leaders.map(|ranked, sketch| {
-        let mut tokens = Vec::new();
-        method.join_tokens(sketch, &mut tokens);
-        (ranked, tokens)
-    })
+    leaders.map(|ranked, sketch| (ranked, join_tokens(method, sketch)))
 }
 
-/// The two joins of a [`Join::Prefix`] with a [`RareJoin`]: the join of the tokens of the
-/// leaders that are not templated, and the join of rare elements in Jaccard at the rare
-/// threshold, which keeps only the pairs with a templated side. A plain leader takes part in
-/// the second only when it shares a rare element with a templated one (else it can reach no
-/// templated partner), so that a corpus with a few templated texts does not join all of its
-/// texts twice. When no leader is templated, the first alone (the plain join, at its plain
-/// cost). With templates duplicate, also the template keys of the templated leaders
+/// The join tokens of a sketch ([`Method::join_tokens`]).
+fn join_tokens<M: Method>(method: &M, sketch: &M::Sketch) -> Vec<u64> {
+    let mut tokens = Vec::new();
+    method.join_tokens(sketch, &mut tokens);
+    tokens
+}
+
+/// The two joins of a [`Join::Prefix`] or a [`Join::NgramBuckets`] with a [`RareJoin`]: the
+/// join `plain` builds over what `item` gives of the leaders that are not templated (their
+/// tokens, their characters), and the join of rare elements in Jaccard at the rare threshold,
+/// which keeps only the pairs with a templated side. A plain leader takes part in the second
+/// only when it shares a rare element with a templated one (else it can reach no templated
+/// partner), so that a corpus with a few templated texts does not join all of its texts
+/// twice. When no leader is templated, the first alone (the plain join, at its plain cost).
+/// With templates duplicate, also the template keys of the templated leaders
 /// ([`RareJoin::anchors`]).
-fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
+fn templated_join<M, L, T, P>(
     method: &M,
     leaders: &L,
-    (measure, threshold): (SetMeasure, f64),
     rare: RareJoin<M>,
-) -> Result<TemplatedPrefixJoin> {
+    item: impl Fn(&M, &M::Sketch) -> T + Sync,
+    plain: impl FnOnce(Vec<(u32, T)>) -> P,
+) -> Result<TemplatedJoin<P>>
+where
+    M: Method,
+    L: RankedSketches<M>,
+    T: Send,
+{
     let sets = leaders.map(|ranked, sketch| {
         let mut elements = Vec::new();
         let templated = (rare.elements)(method, sketch, &mut elements);
-        let mut tokens = Vec::new();
         let mut anchors = Vec::new();
-        match (templated, rare.anchors) {
-            (false, _) => method.join_tokens(sketch, &mut tokens),
+        let own = match (templated, rare.anchors) {
+            (false, _) => Some(item(method, sketch)),
             (true, Some(keys)) => {
                 keys(method, sketch, &mut anchors);
+                None
             }
-            (true, None) => {}
-        }
+            (true, None) => None,
+        };
         let anchors: Vec<(u64, u32)> = anchors.into_iter().map(|key| (key, ranked)).collect();
-        ((ranked, templated, tokens, elements), anchors)
+        ((ranked, templated, own, elements), anchors)
     })?;
     let (sets, anchors): (Vec<_>, Vec<_>) = sets.into_iter().unzip();
     let anchors: Vec<(u64, u32)> = anchors.concat();
@@ -352,20 +407,20 @@ fn templated_prefix_join<M: Method, L: RankedSketches<M>>(
         .filter(|set| set.1)
         .flat_map(|set| set.3.iter().copied())
         .collect();
-    let mut plain = Vec::with_capacity(sets.len() - templated.len());
+    let mut plain_items = Vec::with_capacity(sets.len() - templated.len());
     let mut elements = Vec::new();
-    for (ranked, is_templated, tokens, rare_elements) in sets {
+    for (ranked, is_templated, own, rare_elements) in sets {
         let meets_a_templated = is_templated
             || (rare_elements.iter()).any(|element| templated_elements.contains(element));
-        if !is_templated {
-            plain.push((ranked, tokens));
+        if let Some(own) = own {
+            plain_items.push((ranked, own));
         }
         if meets_a_templated && !rare_elements.is_empty() {
             elements.push((ranked, rare_elements));
         }
     }
-    Ok(TemplatedPrefixJoin {
-        plain: PrefixJoin::new(plain, measure, threshold),
+    Ok(TemplatedJoin {
+        plain: plain(plain_items),
         rare: (!templated.is_empty())
             .then(|| PrefixJoin::new(elements, SetMeasure::Jaccard, rare.threshold)),
         templated,

@@ -157,14 +157,17 @@ impl PrefixJoin {
     }
 }
 
-/// A prefix join whose method checks templates (`neardup_core::RareJoin`): the join of the
-/// plain documents' tokens, and the join of rare elements, of which only the pairs with a
-/// templated side are kept; with templates duplicate, the pairs of [`anchor_pairs`] too. Statistics add up; either join passing its pair limit stops the
-/// run as [`PrefixJoin`] does.
+/// A join whose method checks templates (`neardup_core::RareJoin`): the join `plain` of the
+/// documents that are not templated (the prefix join of their tokens, or the n-gram index of
+/// their characters), and the join of rare elements, of which only the pairs with a templated
+/// side are kept; with templates duplicate, the pairs of [`anchor_pairs`] too. A templated
+/// document never enters `plain`, so a flood of one template's fillings, which share every
+/// token and n-gram of the template, costs the rare join, not the square of a crowd.
+/// Statistics add up; either join passing its pair limit stops the run as [`PrefixJoin`] does.
 #[derive(Debug, Clone)]
-pub struct TemplatedPrefixJoin {
+pub struct TemplatedJoin<P> {
     /// The join of the documents that are not templated.
-    pub(crate) plain: PrefixJoin,
+    pub(crate) plain: P,
     /// The join of rare elements; `None` when no document is templated.
     pub(crate) rare: Option<PrefixJoin>,
     /// The templated documents, ascending.
@@ -198,7 +201,7 @@ pub(crate) fn anchor_pairs(mut entries: Vec<(u64, u32)>) -> Vec<(u32, u32)> {
     pairs
 }
 
-impl CandidateGenerator for TemplatedPrefixJoin {
+impl<P: CandidateGenerator> CandidateGenerator for TemplatedJoin<P> {
     fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         let (mut pairs, mut stats) = self.plain.candidate_pairs(limits);
         let anchored = anchor_pairs(self.anchors);

@@ -38,7 +38,7 @@ use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::Shingler;
-use crate::{Error, Method, Result, SketchNotes};
+use crate::{Error, Join, Method, Result, SketchNotes};
 
 /// The sketch of [`IMatch`].
 pub type IMatchSketch = ClassicSketch<{ SketchKind::IMatch.byte() }>;
@@ -226,6 +226,12 @@ impl Method for IMatch {
             self.signatures(&terms)
         };
         (self.verifier).sketch(&self.normalizer, (text, &body), keys, few)
+    }
+
+    /// Documents sharing a signature are candidates; with templates duplicate, a template's
+    /// fillings meet through their template keys too.
+    fn join(&self) -> Join<Self> {
+        self.verifier.keys_join()
     }
 
     fn keys(&self, sketch: &IMatchSketch, keys: &mut Vec<u64>) {

@@ -82,6 +82,7 @@ impl Method for Segments {
     fn join(&self) -> Join<Self> {
         Join::SharedKeys {
             min: self.min_segments as u32,
+            anchors: self.verifier.anchors(),
             priority: Some(|_, sketch, out| sketch.filling_keys(out)),
         }
     }

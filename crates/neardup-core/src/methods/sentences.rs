@@ -192,9 +192,10 @@ impl Method for Sentences {
         match self.signature {
             SentenceSignature::Marks if self.min_shared > 1 => Join::SharedKeys {
                 min: self.min_shared as u32,
+                anchors: self.verifier.anchors(),
                 priority: None,
             },
-            _ => Join::SymmetricKeys,
+            _ => self.verifier.keys_join(),
         }
     }
 

@@ -848,6 +848,7 @@ impl Method for NgramIndex {
         Join::NgramBuckets {
             m: self.m,
             sequence: characters,
+            rare: self.short.rare_join(),
         }
     }
     fn keys(&self, sketch: &ShortSketch, keys: &mut Vec<u64>) {

@@ -63,6 +63,7 @@ impl Method for SuperShingle {
             1 => Join::SymmetricKeys,
             min => Join::SharedKeys {
                 min: min as u32,
+                anchors: None,
                 priority: None,
             },
         }

@@ -32,17 +32,17 @@ use crate::boilerplate::{Boilerplate, DfFloors, DfLimit, RemovedLine};
 use crate::corpus::CorpusStats;
 use crate::hash::{hash128, hash128_u64s, mix64};
 use crate::measure::{edit_similarity, jaccard};
-use crate::method::{SketchDecoder, SketchEncoder};
+use crate::method::{RareHook, SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::{
     boilerplate_params, boilerplate_settings, BOILERPLATE_PARAMS, TEMPLATE_PARAMS, THRESHOLD_PARAM,
 };
-use crate::methods::shared::template::{TemplateCheck, TemplatePart};
+use crate::methods::shared::template::{TemplateCheck, TemplatePart, Templates};
 use crate::methods::shared::verify::{Verification, DEFAULT_EDIT_THRESHOLD, DEFAULT_THRESHOLD};
 use crate::normalize::Normalizer;
 use crate::params::{ParamKind, ParamSpec, Params, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{Shingler, ShinglerBuilder, Tokenizer};
-use crate::{Error, Result, Sketch, Verdict};
+use crate::{Error, Join, Method, Result, Sketch, Verdict};
 
 /// The kind of an encoded [`ClassicSketch`] with a template part: the part, then the
 /// sketch under the method's own kind.
@@ -75,6 +75,12 @@ impl<const KIND: u8> ClassicSketch<KIND> {
     /// order; [`TemplatePart::priority_keys`]) and returns whether it is templated.
     pub fn filling_keys(&self, out: &mut Vec<u64>) -> bool {
         self.part.priority_keys(out)
+    }
+
+    /// Appends the template keys of a templated sketch ([`TemplatePart::template_keys`]) and
+    /// returns whether it gave any: the anchors of templates duplicate.
+    pub fn template_keys(&self, out: &mut Vec<u64>) -> bool {
+        self.part.template_keys(out)
     }
 
     /// The elements the engine counts for the template check
@@ -174,6 +180,15 @@ pub struct Body<'t> {
     pub normalized: String,
     /// Whether boilerplate left the text.
     pub stripped: bool,
+}
+
+/// The template keys of a classic sketch (the hook of [`Verifier::anchors`]).
+fn classic_template_keys<M, const KIND: u8>(
+    _method: &M,
+    sketch: &ClassicSketch<KIND>,
+    out: &mut Vec<u64>,
+) -> bool {
+    sketch.template_keys(out)
 }
 
 /// Builds sketches and verifies candidates the same way for every classic method: the
@@ -407,6 +422,30 @@ impl Verifier {
         match self.mode {
             Verification::None => 0.0,
             _ => self.threshold,
+        }
+    }
+
+    /// The template-key hook of templates duplicate ([`ClassicSketch::template_keys`]), with
+    /// the template check on; `None` otherwise: two fillings of one template are duplicates
+    /// only when something pairs them, and their classic signatures differ.
+    pub fn anchors<M, const KIND: u8>(&self) -> Option<RareHook<M>>
+    where
+        M: Method<Sketch = ClassicSketch<KIND>>,
+    {
+        let duplicate = self.template.templates == Templates::Duplicate;
+        (self.template.is_on() && duplicate).then_some(classic_template_keys::<M, KIND>)
+    }
+
+    /// The join of a method whose documents sharing a key are candidates:
+    /// [`Join::AnchoredKeys`] with templates duplicate ([`Verifier::anchors`]),
+    /// [`Join::SymmetricKeys`] otherwise.
+    pub fn keys_join<M, const KIND: u8>(&self) -> Join<M>
+    where
+        M: Method<Sketch = ClassicSketch<KIND>>,
+    {
+        match self.anchors() {
+            Some(anchors) => Join::AnchoredKeys { anchors },
+            None => Join::SymmetricKeys,
         }
     }
 
