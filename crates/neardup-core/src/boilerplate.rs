@@ -193,8 +193,10 @@ impl KeyFolder {
     #[inline]
     fn push(&mut self, c: char) {
         if ('\u{3040}'..'\u{FE30}').contains(&c) {
-            // Kana, CJK and Hangul: no white space or excluded block in this range.
-            self.fold(u64::from(c));
+            // Kana, CJK and Hangul: no white space or excluded block in this range. An
+            // ideograph folds to its simplified form: a traditional-script repost carries its
+            // source line and wrappers re-typed ("來源：" for "来源：").
+            self.fold(u64::from(crate::normalize::simplified(c)));
             return;
         }
         let c = match c {
@@ -310,10 +312,10 @@ fn is_initial([first, second]: [char; 2]) -> bool {
 
 /// The key of a raw line after a light fold, cheap enough to run on every line of a corpus:
 /// only letters and digits count (white space, punctuation and symbols are skipped),
-/// full-width ASCII becomes ASCII and ASCII letters lowercase. `None` for a line of fewer than
-/// [`MIN_LINE_CHARS`] counted characters. Reposted wrappers are byte-identical or differ in
-/// spacing and punctuation, which this fold absorbs; they are not re-typed in another script,
-/// so there is no NFKC or traditional-to-simplified step here.
+/// full-width ASCII becomes ASCII, ASCII letters lowercase and traditional Chinese characters
+/// simplified (a traditional-script repost carries its wrappers re-typed). `None` for a line
+/// of fewer than [`MIN_LINE_CHARS`] counted characters. Reposted wrappers are byte-identical
+/// or differ in spacing and punctuation, which this fold absorbs; there is no NFKC step here.
 pub fn line_key_folded(line: &str) -> Option<u64> {
     let mut key = KeyFolder::new();
     for c in line.chars() {
@@ -912,7 +914,7 @@ mod tests {
                             _ => c,
                         };
                         if counts_in_key(c) {
-                            let c = c.to_ascii_lowercase();
+                            let c = crate::normalize::simplified(c.to_ascii_lowercase());
                             key.hash = (key.hash ^ u64::from(c))
                                 .wrapping_mul(0x0000_0100_0000_01b3)
                                 .rotate_left(23);
@@ -966,6 +968,11 @@ mod tests {
             line_key_folded("hello there")
         );
         assert_eq!(line_key_folded("a b c d"), None);
+        // A traditional-script repost's source line is the simplified one's.
+        assert_eq!(
+            line_key_folded("本文來源於新華網，轉載請註明出處"),
+            line_key_folded("本文来源于新华网，转载请注明出处")
+        );
     }
 
     #[test]

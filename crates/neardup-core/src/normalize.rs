@@ -198,7 +198,7 @@ fn t2s_table() -> &'static [char] {
 
 /// The simplified form of `c` (see [`t2s_table`]).
 #[inline]
-fn simplified(c: char) -> char {
+pub(crate) fn simplified(c: char) -> char {
     let code = c as u32;
     if (T2S_FIRST..=T2S_LAST).contains(&code) {
         t2s_table()[(code - T2S_FIRST) as usize]
