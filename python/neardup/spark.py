@@ -503,14 +503,16 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
     elif info["join"] == "Hamming":
         candidates = _hamming_candidates(leader_rows, method, params, bucket_cap,
                                          candidate_budget)
-        if info["template_keys"]:
-            candidates = candidates.unionByName(
-                _anchor_candidates(leader_rows, method, params, info["template_anchors"])
-            ).distinct()
     elif _exact_join(info["join"]):
         candidates = _join_candidates(leader_rows, method, params, bucket_cap)
     else:
         candidates = None
+    if candidates is not None and info["template_keys"]:
+        # Templates duplicate: every templated leader meets its template's first ones, as
+        # the batch engine's `anchor_pairs` pairs them after any join.
+        candidates = candidates.unionByName(
+            _anchor_candidates(leader_rows, method, params, info["template_anchors"])
+        ).distinct()
     verified = (None if candidates is None
                 else _verify(leader_rows, candidates, method, params).persist())
     if verified is not None and _exact_join(info["join"]):

@@ -103,21 +103,23 @@ def test_simhash_budget_as_the_command_line(spark, cli, tmp_path, corpus):
     assert got == expected
 
 
-def test_simhash_templates_duplicate_as_the_command_line(spark, cli, tmp_path, corpus):
+@pytest.mark.parametrize("method", ["simhash", "imatch", "topn"])
+def test_templates_duplicate_as_the_command_line(spark, cli, tmp_path, corpus, method):
     """A flood of one template's fillings with `templates="duplicate"`: the fillings'
-    fingerprints are not within the distance, and the Spark path pairs them through their
-    template keys as the engine does (one cluster of the flood, as on the command line)."""
+    fingerprints are not within the distance (simhash), their lexicon signatures differ
+    (imatch, topn), and the Spark path pairs them through their template keys as the engine
+    does (one cluster of the flood, as on the command line)."""
     rng = random.Random(11)
     flood = [{"id": f"flood-{i:04d}",
               "text": f"尊敬的{rng.choice('张王李赵刘陈')}先生，您尾号{rng.randint(1000, 9999)}的账户于"
                       f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日支出{rng.randint(10, 9999)}元，"
                       f"余额{rng.randint(10, 99999)}元。如有疑问请致电客服。"} for i in range(300)]
     rows = sorted(corpus[:400] + flood, key=lambda r: r["id"])
-    options = ["--method", "simhash", "--templates", "duplicate"]
+    options = ["--method", method, "--templates", "duplicate"]
     expected = run_cli(cli, tmp_path, rows, *options)
     flooded = {v[0] for k, v in expected.items() if k.startswith("flood-")}
     assert len(flooded) < 10, flooded
-    got = as_result(spark_dedup(frame(spark, rows, 2), method="simhash",
+    got = as_result(spark_dedup(frame(spark, rows, 2), method=method,
                                 templates="duplicate").collect())
     assert got == expected
 
