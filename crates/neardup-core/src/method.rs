@@ -145,12 +145,16 @@ pub enum Join<M: Method> {
         rare: Option<RareJoin<M>>,
     },
     /// An exact edit-distance join (Pass-Join) over the sequences `sequence` gives: every
-    /// pair within `limit` is a candidate, and no other. No bucket cap applies.
+    /// pair within `limit` is a candidate, and no other. No bucket cap applies. With `rare`,
+    /// templated sketches are joined on their rare elements instead, as in [`Join::Prefix`].
     Edit {
         /// The edit-distance bound.
         limit: EditLimit,
         /// The sequence of a sketch (characters of the normalised text).
         sequence: SequenceHook<M>,
+        /// The join of templated sketches on their rare elements; `None` without a template
+        /// check.
+        rare: Option<RareJoin<M>>,
     },
     /// The all-m-gram index of `ngram`: every `m`-gram of the sequence `sequence` gives is a
     /// key (a sequence shorter than `m` is keyed whole); each bucket is walked in rank order

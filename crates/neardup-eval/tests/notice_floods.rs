@@ -271,3 +271,20 @@ fn templates_duplicate_joins_the_fillings_on_the_classic_methods() {
         );
     }
 }
+
+/// `join --measure edit` (Pass-Join) joins a templated text on its rare elements too: every
+/// filling of a template is within the edit bound of the others, and the exact answer passed
+/// the join's pair limit, so the run refused the `sms` flood ("the run reached its candidate
+/// budget"). Now it answers, as the set join does.
+#[test]
+fn pass_join_answers_a_flood_and_finds_the_copies() {
+    let mut params = Params::new();
+    params.insert("measure", "edit");
+    let notice: fn(&FloodDocument) -> &String = |d| &d.notice;
+    let (precision, recall, _) =
+        against_truth::<SimilarityJoin>(FloodShape::Sms, 3000, &params, notice);
+    assert!(
+        precision >= 0.98 && recall >= 0.95,
+        "join --measure edit on Sms: P {precision} R {recall}"
+    );
+}

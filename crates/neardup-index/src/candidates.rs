@@ -62,13 +62,20 @@ pub fn hamming_key<M: Method>(
 }
 
 /// The template-key hook of `join` (templates duplicate): the anchors of a
-/// [`Join::AnchoredKeys`], a [`Join::SharedKeys`], a [`Join::Hamming`] or a [`Join::Prefix`]'s
-/// [`RareJoin`]; `None` for any other join, or without templates duplicate.
+/// [`Join::AnchoredKeys`], a [`Join::SharedKeys`], a [`Join::Hamming`], or the [`RareJoin`]
+/// of a [`Join::Prefix`], a [`Join::Edit`] or a [`Join::NgramBuckets`]; `None` for any other
+/// join, or without templates duplicate.
 pub fn template_anchors<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
     match join {
         Join::AnchoredKeys { anchors } => Some(*anchors),
         Join::SharedKeys { anchors, .. } | Join::Hamming { anchors, .. } => *anchors,
         Join::Prefix {
+            rare: Some(rare), ..
+        }
+        | Join::Edit {
+            rare: Some(rare), ..
+        }
+        | Join::NgramBuckets {
             rare: Some(rare), ..
         } => rare.anchors,
         _ => None,
@@ -209,12 +216,29 @@ where
                 .candidate_pairs(limits),
             }
         }
-        Join::Edit { limit, sequence } => {
+        Join::Edit {
+            limit,
+            sequence,
+            rare,
+        } => {
             let bound = match limit {
                 EditLimit::Absolute(edits) => EditBound::Absolute(edits),
                 EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
             };
-            EditJoin::new(sequences(method, leaders, sequence)?, bound).candidate_pairs(limits)
+            match rare {
+                None => EditJoin::new(sequences(method, leaders, sequence)?, bound)
+                    .candidate_pairs(limits),
+                // A templated text is joined on its rare elements: within the edit bound of
+                // every other filling of its template, it would pass the join's pair limit.
+                Some(rare) => templated_join(
+                    method,
+                    leaders,
+                    rare,
+                    |method, sketch| sequence(method, sketch).to_vec(),
+                    |plain| EditJoin::new(plain, bound),
+                )?
+                .candidate_pairs(limits),
+            }
         }
         Join::NgramBuckets { m, sequence, rare } => {
             let similar = |x: u32, y: u32| leaders.verify(x, y);
@@ -363,7 +387,8 @@ fn join_tokens<M: Method>(method: &M, sketch: &M::Sketch) -> Vec<u64> {
     tokens
 }
 
-/// The two joins of a [`Join::Prefix`] or a [`Join::NgramBuckets`] with a [`RareJoin`]: the
+/// The two joins of a [`Join::Prefix`], a [`Join::Edit`] or a [`Join::NgramBuckets`] with a
+/// [`RareJoin`]: the
 /// join `plain` builds over what `item` gives of the leaders that are not templated (their
 /// tokens, their characters), and the join of rare elements in Jaccard at the rare threshold,
 /// which keeps only the pairs with a templated side. A plain leader takes part in the second

@@ -799,6 +799,7 @@ impl Method for SimilarityJoin {
             None => Join::Edit {
                 limit: self.short.edit_limit(),
                 sequence: characters,
+                rare: self.short.rare_join(),
             },
         }
     }
