@@ -225,38 +225,13 @@ where
                 EditLimit::Absolute(edits) => EditBound::Absolute(edits),
                 EditLimit::Normalized(threshold) => EditBound::Normalized(threshold),
             };
-            match rare {
-                None => EditJoin::new(sequences(method, leaders, sequence)?, bound)
-                    .candidate_pairs(limits),
-                // A templated text is joined on its rare elements: within the edit bound of
-                // every other filling of its template, it would pass the join's pair limit.
-                Some(rare) => templated_join(
-                    method,
-                    leaders,
-                    rare,
-                    |method, sketch| sequence(method, sketch).to_vec(),
-                    |plain| EditJoin::new(plain, bound),
-                )?
-                .candidate_pairs(limits),
-            }
+            let join = |plain| EditJoin::new(plain, bound);
+            sequence_join(method, leaders, (sequence, rare), join)?.candidate_pairs(limits)
         }
         Join::NgramBuckets { m, sequence, rare } => {
             let similar = |x: u32, y: u32| leaders.verify(x, y);
-            let m = m as usize;
-            match rare {
-                None => NgramBuckets::new(sequences(method, leaders, sequence)?, m, similar)
-                    .candidate_pairs(limits),
-                // A templated text is joined on its rare elements, as `join` does: in the
-                // greedy pass of its template's n-grams it would meet every other filling.
-                Some(rare) => templated_join(
-                    method,
-                    leaders,
-                    rare,
-                    |method, sketch| sequence(method, sketch).to_vec(),
-                    |plain| NgramBuckets::new(plain, m, similar),
-                )?
-                .candidate_pairs(limits),
-            }
+            let join = |plain| NgramBuckets::new(plain, m as usize, similar);
+            sequence_join(method, leaders, (sequence, rare), join)?.candidate_pairs(limits)
         }
         Join::Hamming {
             key,
@@ -451,6 +426,38 @@ where
         templated,
         anchors,
     })
+}
+
+/// The join `plain` builds over the leaders' sequences (Pass-Join, the n-gram index), and with
+/// `rare` the [`TemplatedJoin`] of it: a templated text is joined on its rare elements instead,
+/// as the set join does. Within the edit bound of every other filling of its template (or in
+/// the greedy pass of its template's n-grams, beside every other filling), a flood's text
+/// would pass Pass-Join's pair limit or cost the square of its template's buckets.
+fn sequence_join<M, L, P>(
+    method: &M,
+    leaders: &L,
+    (sequence, rare): (SequenceHook<M>, Option<RareJoin<M>>),
+    plain: impl FnOnce(Vec<(u32, Vec<u32>)>) -> P,
+) -> Result<TemplatedJoin<P>>
+where
+    M: Method,
+    L: RankedSketches<M>,
+{
+    match rare {
+        None => Ok(TemplatedJoin {
+            plain: plain(sequences(method, leaders, sequence)?),
+            rare: None,
+            templated: Vec::new(),
+            anchors: Vec::new(),
+        }),
+        Some(rare) => templated_join(
+            method,
+            leaders,
+            rare,
+            |method, sketch| sequence(method, sketch).to_vec(),
+            plain,
+        ),
+    }
 }
 
 /// `(rank, join sequence)` of every leader, for the edit join and the n-gram index.

@@ -205,11 +205,15 @@ impl<P: CandidateGenerator> CandidateGenerator for TemplatedJoin<P> {
     fn candidate_pairs(self, limits: CandidateLimits) -> (Vec<(u32, u32)>, BucketStats) {
         let (mut pairs, mut stats) = self.plain.candidate_pairs(limits);
         let anchored = anchor_pairs(self.anchors);
+        let extended = !anchored.is_empty();
         stats.raw_pairs += anchored.len() as u64;
         pairs.extend(anchored);
         let Some(rare) = self.rare else {
-            pairs.par_sort_unstable();
-            pairs.dedup();
+            // The plain join's pairs are sorted and distinct already.
+            if extended {
+                pairs.par_sort_unstable();
+                pairs.dedup();
+            }
             return (pairs, stats);
         };
         let (rare_pairs, rare_stats) = rare.candidate_pairs(limits);
