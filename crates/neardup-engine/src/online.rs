@@ -25,10 +25,10 @@
 
 use std::collections::HashMap;
 
-use neardup_core::{Error, Join, Method, Result, Sketch};
+use neardup_core::{Error, Join, Method, Result, Sketch, PRIORITY_KEY};
 use neardup_index::{
-    hamming_key, join_limits, online_form, without_priority, CandidateLimits, HammingIndex,
-    MemoryIndex, OnlineForm, OnlineIndex,
+    hamming_key, join_limits, online_form, template_anchors, without_priority, CandidateLimits,
+    HammingIndex, MemoryIndex, OnlineForm, OnlineIndex,
 };
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
@@ -87,9 +87,50 @@ impl IndexEntry {
                 }
                 Some(OnlineForm::Identity) | None => {}
             }
+            if let Some(anchors) = template_anchors(&join) {
+                entry.add_template_keys(method, sketch, anchors, &join);
+            }
         }
         entry
     }
+
+    /// Templates duplicate: a templated text is stored and looked up under its template
+    /// keys too (as priority keys where the index reads those first), so that a new filling
+    /// meets its template's oldest fillings, which the check calls duplicates: the batch
+    /// join's anchors ([`neardup_index::TEMPLATE_ANCHORS`]), whatever the distance.
+    fn add_template_keys<M: Method>(
+        &mut self,
+        method: &M,
+        sketch: &M::Sketch,
+        anchors: neardup_core::method::RareHook<M>,
+        join: &Join<M>,
+    ) {
+        let mut keys = Vec::new();
+        if !anchors(method, sketch, &mut keys) {
+            return;
+        }
+        if reads_priority_first(join) {
+            keys.iter_mut().for_each(|key| *key |= PRIORITY_KEY);
+        }
+        let probe_side = online_form(join.shape()) == Some(OnlineForm::Keys { probe_side: true });
+        let lists = match probe_side {
+            true => vec![&mut self.keys, &mut self.probe_keys],
+            false => vec![&mut self.keys],
+        };
+        for list in lists {
+            list.extend_from_slice(&keys);
+            list.sort_unstable();
+            list.dedup();
+        }
+    }
+}
+
+/// Whether an index of `join` reads the priority keys of a text first: the Hamming form
+/// (a templated text's filling keys beside its fingerprint) and the joins whose keys have
+/// the two classes ([`join_limits`]).
+fn reads_priority_first<M: Method>(join: &Join<M>) -> bool {
+    join_limits(join, CandidateLimits::default()).priority_keys
+        || online_form(join.shape()) == Some(OnlineForm::Hamming)
 }
 
 /// Fingerprints per level before it is frozen (see [`Tiered`]).
@@ -395,7 +436,8 @@ impl PartitionIndex {
                         ..
                     }
                 );
-                let keys = priority.then(MemoryIndex::new);
+                let anchored = template_anchors(&join).is_some();
+                let keys = (priority || anchored).then(MemoryIndex::new);
                 (keys, Some(Tiered::new(max_distance)?))
             }
         };
@@ -636,8 +678,11 @@ pub fn verify<M: Method>(
         return None;
     }
     if let (Some((_, a)), Some((_, b)), Some(d)) = (entry.hamming, stored_entry.hamming, distance) {
-        // A pair takes the smaller of its two documents' radii, as in the batch engine.
-        if d > a.min(b) {
+        // A pair takes the smaller of its two documents' radii, as in the batch engine;
+        // with templates duplicate, two fillings met under their template keys are
+        // duplicates at any distance, and the method's verdict, which asks the template
+        // first, decides.
+        if d > a.min(b) && template_anchors(&method.join()).is_none() {
             return None;
         }
     }
@@ -872,5 +917,77 @@ mod tests {
         // The identity stays (the caller checks liveness).
         index.candidates(&entry, &mut out);
         assert_eq!(out, vec![(7, Some(0))]);
+    }
+}
+
+#[cfg(test)]
+mod template_anchor_tests {
+    use super::*;
+    use neardup_core::methods::simhash::SimHash;
+    use neardup_core::registry::{Params, Registered};
+
+    /// A parcel notice whose filling is a place and a code of its own: long enough that two
+    /// fillings' fingerprints are past the radius of a short text.
+    fn parcel(i: u64) -> String {
+        let places = [
+            "北京市朝阳区望京街道阜通东大街六号院",
+            "上海市浦东新区陆家嘴环路一千号恒生银行大厦",
+            "广州市天河区珠江新城花城大道八十五号",
+            "深圳市南山区科技园高新南一道飞亚达大厦",
+            "成都市武侯区天府大道北段一千七百号",
+        ];
+        format!(
+            "【顺达快递】尊敬的客户您好，您的包裹已到达{}驿站，请凭取件码{}前往领取，\
+             如有疑问请致电客服热线，感谢您的支持。",
+            places[(i % 5) as usize],
+            1000 + i * 7
+        )
+    }
+
+    /// With templates duplicate, a new filling of a template meets the template's oldest
+    /// fillings under its template keys and is their duplicate, at any Hamming distance: the
+    /// online form of the batch join's anchors. Before, the index read the fingerprints within
+    /// the radius and verification refused any stored filling past it, so the fillings of a
+    /// template were merged only within the distance.
+    #[test]
+    fn templates_duplicate_meets_the_templates_first_fillings_past_the_distance() {
+        let params = Params::new().set("templates", "duplicate");
+        let method = SimHash::from_params(&params).unwrap();
+        let texts: Vec<String> = (0..10).map(parcel).collect();
+        let mut sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
+        // The template's elements are in every notice: common, as a corpus marks them.
+        let features = |s: &<SimHash as Method>::Sketch| method.frequency_features(s).to_vec();
+        let shared: Vec<u32> = (features(&sketches[0]).into_iter())
+            .filter(|f| sketches.iter().all(|s| features(s).contains(f)))
+            .collect();
+        for sketch in &mut sketches {
+            method.mark_common(sketch, &|f| shared.contains(&f));
+        }
+        let mut index = PartitionIndex::new(&method, 24).unwrap();
+        let entries: Vec<IndexEntry> = sketches
+            .iter()
+            .map(|s| IndexEntry::of(&method, s))
+            .collect();
+        index.insert(0, &entries[0]);
+        let mut past_the_distance = 0;
+        let mut candidates = Vec::new();
+        for i in 1..texts.len() {
+            let (a, b) = (entries[i].hamming.unwrap(), entries[0].hamming.unwrap());
+            if (a.0 ^ b.0).count_ones() > a.1.min(b.1) {
+                past_the_distance += 1;
+            }
+            index.candidates(&entries[i], &mut candidates);
+            assert!(candidates.iter().any(|c| c.0 == 0), "{i}: {candidates:?}");
+            let found = verify(
+                &method,
+                &sketches[i],
+                &entries[i],
+                0,
+                &sketches[0],
+                &entries[0],
+            );
+            assert!(found.is_some(), "{i}: {}", texts[i]);
+        }
+        assert!(past_the_distance > 0, "no filling is past the distance");
     }
 }
