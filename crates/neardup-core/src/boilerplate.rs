@@ -140,6 +140,8 @@ struct KeyFolder {
     /// Runs of digits folded into `masked` so far; whether the last character was a digit.
     digit_runs: usize,
     in_digits: bool,
+    /// Traditional ideographs to simplified, looked up once per key.
+    t2s: &'static crate::normalize::Simplifier,
 }
 
 /// The character a run of digits folds as in a masked key.
@@ -154,6 +156,7 @@ impl KeyFolder {
             masked: LINE_SEED ^ MASKED_SEED,
             digit_runs: 0,
             in_digits: false,
+            t2s: crate::normalize::simplifier(),
         }
     }
     /// [`KeyFolder::push`] of an ASCII character.
@@ -196,7 +199,7 @@ impl KeyFolder {
             // Kana, CJK and Hangul: no white space or excluded block in this range. An
             // ideograph folds to its simplified form: a traditional-script repost carries its
             // source line and wrappers re-typed ("來源：" for "来源：").
-            self.fold(u64::from(crate::normalize::simplified(c)));
+            self.fold(u64::from(self.t2s.simplified(c)));
             return;
         }
         let c = match c {
