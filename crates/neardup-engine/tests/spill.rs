@@ -124,6 +124,26 @@ fn every_method_spilled_equals_in_memory() {
     }
 }
 
+/// With `templates = duplicate`, the methods whose templated texts meet through their
+/// template keys (`anchor_pairs`) give the same outcome spilled: the engine walks a
+/// symmetric join's keys itself when it spills, and `imatch` and `topn` under the policy add
+/// the anchors' pairs to them (before, the spilled path left the anchors out).
+#[test]
+fn every_method_spilled_equals_in_memory_with_templates_duplicate() {
+    let texts = corpus();
+    for spec in registry::methods() {
+        if !spec.params.iter().any(|param| param.name == "templates") {
+            continue;
+        }
+        let compare = Compare {
+            texts: &texts,
+            options: EngineOptions::default(),
+        };
+        let params = Params::new().set("templates", "duplicate");
+        registry::with_method(spec.name, &params, compare).unwrap();
+    }
+}
+
 #[test]
 fn spilled_marks_common_features_and_keeps_the_budget() {
     let mut texts = corpus();

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 
 use neardup_core::{JoinShape, Method, Result, Verdict};
 use neardup_index::{
-    join_limits, ranked_candidates, BucketStats, CandidateLimits, ExternalKeys, ExternalPairs,
-    KeyTable, RankedSketches,
+    join_limits, ranked_candidates, template_anchors, BucketStats, CandidateLimits, ExternalKeys,
+    ExternalPairs, KeyTable, RankedSketches,
 };
 use rayon::prelude::*;
 
@@ -112,9 +112,14 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
     };
     let join = method.join();
     let limits = join_limits(&join, limits);
-    let shape = join.shape();
+    // The engine walks a symmetric join's keys itself (spilled, or gathered for the crowd
+    // check); with template anchors (templates duplicate), the factory adds their pairs.
+    let shape = match template_anchors(&join) {
+        Some(_) => None,
+        None => Some(join.shape()),
+    };
     let (ranked_pairs, stats) = match (shape, spilling, gathered) {
-        (JoinShape::SymmetricKeys, Some(spilling), gathered) => {
+        (Some(JoinShape::SymmetricKeys), Some(spilling), gathered) => {
             let gathered = match gathered {
                 Some(GatheredKeys::Spilled(keys, keyed)) => {
                     Some(keys.with_ranked_documents(ranked_documents(&keyed, exact_only, rank)))
@@ -124,7 +129,7 @@ pub(crate) fn candidate_pairs<'d, M: Method>(
             let excluded = ExcludedRanks::new(exact_only, rank);
             return spilled_symmetric_pairs(&ranked, spilling, gathered, &excluded, limits);
         }
-        (JoinShape::SymmetricKeys, None, Some(GatheredKeys::Held { entries, keyed })) => {
+        (Some(JoinShape::SymmetricKeys), None, Some(GatheredKeys::Held { entries, keyed })) => {
             let documents = ranked_documents(&keyed, exact_only, rank);
             let table = KeyTable::from_entries(ranked_entries(entries, exact_only, rank));
             table
