@@ -97,9 +97,8 @@ fn dated_headers_and_inline_wrappers_do_not_hide_a_copy() {
 }
 
 /// With `templates = duplicate`, the fillings of a template join one cluster. Measured
-/// against the template truth: precision 1.000, recall 0.872 at 5,000 notices. Issue 43's
-/// target is F1 0.95; the short English templates with a name, a doctor, a date, a time and a
-/// room (every few words a slot, on 5-word shingles) are what it misses.
+/// against the template truth from the command line: precision 1.000, recall 0.971 at 5,000
+/// notices (F1 0.985; issue 43's target is 0.95). It was 0.872 before the template keys.
 #[test]
 fn templates_duplicate_joins_each_templates_fillings() {
     let mut params = Params::new();
@@ -107,7 +106,7 @@ fn templates_duplicate_joins_each_templates_fillings() {
     let template: fn(&FloodDocument) -> &String = |d| &d.template;
     let (precision, recall, _) = against_truth::<MinHash>(FloodShape::Sms, 5000, &params, template);
     assert!(
-        precision >= 0.99 && recall >= 0.85,
+        precision >= 0.99 && recall >= 0.95,
         "P {precision} R {recall}"
     );
     // The notice truth is not what duplicate means: fillings merge.
@@ -133,6 +132,19 @@ fn templates_duplicate_joins_the_fillings_on_simhash_and_join_in_bounded_work() 
         (
             "join",
             against_truth::<SimilarityJoin>(FloodShape::Sms, 3000, &params, template),
+        ),
+        // Pass-Join: recall was 0.670 at 5,000 notices (from the command line), as the
+        // template's containment had to reach the edit threshold, 0.7; a parcel notice with
+        // another courier, city and station shares less. It is now the bigram count filter
+        // of that threshold, 0.4 (`ShortText::template_threshold`).
+        (
+            "join --measure edit",
+            against_truth::<SimilarityJoin>(
+                FloodShape::Sms,
+                3000,
+                &params.clone().set("measure", "edit"),
+                template,
+            ),
         ),
     ] {
         assert!(
@@ -258,11 +270,15 @@ fn templates_duplicate_joins_the_fillings_on_the_classic_methods() {
             against_truth::<TopN>(flood, 3000, &params, template),
             0.95,
         ),
-        // 0.889 at 5,000 notices (from the command line); not looked into.
+        // It was 0.889 at 5,000 notices: a text whose other sentences left as boilerplate
+        // (an English code notice: "It expires in 7 minutes." and "Do not share it with
+        // anyone." are frequent lines) had too few sentence marks and was exact-only, so no
+        // template key paired it. With the policy, a text with a template set is joined
+        // through its template keys, whatever signatures it has.
         (
             "sentences",
             against_truth::<Sentences>(flood, 3000, &params, template),
-            0.85,
+            0.95,
         ),
     ] {
         assert!(

@@ -282,7 +282,8 @@ impl Verifier {
 
     /// The sketch of `raw` text read as `body` ([`Verifier::body`]), with signatures `keys`
     /// (any order, repeats allowed). A document without signatures but with text is
-    /// exact-only (`exact_only` forces it).
+    /// exact-only (`exact_only` forces it), unless, with templates duplicate, it has a
+    /// template set: it is then joined through its template keys alone.
     pub fn sketch<const KIND: u8>(
         &self,
         normalizer: &Normalizer,
@@ -318,9 +319,13 @@ impl Verifier {
         };
         let part =
             (self.template).part(normalizer, (raw, normalized, body.stripped), length, !empty);
+        // With templates duplicate, a text with a template set but no signature, or too few
+        // (a notice whose other sentences left as boilerplate), still meets its template's
+        // fillings through its template keys.
+        let anchored = self.template.templates == Templates::Duplicate && !part.is_empty();
         ClassicSketch {
             identity: hash128(normalized.as_bytes()),
-            exact_only: !empty && (exact_only || keys.is_empty()),
+            exact_only: !empty && (exact_only || keys.is_empty()) && !anchored,
             keys: if empty || exact_only {
                 Box::default()
             } else {
