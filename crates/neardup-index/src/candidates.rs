@@ -82,6 +82,25 @@ pub fn template_anchors<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
     }
 }
 
+/// The template-key hook of a join that takes templated sketches apart to join them on their
+/// rare elements ([`RareJoin::templates`]: a [`Join::Prefix`], [`Join::Edit`] or
+/// [`Join::NgramBuckets`] with a template check), whatever the policy: the stats group those
+/// sketches by it. `None` for any other join.
+pub fn rare_join_templates<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
+    match join {
+        Join::Prefix {
+            rare: Some(rare), ..
+        }
+        | Join::Edit {
+            rare: Some(rare), ..
+        }
+        | Join::NgramBuckets {
+            rare: Some(rare), ..
+        } => Some(rare.templates),
+        _ => None,
+    }
+}
+
 /// Appends the template keys of `sketch` under `join` to `out` ([`template_anchors`]), for
 /// the Spark path's pairs of them; nothing for any other join or a sketch that is not
 /// templated.

@@ -80,8 +80,8 @@ mod shared_keys;
 pub mod spill;
 
 pub use candidates::{
-    hamming_key, join_limits, join_name, online_form, ranked_candidates, template_anchors,
-    template_keys, OnlineForm, RankedSketches,
+    hamming_key, join_limits, join_name, online_form, ranked_candidates, rare_join_templates,
+    template_anchors, template_keys, OnlineForm, RankedSketches,
 };
 pub use distributed_hamming::{distributed_passes, HammingPass, READS_PER_CAP, ROW_COST};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};

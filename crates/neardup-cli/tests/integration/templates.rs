@@ -65,16 +65,18 @@ fn dedup(dir: &Path, input: &str, extra: &[&str]) -> (String, String, String) {
 fn the_stats_name_the_template_its_fixed_text_and_slots_on_every_templated_method() {
     let dir = tempfile::tempdir().unwrap();
     let input = flood(dir.path());
-    // Not `join` nor `ngram`: their join of rare elements pairs only what the template check
-    // can accept, so it refuses no pair and finds no template (docs/methods.md).
-    for method in ["minhash", "simhash"] {
+    // `join` and `ngram` join templated texts on their rare elements, which pairs only what
+    // the template check can accept: they refuse few pairs, and find their templates by the
+    // template keys of those texts instead (docs/methods.md). Before, they found none.
+    for method in ["minhash", "simhash", "join", "ngram"] {
         let (kept, _, stats) = dedup(dir.path(), &input, &["--method", method]);
         // The copies go, the fillings stay.
         assert_eq!(json_lines(&kept).len(), 120, "{method}");
         let stats: Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
         let templates = &stats["templates"];
+        let refused = templates["refused_pairs"].as_u64().unwrap();
         assert!(
-            templates["refused_pairs"].as_u64().unwrap() > 0,
+            refused > 0 || matches!(method, "join" | "ngram"),
             "{method}: {templates}"
         );
         assert!(
@@ -153,6 +155,12 @@ fn every_path_and_format_lists_the_same_templates() {
     // Spilled, as the inputs are read again to write the kept records.
     let spilled = [&base[..], &["--memory-limit", "1"][..]].concat();
     assert_eq!(templates_of(dir.path(), &spilled, None), expected);
+    // `join` finds its templates by their template keys, the same spilled.
+    let join = [&base[..], &["--method", "join"][..]].concat();
+    let joined = templates_of(dir.path(), &join, None);
+    assert!(joined["found"].as_u64().unwrap() >= 1, "{joined}");
+    let join_spilled = [&join[..], &["--memory-limit", "1"][..]].concat();
+    assert_eq!(templates_of(dir.path(), &join_spilled, None), joined);
     // From standard input, from the lines held.
     let text = std::fs::read(&input).unwrap();
     let piped = [

@@ -428,6 +428,7 @@ impl ShortText {
             threshold: self.template.rare_threshold,
             elements: rare_elements,
             anchors: duplicate.then_some(template_keys),
+            templates: template_keys,
         })
     }
 

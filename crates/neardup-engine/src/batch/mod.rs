@@ -281,6 +281,10 @@ fn dedup_sketched<M: Method>(
         &rank,
         options.limits(),
     )?;
+    let keyed = match neardup_index::rare_join_templates(&method.join()) {
+        Some(keys) => templates::template_links(method, &sketches, &leaders, keys)?,
+        None => Vec::new(),
+    };
     drop((exact_only, leaders));
     stats.spilled_bytes += candidates.spilled;
     let refused = candidates.refused;
@@ -295,9 +299,10 @@ fn dedup_sketched<M: Method>(
     )?;
     record_candidates(&mut stats, candidates.stats, &verified);
     stats.templates = match refused {
-        Some(refused) => refused.templates(&verified.fillings, &groups),
-        None => Templates::find(&verified.fillings, &groups),
+        Some(refused) => refused.templates(&verified.fillings, &keyed, &groups),
+        None => Templates::linked(&verified.fillings, &keyed, &groups),
     };
+    drop(keyed);
 
     let started = Instant::now();
     progress.stage("cluster", documents);

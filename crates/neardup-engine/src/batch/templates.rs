@@ -6,10 +6,21 @@
 //! apart by their rare elements or their numbers. Fillings that never met (the candidate
 //! budget kept other partners) may split one template into several groups; a copy of a
 //! filling joins its filling's group through the pairs its partners refused.
+//!
+//! A join that takes templated texts apart and joins them on their rare elements (`join`,
+//! Pass-Join, `ngram`) pairs only what the check can accept, so it refuses few pairs. Its
+//! templated texts are also linked by their template keys ([`template_links`]): a text to the
+//! first text (by document) of each of its keys when the two share most of their keys.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use rayon::prelude::*;
+
+use neardup_core::method::RareHook;
+use neardup_core::{Method, Result};
+
 use super::outcome::Groups;
+use crate::spill::SketchStore;
 
 /// Members of a group named in [`TemplateGroup::sample`].
 pub const TEMPLATE_SAMPLE: usize = 8;
@@ -45,8 +56,20 @@ impl Templates {
     /// The templates of the refused pairs `fillings` (between leaders), whose members' exact
     /// copies are in `groups` (leader first). Work and memory are linear in the pairs.
     pub fn find(fillings: &[(u32, u32)], groups: &Groups) -> Templates {
+        Templates::linked(fillings, &[], groups)
+    }
+
+    /// As [`Templates::find`], with the documents `links` joins too ([`template_links`]; not
+    /// counted as refused pairs).
+    pub(crate) fn linked(
+        fillings: &[(u32, u32)],
+        links: &[(u32, u32)],
+        groups: &Groups,
+    ) -> Templates {
         let counted: Vec<(u32, u64)> = fillings.iter().map(|&(a, _)| (a, 1)).collect();
-        Templates::joined(fillings, &counted, groups)
+        let mut all = fillings.to_vec();
+        all.extend_from_slice(links);
+        Templates::joined(&all, &counted, groups)
     }
 
     /// The templates of the documents `links` join, with the refused pairs `counted` by
@@ -162,10 +185,17 @@ impl RefusedPairs {
     }
 
     /// The templates these pairs join, with the pairs `fillings` (sorted; each counted once)
-    /// of the verify stage, whose members' exact copies are in `groups`.
-    pub(crate) fn templates(self, fillings: &[(u32, u32)], groups: &Groups) -> Templates {
+    /// of the verify stage and the documents `keyed` links ([`template_links`]), whose
+    /// members' exact copies are in `groups`.
+    pub(crate) fn templates(
+        self,
+        fillings: &[(u32, u32)],
+        keyed: &[(u32, u32)],
+        groups: &Groups,
+    ) -> Templates {
         let mut links = self.links.into_inner().unwrap_or_else(|e| e.into_inner());
         links.extend_from_slice(fillings);
+        links.extend_from_slice(keyed);
         links.sort_unstable();
         links.dedup();
         let mut counted: Vec<(u32, u64)> = (self.counts.into_iter().enumerate())
@@ -175,6 +205,56 @@ impl RefusedPairs {
         counted.extend(fillings.iter().map(|&(a, _)| (a, 1)));
         Templates::joined(&links, &counted, groups)
     }
+}
+
+/// The fewest template keys a templated text shares with the first text of one of its keys
+/// for [`template_links`] to link them: half of
+/// [`neardup_core::methods::shared::template::TEMPLATE_BANDS`]. Two fillings of one template
+/// share a key with the probability of the Jaccard of their template's text, most of it; a
+/// text of another template shares some of those elements, and a key now and then.
+pub(crate) const LINK_KEYS: usize = neardup_core::methods::shared::template::TEMPLATE_BANDS / 2;
+
+/// The links of the templated `leaders` by their template keys (`keys`, a
+/// [`neardup_core::RareJoin::templates`] hook): each text to the first leader (by document) of
+/// each of its keys, when the two share at least [`LINK_KEYS`] keys. At most one link a key
+/// of a text; sorted, without repeats. Work is linear in the keys (a sort), memory the
+/// templated texts' keys.
+pub(crate) fn template_links<M: Method>(
+    method: &M,
+    sketches: &SketchStore<M::Sketch>,
+    leaders: &[u32],
+    keys: RareHook<M>,
+) -> Result<Vec<(u32, u32)>> {
+    let keyed: Vec<Option<Vec<u64>>> = sketches.map_sorted(method, leaders, |_, sketch| {
+        let mut out = Vec::new();
+        keys(method, sketch, &mut out).then(|| {
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+    })?;
+    // The templated leaders (ascending) and their keys.
+    let texts: Vec<(u32, Vec<u64>)> = (leaders.iter().zip(keyed))
+        .filter_map(|(&leader, keys)| Some((leader, keys?)))
+        .collect();
+    let mut entries: Vec<(u64, u32)> = (texts.iter().enumerate())
+        .flat_map(|(at, (_, keys))| keys.iter().map(move |&key| (key, at as u32)))
+        .collect();
+    entries.par_sort_unstable();
+    let shared = |a: &[u64], b: &[u64]| a.iter().filter(|key| b.binary_search(key).is_ok()).count();
+    let mut links = Vec::new();
+    for run in entries.chunk_by(|a, b| a.0 == b.0) {
+        let (first, first_keys) = &texts[run[0].1 as usize];
+        for &(_, at) in &run[1..] {
+            let (text, text_keys) = &texts[at as usize];
+            if shared(first_keys, text_keys) >= LINK_KEYS {
+                links.push((*first, *text));
+            }
+        }
+    }
+    links.sort_unstable();
+    links.dedup();
+    Ok(links)
 }
 
 /// The root of `index`, halving the path on the way.
