@@ -71,8 +71,9 @@ pub struct RareJoin<M: Method> {
     pub elements: RareHook<M>,
     /// The template keys of a templated sketch (templates duplicate); `None` otherwise.
     pub anchors: Option<RareHook<M>>,
-    /// The template keys of a templated sketch, whatever the policy: the stats group the
-    /// templated texts this join takes by them. With templates distinct the rare join pairs
+    /// The template sample of a templated sketch, whatever the policy (see
+    /// [`crate::methods::shared::template::TemplatePart::template_sample`]): the stats group
+    /// the templated texts this join takes by it. With templates distinct the rare join pairs
     /// only what the check can accept, so the pairs it refuses do not show the templates.
     pub templates: RareHook<M>,
 }

@@ -69,15 +69,16 @@ pub fn template_anchors<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
     match join {
         Join::AnchoredKeys { anchors } => Some(*anchors),
         Join::SharedKeys { anchors, .. } | Join::Hamming { anchors, .. } => *anchors,
-        Join::Prefix {
-            rare: Some(rare), ..
+        _ => rare_join(join)?.anchors,
+    }
+}
+
+/// The [`RareJoin`] of a [`Join::Prefix`], a [`Join::Edit`] or a [`Join::NgramBuckets`].
+fn rare_join<M: Method>(join: &Join<M>) -> Option<&RareJoin<M>> {
+    match join {
+        Join::Prefix { rare, .. } | Join::Edit { rare, .. } | Join::NgramBuckets { rare, .. } => {
+            rare.as_ref()
         }
-        | Join::Edit {
-            rare: Some(rare), ..
-        }
-        | Join::NgramBuckets {
-            rare: Some(rare), ..
-        } => rare.anchors,
         _ => None,
     }
 }
@@ -87,18 +88,7 @@ pub fn template_anchors<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
 /// [`Join::NgramBuckets`] with a template check), whatever the policy: the stats group those
 /// sketches by it. `None` for any other join.
 pub fn rare_join_templates<M: Method>(join: &Join<M>) -> Option<RareHook<M>> {
-    match join {
-        Join::Prefix {
-            rare: Some(rare), ..
-        }
-        | Join::Edit {
-            rare: Some(rare), ..
-        }
-        | Join::NgramBuckets {
-            rare: Some(rare), ..
-        } => Some(rare.templates),
-        _ => None,
-    }
+    Some(rare_join(join)?.templates)
 }
 
 /// Appends the template keys of `sketch` under `join` to `out` ([`template_anchors`]), for

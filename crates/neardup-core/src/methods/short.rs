@@ -22,7 +22,6 @@
 //! spaces costs nothing on Chinese and words stay apart in English.
 
 use crate::length_rule::ThresholdRule;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::boilerplate::{Boilerplate, DfFloors, DfLimit, RemovedLine};
@@ -34,13 +33,13 @@ use crate::methods::shared::template::{TemplateCheck, TemplatePart, Templates};
 
 use crate::hash::{hash128, hash128_u64s};
 use crate::measure::{containment, cosine, edit_distance, edit_distance_within, jaccard};
-use crate::method::{EditLimit, JoinMeasure, SketchDecoder, SketchEncoder};
+use crate::method::{EditLimit, SketchDecoder, SketchEncoder};
 use crate::methods::shared::params::{
     normalize_options, normalize_settings, MEASURE_PARAM, NORMALIZE_PARAMS, SHINGLE_PARAMS,
     THRESHOLD_PARAM,
 };
 use crate::normalize::Normalizer;
-use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Registered, Setting};
+use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
 use crate::sketch_kind::SketchKind;
 use crate::tokenize::{is_cjk, Shingler, ShinglerBuilder, Tokenizer};
 use crate::{Error, Join, Method, RareJoin, Result, Sketch, Verdict, PRIORITY_KEY};
@@ -58,65 +57,13 @@ pub const DEFAULT_SET_THRESHOLD: f64 = 0.5;
 /// The default threshold of `join` and `ngram` with the edit measure (the same data).
 pub const DEFAULT_EDIT_THRESHOLD: f64 = 0.7;
 
-/// The least containment of the template that two templated sides share under the edit
-/// measure with templates duplicate (see [`ShortText::template_threshold`]).
+/// The least template containment under the edit measure ([`ShortText::template_threshold`]).
 pub const MIN_TEMPLATE_CONTAINMENT: f64 = 0.4;
 
 /// The default key length of `ngram`, in characters (the published choice for Chinese).
 pub const DEFAULT_BUCKET_NGRAM: u32 = 4;
 
-/// The measure of a short-text method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ShortMeasure {
-    /// Jaccard of the shingle sets.
-    #[default]
-    Jaccard,
-    /// Containment of the smaller shingle set in the larger (the overlap coefficient).
-    Containment,
-    /// Cosine of the shingle sets.
-    Cosine,
-    /// Edit similarity of the normalised characters.
-    Edit,
-}
-
-impl ShortMeasure {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ShortMeasure::Jaccard => "jaccard",
-            ShortMeasure::Containment => "containment",
-            ShortMeasure::Cosine => "cosine",
-            ShortMeasure::Edit => "edit",
-        }
-    }
-
-    fn set_measure(self) -> Option<JoinMeasure> {
-        match self {
-            ShortMeasure::Jaccard => Some(JoinMeasure::Jaccard),
-            ShortMeasure::Containment => Some(JoinMeasure::Containment),
-            ShortMeasure::Cosine => Some(JoinMeasure::Cosine),
-            ShortMeasure::Edit => None,
-        }
-    }
-}
-
-impl FromStr for ShortMeasure {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<ShortMeasure> {
-        match s {
-            "jaccard" => Ok(ShortMeasure::Jaccard),
-            "containment" | "overlap" => Ok(ShortMeasure::Containment),
-            "cosine" => Ok(ShortMeasure::Cosine),
-            "edit" => Ok(ShortMeasure::Edit),
-            _ => Err(Error::invalid(
-                "measure",
-                format!("{s:?} (expected jaccard, containment, cosine or edit)"),
-            )),
-        }
-    }
-}
-
-param_value_by_choice!(ShortMeasure);
+pub use crate::methods::shared::params::ShortMeasure;
 
 /// The sketch of `join` and `ngram`: what the measure and the candidate search read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -428,7 +375,7 @@ impl ShortText {
             threshold: self.template.rare_threshold,
             elements: rare_elements,
             anchors: duplicate.then_some(template_keys),
-            templates: template_keys,
+            templates: template_sample,
         })
     }
 
@@ -596,13 +543,10 @@ impl ShortText {
         }
     }
 
-    /// The least containment of two templated sides' template (their common elements) for
-    /// [`TemplateCheck::same_template`]: the threshold of a set measure, which the template's
-    /// bigrams share. The edit measure's is on characters: two texts within edit similarity
-    /// `t` share at least `2t - 1` of their bigrams (the q-gram count filter: an edit breaks
-    /// at most two), so that is the template's, and never under [`MIN_TEMPLATE_CONTAINMENT`]
-    /// (at the default 0.7, 0.4). At 0.7 itself, the fillings of a parcel notice with
-    /// another courier, city and station fell apart into 26 clusters.
+    /// The least containment of two templated sides' template for
+    /// [`TemplateCheck::same_template`]: a set measure's threshold; under the edit measure the
+    /// q-gram count filter of its threshold, `2t - 1` (docs/methods.md), at least
+    /// [`MIN_TEMPLATE_CONTAINMENT`].
     fn template_threshold(&self) -> f64 {
         match self.measure {
             ShortMeasure::Edit => (2.0 * self.threshold - 1.0).max(MIN_TEMPLATE_CONTAINMENT),
@@ -669,11 +613,14 @@ impl ShortText {
     }
 }
 
-/// The online priority key of a rare element: its hash in a namespace of its own (apart from
-/// the token hashes of the ordinary keys), with [`PRIORITY_KEY`] set.
 /// The rare elements of a templated sketch (the hook of [`RareJoin`]).
 fn rare_elements<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
     sketch.part.rare_elements(out)
+}
+
+/// The template sample of a templated sketch (the templates of [`RareJoin`]).
+fn template_sample<M>(_method: &M, sketch: &ShortSketch, out: &mut Vec<u64>) -> bool {
+    sketch.part.template_sample(out)
 }
 
 /// The template keys of a templated sketch (the anchors of [`RareJoin`]).
@@ -916,6 +863,7 @@ impl Registered for NgramIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::method::JoinMeasure;
     use crate::registry::{with_method, MethodVisitor};
 
     fn join(params: &[(&str, &str)]) -> SimilarityJoin {

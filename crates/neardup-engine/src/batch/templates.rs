@@ -9,14 +9,16 @@
 //!
 //! A join that takes templated texts apart and joins them on their rare elements (`join`,
 //! Pass-Join, `ngram`) pairs only what the check can accept, so it refuses few pairs. Its
-//! templated texts are also linked by their template keys ([`template_links`]): a text to the
-//! first text (by document) of each of its keys when the two share most of their keys.
+//! templated texts are also linked by their template samples ([`template_links`]): a text to
+//! the first text (by document) of each of its sample's hashes when the two share half of
+//! their samples.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use neardup_core::method::RareHook;
+use neardup_core::methods::shared::template::TEMPLATE_SAMPLE_KEYS;
 use neardup_core::{Method, Result};
 
 use super::outcome::Groups;
@@ -207,47 +209,62 @@ impl RefusedPairs {
     }
 }
 
-/// The fewest template keys a templated text shares with the first text of one of its keys
-/// for [`template_links`] to link them: half of
-/// [`neardup_core::methods::shared::template::TEMPLATE_BANDS`]. Two fillings of one template
-/// share a key with the probability of the Jaccard of their template's text, most of it; a
-/// text of another template shares some of those elements, and a key now and then.
-pub(crate) const LINK_KEYS: usize = neardup_core::methods::shared::template::TEMPLATE_BANDS / 2;
+/// The fewest hashes of their template samples
+/// ([`neardup_core::methods::shared::template::TemplatePart::template_sample`]) two templated
+/// texts share for [`template_links`] to link them: half of the sample. Two fillings of one
+/// template share about the Jaccard of their template's text, most of it; a text of another
+/// template shares a hash now and then, so one shared hash would chain templates together.
+pub(crate) const LINK_KEYS: usize = TEMPLATE_SAMPLE_KEYS / 2;
 
-/// The links of the templated `leaders` by their template keys (`keys`, a
-/// [`neardup_core::RareJoin::templates`] hook): each text to the first leader (by document) of
-/// each of its keys, when the two share at least [`LINK_KEYS`] keys. At most one link a key
-/// of a text; sorted, without repeats. Work is linear in the keys (a sort), memory the
-/// templated texts' keys.
+/// The least hashes of a text's template sample under which [`template_links`] files it: the
+/// first text filed under one of them is its anchor. The smallest hashes of a template's text
+/// are in most of its fillings' samples.
+const FILED_KEYS: usize = 3;
+
+/// A template sample: its hashes, ascending, and how many there are.
+type Sample = ([u64; TEMPLATE_SAMPLE_KEYS], usize);
+
+/// The links of the templated `leaders` by their template samples (`keys`, a
+/// [`neardup_core::RareJoin::templates`] hook): each text to the first leader (by document)
+/// filed under one of its [`FILED_KEYS`] least hashes, when the two share at least
+/// [`LINK_KEYS`] hashes. At most [`FILED_KEYS`] links a text; sorted, without repeats. Work
+/// is linear in the texts (a sort of their filed hashes), memory a sample a templated text.
 pub(crate) fn template_links<M: Method>(
     method: &M,
     sketches: &SketchStore<M::Sketch>,
     leaders: &[u32],
     keys: RareHook<M>,
 ) -> Result<Vec<(u32, u32)>> {
-    let keyed: Vec<Option<Vec<u64>>> = sketches.map_sorted(method, leaders, |_, sketch| {
+    let sampled: Vec<Option<Sample>> = sketches.map_sorted(method, leaders, |_, sketch| {
         let mut out = Vec::new();
-        keys(method, sketch, &mut out).then(|| {
-            out.sort_unstable();
-            out.dedup();
-            out
-        })
+        if !keys(method, sketch, &mut out) {
+            return None;
+        }
+        out.sort_unstable();
+        out.dedup();
+        let mut sample = [0; TEMPLATE_SAMPLE_KEYS];
+        let len = out.len().min(TEMPLATE_SAMPLE_KEYS);
+        sample[..len].copy_from_slice(&out[..len]);
+        Some((sample, len))
     })?;
-    // The templated leaders (ascending) and their keys.
-    let texts: Vec<(u32, Vec<u64>)> = (leaders.iter().zip(keyed))
-        .filter_map(|(&leader, keys)| Some((leader, keys?)))
+    // The templated leaders (ascending) and their samples.
+    let texts: Vec<(u32, Sample)> = (leaders.iter().zip(sampled))
+        .filter_map(|(&leader, sample)| Some((leader, sample?)))
         .collect();
     let mut entries: Vec<(u64, u32)> = (texts.iter().enumerate())
-        .flat_map(|(at, (_, keys))| keys.iter().map(move |&key| (key, at as u32)))
+        .flat_map(|(at, (_, (keys, len)))| {
+            keys[..(*len).min(FILED_KEYS)]
+                .iter()
+                .map(move |&key| (key, at as u32))
+        })
         .collect();
     entries.par_sort_unstable();
-    let shared = |a: &[u64], b: &[u64]| a.iter().filter(|key| b.binary_search(key).is_ok()).count();
     let mut links = Vec::new();
     for run in entries.chunk_by(|a, b| a.0 == b.0) {
-        let (first, first_keys) = &texts[run[0].1 as usize];
+        let (first, (first_keys, first_len)) = &texts[run[0].1 as usize];
         for &(_, at) in &run[1..] {
-            let (text, text_keys) = &texts[at as usize];
-            if shared(first_keys, text_keys) >= LINK_KEYS {
+            let (text, (text_keys, text_len)) = &texts[at as usize];
+            if shared(&first_keys[..*first_len], &text_keys[..*text_len]) >= LINK_KEYS {
                 links.push((*first, *text));
             }
         }
@@ -255,6 +272,23 @@ pub(crate) fn template_links<M: Method>(
     links.sort_unstable();
     links.dedup();
     Ok(links)
+}
+
+/// The values two ascending slices share.
+fn shared(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut count) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                count += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    count
 }
 
 /// The root of `index`, halving the path on the way.
@@ -324,7 +358,7 @@ mod tests {
         for &(a, b) in &pairs {
             alone.add(b, a);
         }
-        let expected = alone.templates(&[(50, 51)], &groups);
+        let expected = alone.templates(&[(50, 51)], &[], &groups);
         assert_eq!(expected.found, 3);
         assert_eq!(expected.refused_pairs, pairs.len() as u64 + 1);
         assert_eq!(expected.groups[0].documents, 20);
@@ -338,11 +372,30 @@ mod tests {
                 }
             });
             assert_eq!(
-                shared.templates(&[(50, 51)], &groups),
+                shared.templates(&[(50, 51)], &[], &groups),
                 expected,
                 "{threads}"
             );
         }
+    }
+
+    #[test]
+    fn links_join_groups_and_count_no_refused_pair() {
+        let groups = Groups::default();
+        // A refused pair, and links that join a third document to it and pair two others.
+        let found = Templates::linked(&[(1, 2)], &[(2, 3), (7, 9)], &groups);
+        assert_eq!(found.found, 2);
+        assert_eq!(found.refused_pairs, 1);
+        assert_eq!(found.groups[0].sample, vec![1, 2, 3]);
+        assert_eq!(found.groups[0].refused_pairs, 1);
+        assert_eq!(found.groups[1].sample, vec![7, 9]);
+        assert_eq!(found.groups[1].refused_pairs, 0);
+    }
+
+    #[test]
+    fn samples_share_their_common_hashes() {
+        assert_eq!(shared(&[1, 3, 5, 7], &[2, 3, 4, 7, 9]), 2);
+        assert_eq!(shared(&[], &[1]), 0);
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! flag per name).
 
 use crate::boilerplate::{Boilerplate, DfLimit, DEFAULT_BOILERPLATE_DF, DEFAULT_MAX_DF};
+use crate::method::JoinMeasure;
 use crate::normalize::NormalizeOptions;
-use crate::params::{ParamKind, ParamSpec, Params, Setting};
-use crate::Result;
+use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Setting};
+use crate::{Error, Result};
+use std::str::FromStr;
 
 /// The normalisation parameters every text method shares.
 pub const NORMALIZE_PARAMS: &[ParamSpec] = &[
@@ -330,3 +332,56 @@ mod tests {
         assert_eq!(stopwords_param().name, "stopwords");
     }
 }
+
+/// The measure of a short-text method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShortMeasure {
+    /// Jaccard of the shingle sets.
+    #[default]
+    Jaccard,
+    /// Containment of the smaller shingle set in the larger (the overlap coefficient).
+    Containment,
+    /// Cosine of the shingle sets.
+    Cosine,
+    /// Edit similarity of the normalised characters.
+    Edit,
+}
+
+impl ShortMeasure {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShortMeasure::Jaccard => "jaccard",
+            ShortMeasure::Containment => "containment",
+            ShortMeasure::Cosine => "cosine",
+            ShortMeasure::Edit => "edit",
+        }
+    }
+
+    pub(crate) fn set_measure(self) -> Option<JoinMeasure> {
+        match self {
+            ShortMeasure::Jaccard => Some(JoinMeasure::Jaccard),
+            ShortMeasure::Containment => Some(JoinMeasure::Containment),
+            ShortMeasure::Cosine => Some(JoinMeasure::Cosine),
+            ShortMeasure::Edit => None,
+        }
+    }
+}
+
+impl FromStr for ShortMeasure {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ShortMeasure> {
+        match s {
+            "jaccard" => Ok(ShortMeasure::Jaccard),
+            "containment" | "overlap" => Ok(ShortMeasure::Containment),
+            "cosine" => Ok(ShortMeasure::Cosine),
+            "edit" => Ok(ShortMeasure::Edit),
+            _ => Err(Error::invalid(
+                "measure",
+                format!("{s:?} (expected jaccard, containment, cosine or edit)"),
+            )),
+        }
+    }
+}
+
+param_value_by_choice!(ShortMeasure);

@@ -508,6 +508,39 @@ impl TemplatePart {
         true
     }
 
+    /// Appends the *template sample* of a templated part to `out` (sorted) and returns whether
+    /// it is templated (nothing appended otherwise): the [`TEMPLATE_SAMPLE_KEYS`] least hashes
+    /// of its common elements (a bottom-k sketch of its template's text: two fillings of one
+    /// template share about `k J` of them at a Jaccard `J` of those elements). One hash an
+    /// element, where [`TemplatePart::template_keys`] takes one a band: the stats group a
+    /// run's templated texts by it.
+    pub fn template_sample(&self, out: &mut Vec<u64>) -> bool {
+        let marked = self.marked();
+        if !marked.counted() || (marked.count(true) as f64) < SAMPLED_SHARE * self.set.len() as f64
+        {
+            return false;
+        }
+        let mut least = [u64::MAX; TEMPLATE_SAMPLE_KEYS];
+        let mut held = 0;
+        for (i, &value) in self.set.iter().enumerate() {
+            if !marked.is_marked(i) {
+                continue;
+            }
+            let hash = crate::hash::mix64(u64::from(value) ^ 0x7361_6d70_6c65_5f6b); // "sample_k"
+            if held < TEMPLATE_SAMPLE_KEYS {
+                least[held] = hash;
+                held += 1;
+                least[..held].sort_unstable();
+            } else if hash < least[TEMPLATE_SAMPLE_KEYS - 1] {
+                let at = least.partition_point(|&kept| kept < hash);
+                least.copy_within(at..TEMPLATE_SAMPLE_KEYS - 1, at + 1);
+                least[at] = hash;
+            }
+        }
+        out.extend_from_slice(&least[..held]);
+        held > 0
+    }
+
     /// Writes the part under `kind` (set, marks, slots, digit order) when it has a set; the
     /// method's own sketch follows it.
     pub fn encode(&self, kind: SketchKind, out: &mut Vec<u8>) {
@@ -588,6 +621,12 @@ pub(crate) fn order_and_places(digit_order: u32, places: NumberPlaces) -> Vec<u3
     }
 }
 
+/// The least share of common elements in a part with a [`TemplatePart::template_sample`].
+pub const SAMPLED_SHARE: f64 = 0.75;
+
+/// Hashes in a [`TemplatePart::template_sample`].
+pub const TEMPLATE_SAMPLE_KEYS: usize = 8;
+
 /// Bands of [`TemplatePart::template_keys`].
 pub const TEMPLATE_BANDS: usize = 8;
 /// Min-hashes in a band of [`TemplatePart::template_keys`].
@@ -602,6 +641,37 @@ fn priority_key(element: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_template_sample_is_the_least_hashes_of_the_common_elements() {
+        let set: Vec<u32> = (1..=40).collect();
+        let part = |common_below: u32| {
+            let mut part = TemplatePart {
+                set: set.clone().into_boxed_slice(),
+                ..TemplatePart::default()
+            };
+            part.mark(&|v| v < common_below);
+            part
+        };
+        // 35 of 40 common: the 8 least hashes of those 35, ascending.
+        let mut sample = Vec::new();
+        assert!(part(36).template_sample(&mut sample));
+        let mut expected: Vec<u64> = (1..36u64)
+            .map(|v| crate::hash::mix64(v ^ 0x7361_6d70_6c65_5f6b))
+            .collect();
+        expected.sort_unstable();
+        expected.truncate(TEMPLATE_SAMPLE_KEYS);
+        assert_eq!(sample, expected);
+        // 25 of 40 (templated, under three quarters) and unmarked: none.
+        let mut none = Vec::new();
+        assert!(!part(26).template_sample(&mut none));
+        assert!(!TemplatePart {
+            set: set.into_boxed_slice(),
+            ..TemplatePart::default()
+        }
+        .template_sample(&mut none));
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn marks_count_share_and_decide() {
