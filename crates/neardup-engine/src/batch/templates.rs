@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use neardup_core::measure::intersection_size;
 use neardup_core::method::RareHook;
 use neardup_core::methods::shared::template::TEMPLATE_SAMPLE_KEYS;
 use neardup_core::{Method, Result};
@@ -264,7 +265,7 @@ pub(crate) fn template_links<M: Method>(
         let (first, (first_keys, first_len)) = &texts[run[0].1 as usize];
         for &(_, at) in &run[1..] {
             let (text, (text_keys, text_len)) = &texts[at as usize];
-            if shared(&first_keys[..*first_len], &text_keys[..*text_len]) >= LINK_KEYS {
+            if intersection_size(&first_keys[..*first_len], &text_keys[..*text_len]) >= LINK_KEYS {
                 links.push((*first, *text));
             }
         }
@@ -272,23 +273,6 @@ pub(crate) fn template_links<M: Method>(
     links.sort_unstable();
     links.dedup();
     Ok(links)
-}
-
-/// The values two ascending slices share.
-fn shared(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut count) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                count += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    count
 }
 
 /// The root of `index`, halving the path on the way.
@@ -394,8 +378,8 @@ mod tests {
 
     #[test]
     fn samples_share_their_common_hashes() {
-        assert_eq!(shared(&[1, 3, 5, 7], &[2, 3, 4, 7, 9]), 2);
-        assert_eq!(shared(&[], &[1]), 0);
+        assert_eq!(intersection_size(&[1u64, 3, 5, 7], &[2, 3, 4, 7, 9]), 2);
+        assert_eq!(intersection_size::<u64>(&[], &[1]), 0);
     }
 
     #[test]
