@@ -69,18 +69,82 @@ pub fn open_stream_plain(path: &str) -> Result<(Box<dyn BufRead>, bool)> {
     let compression = checked_compression(path, &head)?;
     let stream = io::Cursor::new(head).chain(raw);
     let plain = path != STDIN && compression == Compression::None;
-    let stream: Box<dyn BufRead> = match compression {
+    let stream = decoded(compression, stream).map_err(|e| Error::io(name, e))?;
+    Ok((stream, plain))
+}
+
+/// `stream` decoded as `compression` says, buffered.
+fn decoded(compression: Compression, stream: impl Read + 'static) -> io::Result<Box<dyn BufRead>> {
+    Ok(match compression {
         Compression::None => Box::new(BufReader::with_capacity(1 << 16, stream)),
         Compression::Gzip => Box::new(BufReader::with_capacity(
             1 << 16,
             flate2::read::MultiGzDecoder::new(stream),
         )),
-        Compression::Zstd => {
-            let decoder = zstd::Decoder::new(stream).map_err(|e| Error::io(name, e))?;
-            Box::new(BufReader::with_capacity(1 << 16, decoder))
+        Compression::Zstd => Box::new(BufReader::with_capacity(
+            1 << 16,
+            zstd::Decoder::new(stream)?,
+        )),
+    })
+}
+
+/// The head of a file, decompressed, for the memory estimate ([`crate::memory_plan::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Sample {
+    /// Decompressed bytes read.
+    pub(crate) bytes: u64,
+    /// Line breaks among them.
+    pub(crate) lines: u64,
+    /// Bytes of the file consumed to decompress them.
+    pub(crate) consumed: u64,
+    /// Whether the sample is the whole file.
+    pub(crate) whole: bool,
+}
+
+/// Reads decompressed bytes of the file `path` until `max` of them, or `enough` once the
+/// decompressor has consumed `consumed` bytes of the file (its read-ahead then weighs little
+/// in the ratio); `None` when the file cannot be read (the read itself reports why).
+pub(crate) fn sample(path: &str, enough: u64, consumed_enough: u64, max: u64) -> Option<Sample> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// Counts the bytes read through it.
+    struct Counted<R>(R, Arc<AtomicU64>);
+    impl<R: Read> Read for Counted<R> {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read(buffer)?;
+            self.1.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    let mut file = File::open(path).ok()?;
+    let head = read_head(&mut file).ok()?;
+    let compression = Compression::from_magic(&head);
+    let consumed = Arc::new(AtomicU64::new(head.len() as u64));
+    let raw = Counted(file, consumed.clone());
+    let mut stream = decoded(compression, io::Cursor::new(head).chain(raw)).ok()?;
+    let (mut bytes, mut lines) = (0u64, 0u64);
+    let whole = loop {
+        let buffer = stream.fill_buf().ok()?;
+        if buffer.is_empty() {
+            break true;
+        }
+        let take = buffer.len().min((max - bytes) as usize);
+        lines += buffer[..take].iter().filter(|&&b| b == b'\n').count() as u64;
+        bytes += take as u64;
+        stream.consume(take);
+        let read = consumed.load(Ordering::Relaxed);
+        if bytes >= max || (bytes >= enough && read >= consumed_enough) {
+            break false;
         }
     };
-    Ok((stream, plain))
+    let consumed = consumed.load(Ordering::Relaxed);
+    Some(Sample {
+        bytes,
+        lines,
+        consumed,
+        whole,
+    })
 }
 
 /// The compression of a stream starting with `head`, which must match the one its name

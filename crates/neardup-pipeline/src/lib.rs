@@ -47,6 +47,7 @@ mod compression;
 pub mod error;
 pub mod fingerprints;
 pub mod input;
+pub mod memory_plan;
 pub mod output;
 pub mod paths;
 pub mod resume;

@@ -11,12 +11,11 @@
 //! the kept records by reading the inputs once more, byte for byte. Both paths give the same
 //! outputs; the tests check it for every method.
 //!
-//! The choice is made before reading, from the inputs' sizes: a run is expected to need
-//! [`BYTES_PER_INPUT_BYTE`] bytes of memory per byte of input (the in-memory path measured
-//! 3 to 9 on Chinese corpora, more for short documents), compressed inputs are counted
-//! [`COMPRESSION_RATIO`] times their size, and standard input (whose size is unknown) is
-//! streamed whenever a limit is given. Parquet inputs are held in memory by their reader and
-//! always take the in-memory path.
+//! The choice is made before reading, from the inputs' sizes and their heads
+//! ([`crate::memory_plan`]: bytes and documents), and made again while the in-memory path reads:
+//! once what it holds is expected to pass the limit, the run starts again on the streamed
+//! path. Parquet inputs are held in memory by their reader and always take the in-memory
+//! path.
 //!
 //! [`Meta`]: crate::input::Meta
 
@@ -26,16 +25,10 @@ use std::path::{Path, PathBuf};
 
 use neardup_engine::spill::{Spill, SpillDir};
 
-use crate::compression::Compression;
 use crate::error::{Error, Result};
-use crate::input::Format;
 use crate::paths;
 use crate::stale;
 
-/// Bytes of memory the in-memory path is expected to need per byte of (uncompressed) input.
-pub const BYTES_PER_INPUT_BYTE: u64 = 10;
-/// How many times its size a compressed input is counted.
-pub const COMPRESSION_RATIO: u64 = 4;
 /// The default memory limit when the machine's available memory is unknown.
 pub const FALLBACK_LIMIT: u64 = 4 << 30;
 
@@ -53,61 +46,6 @@ fn available_memory() -> Option<u64> {
         .find(|line| line.starts_with("MemAvailable:"))?;
     let kilobytes: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kilobytes * 1024)
-}
-
-/// How a run holds its corpus, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// Whether the corpus is streamed and its sketches spilled.
-    pub spill: bool,
-    /// Why, for the stats file.
-    pub reason: String,
-}
-
-/// Chooses the path of a run over `inputs` (and `against`) under `limit` bytes;
-/// `explicit` is whether the limit was given (standard input is streamed only then).
-pub fn plan(
-    inputs: &[String],
-    against: &[String],
-    format: Option<Format>,
-    limit: u64,
-    explicit: bool,
-) -> Plan {
-    let mut estimate: u64 = 0;
-    let mut stdin = false;
-    for path in inputs.iter().chain(against) {
-        if path == paths::STANDARD {
-            stdin = true;
-            continue;
-        }
-        let (compression, stem) = Compression::from_extension(path);
-        let parquet = format == Some(Format::Parquet)
-            || (format.is_none() && stem.to_ascii_lowercase().ends_with(".parquet"));
-        if parquet {
-            return Plan {
-                spill: false,
-                reason: format!("{path} is Parquet, which is read into memory"),
-            };
-        }
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        let ratio = match compression {
-            Compression::None => 1,
-            _ => COMPRESSION_RATIO,
-        };
-        estimate = estimate.saturating_add(size.saturating_mul(ratio * BYTES_PER_INPUT_BYTE));
-    }
-    if stdin && explicit {
-        return Plan {
-            spill: true,
-            reason: "standard input (size unknown) under a memory limit".to_owned(),
-        };
-    }
-    let spill = estimate > limit;
-    let verb = if spill { "exceeds" } else { "fits" };
-    Plan {
-        spill,
-        reason: format!("estimated {estimate} bytes in memory {verb} the limit of {limit}"),
-    }
 }
 
 /// The temporary directory of one run: created in `--temp-dir` (default: beside the
@@ -381,22 +319,5 @@ mod tests {
         assert!(path.exists());
         drop(area);
         assert!(!path.exists());
-    }
-
-    #[test]
-    fn plan_streams_what_does_not_fit() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.jsonl");
-        std::fs::write(&path, vec![b'x'; 1000]).unwrap();
-        let path = path.to_string_lossy().into_owned();
-        let inputs = [path.clone()];
-        assert!(!plan(&inputs, &[], None, 100_000, true).spill);
-        let tight = plan(&inputs, &[], None, 9_999, true);
-        assert!(tight.spill, "{tight:?}");
-        assert!(tight.reason.contains("10000"), "{tight:?}");
-        assert!(plan(&["-".to_owned()], &[], Some(Format::Jsonl), 1 << 40, true).spill);
-        assert!(!plan(&["-".to_owned()], &[], Some(Format::Jsonl), 1, false).spill);
-        let parquet = plan(&["x.parquet".to_owned()], &[], None, 1, true);
-        assert!(!parquet.spill && parquet.reason.contains("Parquet"));
     }
 }

@@ -5,6 +5,7 @@ mod classic;
 mod dedup;
 mod eval;
 mod input;
+mod limits;
 mod memory;
 mod report;
 mod safety;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::row_tracker::{RowTooLong, RowTracker};
 use super::{
     display_path, quoted_list, too_long, too_long_unfinished, Columns, CorpusReader, Format,
-    OnError, Raw, Record,
+    OnError, Raw, ReadLimit, Record,
 };
 use crate::compression::open_stream;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ type Reader = csv::Reader<RowTracker<Box<dyn BufRead>>>;
 
 /// The error for a CSV failure that is not about one record, or for a row that passed the
 /// size limit (reported by the [`RowTracker`] through the csv reader as an I/O error).
-fn csv_error(name: &str, error: csv::Error, limit: usize) -> Error {
+fn csv_error(name: &str, error: csv::Error, limit: ReadLimit) -> Error {
     let message = error.to_string();
     match error.into_kind() {
         csv::ErrorKind::Io(source) => {
@@ -47,7 +47,7 @@ fn next_row(
     reader: &mut Reader,
     row: &mut csv::ByteRecord,
     name: &str,
-    limit: usize,
+    limit: ReadLimit,
 ) -> Result<Option<Result<()>>> {
     let error = match reader.read_byte_record(row) {
         Ok(false) => return Ok(None),
@@ -93,7 +93,7 @@ impl Columns<'_> {
     fn row_record(&self, row: &csv::ByteRecord, ordinal: u64) -> Result<Record> {
         let line = row.position().map_or(0, csv::Position::line);
         let size = row.as_slice().len();
-        if size > self.limit {
+        if size > self.limit.bytes {
             return Err(Error::input(
                 self.name,
                 line,
@@ -135,12 +135,12 @@ impl CorpusReader<'_> {
         format: Format,
     ) -> Result<csv::ByteRecord> {
         let (name, options) = (display_path(path), self.options);
-        let limit = options.max_doc_bytes;
+        let limit = options.read_limit();
         let (delimiter, quoting) = match format {
             Format::Tsv => (b'\t', false),
             _ => (b',', true),
         };
-        let stop_past_limit = (options.on_error == OnError::Fail).then_some(limit);
+        let stop_past_limit = (options.on_error == OnError::Fail).then_some(limit.bytes);
         let opened = open_stream(self.opened(source, path))?;
         let stream = RowTracker::new(opened, delimiter, quoting, stop_past_limit);
         let mut reader = csv::ReaderBuilder::new()

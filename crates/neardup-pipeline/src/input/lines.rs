@@ -474,7 +474,7 @@ impl CorpusReader<'_> {
             text_field: &self.options.text_field,
             id_field: self.options.id_field.as_deref(),
         };
-        let limit = self.options.max_doc_bytes;
+        let limit = self.options.read_limit();
         let stop_past_limit = self.options.on_error == OnError::Fail;
         let opened = self.opened(source, path).to_owned();
         // The file as it is before its first byte is read: a change made while it is read
@@ -487,7 +487,7 @@ impl CorpusReader<'_> {
         let reread = reread.filter(|_| plain);
         let (mut batch, mut line, mut bytes) = (LineBatch::default(), 0, Vec::new());
         let mut at = 0u64;
-        while let Some(mut size) = read_line(&mut stream, &mut bytes, limit, stop_past_limit)
+        while let Some(mut size) = read_line(&mut stream, &mut bytes, limit.bytes, stop_past_limit)
             .map_err(|e| Error::io(name, e))?
         {
             line += 1;
@@ -504,7 +504,7 @@ impl CorpusReader<'_> {
             }
             let ordinal = self.next_ordinal();
             let bytes = std::mem::take(&mut bytes);
-            if size.content > limit as u64 {
+            if size.content > limit.bytes as u64 {
                 self.parse_batch(&parser, batch.take())?;
                 let message = match size.complete {
                     true => too_long(size.content, limit),

@@ -51,6 +51,8 @@ use self::ids::{empty_id, SeenIds};
 pub use self::ids::{IdArena, ParkedIds};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::memory_plan::Held;
+pub use crate::memory_plan::MemoryRule;
 
 /// The path that stands for standard input.
 use crate::paths::STANDARD as STDIN;
@@ -195,6 +197,10 @@ pub struct InputOptions {
     /// endless line fails at once); under [`OnError::Skip`] the rest of a long line is read
     /// past without being held in memory.
     pub max_doc_bytes: usize,
+    /// The memory a run may take ([`MemoryRule`]): a record whose sketching alone would pass
+    /// it is malformed, and an in-memory read stops with [`Error::Stopped`] on
+    /// `memory_limit` once what it holds is expected to pass it. `None`: no check.
+    pub memory: Option<MemoryRule>,
 }
 
 impl Default for InputOptions {
@@ -206,6 +212,7 @@ impl Default for InputOptions {
             id_field: None,
             on_error: OnError::Fail,
             max_doc_bytes: 256 << 20,
+            memory: None,
         }
     }
 }
@@ -552,15 +559,57 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
         })
 }
 
-/// The message for a record larger than [`InputOptions::max_doc_bytes`].
-fn too_long(size: u64, limit: usize) -> String {
-    format!("record of {size} bytes exceeds `max_doc_bytes` {limit}")
+/// The most bytes a record may have as it is read ([`InputOptions::read_limit`]), and what
+/// set it, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadLimit {
+    /// The bytes.
+    pub(crate) bytes: usize,
+    /// The memory limit, when it (not [`InputOptions::max_doc_bytes`]) set them.
+    memory: Option<u64>,
 }
 
-/// The message for a record that passed [`InputOptions::max_doc_bytes`] after `read` bytes
-/// and was not read to its end.
-fn too_long_unfinished(read: u64, limit: usize) -> String {
-    format!("record exceeds `max_doc_bytes` {limit} (stopped reading it after {read} bytes)")
+impl fmt::Display for ReadLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.memory {
+            None => write!(f, "`max_doc_bytes` {}", self.bytes),
+            Some(limit) => write!(
+                f,
+                "{} bytes, the most a record may have under the memory limit of {limit} (its \
+                 text could not be sketched within it)",
+                self.bytes
+            ),
+        }
+    }
+}
+
+impl InputOptions {
+    /// The most bytes a record may have as it is read: [`InputOptions::max_doc_bytes`], or
+    /// fewer when [`InputOptions::memory`] could not sketch a text that long
+    /// ([`MemoryRule::most_record_bytes`]).
+    pub(crate) fn read_limit(&self) -> ReadLimit {
+        match self.memory.map(|rule| (rule, rule.most_record_bytes())) {
+            Some((rule, bytes)) if bytes < self.max_doc_bytes => ReadLimit {
+                bytes,
+                memory: Some(rule.limit),
+            },
+            _ => ReadLimit {
+                bytes: self.max_doc_bytes,
+                memory: None,
+            },
+        }
+    }
+}
+
+/// The message for a record larger than its [`ReadLimit`].
+fn too_long(size: u64, limit: ReadLimit) -> String {
+    format!("record of {size} bytes exceeds {limit}")
+}
+
+/// The message for a record that passed its [`ReadLimit`] after `read` bytes and was not
+/// read to its end.
+fn too_long_unfinished(read: u64, limit: ReadLimit) -> String {
+    format!("record exceeds {limit} (stopped reading it after {read} bytes)")
 }
 
 /// Names as a list for messages: `"a", "b"`.
@@ -584,7 +633,7 @@ struct Columns<'a> {
     text: (&'a str, usize),
     /// Name and index of the id column.
     id: Option<(&'a str, usize)>,
-    limit: usize,
+    limit: ReadLimit,
 }
 
 impl<'a> Columns<'a> {
@@ -601,7 +650,7 @@ impl<'a> Columns<'a> {
             source,
             text: (&options.text_field, text),
             id: options.id_field.as_deref().zip(id),
-            limit: options.max_doc_bytes,
+            limit: options.read_limit(),
         }
     }
 
@@ -638,6 +687,8 @@ struct CorpusReader<'a> {
     replay: Option<(&'a Meta, usize)>,
     /// Whether lines of plain files are left in them ([`Raw::At`], [`read_inputs_leaving_lines`]).
     leave_lines: bool,
+    /// What an in-memory read holds, for [`InputOptions::memory`].
+    held: Held,
 }
 
 impl<'a> CorpusReader<'a> {
@@ -660,6 +711,7 @@ impl<'a> CorpusReader<'a> {
             meta: Meta::default(),
             replay: None,
             leave_lines: false,
+            held: Held::default(),
         }
     }
 
@@ -709,6 +761,7 @@ impl<'a> CorpusReader<'a> {
     /// Keeps a record, or handles its error (or its repeated id) as [`InputOptions::on_error`]
     /// says.
     fn accept(&mut self, outcome: Result<Record>) -> Result<()> {
+        let outcome = outcome.and_then(|record| self.check_memory(record));
         if let Some((earlier, met)) = self.replay.as_mut() {
             match outcome {
                 Ok(record) => {
@@ -748,6 +801,7 @@ impl<'a> CorpusReader<'a> {
                 }
             }
             Ok(record) => {
+                self.hold(&record)?;
                 let records = &mut self.corpus.records;
                 if self.options.id_field.is_some() {
                     let index = u32::try_from(records.len()).map_err(|_| {
@@ -770,6 +824,48 @@ impl<'a> CorpusReader<'a> {
 }
 
 impl CorpusReader<'_> {
+    /// The record, unless its sketching alone would pass [`InputOptions::memory`].
+    fn check_memory(&self, record: Record) -> Result<Record> {
+        match self
+            .options
+            .memory
+            .and_then(|rule| rule.refuses(record.text.len()))
+        {
+            Some(message) => {
+                let name = display_path(&self.paths[record.source as usize]);
+                Err(Error::input(name, record.line, message))
+            }
+            None => Ok(record),
+        }
+    }
+
+    /// Counts a record an in-memory read keeps; stops the read once what it holds is
+    /// expected to pass [`InputOptions::memory`].
+    fn hold(&mut self, record: &Record) -> Result<()> {
+        let Some(rule) = self.options.memory.filter(|rule| rule.holds) else {
+            return Ok(());
+        };
+        let raw = match &record.raw {
+            Raw::Line(line) => line.len(),
+            Raw::At { len, .. } => *len as usize,
+            _ => record.text.len(),
+        };
+        let Some(expected) = self.held.add(&rule, raw, record.text.len()) else {
+            return Ok(());
+        };
+        let name = display_path(&self.paths[record.source as usize]);
+        Err(Error::Stopped {
+            parameter: "memory_limit".to_owned(),
+            message: format!(
+                "{name}:{}: after {} documents, the in-memory read is expected to need {expected} \
+                 bytes, more than the memory limit of {}",
+                record.line,
+                self.held.documents(),
+                rule.limit
+            ),
+        })
+    }
+
     /// The record, if its id (taken from [`InputOptions::id_field`]) is neither empty nor the
     /// id of a record already accepted.
     fn check_id(&self, record: Record) -> Result<Record> {

@@ -115,7 +115,7 @@ impl Columns<'_> {
         let (batch, index) = batch;
         let null = |field: &str| Error::input(self.name, line, format!("column {field:?} is null"));
         let text = string_value(batch.column(self.text.1), row).ok_or_else(|| null(self.text.0))?;
-        if text.len() > self.limit {
+        if text.len() > self.limit.bytes {
             return Err(Error::input(
                 self.name,
                 line,

@@ -36,7 +36,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::input::{Corpus, InputOptions, Meta};
-use crate::spill::{default_memory_limit, plan, Plan};
+use crate::memory_plan::{document_factor, plan, MemoryRule, Plan};
+use crate::spill::default_memory_limit;
 use crate::stats::RunStats;
 
 use in_memory::read_in_memory;
@@ -242,7 +243,7 @@ fn run_with<M: Registered>(
     let progress: &dyn Progress = &peaks;
     let mut outputs = open_outputs(config)?;
     let limit = config.memory_limit.unwrap_or_else(default_memory_limit);
-    let plan = plan(
+    let mut plan = plan(
         &config.inputs,
         &config.against,
         config.input.format,
@@ -253,14 +254,68 @@ fn run_with<M: Registered>(
         save_lexicon: config.engine.save_lexicon || config.save_lexicon.is_some(),
         ..config.engine
     };
-    let mut read = if plan.spill {
-        read_streamed(method, config, engine, limit, &mut outputs, progress)?
-    } else {
-        read_in_memory(method, config, engine, &mut outputs, progress)?
+    if let Some(message) = plan.check_floor(limit) {
+        return Err(Error::Stopped {
+            parameter: "memory_limit".to_owned(),
+            message,
+        });
+    }
+    let with_rule = |holds: bool| {
+        let mut config = config.clone();
+        config.input.memory = Some(MemoryRule {
+            limit,
+            factor: document_factor(method.name()),
+            holds,
+            threads: rayon::current_num_threads() as u64,
+        });
+        config
+    };
+    let mut read = None;
+    if !plan.spill {
+        match read_in_memory(method, &with_rule(true), engine, &mut outputs, progress) {
+            Ok(done) => read = Some(done),
+            Err(Error::Stopped { parameter, message }) if parameter == "memory_limit" => {
+                refuse_stdin_switch(config, limit, &message)?;
+                plan = Plan {
+                    spill: true,
+                    reason: format!("{message}: streamed instead"),
+                    documents: plan.documents,
+                };
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let mut read = match read {
+        Some(read) => read,
+        None => read_streamed(
+            method,
+            &with_rule(false),
+            engine,
+            limit,
+            &mut outputs,
+            progress,
+        )?,
     };
     read.memory = Some((limit, plan));
     peaks.switch("write");
     finish(method, config, outputs, read, started, peaks)
+}
+
+/// Standard input cannot be read twice: an in-memory read of it that passes the memory
+/// limit fails, and says how to stream it from the start.
+fn refuse_stdin_switch(config: &RunConfig, limit: u64, message: &str) -> Result<()> {
+    let stdin = (config.inputs.iter().chain(&config.against)).any(|p| p == crate::paths::STANDARD);
+    if !stdin {
+        return Ok(());
+    }
+    Err(Error::Stopped {
+        parameter: "memory_limit".to_owned(),
+        message: format!(
+            "{message}; standard input cannot be read again on the streamed path: give \
+             --memory-limit (for example --memory-limit {limit}) to stream it from the start \
+             through --temp-dir"
+        ),
+    })
 }
 
 /// What either path hands to the writing of the reports.

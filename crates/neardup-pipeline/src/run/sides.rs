@@ -14,7 +14,9 @@ use crate::input::{
 };
 
 /// Texts of a streamed read given to the engine together, in bytes (their sketches, often
-/// larger than the texts, are held until the block is encoded into the spill).
+/// larger than the texts, are held until the block is encoded into the spill). Each text
+/// counts [`PER_DOCUMENT_BYTES`](crate::memory_plan::PER_DOCUMENT_BYTES) besides its bytes, so that
+/// a block of tiny texts holds a few thousand of them, not millions.
 pub(super) const STREAM_BLOCK_BYTES: usize = 4 << 20;
 
 /// The reference corpus and the inputs of a streamed run.
@@ -241,7 +243,7 @@ impl<'e> Blocks<'e> {
             _ => record.text.len(),
         };
         self.progress.advance(raw as u64);
-        self.bytes += record.text.len();
+        self.bytes += record.text.len() + crate::memory_plan::PER_DOCUMENT_BYTES as usize;
         self.block.push(record.text);
         if self.bytes >= STREAM_BLOCK_BYTES {
             self.bytes = 0;
@@ -323,6 +325,26 @@ mod tests {
         // Raw lines count with their line break.
         let raw = 5 * (big.len() + 5) + "raw tail\n".len();
         assert_eq!(progress.0.load(Ordering::Relaxed), raw as u64);
+    }
+
+    #[test]
+    fn a_block_of_tiny_texts_is_bounded_by_their_number() {
+        // Issue 44: two million texts of "hi" were one block, sketched all at once.
+        let progress = Bytes::default();
+        let mut sizes = Vec::new();
+        let mut each = |block: Vec<String>| {
+            sizes.push(block.len());
+            Ok(())
+        };
+        let mut blocks = Blocks::new(&progress, &mut each);
+        for _ in 0..20_000 {
+            blocks.push(record("hi".into())).unwrap();
+        }
+        blocks.finish().unwrap();
+        let per_block =
+            STREAM_BLOCK_BYTES / (crate::memory_plan::PER_DOCUMENT_BYTES as usize + 2) + 1;
+        assert!(sizes.len() > 1, "{sizes:?}");
+        assert!(sizes.iter().all(|&n| n <= per_block), "{sizes:?}");
     }
 
     #[test]
