@@ -126,10 +126,7 @@ fn a_streamed_run_whose_documents_alone_pass_the_limit_is_refused() {
     let run = neardup(&["dedup", &input, "-o", &out, "--memory-limit", "64M"]);
     assert!(!run.status.success());
     let message = stderr(&run);
-    assert!(
-        message.contains("about 1000000 documents need at least"),
-        "{message}"
-    );
+    assert!(message.contains("documents need at least"), "{message}");
     assert!(message.contains("give --memory-limit"), "{message}");
     assert_eq!(files_in(dir.path()), ["many.jsonl"]);
 }
