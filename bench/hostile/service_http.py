@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Hostile cases against `neardup serve`'s HTTP front end and `neardup client` (issue 28,
-items 10, 11, 13 and the HTTP/client parts of 14).
+items 10, 11, 13 and the HTTP/client parts of 14; issue 44, items 7, 8 and the service
+messages of 13).
 
 Usage: bench/hostile/service_http.py [NEARDUP_BINARY]   (default target/release/neardup)
 
@@ -454,11 +455,38 @@ def duplicate_keys(root: Path) -> None:
          ok and stored == 404)
 
 
+def security_headers(root: Path) -> None:
+    server = Server(root / "headers")
+    observed = []
+    ok = True
+    for path, token in [("/", ""), ("/v1/collections", None), ("/v1/collections", ""),
+                        ("/nowhere", None)]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        headers = {} if token == "" else {"Authorization": f"Bearer {ADMIN}"}
+        connection.request("GET", path, headers=headers)
+        answer = connection.getresponse()
+        answer.read()
+        policy = answer.getheader("Content-Security-Policy") or ""
+        sniff = answer.getheader("X-Content-Type-Options")
+        frame = answer.getheader("X-Frame-Options")
+        connection.close()
+        observed.append(f"{path} {answer.status}: {sniff}, {frame}, "
+                        f"{'frame-ancestors none' if 'frame-ancestors' in policy else policy!r}")
+        ok = ok and sniff == "nosniff" and frame == "DENY" and \
+            "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    console = server.call("GET", "/", token="")[1].decode()
+    server.stop()
+    stores = "localStorage.setItem" in console
+    case("44.7 security headers on the console, the API, a 401 and a 404; where the console "
+         "keeps the token", "nosniff, DENY, CSP frame-ancestors 'none' without unsafe-inline; "
+         "not in localStorage", f"{observed}; localStorage.setItem {stores}", ok and not stores)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-http-") as tmp:
         root = Path(tmp)
         for run in (method_tokens, idle_connections, timeouts, scopes, clients,
-                    duplicate_keys):
+                    duplicate_keys, security_headers):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case
