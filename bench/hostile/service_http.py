@@ -482,11 +482,29 @@ def security_headers(root: Path) -> None:
          "not in localStorage", f"{observed}; localStorage.setItem {stores}", ok and not stores)
 
 
+def short_token(root: Path) -> None:
+    data = root / "short-token"
+    token = root / "short.token"
+    token.write_text("abc\n")
+    env = dict(os.environ)
+    env.pop("NEARDUP_TOKEN", None)
+    try:
+        done = subprocess.run([BIN, "serve", "--data-dir", str(data), "--listen",
+                               f"127.0.0.1:{free_port()}", "--token-file", str(token)],
+                              capture_output=True, text=True, timeout=30, env=env)
+        code, err = done.returncode, done.stderr.strip()
+    except subprocess.TimeoutExpired:
+        code, err = 0, "still serving after 30 s"
+    case("44.8 serve --token-file holding a 3-character token",
+         "refused at start: 16 to 512 characters, as in the tokens file",
+         f"exit {code}: {err[:200]}", code != 0 and "16 to 512 characters" in err)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-http-") as tmp:
         root = Path(tmp)
         for run in (method_tokens, idle_connections, timeouts, scopes, clients,
-                    duplicate_keys, security_headers):
+                    duplicate_keys, security_headers, short_token):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

@@ -127,6 +127,21 @@ impl Tokens {
         );
     }
 
+    /// The single admin token of `--token-file` or `NEARDUP_TOKEN` (`source` names it in
+    /// errors): `text` without the white space around it, with the same rules as a token of a
+    /// tokens file (16 to 512 visible ASCII characters), so that the all-powerful token is
+    /// never the weakest.
+    ///
+    /// # Errors
+    /// An empty, short, long or non-ASCII token, named by `source` (field `token_file`; the
+    /// token itself is never shown).
+    pub fn single(text: &str, source: &str) -> Result<String, ServiceError> {
+        let token = text.trim();
+        check_token(token)
+            .map_err(|what| ServiceError::invalid("token_file", format!("{source}: {what}")))?;
+        Ok(token.to_owned())
+    }
+
     /// Reads a tokens file (format in the [module documentation](self)).
     ///
     /// # Errors
@@ -320,6 +335,28 @@ mod tests {
             assert_eq!(error.field.as_deref(), Some("tokens_file"));
             assert!(!error.message.contains(TOKEN), "a message shows the token");
         }
+    }
+
+    #[test]
+    fn a_single_token_has_the_length_a_tokens_file_asks_for() {
+        // Issue 44, item 8: `--token-file` took a 3-character token.
+        for (text, expected) in [
+            (
+                "abc\n",
+                "f: a token has 16 to 512 characters; this one has 3",
+            ),
+            ("", "f: a token has 16 to 512 characters; this one has 0"),
+            (" \n", "f: a token has 16 to 512 characters; this one has 0"),
+            (
+                "0123456789 abcdef",
+                "f: a token has visible ASCII characters only",
+            ),
+        ] {
+            let error = Tokens::single(text, "f").unwrap_err();
+            assert_eq!(error.message, expected, "{text:?}");
+            assert_eq!(error.field.as_deref(), Some("token_file"));
+        }
+        assert_eq!(Tokens::single(&format!(" {TOKEN}\n"), "f").unwrap(), TOKEN);
     }
 
     #[test]
