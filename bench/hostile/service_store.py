@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Hostile cases against `neardup serve`'s store (issue 28, items 1-3, 12 and 14's store parts).
+"""Hostile cases against `neardup serve`'s store (issue 28, items 1-3, 12 and 14's store parts;
+issue 44, items 5, 6, 9 and salvage's messages of 13).
 
 Usage: bench/hostile/service_store.py [NEARDUP_BINARY]   (default target/release/neardup)
 
@@ -150,8 +151,13 @@ def flipped_bit(root: Path) -> None:
          f"{status} size {size}->{after} other={other} health={health.get('status')} "
          f"msg={message[:90]!r}",
          status == 503 and after == size and other == 1 and health.get("status") == "degraded"
-         and str(segment) in message and "corrupt record at byte" in message
+         and f"segments/{segment.name}" in message and "corrupt record at byte" in message
          and any(c.get("unavailable") for c in listed.get("collections", [])))
+    errors = [c.get("error", "") for c in listed.get("collections", []) if c.get("unavailable")]
+    case("44.9 the 503 and the list of an unavailable collection",
+         "the file inside the collection, not the server's data path",
+         f"{message[:90]!r}; listed {[e[:60] for e in errors]}",
+         bool(errors) and all(str(data) not in m for m in [message, *errors]))
     salvage = subprocess.run([BIN, "salvage", "--data-dir", str(data), "c"],
                              capture_output=True, text=True)
     server = Server(data)

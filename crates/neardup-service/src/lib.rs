@@ -70,8 +70,9 @@ impl Default for ServiceOptions {
 pub struct Service {
     data_dir: PathBuf,
     collections: RwLock<BTreeMap<String, Arc<dyn AnyCollection>>>,
-    /// Collections whose folder could not be opened at start: name -> why. They are listed,
-    /// answer 503, and can be dropped; the others serve.
+    /// Collections whose folder could not be opened at start: name -> why (the paths relative
+    /// to the collection's folder; the whole message is in the log). They are listed, answer
+    /// 503, and can be dropped; the others serve.
     unavailable: RwLock<BTreeMap<String, String>>,
     options: ServiceOptions,
     /// Serialises creating and dropping collections.
@@ -213,6 +214,15 @@ fn open_stored(
     open_collection(name, dir, settings, clock)
 }
 
+/// `message` with the collection's folder `dir` left out of the paths it names
+/// (`segments/seg-….log`, `settings.json`): what a client may be told of a store error.
+fn without_data_path(message: &str, dir: &Path) -> String {
+    let dir = dir.display().to_string();
+    message
+        .replace(&format!("{dir}/"), "")
+        .replace(&dir, "the collection's folder")
+}
+
 /// What [`salvage`] did to a collection.
 #[derive(Debug, Default)]
 pub struct Salvaged {
@@ -321,12 +331,15 @@ impl Service {
                     collections.insert(name, collection);
                 }
                 Err(error) => {
+                    // The log has the whole message; clients are told the file inside the
+                    // collection's folder, never the server's data path.
                     eprintln!(
                         "neardup: collection {name:?} cannot be opened and is unavailable \
                          (the others serve): {}",
                         error.message
                     );
-                    unavailable.insert(name, error.message);
+                    let shown = without_data_path(&error.message, &collections_dir.join(&name));
+                    unavailable.insert(name, shown);
                 }
             }
         }

@@ -175,6 +175,45 @@ fn a_collection_that_cannot_open_is_named_and_the_others_serve() {
 }
 
 #[test]
+fn an_unavailable_collection_names_its_file_but_not_the_server_data_path() {
+    // Issue 44, item 9: the 503 showed the server's data path to any reader.
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    for name in ["s", "c"] {
+        service.create(name, settings(json!({}))).unwrap();
+        fill(&service, name, 3);
+    }
+    service.close();
+    drop(service);
+    fs::write(dir.path().join("collections/s/settings.json"), b"{not json").unwrap();
+    let segment = segments(dir.path(), "c").remove(0);
+    let mut bytes = fs::read(&segment).unwrap();
+    bytes[40] ^= 0x01;
+    fs::write(&segment, &bytes).unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    let data_path = dir.path().display().to_string();
+    let file_name = segment.file_name().unwrap().to_str().unwrap();
+    for (name, file) in [
+        ("s", "settings.json".to_owned()),
+        ("c", format!("segments/{file_name}")),
+    ] {
+        let unavailable = service.collection(name).err().unwrap();
+        assert_eq!(unavailable.status, 503);
+        let exists = service.create(name, settings(json!({}))).unwrap_err();
+        assert_eq!(exists.status, 409);
+        let (_, listed) = service
+            .unavailable()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .unwrap();
+        for message in [&unavailable.message, &exists.message, &listed] {
+            assert!(!message.contains(&data_path), "{message}");
+            assert!(message.contains(&format!("{file}: ")), "{message}");
+        }
+    }
+}
+
+#[test]
 fn a_flipped_bit_in_the_newest_segment_refuses_the_collection_and_salvage_cuts_there() {
     let dir = tempfile::tempdir().unwrap();
     let service = Service::open(dir.path()).unwrap();
@@ -199,8 +238,9 @@ fn a_flipped_bit_in_the_newest_segment_refuses_the_collection_and_salvage_cuts_t
     assert_eq!(fs::read(path).unwrap(), flipped);
     let error = service.collection("c").err().unwrap();
     assert_eq!(error.status, 503);
+    let file_name = path.file_name().unwrap().to_str().unwrap();
     assert!(
-        error.message.contains(&path.display().to_string()),
+        error.message.contains(&format!("segments/{file_name}")),
         "{error}"
     );
     assert!(error.message.contains("corrupt record at byte"), "{error}");
@@ -260,10 +300,8 @@ fn a_missing_middle_segment_is_detected_and_salvage_accepts_the_gap() {
     let service = Service::open(dir.path()).unwrap();
     let error = service.collection("c").err().unwrap();
     assert!(error.message.contains("are missing"), "{error}");
-    assert!(
-        error.message.contains(&files[2].display().to_string()),
-        "{error}"
-    );
+    let file_name = files[2].file_name().unwrap().to_str().unwrap();
+    assert!(error.message.contains(file_name), "{error}");
     drop(service);
     let report = salvage(dir.path(), "c").unwrap();
     assert_eq!(report.gaps, vec![(1000, 2000)]);
