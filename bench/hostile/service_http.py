@@ -500,11 +500,55 @@ def short_token(root: Path) -> None:
          f"exit {code}: {err[:200]}", code != 0 and "16 to 512 characters" in err)
 
 
+def messages(root: Path) -> None:
+    server = Server(root / "messages")
+    status, answer = server.json("PUT", "/v1/collections/m",
+                                 {"method": "exact", "frequency_memory": 1})
+    field = (answer or {}).get("error", {}).get("field")
+    case("44.13 PUT exact with frequency_memory 1", "422 under frequency_memory",
+         f"{status} {field}", status == 422 and field == "frequency_memory")
+    status, answer = server.json("PUT", "/v1/collections/n", {"method": "ngram"})
+    message = (answer or {}).get("error", {}).get("message", "")
+    debug = [d for d in ["NgramBuckets", "{ m:"] if d in message]
+    case("44.13 PUT ngram", "422 in words, no Rust debug text", f"{status} {message[:120]}",
+         status == 422 and not debug)
+    server.json("PUT", "/v1/collections/c", {})
+    jsonl = root / "twice.jsonl"
+    rng = random.Random(44)
+    jsonl.write_text("".join(
+        json.dumps({"id": f"d{i}", "text": "".join(chr(0x4E00 + rng.randrange(20000))
+                                                   for _ in range(60))}) + "\n"
+        for i in range(190)))
+    url = f"http://127.0.0.1:{server.port}"
+    token = root / "admin.token"
+    token.write_text(ADMIN + "\n")
+    first = client(url, "--token-file", str(token), "load", "c", str(jsonl))
+    code, out, err, _ = client(url, "--token-file", str(token), "load", "c", str(jsonl))
+    server.stop()
+    case("44.13 client load of 190 ids already stored",
+         "exit non-zero after the summary, the count of refusals named",
+         f"first exit {first[0]}; again exit {code}: {err[:160]}",
+         first[0] == 0 and code != 0 and "190 of 190 documents were refused" in err
+         and '"id_exists": 190' in out)
+    tokens = root / "bom-tokens.txt"
+    tokens.write_bytes(b"\xef\xbb\xbf" + f"read * {ADMIN}\n".encode())
+    try:
+        bom = Server(root / "bom", "--tokens-file", str(tokens), token=None)
+        status = bom.call("GET", "/v1/collections", token=ADMIN)[0]
+        bom.stop()
+        observed = f"started; GET /v1/collections {status}"
+    except RuntimeError as error:
+        status, observed = 0, str(error)[-160:]
+    case("44.13 a tokens file starting with a UTF-8 byte order mark",
+         "the mark skipped: the service starts and the token reads",
+         observed, status == 200)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-http-") as tmp:
         root = Path(tmp)
         for run in (method_tokens, idle_connections, timeouts, scopes, clients,
-                    duplicate_keys, security_headers, short_token):
+                    duplicate_keys, security_headers, short_token, messages):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

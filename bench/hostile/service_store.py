@@ -257,11 +257,30 @@ def small_items(root: Path) -> None:
          got == {"stored": 1, "duplicates": 1, "checks": 1})
 
 
+def salvage_messages(root: Path) -> None:
+    missing = root / "no-such-data"
+    done = subprocess.run([BIN, "salvage", "--data-dir", str(missing), "c"],
+                          capture_output=True, text=True)
+    case("44.13 salvage with a data folder that does not exist",
+         "exit non-zero: the folder does not exist (no lock-file error), nothing created",
+         f"exit {done.returncode}: {done.stderr.strip()[:160]}; created {missing.exists()}",
+         done.returncode != 0 and "does not exist" in done.stderr and "lock" not in done.stderr
+         and not missing.exists())
+    data = root / "salvage-names"
+    Server(data).stop()
+    done = subprocess.run([BIN, "salvage", "--data-dir", str(data), "../../etc"],
+                          capture_output=True, text=True)
+    case("44.13 salvage ../../etc", "exit non-zero: not a collection name, no PUT suggested",
+         f"exit {done.returncode}: {done.stderr.strip()[:160]}",
+         done.returncode != 0 and "a collection name is" in done.stderr
+         and "PUT" not in done.stderr)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-") as tmp:
         root = Path(tmp)
         for run in (reserved_names, refused_put, flipped_bit, missing_segment,
-                    limit_and_descriptors, descriptors, small_items):
+                    limit_and_descriptors, descriptors, small_items, salvage_messages):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

@@ -240,13 +240,28 @@ pub struct Salvaged {
 /// record; the copies keep the rest for inspection.
 ///
 /// # Errors
-/// The folder is in use by a running service, the collection does not exist, or a file
-/// cannot be read, copied or cut.
+/// The data folder does not exist or is in use by a running service, the name is not a
+/// collection name (`../x` never leaves the folder), the collection does not exist, or a
+/// file cannot be read, copied or cut.
 pub fn salvage(data_dir: &Path, name: &str) -> Result<Salvaged, ServiceError> {
+    if !data_dir.is_dir() {
+        return Err(ServiceError::invalid(
+            "data_dir",
+            format!("{}: the data folder does not exist", data_dir.display()),
+        ));
+    }
+    check_name(name)?;
     let _lock = lock_data_dir(data_dir)?;
     let dir = data_dir.join("collections").join(name);
     if !dir.is_dir() {
-        return Err(ServiceError::unknown_collection(name));
+        return Err(ServiceError::new(
+            404,
+            "unknown_collection",
+            format!(
+                "no collection {name:?} in {} (nothing to salvage)",
+                data_dir.display()
+            ),
+        ));
     }
     let copies = dir.join("salvaged");
     let mut report = Salvaged::default();

@@ -265,6 +265,39 @@ fn a_flipped_bit_in_the_newest_segment_refuses_the_collection_and_salvage_cuts_t
 }
 
 #[test]
+fn salvage_names_a_missing_data_folder_and_refuses_a_path_for_a_name() {
+    // Issue 44, item 13: a missing folder gave a lock-file error, and `../../etc` was
+    // answered with a suggestion to PUT /v1/collections/../../etc.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let error = salvage(&missing, "c").unwrap_err();
+    assert_eq!(
+        error.message,
+        format!("{}: the data folder does not exist", missing.display())
+    );
+    assert!(!missing.exists(), "salvage created the folder");
+    Service::open(dir.path()).unwrap();
+    for name in ["../../etc", "..", "a/b"] {
+        let error = salvage(dir.path(), name).unwrap_err();
+        assert!(error.message.contains("a collection name is"), "{error}");
+        assert!(!error.message.contains("PUT"), "{error}");
+    }
+    let error = salvage(dir.path(), "absent").unwrap_err();
+    assert_eq!(error.status, 404);
+    assert!(!error.message.contains("PUT"), "{error}");
+    // The service's own 404 suggests a PUT for a legal name only.
+    let service = Service::open(dir.path()).unwrap();
+    let error = service.collection("..").err().unwrap();
+    assert_eq!(error.status, 404);
+    assert!(!error.message.contains("PUT"), "{error}");
+    let error = service.collection("absent").err().unwrap();
+    assert!(
+        error.message.contains("PUT /v1/collections/absent"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_missing_middle_segment_is_detected_and_salvage_accepts_the_gap() {
     let dir = tempfile::tempdir().unwrap();
     let service = Service::open(dir.path()).unwrap();

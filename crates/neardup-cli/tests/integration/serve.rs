@@ -238,7 +238,7 @@ fn the_client_creates_inserts_checks_and_loads() {
     assert_eq!(got, ids, "answers in input order");
     assert_eq!(answered[4]["duplicate_of"], "n3");
     // Loading again: every id is refused by name, and counted.
-    let (ok, stdout, _) = neardup(&[
+    let (ok, stdout, stderr) = neardup(&[
         "load",
         "news",
         jsonl.to_str().unwrap(),
@@ -247,7 +247,12 @@ fn the_client_creates_inserts_checks_and_loads() {
         "--text-field",
         "body",
     ]);
-    assert!(ok);
+    // Issue 44, item 13: refusals fail the load (it exited 0), after the summary.
+    assert!(!ok);
+    assert!(
+        stderr.contains("200 of 250 documents were refused (200 id_exists)"),
+        "{stderr}"
+    );
     let again: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(again["refused"]["id_exists"], 200, "{again}");
     // The answers file is an output: never the input (nor a link to it), which survives.
