@@ -170,6 +170,30 @@ def flipped_bit(root: Path) -> None:
          and copies[0].read_bytes() == bytes(raw))
 
 
+def last_record(root: Path) -> None:
+    for kill in (False, True):
+        data = root / f"last-{kill}"
+        server = Server(data)
+        server.call("PUT", "/v1/collections/c", {})
+        acknowledged = sum(server.insert("c", f"d{i}", text(i))[0] == 200 for i in range(200))
+        server.stop(kill=kill)
+        segment = sorted((data / "collections/c/segments").iterdir())[-1]
+        raw = bytearray(segment.read_bytes())
+        size = len(raw)
+        raw[-2] ^= 0x01
+        segment.write_bytes(bytes(raw))
+        server = Server(data)
+        status, shown = server.call("GET", "/v1/collections/c")
+        server.stop()
+        message = (shown.get("error") or {}).get("message", "")
+        case(f"44.5 one flipped bit in the last acknowledged record "
+             f"({acknowledged} acknowledged, {'kill -9' if kill else 'SIGTERM'})",
+             "503: corruption of an acknowledged record, nothing cut",
+             f"{status} size {size}->{segment.stat().st_size} msg={message[-100:]!r}",
+             status == 503 and segment.stat().st_size == size
+             and "this record was acknowledged" in message)
+
+
 def missing_segment(root: Path) -> None:
     data = root / "gap"
     server = Server(data)
@@ -279,7 +303,7 @@ def salvage_messages(root: Path) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-") as tmp:
         root = Path(tmp)
-        for run in (reserved_names, refused_put, flipped_bit, missing_segment,
+        for run in (reserved_names, refused_put, flipped_bit, last_record, missing_segment,
                     limit_and_descriptors, descriptors, small_items, salvage_messages):
             try:
                 run(root)

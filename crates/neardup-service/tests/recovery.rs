@@ -298,6 +298,37 @@ fn salvage_names_a_missing_data_folder_and_refuses_a_path_for_a_name() {
 }
 
 #[test]
+fn a_flipped_bit_in_the_last_acknowledged_document_refuses_the_collection() {
+    // Issue 44, item 5: the last acknowledged record was cut as a torn write, and its
+    // document silently lost.
+    let dir = tempfile::tempdir().unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    service.create("c", settings(json!({}))).unwrap();
+    fill(&service, "c", 20);
+    service.close();
+    drop(service);
+    let path = segments(dir.path(), "c").remove(0);
+    let mut bytes = fs::read(&path).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+    let service = Service::open(dir.path()).unwrap();
+    let error = service.collection("c").err().unwrap();
+    assert_eq!(error.status, 503);
+    assert!(
+        error.message.contains("this record was acknowledged"),
+        "{error}"
+    );
+    assert_eq!(fs::read(&path).unwrap(), bytes, "nothing was cut");
+    drop(service);
+    // Salvage cuts the one bad record and the collection opens with the 19 before it.
+    let report = salvage(dir.path(), "c").unwrap();
+    assert_eq!(report.cut.len(), 1);
+    let service = Service::open(dir.path()).unwrap();
+    assert_eq!(service.collection("c").unwrap().len(), 19);
+}
+
+#[test]
 fn a_missing_middle_segment_is_detected_and_salvage_accepts_the_gap() {
     let dir = tempfile::tempdir().unwrap();
     let service = Service::open(dir.path()).unwrap();
