@@ -45,8 +45,8 @@
 //! before the mark (the last acknowledged record with a flipped bit included), or followed by
 //! a valid one, in any segment, is *corruption*, and so is a file shorter than its mark:
 //! opening refuses, naming the file and the offset, rather than drop acknowledged documents
-//! ([`Recovery`]). `neardup salvage` cuts a corrupt segment at its bad record after copying
-//! the whole file aside.
+//! ([`Recovery`]). `neardup salvage` copies a corrupt segment aside and rewrites it with every
+//! record that checks ([`salvage_segment`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
@@ -56,6 +56,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use neardup_engine::online::IndexEntry;
 use xxhash_rust::xxh3::xxh3_64;
+
+mod salvage;
+
+pub use salvage::{salvage_segment, SalvagedSegment, Skipped};
 
 /// Magic bytes at the start of a segment (version 2: with the synced mark).
 const MAGIC: &[u8; 8] = b"NDSEG\x02\0\0";
@@ -295,9 +299,6 @@ pub enum Recovery {
     /// crash during a group's write leaves) is cut; a bad record followed by a valid one is
     /// corruption, an error.
     CutTornTail,
-    /// `neardup salvage`: cut at the first bad record whatever follows (the caller has kept a
-    /// copy of the file).
-    Salvage,
 }
 
 /// What [`Segment::open`] cut from the end of a segment.
@@ -540,11 +541,9 @@ impl Segment {
             .map_err(|e| io("cannot open", &e))?;
         let len = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
         let header = read_header(path, &file, len)?;
-        let synced = match (&header.synced, recovery) {
-            (Ok(synced), _) => *synced,
-            // Salvage rewrites the mark; nothing is claimed meanwhile.
-            (Err(_), Recovery::Salvage) => header.len,
-            (Err(message), _) => return Err(StoreError::corrupt(path, MARK_AT, message)),
+        let synced = match &header.synced {
+            Ok(synced) => *synced,
+            Err(message) => return Err(StoreError::corrupt(path, MARK_AT, message)),
         };
         let (at, bad) = scan_records(path, &file, header.len, len, &mut visit)?;
         let mut segment = Segment {
@@ -553,15 +552,11 @@ impl Segment {
             first_seq: header.first_seq,
             header: header.len,
             end: AtomicU64::new(at),
-            // Salvage rewrites the mark whatever it holds.
-            mark_durable: AtomicU64::new(match recovery {
-                Recovery::Salvage => u64::MAX,
-                _ => synced,
-            }),
+            mark_durable: AtomicU64::new(synced),
         };
         let cut = match bad {
             Some(message) => segment.cut_bad_record(recovery, len, synced, message)?,
-            None if at < synced && recovery != Recovery::Salvage => {
+            None if at < synced => {
                 return Err(StoreError::corrupt(
                     path,
                     at,
@@ -574,14 +569,11 @@ impl Segment {
             }
             None => Cut::default(),
         };
-        if recovery == Recovery::Salvage {
-            segment.sync_mark()?;
-        }
         Ok((segment, cut))
     }
 
     /// At a bad record at the segment's end (`self.len()`) of a file of `len` bytes synced to
-    /// `synced`: cuts it when `recovery` allows (a torn tail, or salvage), else the error.
+    /// `synced`: cuts it when `recovery` allows (a torn tail), else the error.
     fn cut_bad_record(
         &mut self,
         recovery: Recovery,
@@ -598,7 +590,6 @@ impl Segment {
         let torn = valid_after.is_none() && !acknowledged;
         match recovery {
             Recovery::CutTornTail if torn => {}
-            Recovery::Salvage => {}
             Recovery::Strict | Recovery::CutTornTail => {
                 let after = match valid_after {
                     Some(next) => format!(
@@ -792,7 +783,7 @@ pub fn list_segments(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
 mod tests {
     use super::*;
 
-    fn insert(seq: u64, id: &str) -> Record {
+    pub(super) fn insert(seq: u64, id: &str) -> Record {
         Record::Insert(Insert {
             seq,
             time_ms: 1_700_000_000_000 + seq as i64,
@@ -830,7 +821,7 @@ mod tests {
     }
 
     /// Writes records `0..n` to a new segment; returns its path and each record's offset.
-    fn segment_of(dir: &Path, n: u64) -> (PathBuf, Vec<u64>) {
+    pub(super) fn segment_of(dir: &Path, n: u64) -> (PathBuf, Vec<u64>) {
         let segment = Segment::create(dir, 0).unwrap();
         let mut offsets = Vec::new();
         for seq in 0..n {
@@ -863,15 +854,6 @@ mod tests {
             assert!(error.message.contains("a valid record follows"), "{error}");
             // Nothing was cut.
             assert_eq!(fs::metadata(&path).unwrap().len(), size);
-            // Salvage cuts at the bad record and keeps the ones before.
-            let copy = dir.path().join("copy.log");
-            fs::copy(&path, &copy).unwrap();
-            let (records, cut) = collect_with(&copy, Recovery::Salvage).unwrap();
-            assert_eq!(records.len(), record);
-            assert_eq!(cut.offset, offsets[record]);
-            assert!(!cut.torn);
-            assert_eq!(fs::metadata(&copy).unwrap().len(), offsets[record]);
-            fs::remove_file(&copy).unwrap();
             fs::write(&path, &original).unwrap();
         }
         assert_eq!(collect(&path, true).unwrap().0.len(), 10);
@@ -934,8 +916,7 @@ mod tests {
             "{error}"
         );
         // Salvage takes what is there and marks it synced: the segment opens again.
-        let (records, _) = collect_with(&path, Recovery::Salvage).unwrap();
-        assert_eq!(records.len(), 4);
+        assert_eq!(salvage_segment(&path).unwrap().kept, 4);
         assert_eq!(collect(&path, true).unwrap().0.len(), 4);
     }
 
@@ -965,7 +946,7 @@ mod tests {
             error.message.contains("synced mark fails its checksum"),
             "{error}"
         );
-        collect_with(&path, Recovery::Salvage).unwrap();
+        salvage_segment(&path).unwrap();
         assert_eq!(mark(&path), Some(fs::metadata(&path).unwrap().len()));
         assert_eq!(collect(&path, true).unwrap().0.len(), 1);
     }
