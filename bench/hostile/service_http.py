@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Hostile cases against `neardup serve`'s HTTP front end and `neardup client` (issue 28,
-items 10, 11, 13 and the HTTP/client parts of 14).
+items 10, 11, 13 and the HTTP/client parts of 14; issue 44, items 7, 8 and the service
+messages of 13).
 
 Usage: bench/hostile/service_http.py [NEARDUP_BINARY]   (default target/release/neardup)
 
@@ -454,11 +455,100 @@ def duplicate_keys(root: Path) -> None:
          ok and stored == 404)
 
 
+def security_headers(root: Path) -> None:
+    server = Server(root / "headers")
+    observed = []
+    ok = True
+    for path, token in [("/", ""), ("/v1/collections", None), ("/v1/collections", ""),
+                        ("/nowhere", None)]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        headers = {} if token == "" else {"Authorization": f"Bearer {ADMIN}"}
+        connection.request("GET", path, headers=headers)
+        answer = connection.getresponse()
+        answer.read()
+        policy = answer.getheader("Content-Security-Policy") or ""
+        sniff = answer.getheader("X-Content-Type-Options")
+        frame = answer.getheader("X-Frame-Options")
+        connection.close()
+        observed.append(f"{path} {answer.status}: {sniff}, {frame}, "
+                        f"{'frame-ancestors none' if 'frame-ancestors' in policy else policy!r}")
+        ok = ok and sniff == "nosniff" and frame == "DENY" and \
+            "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+    console = server.call("GET", "/", token="")[1].decode()
+    server.stop()
+    stores = "localStorage.setItem" in console
+    case("44.7 security headers on the console, the API, a 401 and a 404; where the console "
+         "keeps the token", "nosniff, DENY, CSP frame-ancestors 'none' without unsafe-inline; "
+         "not in localStorage", f"{observed}; localStorage.setItem {stores}", ok and not stores)
+
+
+def short_token(root: Path) -> None:
+    data = root / "short-token"
+    token = root / "short.token"
+    token.write_text("abc\n")
+    env = dict(os.environ)
+    env.pop("NEARDUP_TOKEN", None)
+    try:
+        done = subprocess.run([BIN, "serve", "--data-dir", str(data), "--listen",
+                               f"127.0.0.1:{free_port()}", "--token-file", str(token)],
+                              capture_output=True, text=True, timeout=30, env=env)
+        code, err = done.returncode, done.stderr.strip()
+    except subprocess.TimeoutExpired:
+        code, err = 0, "still serving after 30 s"
+    case("44.8 serve --token-file holding a 3-character token",
+         "refused at start: 16 to 512 characters, as in the tokens file",
+         f"exit {code}: {err[:200]}", code != 0 and "16 to 512 characters" in err)
+
+
+def messages(root: Path) -> None:
+    server = Server(root / "messages")
+    status, answer = server.json("PUT", "/v1/collections/m",
+                                 {"method": "exact", "frequency_memory": 1})
+    field = (answer or {}).get("error", {}).get("field")
+    case("44.13 PUT exact with frequency_memory 1", "422 under frequency_memory",
+         f"{status} {field}", status == 422 and field == "frequency_memory")
+    status, answer = server.json("PUT", "/v1/collections/n", {"method": "ngram"})
+    message = (answer or {}).get("error", {}).get("message", "")
+    debug = [d for d in ["NgramBuckets", "{ m:"] if d in message]
+    case("44.13 PUT ngram", "422 in words, no Rust debug text", f"{status} {message[:120]}",
+         status == 422 and not debug)
+    server.json("PUT", "/v1/collections/c", {})
+    jsonl = root / "twice.jsonl"
+    rng = random.Random(44)
+    jsonl.write_text("".join(
+        json.dumps({"id": f"d{i}", "text": "".join(chr(0x4E00 + rng.randrange(20000))
+                                                   for _ in range(60))}) + "\n"
+        for i in range(190)))
+    url = f"http://127.0.0.1:{server.port}"
+    token = root / "admin.token"
+    token.write_text(ADMIN + "\n")
+    first = client(url, "--token-file", str(token), "load", "c", str(jsonl))
+    code, out, err, _ = client(url, "--token-file", str(token), "load", "c", str(jsonl))
+    server.stop()
+    case("44.13 client load of 190 ids already stored",
+         "exit non-zero after the summary, the count of refusals named",
+         f"first exit {first[0]}; again exit {code}: {err[:160]}",
+         first[0] == 0 and code != 0 and "190 of 190 documents were refused" in err
+         and '"id_exists": 190' in out)
+    tokens = root / "bom-tokens.txt"
+    tokens.write_bytes(b"\xef\xbb\xbf" + f"read * {ADMIN}\n".encode())
+    try:
+        bom = Server(root / "bom", "--tokens-file", str(tokens), token=None)
+        status = bom.call("GET", "/v1/collections", token=ADMIN)[0]
+        bom.stop()
+        observed = f"started; GET /v1/collections {status}"
+    except RuntimeError as error:
+        status, observed = 0, str(error)[-160:]
+    case("44.13 a tokens file starting with a UTF-8 byte order mark",
+         "the mark skipped: the service starts and the token reads",
+         observed, status == 200)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-http-") as tmp:
         root = Path(tmp)
         for run in (method_tokens, idle_connections, timeouts, scopes, clients,
-                    duplicate_keys):
+                    duplicate_keys, security_headers, short_token, messages):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

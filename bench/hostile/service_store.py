@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Hostile cases against `neardup serve`'s store (issue 28, items 1-3, 12 and 14's store parts).
+"""Hostile cases against `neardup serve`'s store (issue 28, items 1-3, 12 and 14's store parts;
+issue 44, items 5, 6, 9 and salvage's messages of 13).
 
 Usage: bench/hostile/service_store.py [NEARDUP_BINARY]   (default target/release/neardup)
 
@@ -150,18 +151,49 @@ def flipped_bit(root: Path) -> None:
          f"{status} size {size}->{after} other={other} health={health.get('status')} "
          f"msg={message[:90]!r}",
          status == 503 and after == size and other == 1 and health.get("status") == "degraded"
-         and str(segment) in message and "corrupt record at byte" in message
+         and f"segments/{segment.name}" in message and "corrupt record at byte" in message
          and any(c.get("unavailable") for c in listed.get("collections", [])))
+    errors = [c.get("error", "") for c in listed.get("collections", []) if c.get("unavailable")]
+    case("44.9 the 503 and the list of an unavailable collection",
+         "the file inside the collection, not the server's data path",
+         f"{message[:90]!r}; listed {[e[:60] for e in errors]}",
+         bool(errors) and all(str(data) not in m for m in [message, *errors]))
     salvage = subprocess.run([BIN, "salvage", "--data-dir", str(data), "c"],
                              capture_output=True, text=True)
     server = Server(data)
     kept = server.call("GET", "/v1/collections/c")[1].get("stats", {}).get("documents")
     server.stop()
     copies = list((data / "collections/c/salvaged").glob("*"))
-    case("3 salvage cuts at the bad record and keeps a copy", "exit 0, 0<kept<500, one copy",
-         f"exit {salvage.returncode} kept={kept} copies={len(copies)}",
-         salvage.returncode == 0 and kept is not None and 0 < kept < 500 and len(copies) == 1
-         and copies[0].read_bytes() == bytes(raw))
+    said = [line for line in salvage.stderr.splitlines() if "skipped" in line]
+    case("44.6 salvage keeps every record that checks and keeps a copy",
+         "exit 0, 499 of 500 kept, the bytes and documents skipped said, one copy",
+         f"exit {salvage.returncode} kept={kept} copies={len(copies)} said={said[:1]}",
+         salvage.returncode == 0 and kept == 499 and len(copies) == 1 and bool(said)
+         and "1 document numbered" in salvage.stderr and copies[0].read_bytes() == bytes(raw))
+
+
+def last_record(root: Path) -> None:
+    for kill in (False, True):
+        data = root / f"last-{kill}"
+        server = Server(data)
+        server.call("PUT", "/v1/collections/c", {})
+        acknowledged = sum(server.insert("c", f"d{i}", text(i))[0] == 200 for i in range(200))
+        server.stop(kill=kill)
+        segment = sorted((data / "collections/c/segments").iterdir())[-1]
+        raw = bytearray(segment.read_bytes())
+        size = len(raw)
+        raw[-2] ^= 0x01
+        segment.write_bytes(bytes(raw))
+        server = Server(data)
+        status, shown = server.call("GET", "/v1/collections/c")
+        server.stop()
+        message = (shown.get("error") or {}).get("message", "")
+        case(f"44.5 one flipped bit in the last acknowledged record "
+             f"({acknowledged} acknowledged, {'kill -9' if kill else 'SIGTERM'})",
+             "503: corruption of an acknowledged record, nothing cut",
+             f"{status} size {size}->{segment.stat().st_size} msg={message[-100:]!r}",
+             status == 503 and segment.stat().st_size == size
+             and "this record was acknowledged" in message)
 
 
 def missing_segment(root: Path) -> None:
@@ -251,11 +283,30 @@ def small_items(root: Path) -> None:
          got == {"stored": 1, "duplicates": 1, "checks": 1})
 
 
+def salvage_messages(root: Path) -> None:
+    missing = root / "no-such-data"
+    done = subprocess.run([BIN, "salvage", "--data-dir", str(missing), "c"],
+                          capture_output=True, text=True)
+    case("44.13 salvage with a data folder that does not exist",
+         "exit non-zero: the folder does not exist (no lock-file error), nothing created",
+         f"exit {done.returncode}: {done.stderr.strip()[:160]}; created {missing.exists()}",
+         done.returncode != 0 and "does not exist" in done.stderr and "lock" not in done.stderr
+         and not missing.exists())
+    data = root / "salvage-names"
+    Server(data).stop()
+    done = subprocess.run([BIN, "salvage", "--data-dir", str(data), "../../etc"],
+                          capture_output=True, text=True)
+    case("44.13 salvage ../../etc", "exit non-zero: not a collection name, no PUT suggested",
+         f"exit {done.returncode}: {done.stderr.strip()[:160]}",
+         done.returncode != 0 and "a collection name is" in done.stderr
+         and "PUT" not in done.stderr)
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-") as tmp:
         root = Path(tmp)
-        for run in (reserved_names, refused_put, flipped_bit, missing_segment,
-                    limit_and_descriptors, descriptors, small_items):
+        for run in (reserved_names, refused_put, flipped_bit, last_record, missing_segment,
+                    limit_and_descriptors, descriptors, small_items, salvage_messages):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

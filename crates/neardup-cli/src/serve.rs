@@ -64,23 +64,22 @@ pub struct ServeArgs {
     max_collections: usize,
 }
 
+/// The single admin token, checked as a token of the tokens file is
+/// ([`Tokens::single`]: 16 to 512 visible ASCII characters).
 fn token(file: Option<&PathBuf>) -> Result<Option<String>> {
-    let token = match file {
-        Some(path) => Some(
+    let (text, source) = match file {
+        Some(path) => (
             std::fs::read_to_string(path)
-                .with_context(|| format!("--token-file {}: cannot read", path.display()))?
-                .trim()
-                .to_owned(),
+                .with_context(|| format!("--token-file {}: cannot read", path.display()))?,
+            format!("--token-file {}", path.display()),
         ),
-        None => std::env::var("NEARDUP_TOKEN").ok(),
+        None => match std::env::var("NEARDUP_TOKEN") {
+            Ok(text) => (text, "NEARDUP_TOKEN".to_owned()),
+            Err(_) => return Ok(None),
+        },
     };
-    match token {
-        Some(t) if t.is_empty() => bail!("the token is empty (--token-file or NEARDUP_TOKEN)"),
-        Some(t) if t.chars().any(|c| c.is_control() || c == ' ') => {
-            bail!("the token holds spaces or control characters")
-        }
-        other => Ok(other),
-    }
+    let token = Tokens::single(&text, &source).map_err(|e| anyhow!("{}", e.message))?;
+    Ok(Some(token))
 }
 
 /// A duration given in seconds on the command line.

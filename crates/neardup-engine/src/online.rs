@@ -408,6 +408,21 @@ pub struct PartitionIndex {
     deferred: bool,
 }
 
+/// How a join without an online form pairs texts, in words for a refusal (its `Debug` form,
+/// `NgramBuckets { m: 4 }`, is for programmers).
+fn join_in_words<M: Method>(join: &Join<M>) -> String {
+    match join {
+        Join::NgramBuckets { m, .. } => {
+            format!("its join walks buckets of texts sharing a {m}-character n-gram")
+        }
+        Join::SharedKeys { min, .. } => {
+            format!("its join counts the keys two texts share, at least {min}")
+        }
+        Join::Probe => "its join probes the keys other texts stored".to_owned(),
+        _ => "its join has no online form".to_owned(),
+    }
+}
+
 impl PartitionIndex {
     /// An empty partition for `method`, whose Hamming radii go up to `max_distance`.
     ///
@@ -420,8 +435,9 @@ impl PartitionIndex {
             return Err(Error::invalid(
                 "method",
                 format!(
-                    "{} ({join:?} join) has no online index; use join, simhash, minhash or exact",
-                    method.name()
+                    "{} has no online index ({}); use join, simhash, minhash or exact",
+                    method.name(),
+                    join_in_words(&join)
                 ),
             ));
         };

@@ -55,13 +55,14 @@ impl ServiceError {
         ServiceError::new(422, "invalid_value", message).field(field)
     }
 
-    /// 404 for a collection.
+    /// 404 for a collection; the way to create it is suggested only for a legal name.
     pub fn unknown_collection(name: &str) -> ServiceError {
-        ServiceError::new(
-            404,
-            "unknown_collection",
-            format!("no collection {name:?}; create it with PUT /v1/collections/{name}"),
-        )
+        let message = match crate::check_name(name) {
+            Ok(()) => format!("no collection {name:?}; create it with PUT /v1/collections/{name}"),
+            // "no collection \"../x\": a collection name is 1 to 64 of ..."
+            Err(refused) => format!("no collection {}", refused.message),
+        };
+        ServiceError::new(404, "unknown_collection", message)
     }
 
     /// 503: the service is shutting down or the collection is being dropped.

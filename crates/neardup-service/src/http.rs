@@ -27,6 +27,7 @@
 mod auth;
 mod body;
 mod connections;
+mod headers;
 mod metrics;
 mod routes;
 mod strict_json;
@@ -157,13 +158,24 @@ fn ok(status: StatusCode, body: impl Serialize) -> Answer {
 /// token typed into it (the same scopes as any client): collections with their sizes,
 /// rates and duplicate ratios over time, and a box to check a text against a collection.
 /// `?collection=NAME&check=TEXT` checks on load. The page holds no data: it needs no token.
+/// Its `Content-Security-Policy` allows its own inline script and style only (`http/headers.rs`).
 const CONSOLE: &str = include_str!("http/console.html");
 
 async fn console() -> Response {
     (
         [
-            (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (axum::http::header::CACHE_CONTROL, "no-cache"),
+            (
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (
+                axum::http::header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static("no-cache"),
+            ),
+            (
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                headers::CONSOLE_POLICY.clone(),
+            ),
         ],
         CONSOLE,
     )
@@ -221,6 +233,8 @@ pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
             metrics::observe,
         ))
         .layer(DefaultBodyLimit::max(limit))
+        // Outermost: every answer, a refusal by the layers above included, gets them.
+        .layer(middleware::map_response(headers::secure))
         .with_state(state)
 }
 

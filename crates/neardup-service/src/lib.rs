@@ -70,8 +70,9 @@ impl Default for ServiceOptions {
 pub struct Service {
     data_dir: PathBuf,
     collections: RwLock<BTreeMap<String, Arc<dyn AnyCollection>>>,
-    /// Collections whose folder could not be opened at start: name -> why. They are listed,
-    /// answer 503, and can be dropped; the others serve.
+    /// Collections whose folder could not be opened at start: name -> why (the paths relative
+    /// to the collection's folder; the whole message is in the log). They are listed, answer
+    /// 503, and can be dropped; the others serve.
     unavailable: RwLock<BTreeMap<String, String>>,
     options: ServiceOptions,
     /// Serialises creating and dropping collections.
@@ -213,72 +214,115 @@ fn open_stored(
     open_collection(name, dir, settings, clock)
 }
 
+/// `message` with the collection's folder `dir` left out of the paths it names
+/// (`segments/seg-….log`, `settings.json`): what a client may be told of a store error.
+fn without_data_path(message: &str, dir: &Path) -> String {
+    let dir = dir.display().to_string();
+    message
+        .replace(&format!("{dir}/"), "")
+        .replace(&dir, "the collection's folder")
+}
+
 /// What [`salvage`] did to a collection.
 #[derive(Debug, Default)]
 pub struct Salvaged {
-    /// Segments cut at a bad record: the file, the offset, the bytes removed, and where the
-    /// original was copied.
-    pub cut: Vec<(PathBuf, u64, u64, PathBuf)>,
+    /// The segments rewritten with the records that check, in file order.
+    pub rewritten: Vec<RewrittenSegment>,
     /// Gaps in sequence numbers accepted: (first missing, first after).
     pub gaps: Vec<(u64, u64)>,
 }
 
-/// Salvages collection `name` of a data folder whose service is stopped: every segment with a
-/// bad record is copied whole to `collections/<name>/salvaged/` and then cut at that record;
-/// every gap in sequence numbers (a missing segment, or one cut short before later ones) is
-/// accepted in `accepted-gaps.json`. The collection then opens with what was before each bad
-/// record; the copies keep the rest for inspection.
+/// A segment [`salvage`] rewrote.
+#[derive(Debug)]
+pub struct RewrittenSegment {
+    /// The segment file.
+    pub path: PathBuf,
+    /// Where the original was copied whole.
+    pub copy: PathBuf,
+    /// What was kept and skipped.
+    pub salvaged: store::SalvagedSegment,
+}
+
+/// Salvages collection `name` of a data folder whose service is stopped: every segment that
+/// does not open is copied whole to `collections/<name>/salvaged/` and rewritten with every
+/// record that checks (the bad bytes between them skipped, [`store::salvage_segment`]); every
+/// gap in sequence numbers (documents lost in a skipped range, a missing segment, one cut
+/// short before later ones) is accepted in `accepted-gaps.json`. The collection then opens
+/// with every record that checks; the copies keep the rest for inspection.
 ///
 /// # Errors
-/// The folder is in use by a running service, the collection does not exist, or a file
-/// cannot be read, copied or cut.
+/// The data folder does not exist or is in use by a running service, the name is not a
+/// collection name (`../x` never leaves the folder), the collection does not exist, or a
+/// file cannot be read, copied or written.
 pub fn salvage(data_dir: &Path, name: &str) -> Result<Salvaged, ServiceError> {
+    if !data_dir.is_dir() {
+        return Err(ServiceError::invalid(
+            "data_dir",
+            format!("{}: the data folder does not exist", data_dir.display()),
+        ));
+    }
+    check_name(name)?;
     let _lock = lock_data_dir(data_dir)?;
     let dir = data_dir.join("collections").join(name);
     if !dir.is_dir() {
-        return Err(ServiceError::unknown_collection(name));
+        return Err(ServiceError::new(
+            404,
+            "unknown_collection",
+            format!(
+                "no collection {name:?} in {} (nothing to salvage)",
+                data_dir.display()
+            ),
+        ));
     }
-    let copies = dir.join("salvaged");
     let mut report = Salvaged::default();
+    for path in store::list_segments(&dir.join("segments"))? {
+        if store::Segment::open(&path, store::Recovery::Strict, |_, _, _| Ok(())).is_ok() {
+            continue;
+        }
+        let copy = copy_aside(&path, &dir.join("salvaged"))?;
+        let salvaged = store::salvage_segment(&path)?;
+        report.rewritten.push(RewrittenSegment {
+            path,
+            copy,
+            salvaged,
+        });
+    }
+    report.gaps = accept_gaps(&dir)?;
+    Ok(report)
+}
+
+/// Copies segment `path` whole into `copies` (synced, with the folder); the copy's path.
+fn copy_aside(path: &Path, copies: &Path) -> Result<PathBuf, ServiceError> {
+    fs::create_dir_all(copies).map_err(|e| StoreError::io(copies, "cannot create", &e))?;
+    let file_name = path.file_name().unwrap_or_default().to_string_lossy();
+    let copy = copies.join(format!("{file_name}.{}", clock::now_ms()));
+    fs::copy(path, &copy).map_err(|e| StoreError::io(&copy, "cannot copy", &e))?;
+    File::open(&copy)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| StoreError::io(&copy, "cannot sync", &e))?;
+    store::sync_dir(copies)?;
+    Ok(copy)
+}
+
+/// Accepts every gap in sequence numbers between the segments of the collection in `dir`
+/// (each must open); the gaps.
+fn accept_gaps(dir: &Path) -> Result<Vec<(u64, u64)>, ServiceError> {
+    let mut gaps = Vec::new();
     let mut next_seq: Option<u64> = None;
     for path in store::list_segments(&dir.join("segments"))? {
-        let mut docs = 0u64;
-        let strict = store::Segment::open(&path, store::Recovery::Strict, |_, _, record| {
-            docs += u64::from(matches!(record, store::Record::Insert(_)));
+        let mut inserts = 0u64;
+        let (segment, _) = store::Segment::open(&path, store::Recovery::Strict, |_, _, record| {
+            inserts += u64::from(matches!(record, store::Record::Insert(_)));
             Ok(())
-        });
-        let (segment, inserts) = match strict {
-            Ok((segment, _)) => (segment, docs),
-            Err(_) => {
-                fs::create_dir_all(&copies)
-                    .map_err(|e| StoreError::io(&copies, "cannot create", &e))?;
-                let file_name = path.file_name().unwrap_or_default().to_string_lossy();
-                let copy = copies.join(format!("{file_name}.{}", clock::now_ms()));
-                fs::copy(&path, &copy).map_err(|e| StoreError::io(&copy, "cannot copy", &e))?;
-                File::open(&copy)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| StoreError::io(&copy, "cannot sync", &e))?;
-                store::sync_dir(&copies)?;
-                let mut docs = 0u64;
-                let (segment, cut) =
-                    store::Segment::open(&path, store::Recovery::Salvage, |_, _, record| {
-                        docs += u64::from(matches!(record, store::Record::Insert(_)));
-                        Ok(())
-                    })?;
-                report.cut.push((path.clone(), cut.offset, cut.bytes, copy));
-                (segment, docs)
-            }
-        };
-        if let Some(expected) = next_seq {
-            if segment.first_seq() != expected {
-                let gap = (expected, segment.first_seq());
-                collection::accept_gap(&dir, gap)?;
-                report.gaps.push(gap);
-            }
+        })?;
+        if let Some(expected) = next_seq.filter(|&expected| expected != segment.first_seq()) {
+            let gap = (expected, segment.first_seq());
+            collection::accept_gap(dir, gap)?;
+            gaps.push(gap);
         }
         next_seq = Some(segment.first_seq() + inserts);
     }
-    Ok(report)
+    Ok(gaps)
 }
 
 impl Service {
@@ -321,12 +365,15 @@ impl Service {
                     collections.insert(name, collection);
                 }
                 Err(error) => {
+                    // The log has the whole message; clients are told the file inside the
+                    // collection's folder, never the server's data path.
                     eprintln!(
                         "neardup: collection {name:?} cannot be opened and is unavailable \
                          (the others serve): {}",
                         error.message
                     );
-                    unavailable.insert(name, error.message);
+                    let shown = without_data_path(&error.message, &collections_dir.join(&name));
+                    unavailable.insert(name, shown);
                 }
             }
         }

@@ -178,15 +178,21 @@ impl Settings {
             options
                 .check()
                 .map_err(|e| ServiceError::invalid(e.parameter(), e.to_string()))?;
-        } else if self
-            .frequency_window
-            .or(self.frequency_warmup)
-            .or(self.frequency_memory)
-            .is_some()
+        } else if let Some((field, _)) = [
+            ("frequency_window", self.frequency_window),
+            ("frequency_warmup", self.frequency_warmup),
+            ("frequency_memory", self.frequency_memory),
+        ]
+        .into_iter()
+        .find(|(_, value)| value.is_some())
         {
+            // Named under the field given (the first of them), not always the window.
             return Err(ServiceError::invalid(
-                "frequency_window",
-                "frequencies are learned only with max_df or boilerplate_df set (minhash, simhash)",
+                field,
+                format!(
+                    "{field}: frequencies are learned only with max_df or boilerplate_df set \
+                     (minhash, simhash)"
+                ),
             ));
         }
         // Everything a collection builds from its settings is built here once, so that a
@@ -515,11 +521,22 @@ mod tests {
             (json!({"method": "minhash", "weighting": "idf"}), "method"),
             (
                 json!({"method": "exact", "frequency_warmup": 10}),
-                "frequency_window",
+                "frequency_warmup",
             ),
             (
                 json!({"max_df": "off", "boilerplate_df": "off", "frequency_warmup": 10}),
-                "frequency_window",
+                "frequency_warmup",
+            ),
+            // Issue 44, item 13: a bad frequency_memory was named frequency_window.
+            (
+                json!({"method": "exact", "frequency_memory": 1}),
+                "frequency_memory",
+            ),
+            (json!({"frequency_memory": 1}), "frequency_memory"),
+            (json!({"frequency_memory": "1G"}), "frequency_memory"),
+            (
+                json!({"frequency_window": 100, "frequency_memory": 1u64 << 40}),
+                "frequency_memory",
             ),
             (json!({"idf_file": "/etc/passwd"}), "idf_file"),
             (json!({"method": "imatch"}), "method"),
@@ -535,6 +552,21 @@ mod tests {
             assert_eq!(error.field.as_deref(), Some(field), "{body}: {error}");
         }
         assert_eq!(Settings::from_json(&json!([1])).unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn a_method_without_an_online_index_is_refused_in_words() {
+        // Issue 44, item 13: the refusal printed `NgramBuckets { m: 4 }`.
+        let error = Settings::from_json(&json!({"method": "ngram"})).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("method"));
+        assert!(
+            error.message.contains("ngram has no online index"),
+            "{error}"
+        );
+        assert!(error.message.contains("character n-gram"), "{error}");
+        for debug in ["NgramBuckets", "{", "m:"] {
+            assert!(!error.message.contains(debug), "{error}");
+        }
     }
 
     /// A collection of a method with `max_df` or `boilerplate_df` learns them from its stream

@@ -313,6 +313,12 @@ async fn load(client: &Client, command: &ClientCommand) -> Result<(u16, Value)> 
     if let Some(out) = out {
         out.commit()?;
     }
+    // Refused documents fail the load (after the summary and the answers are written): a
+    // script must not take a load that stored nothing for a success.
+    if let Some(refusals) = summary.refusals() {
+        show(200, &summary.to_json())?;
+        bail!("{refusals}");
+    }
     Ok((200, summary.to_json()))
 }
 

@@ -238,7 +238,7 @@ fn the_client_creates_inserts_checks_and_loads() {
     assert_eq!(got, ids, "answers in input order");
     assert_eq!(answered[4]["duplicate_of"], "n3");
     // Loading again: every id is refused by name, and counted.
-    let (ok, stdout, _) = neardup(&[
+    let (ok, stdout, stderr) = neardup(&[
         "load",
         "news",
         jsonl.to_str().unwrap(),
@@ -247,7 +247,12 @@ fn the_client_creates_inserts_checks_and_loads() {
         "--text-field",
         "body",
     ]);
-    assert!(ok);
+    // Issue 44, item 13: refusals fail the load (it exited 0), after the summary.
+    assert!(!ok);
+    assert!(
+        stderr.contains("200 of 250 documents were refused (200 id_exists)"),
+        "{stderr}"
+    );
     let again: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(again["refused"]["id_exists"], 200, "{again}");
     // The answers file is an output: never the input (nor a link to it), which survives.
@@ -359,6 +364,28 @@ fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
 }
 
 /// Bytes of `text` outside `A-Za-z0-9-_.~` written as `%XX` (a query value).
+#[test]
+fn serve_refuses_a_token_file_shorter_than_a_tokens_file_allows() {
+    // Issue 44, item 8: `--token-file` took a 3-character token.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "abc\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--token-file")
+        .arg(&file)
+        .env_remove("NEARDUP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("--token-file") && stderr.contains("16 to 512 characters; this one has 3"),
+        "{stderr}"
+    );
+}
+
 fn percent_encoded(text: &str) -> String {
     text.bytes()
         .map(|b| match b {

@@ -84,6 +84,28 @@ impl LoadSummary {
         }
     }
 
+    /// Documents refused, whatever the code.
+    pub fn refused_count(&self) -> u64 {
+        self.refused.values().sum()
+    }
+
+    /// Why a load that had documents refused failed (`neardup client load` exits non-zero
+    /// then): the count, and the count of each code; `None` when nothing was refused.
+    pub fn refusals(&self) -> Option<String> {
+        let refused = self.refused_count();
+        if refused == 0 {
+            return None;
+        }
+        let codes: Vec<String> = (self.refused.iter())
+            .map(|(code, count)| format!("{count} {code}"))
+            .collect();
+        Some(format!(
+            "{refused} of {} documents were refused ({}); the summary above names the first",
+            self.sent,
+            codes.join(", ")
+        ))
+    }
+
     /// The JSON form.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self.report()).unwrap_or_default()
@@ -317,4 +339,28 @@ async fn send_batch(
             error["code"].as_str().unwrap_or_default()
         ),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_with_refusals_says_how_many_and_why() {
+        // Issue 44, item 13: `client load` exited 0 after 190 refusals.
+        let mut summary = LoadSummary {
+            sent: 250,
+            stored: 60,
+            ..LoadSummary::default()
+        };
+        assert_eq!(summary.refusals(), None);
+        summary.refused.insert("id_exists".into(), 180);
+        summary.refused.insert("invalid_value".into(), 10);
+        assert_eq!(summary.refused_count(), 190);
+        assert_eq!(
+            summary.refusals().unwrap(),
+            "190 of 250 documents were refused (180 id_exists, 10 invalid_value); the summary \
+             above names the first"
+        );
+    }
 }

@@ -29,6 +29,7 @@ impl<M: Registered + 'static> Collection<M> {
                     match receiver.recv_timeout(wait) {
                         Ok(job) => job,
                         Err(RecvTimeoutError::Timeout) => {
+                            self.sync_mark();
                             self.maintain();
                             self.save_counters();
                             self.sample_activity();
@@ -36,6 +37,7 @@ impl<M: Registered + 'static> Collection<M> {
                             continue;
                         }
                         Err(RecvTimeoutError::Disconnected) => {
+                            self.sync_mark();
                             self.save_counters();
                             break;
                         }
@@ -252,8 +254,19 @@ impl<M: Registered + 'static> Collection<M> {
         }
     }
 
+    /// Brings the newest segment's synced mark to disk (see `store`): when the writer is
+    /// idle, before it starts a new segment, and when it stops. Under load each group's sync
+    /// does it anyway. A failed sync is left alone: the mark then lags, which is safe (a bad
+    /// last record is judged as before the marks), and the next append reports the disk.
+    fn sync_mark(&self) {
+        if let Ok(segment) = self.newest_segment() {
+            let _ = segment.sync_mark();
+        }
+    }
+
     /// Starts a new partition (segment file).
     fn roll(&self, now: i64) -> Result<(), ServiceError> {
+        self.sync_mark();
         let next_seq = self.read().next_seq;
         let segment = Segment::create(&self.dir.join("segments"), next_seq)?;
         self.write()

@@ -18,7 +18,8 @@
 //! # The tokens file
 //!
 //! One grant a line, `SCOPE COLLECTION TOKEN`, separated by spaces or tabs; blank lines and
-//! lines starting with `#` are skipped. A token given on several lines holds each grant.
+//! lines starting with `#` are skipped; a UTF-8 byte order mark at the start of the file is
+//! skipped too. A token given on several lines holds each grant.
 //!
 //! ```text
 //! # scope  collection  token
@@ -127,6 +128,21 @@ impl Tokens {
         );
     }
 
+    /// The single admin token of `--token-file` or `NEARDUP_TOKEN` (`source` names it in
+    /// errors): `text` without the white space around it, with the same rules as a token of a
+    /// tokens file (16 to 512 visible ASCII characters), so that the all-powerful token is
+    /// never the weakest.
+    ///
+    /// # Errors
+    /// An empty, short, long or non-ASCII token, named by `source` (field `token_file`; the
+    /// token itself is never shown).
+    pub fn single(text: &str, source: &str) -> Result<String, ServiceError> {
+        let token = without_bom(text).trim();
+        check_token(token)
+            .map_err(|what| ServiceError::invalid("token_file", format!("{source}: {what}")))?;
+        Ok(token.to_owned())
+    }
+
     /// Reads a tokens file (format in the [module documentation](self)).
     ///
     /// # Errors
@@ -150,7 +166,7 @@ impl Tokens {
         let mut tokens = Tokens::new();
         // (token, collection) -> the line that granted it, to refuse a repeated pair.
         let mut seen: Vec<(&str, Option<&str>, usize)> = Vec::new();
-        for (index, line) in text.lines().enumerate() {
+        for (index, line) in without_bom(text).lines().enumerate() {
             let number = index + 1;
             let bad = |what: String| {
                 ServiceError::invalid("tokens_file", format!("{source}:{number}: {what}"))
@@ -225,6 +241,11 @@ impl Tokens {
 /// True when `grants` allow `scope` on `collection` (`None`: every collection).
 pub fn allows(grants: &[Grant], scope: Scope, collection: Option<&str>) -> bool {
     grants.iter().any(|grant| grant.allows(scope, collection))
+}
+
+/// `text` without the UTF-8 byte order mark some editors write at the start of a file.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 fn check_token(token: &str) -> Result<(), String> {
@@ -320,6 +341,44 @@ mod tests {
             assert_eq!(error.field.as_deref(), Some("tokens_file"));
             assert!(!error.message.contains(TOKEN), "a message shows the token");
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_of_a_tokens_file_is_skipped() {
+        // Issue 44, item 13: a file saved with a BOM gave `unknown scope "\u{feff}read"`.
+        let text = format!("\u{feff}read news R{TOKEN}\r\nadmin * A{TOKEN}\r\n");
+        let tokens = Tokens::parse(&text, "f").unwrap();
+        let reader = tokens.find(format!("R{TOKEN}").as_bytes()).unwrap();
+        assert!(allows(reader, Scope::Read, Some("news")));
+        assert_eq!(
+            Tokens::single(&format!("\u{feff}{TOKEN}\n"), "f").unwrap(),
+            TOKEN
+        );
+        // Only at the start: elsewhere it is a character like any other.
+        let error = Tokens::parse(&format!("read * {TOKEN}\n\u{feff}read * x{TOKEN}\n"), "f");
+        assert!(error.unwrap_err().message.starts_with("f:2: unknown scope"));
+    }
+
+    #[test]
+    fn a_single_token_has_the_length_a_tokens_file_asks_for() {
+        // Issue 44, item 8: `--token-file` took a 3-character token.
+        for (text, expected) in [
+            (
+                "abc\n",
+                "f: a token has 16 to 512 characters; this one has 3",
+            ),
+            ("", "f: a token has 16 to 512 characters; this one has 0"),
+            (" \n", "f: a token has 16 to 512 characters; this one has 0"),
+            (
+                "0123456789 abcdef",
+                "f: a token has visible ASCII characters only",
+            ),
+        ] {
+            let error = Tokens::single(text, "f").unwrap_err();
+            assert_eq!(error.message, expected, "{text:?}");
+            assert_eq!(error.field.as_deref(), Some("token_file"));
+        }
+        assert_eq!(Tokens::single(&format!(" {TOKEN}\n"), "f").unwrap(), TOKEN);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Hostile and careless clients (issue 28, items 10, 11 and 14): method tokens that must not
-//! grow the metrics, connections that idle or stop halfway, bodies that repeat a key.
+//! grow the metrics, connections that idle or stop halfway, bodies that repeat a key; and
+//! (issue 44, item 7) the security headers of every answer.
 
 use std::time::Duration;
 
@@ -280,6 +281,69 @@ fn a_body_repeating_a_key_is_refused_naming_it() {
         assert_eq!(status, 404);
         let (status, _) = server.call(Method::GET, "/v1/collections/d", None).await;
         assert_eq!(status, 404);
+        server.stop().await;
+    });
+}
+
+/// The head of the answer to a raw `GET path` (with `token`, if any), lower-cased.
+async fn head_of(url: &str, path: &str, token: Option<&str>) -> String {
+    let mut stream = TcpStream::connect(address(url)).await.unwrap();
+    let authorization = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\n{authorization}Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let answer = read_to_close(&mut stream).await;
+    let head = answer.split("\r\n\r\n").next().unwrap_or_default();
+    head.to_ascii_lowercase()
+}
+
+#[test]
+fn every_answer_forbids_framing_sniffing_and_foreign_scripts() {
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let token = "the-admin-token-0123";
+        let config = HttpConfig {
+            token: Some(token.into()),
+            ..HttpConfig::default()
+        };
+        let server = Server::start(dir.path(), config).await;
+        server.create("c", json!({})).await;
+        // The console, a JSON answer, a 401 from the authentication layer, a 404 from the
+        // fallback, the health check and the metrics text.
+        for (path, given, status) in [
+            ("/", None, "200"),
+            ("/v1/collections/c", Some(token), "200"),
+            ("/v1/collections/c", None, "401"),
+            ("/no/such/route", Some(token), "404"),
+            ("/healthz", None, "200"),
+            ("/metrics", Some(token), "200"),
+        ] {
+            let head = head_of(&server.url, path, given).await;
+            assert!(
+                head.starts_with(&format!("http/1.1 {status}")),
+                "{path}: {head}"
+            );
+            assert!(
+                head.contains("\r\nx-content-type-options: nosniff"),
+                "{path}: {head}"
+            );
+            assert!(head.contains("\r\nx-frame-options: deny"), "{path}: {head}");
+            let policy = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-security-policy: "))
+                .unwrap_or_else(|| panic!("{path}: no content-security-policy: {head}"));
+            assert!(
+                policy.contains("frame-ancestors 'none'"),
+                "{path}: {policy}"
+            );
+            assert!(!policy.contains("unsafe-inline"), "{path}: {policy}");
+            if path == "/" {
+                assert!(policy.contains("default-src 'self'"), "{policy}");
+                assert!(policy.contains("script-src 'sha256-"), "{policy}");
+            } else {
+                assert!(policy.contains("default-src 'none'"), "{path}: {policy}");
+            }
+        }
         server.stop().await;
     });
 }
