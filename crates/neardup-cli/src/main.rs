@@ -137,6 +137,7 @@ fn main() -> ExitCode {
     // (neardup_pipeline::stale); each is told on stderr unless --quiet.
     if !cli.command.quiet() {
         neardup_pipeline::stale::report_removed_with(|removed| eprintln!("neardup: {removed}"));
+        neardup_pipeline::output::tell_waiting_with(|waiting| eprintln!("neardup: {waiting}"));
     }
     let result = match &cli.command {
         Command::Dedup(args) => {
@@ -159,6 +160,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of an output went away (`-o - | head`): nothing to say, as ripgrep.
+        Err(_) if neardup_pipeline::output::reader_gone() => ExitCode::SUCCESS,
         Err(error) => {
             let message = errors::with_flags(&format!("{error:#}"), &Cli::command());
             eprintln!("neardup: error: {message}");

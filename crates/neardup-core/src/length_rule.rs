@@ -10,6 +10,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::{quoted, THRESHOLD_RANGE};
 use crate::{Error, Result};
 
 /// A value by document length (see the module docs).
@@ -107,30 +108,38 @@ impl<T: Copy + PartialOrd> LengthRule<T> {
         value: impl Fn(&str) -> std::result::Result<T, String>,
     ) -> Result<LengthRule<T>> {
         let bad = |message: String| Error::invalid(parameter, message);
-        let read = |item: &str| value(item.trim()).map_err(|e| bad(format!("{text:?}: {e}")));
+        let echoed = quoted(text);
+        let read = |item: &str| value(item.trim()).map_err(|e| bad(format!("{echoed}: {e}")));
         let items: Vec<&str> = text.split(',').map(str::trim).collect();
         let (last, rules) = items.split_last().unwrap_or((&"", &[]));
         let mut bands: Vec<(usize, T)> = Vec::with_capacity(rules.len());
         for item in rules {
-            let parsed = (item.strip_prefix('<'))
-                .and_then(|rest| rest.split_once(':'))
-                .and_then(|(below, v)| Some((below.trim().parse::<usize>().ok()?, v)));
-            let Some((below, v)) = parsed else {
+            let parts = (item.strip_prefix('<')).and_then(|rest| rest.split_once(':'));
+            let Some((below, v)) = parts else {
                 return Err(bad(format!(
-                    "{text:?}: {item:?} is not a rule item (expected <LENGTH:VALUE, as in \
-                     {example:?})"
+                    "{echoed}: {} is not a rule item (expected <LENGTH:VALUE, as in \
+                     {example:?})",
+                    quoted(item)
                 )));
+            };
+            let below = below.trim();
+            let Ok(below) = below.parse::<usize>() else {
+                let what = match below.bytes().all(|b| b.is_ascii_digit()) && !below.is_empty() {
+                    true => format!("the length bound {} is too large", quoted(below)),
+                    false => format!("{} is not a length (a whole number)", quoted(below)),
+                };
+                return Err(bad(format!("{echoed}: {what}")));
             };
             if bands.last().is_some_and(|&(previous, _)| below <= previous) {
                 return Err(bad(format!(
-                    "{text:?}: length bounds must increase from left to right"
+                    "{echoed}: length bounds must increase from left to right"
                 )));
             }
             bands.push((below, read(v)?));
         }
         if last.starts_with('<') {
             return Err(bad(format!(
-                "{text:?}: the last item must be the default (a bare value, as in {example:?})"
+                "{echoed}: the last item must be the default (a bare value, as in {example:?})"
             )));
         }
         Ok(LengthRule {
@@ -154,10 +163,13 @@ impl FromStr for ThresholdRule {
     fn from_str(text: &str) -> Result<ThresholdRule> {
         LengthRule::parse(text, "threshold", "<20:0.3,<60:0.35,0.4", |item| {
             let value: f64 = item.parse().map_err(|_| {
-                format!("{item:?} is not a threshold (expected a number in [0, 1])")
+                format!(
+                    "{} is not a threshold (expected {THRESHOLD_RANGE})",
+                    quoted(item)
+                )
             })?;
-            if !(0.0..=1.0).contains(&value) {
-                return Err(format!("threshold {value} is outside [0, 1]"));
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(format!("threshold {value} (expected {THRESHOLD_RANGE})"));
             }
             Ok(value)
         })
@@ -171,7 +183,8 @@ impl FromStr for NgramRule {
             match item.parse::<usize>() {
                 Ok(n) if n >= 1 => Ok(n),
                 _ => Err(format!(
-                    "{item:?} is not a shingle size (expected a whole number, at least 1)"
+                    "{} is not a shingle size (expected a whole number, at least 1)",
+                    quoted(item)
                 )),
             }
         })
@@ -221,10 +234,15 @@ mod tests {
         for (text, says) in [
             ("", "not a threshold"),
             ("x", "not a threshold"),
-            ("1.5", "outside [0, 1]"),
+            ("1.5", "threshold 1.5 (expected a number t with 0 < t <= 1)"),
+            ("0", "threshold 0 (expected a number t with 0 < t <= 1)"),
             ("<20:0.3", "last item must be the default"),
             ("<60:0.3,<20:0.35,0.4", "must increase"),
-            ("<a:0.3,0.4", "not a rule item"),
+            ("<a:0.3,0.4", "\"a\" is not a length"),
+            (
+                "<99999999999999999999999:0.3,0.4",
+                "the length bound \"99999999999999999999999\" is too large",
+            ),
             ("20:0.3,0.4", "not a rule item"),
             ("<20:x,0.4", "\"x\" is not a threshold"),
         ] {
@@ -232,6 +250,10 @@ mod tests {
             assert_eq!(error.parameter(), "threshold", "{text:?}");
             assert!(error.to_string().contains(says), "{text:?}: {error}");
         }
+        // A hostile value is cut in the message, not echoed whole (issue 44).
+        let long = format!("<20:{},0.4", "1".repeat(120_000));
+        let error = long.parse::<ThresholdRule>().unwrap_err().to_string();
+        assert!(error.len() < 400, "{} bytes", error.len());
         let error = "<100:30,3".parse::<DistanceRule>().unwrap_err();
         assert_eq!(error.parameter(), "max_distance");
         assert!(error.to_string().contains("above the largest"), "{error}");

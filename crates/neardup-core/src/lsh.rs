@@ -53,7 +53,7 @@ impl LshParams {
         if !(threshold > 0.0 && threshold <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
-                format!("{threshold} (expected 0 < t <= 1)"),
+                format!("{threshold} (expected {})", crate::error::THRESHOLD_RANGE),
             ));
         }
         if !(fp_weight >= 0.0 && fn_weight >= 0.0 && fp_weight + fn_weight > 0.0) {

@@ -162,7 +162,8 @@ macro_rules! param_value_by_from_str {
         impl ParamValue for $ty {
             fn parse(name: &'static str, text: &str) -> Result<Self> {
                 text.trim().parse::<$ty>().map_err(|_| {
-                    Error::invalid(name, format!("{text:?} (expected {})", $what))
+                    let echoed = $crate::error::quoted(text);
+                    Error::invalid(name, format!("{echoed} (expected {})", $what))
                 })
             }
         }

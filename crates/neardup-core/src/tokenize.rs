@@ -86,6 +86,33 @@ impl std::str::FromStr for Tokenizer {
     }
 }
 
+/// A shingle size given as a parameter (`ngram`, `latin_ngram`): a whole number, 1 to 64.
+/// A length rule (`"<30:2,3"`) is refused with a word that only minhash takes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShingleSize(pub usize);
+
+impl crate::params::ParamValue for ShingleSize {
+    fn parse(name: &'static str, text: &str) -> Result<ShingleSize> {
+        match text.trim().parse::<usize>() {
+            Ok(n) if (1..=64).contains(&n) => Ok(ShingleSize(n)),
+            _ => {
+                let rule = if text.trim_start().starts_with('<') {
+                    "; length rules such as \"<30:2,3\" are taken by minhash only"
+                } else {
+                    ""
+                };
+                Err(Error::invalid(
+                    name,
+                    format!(
+                        "{} (expected a whole number, 1 to 64{rule})",
+                        crate::error::quoted(text)
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 /// True for characters written without spaces between words: Han ideographs, kana, Hangul,
 /// Thai, Lao, Khmer, Myanmar.
 #[inline]
@@ -529,6 +556,24 @@ fn is_stopword(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shingle_size_says_its_range_and_that_rules_are_for_minhash() {
+        use crate::params::ParamValue;
+        assert_eq!(ShingleSize::parse("ngram", " 3 ").unwrap(), ShingleSize(3));
+        for (text, says) in [
+            ("0", "\"0\" (expected a whole number, 1 to 64)"),
+            ("65", "(expected a whole number, 1 to 64)"),
+            (
+                "<24:2,3",
+                "1 to 64; length rules such as \"<30:2,3\" are taken by minhash only",
+            ),
+        ] {
+            let error = ShingleSize::parse("ngram", text).unwrap_err();
+            assert_eq!(error.parameter(), "ngram");
+            assert!(error.message().contains(says), "{text}: {error}");
+        }
+    }
 
     fn shingler(tokenizer: Tokenizer, n: usize) -> Shingler {
         ShinglerBuilder::new()

@@ -75,10 +75,7 @@ impl AtomicOutput {
         let (sink, temp) = match paths::resolve(path)? {
             Destination::Stdout => (Sink::Stdout(io::stdout()), None),
             Destination::InPlace(target) => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&target)
-                    .map_err(|e| Error::output(path, e))?;
+                let file = open_in_place(path, &target).map_err(|e| Error::output(path, e))?;
                 (Sink::File(file), None)
             }
             Destination::Replace(target) => {
@@ -268,18 +265,89 @@ enum Sink {
 
 impl Write for Sink {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        match self {
+        let written = match self {
             Sink::File(file) => file.write(bytes),
             Sink::Stdout(stdout) => stdout.write(bytes),
-        }
+        };
+        written.inspect_err(note_closed)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
+        let flushed = match self {
             Sink::File(file) => file.flush(),
             Sink::Stdout(stdout) => stdout.flush(),
+        };
+        flushed.inspect_err(note_closed)
+    }
+}
+
+/// Whether a write to standard output, a FIFO or a pipe failed because its reader closed it.
+static READER_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes a write that failed because the reader went away (`EPIPE`).
+fn note_closed(error: &io::Error) {
+    if error.kind() == io::ErrorKind::BrokenPipe {
+        READER_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether an output's reader went away while it was written (`-o - | head`): the run stops
+/// with an error, which a command-line front end may leave unsaid, as ripgrep does.
+pub fn reader_gone() -> bool {
+    READER_GONE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Who is told that an output waits for a reader ([`tell_waiting_with`]).
+static WAITING: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Has `teller` told when an output is a FIFO that no process reads yet: opening it waits
+/// until one does (the CLI prints a line unless `--quiet`). Only the first call counts.
+pub fn tell_waiting_with(teller: fn(&str)) {
+    let _ = WAITING.set(teller);
+}
+
+/// Opens a device, FIFO or descriptor for writing. A FIFO is first opened without waiting:
+/// with no reader, the wait is told ([`tell_waiting_with`]) before it begins; with one, that
+/// descriptor is kept, made blocking again (closing it could end the reader's input).
+fn open_in_place(path: &str, target: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let fifo = std::fs::metadata(target).is_ok_and(|m| m.file_type().is_fifo());
+        if fifo {
+            let tried = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(target);
+            match tried {
+                Ok(file) => return set_blocking(file),
+                Err(error) if error.raw_os_error() == Some(libc::ENXIO) => {
+                    if let Some(tell) = WAITING.get() {
+                        tell(&format!(
+                            "{path} is a FIFO: waiting for a reader to open it"
+                        ));
+                    }
+                }
+                Err(error) => return Err(error),
+            }
         }
     }
+    let _ = path;
+    std::fs::OpenOptions::new().write(true).open(target)
+}
+
+/// `file` with `O_NONBLOCK` cleared, so that writes wait for the reader as they would have.
+#[cfg(unix)]
+fn set_blocking(file: File) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is open for the life of `file`; F_GETFL and F_SETFL take no pointers.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
 }
 
 /// A buffered [`Sink`], compressed or not.

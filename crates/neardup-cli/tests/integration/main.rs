@@ -8,6 +8,7 @@ mod input;
 mod limits;
 mod memory;
 mod report;
+mod rough_edges;
 mod safety;
 mod serve;
 mod short;

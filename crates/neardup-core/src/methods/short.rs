@@ -259,7 +259,7 @@ impl ShortText {
         if !(threshold > 0.0 && rule.max() <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
-                format!("{rule} (expected above 0 and at most 1)"),
+                format!("{rule} (expected {})", crate::error::THRESHOLD_RANGE),
             ));
         }
         if measure == ShortMeasure::Edit && max_edits.is_none() && threshold < 0.5 {

@@ -185,15 +185,20 @@ impl LineParser<'_> {
     /// The id (if there is an id field) and the text of a JSON object.
     ///
     /// Top-level fields are picked as the object is parsed, the others skipped without
-    /// being built ([`picked_fields`]); dotted paths, and any line the quick parse refuses,
-    /// take the whole parse below, which also words every error.
+    /// being built, and a repeated top-level key refused ([`picked_fields`]); dotted paths,
+    /// and any line the quick parse refuses, take the whole parse below, which also words
+    /// every error.
     fn json_fields(&self, line: u64, body: &str) -> Result<(Option<Value>, String)> {
-        if !self.text_field.contains('.') && !self.id_field.is_some_and(|f| f.contains('.')) {
-            if let Some(found) = picked_fields(body, self.text_field, self.id_field) {
-                return Ok(found);
-            }
-        }
         let error = |message: String| Error::input(self.name, line, message);
+        match picked_fields(body, self.text_field, self.id_field) {
+            Picked::Fields(id, text) => return Ok((id, text)),
+            Picked::Repeated(key) => {
+                return Err(error(format!(
+                    "the key {key:?} appears twice in the object; give each key once"
+                )))
+            }
+            Picked::Other => {}
+        }
         let mut value: Value =
             serde_json::from_str(body).map_err(|e| error(json_error(&e, body)))?;
         if !value.is_object() {
@@ -221,35 +226,49 @@ impl LineParser<'_> {
     }
 }
 
-/// The text (a string) and the id (a string or a number, when `id_field` is given) of a JSON
-/// object's top-level fields `text_field` and `id_field`, the last of repeated keys winning as
-/// in a [`Value`]; the other fields are checked and skipped, not built. `None` for anything
-/// else (invalid JSON, not an object, a field missing or of another type): the caller's full
-/// parse then says what is wrong.
-fn picked_fields(
-    body: &str,
-    text_field: &str,
-    id_field: Option<&str>,
-) -> Option<(Option<Value>, String)> {
-    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+/// What [`picked_fields`] found in a line.
+#[derive(Debug, PartialEq)]
+enum Picked {
+    /// The id (with an id field) and the text.
+    Fields(Option<Value>, String),
+    /// A top-level key the object repeats: the line is malformed (a reader keeping the
+    /// first value and one keeping the last would disagree).
+    Repeated(String),
+    /// Anything else (invalid JSON, not an object, a field missing or of another type, a
+    /// dotted field): the caller's full parse says what is wrong, or finds the field.
+    Other,
+}
 
-    struct Pick<'f> {
+/// The text (a string) and the id (a string or a number, when `id_field` is given) of a JSON
+/// object's top-level fields `text_field` and `id_field`; the other fields are checked and
+/// skipped, not built, and every top-level key is compared with the others.
+fn picked_fields(body: &str, text_field: &str, id_field: Option<&str>) -> Picked {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    use std::borrow::Cow;
+    use std::cell::RefCell;
+
+    struct Pick<'f, 'r> {
         text_field: &'f str,
         id_field: Option<&'f str>,
+        repeated: &'r RefCell<Option<String>>,
     }
-    type Picked = (Option<Value>, Option<Value>);
-    impl<'de> Visitor<'de> for Pick<'_> {
-        type Value = Picked;
+    type Found = (Option<Value>, Option<Value>);
+    impl<'de> Visitor<'de> for Pick<'_, '_> {
+        type Value = Found;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a JSON object")
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Picked, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Found, A::Error> {
             let (mut text, mut id) = (None, None);
-            let names = Names {
-                text_field: self.text_field,
-                id_field: self.id_field,
-            };
-            while let Some((is_text, is_id)) = map.next_key_seed(names)? {
+            let mut keys: Vec<Cow<'de, str>> = Vec::with_capacity(8);
+            while let Some(Key(key)) = map.next_key()? {
+                if keys.contains(&key) {
+                    *self.repeated.borrow_mut() = Some(key.into_owned());
+                    return Err(serde::de::Error::custom("a repeated key"));
+                }
+                let is_text = key == self.text_field;
+                let is_id = self.id_field == Some(&*key);
+                keys.push(key);
                 match (is_text, is_id) {
                     (true, true) => {
                         let value: Value = map.next_value()?;
@@ -266,51 +285,56 @@ fn picked_fields(
             Ok((text, id))
         }
     }
-    /// A key, as whether it names the text field and the id field (no key is built).
-    #[derive(Clone, Copy)]
-    struct Names<'f> {
-        text_field: &'f str,
-        id_field: Option<&'f str>,
-    }
-    impl<'de> Visitor<'de> for Names<'_> {
-        type Value = (bool, bool);
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a key")
+    /// A key, borrowed from the line unless it holds an escape.
+    struct Key<'de>(Cow<'de, str>);
+    impl<'de> serde::Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Key<'de>, D::Error> {
+            struct Text;
+            impl<'de> Visitor<'de> for Text {
+                type Value = Cow<'de, str>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(
+                    self,
+                    key: &'de str,
+                ) -> std::result::Result<Self::Value, E> {
+                    Ok(Cow::Borrowed(key))
+                }
+                fn visit_str<E>(self, key: &str) -> std::result::Result<Self::Value, E> {
+                    Ok(Cow::Owned(key.to_owned()))
+                }
+            }
+            d.deserialize_str(Text).map(Key)
         }
-        fn visit_str<E>(self, key: &str) -> std::result::Result<(bool, bool), E> {
-            Ok((key == self.text_field, self.id_field == Some(key)))
-        }
     }
-    impl<'de> DeserializeSeed<'de> for Names<'_> {
-        type Value = (bool, bool);
-        fn deserialize<D: Deserializer<'de>>(
-            self,
-            d: D,
-        ) -> std::result::Result<(bool, bool), D::Error> {
-            d.deserialize_str(self)
-        }
-    }
-    impl<'de> DeserializeSeed<'de> for Pick<'_> {
-        type Value = Picked;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Picked, D::Error> {
+    impl<'de> DeserializeSeed<'de> for Pick<'_, '_> {
+        type Value = Found;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Found, D::Error> {
             d.deserialize_map(self)
         }
     }
+    let repeated = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_str(body);
-    let (text, id) = Pick {
+    let picked = Pick {
         text_field,
         id_field,
+        repeated: &repeated,
     }
     .deserialize(&mut deserializer)
-    .ok()?;
-    deserializer.end().ok()?;
-    let Some(Value::String(text)) = text else {
-        return None;
+    .and_then(|found| deserializer.end().map(|()| found));
+    if let Some(key) = repeated.into_inner() {
+        return Picked::Repeated(key);
+    }
+    let Ok((Some(Value::String(text)), id)) = picked else {
+        return Picked::Other;
     };
     match (id_field, id) {
-        (None, _) => Some((None, text)),
-        (Some(_), Some(id @ (Value::String(_) | Value::Number(_)))) => Some((Some(id), text)),
-        (Some(_), _) => None,
+        (None, _) => Picked::Fields(None, text),
+        (Some(_), Some(id @ (Value::String(_) | Value::Number(_)))) => {
+            Picked::Fields(Some(id), text)
+        }
+        (Some(_), _) => Picked::Other,
     }
 }
 
@@ -577,32 +601,61 @@ mod tests {
             text_field: "text",
             id_field: Some("id"),
         };
-        let mut picked = 0;
+        let (mut picked, mut repeated) = (0, 0);
         for line in lines {
-            let whole = parser.json_fields(1, line).ok();
+            let whole = parser.json_fields(1, line);
             match picked_fields(line, "text", Some("id")) {
-                Some(found) => {
+                Picked::Fields(id, text) => {
                     picked += 1;
-                    assert_eq!(Some(&found), whole.as_ref(), "{line}");
-                    // The same text and id as the Value path, numbers as written.
-                    let value: Value = serde_json::from_str(line).unwrap();
                     assert_eq!(
-                        found.0.unwrap().to_string(),
-                        value["id"].to_string(),
+                        Some((id.clone(), text)),
+                        whole.as_ref().ok().cloned(),
                         "{line}"
                     );
+                    // The same text and id as the Value path, numbers as written.
+                    let value: Value = serde_json::from_str(line).unwrap();
+                    assert_eq!(id.unwrap().to_string(), value["id"].to_string(), "{line}");
                 }
-                None => assert!(
-                    whole.is_none(),
+                Picked::Repeated(key) => {
+                    repeated += 1;
+                    let message = whole.unwrap_err().to_string();
+                    let expected = format!("in.jsonl:1: the key {key:?} appears twice");
+                    assert!(message.starts_with(&expected), "{message}");
+                }
+                Picked::Other => assert!(
+                    whole.is_err(),
                     "declined a line the whole parse takes: {line}"
                 ),
             }
         }
-        assert_eq!(picked, 7, "the well-formed lines are picked");
+        assert_eq!(picked, 6, "the well-formed lines are picked");
+        assert_eq!(repeated, 2, "the lines that repeat a key are refused");
         assert_eq!(
             picked_fields(r#"{"text": "t", "id": 1}"#, "text", None),
-            Some((None, "t".to_owned()))
+            Picked::Fields(None, "t".to_owned())
         );
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_wherever_the_text_is() {
+        // Issue 44: {"text":"a","text":"b"} was read as "b" and written back as it was.
+        for (line, text_field, key) in [
+            (r#"{"text": "a", "text": "b"}"#, "text", "text"),
+            (r#"{"meta": 1, "text": "a", "meta": 2}"#, "text", "meta"),
+            (r#"{"d": {"text": "a"}, "d": {"text": "b"}}"#, "d.text", "d"),
+            (r#"{"text": "a", "t\u0065xt": "b"}"#, "text", "text"),
+        ] {
+            let parser = LineParser {
+                name: "in.jsonl",
+                source: 0,
+                format: Format::Jsonl,
+                text_field,
+                id_field: None,
+            };
+            let message = parser.json_fields(3, line).unwrap_err().to_string();
+            let expected = format!("in.jsonl:3: the key {key:?} appears twice in the object");
+            assert!(message.starts_with(&expected), "{line}: {message}");
+        }
     }
 
     #[test]

@@ -97,7 +97,7 @@ impl Format {
     }
 
     /// The format a file extension (without the dot, any case) stands for.
-    fn from_extension(extension: &str) -> Option<Format> {
+    pub(crate) fn from_extension(extension: &str) -> Option<Format> {
         match extension.to_ascii_lowercase().as_str() {
             "jsonl" | "json" | "ndjson" => Some(Format::Jsonl),
             "txt" | "text" => Some(Format::Text),

@@ -3,7 +3,8 @@
 //! work starts, so that an unwritable path fails at once.
 
 use super::{files_read, RunConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::input::Format;
 use crate::output::AtomicOutput;
 use crate::paths::check_distinct_named;
 
@@ -35,7 +36,48 @@ fn named_outputs(config: &RunConfig) -> Vec<(&'static str, &str)> {
 /// Refuses outputs that are files the run reads ([`files_read`]) or each other, before
 /// anything is read or created.
 pub(super) fn check_outputs(config: &RunConfig) -> Result<()> {
-    check_distinct_named(&files_read(config), &named_outputs(config))
+    check_distinct_named(&files_read(config), &named_outputs(config))?;
+    check_kept_format(config)
+}
+
+/// Kept records are written in their inputs' format, byte for byte: an output whose name
+/// says another format (`-o kept.csv` for JSONL inputs) is refused, not written in a format
+/// its name belies. An output whose name says no format is written as the inputs are.
+fn check_kept_format(config: &RunConfig) -> Result<()> {
+    let Some(named) = format_named(&config.output) else {
+        return Ok(());
+    };
+    let Some(input) = config.inputs.first() else {
+        return Ok(());
+    };
+    let read = match config.input.format {
+        Some(format) => format,
+        None => match format_named(input) {
+            Some(format) => format,
+            None => return Ok(()),
+        },
+    };
+    if read == named {
+        return Ok(());
+    }
+    Err(Error::format(
+        &config.output,
+        format!(
+            "the name says {named}, but the kept records are written in the format of the \
+             inputs, {read}: name the output .{} (optionally followed by .gz or .zst)",
+            read.name()
+        ),
+    ))
+}
+
+/// The format a file's name says (its extension, after a compression extension).
+fn format_named(path: &str) -> Option<Format> {
+    if path == crate::paths::STANDARD {
+        return None;
+    }
+    let (_, stem) = crate::compression::Compression::from_extension(path);
+    let extension = std::path::Path::new(stem).extension()?.to_str()?;
+    Format::from_extension(extension)
 }
 
 /// Creates every output (checked by [`check_outputs`] when the run started).
@@ -92,6 +134,30 @@ mod tests {
         let error = check_outputs(&config).unwrap_err().to_string();
         assert!(error.contains("`pairs`"), "{error}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_output_named_for_another_format_is_refused() {
+        // Issue 44: `-o kept.csv` on a JSONL input silently wrote JSONL.
+        let mut config = config();
+        config.output = "kept.csv".into();
+        let error = check_outputs(&config).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "kept.csv: the name says csv, but the kept records are written in \
+                 the format of the inputs, jsonl: name the output .jsonl"
+            ),
+            "{error}"
+        );
+        for fine in ["kept.jsonl.gz", "kept.ndjson", "kept", "kept.out", "-"] {
+            config.output = fine.into();
+            check_outputs(&config).unwrap();
+        }
+        config.output = "kept.txt".into();
+        config.input.format = Some(Format::Text);
+        check_outputs(&config).unwrap();
+        config.output = "kept.tsv.zst".into();
+        assert!(check_outputs(&config).is_err());
     }
 
     #[test]

@@ -220,7 +220,11 @@ impl MinHashBuilder {
         if !(self.threshold.min() > 0.0 && self.threshold.max() <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
-                format!("{} (expected 0 < t <= 1)", self.threshold),
+                format!(
+                    "{} (expected {})",
+                    self.threshold,
+                    crate::error::THRESHOLD_RANGE
+                ),
             ));
         }
         let shingler = self.shingles.clone().build()?;

@@ -159,7 +159,7 @@ impl Registered for MinHash {
             None if by_length => builder = builder.ngram_rule(&DEFAULT_NGRAM_RULE.parse()?)?,
             None => {}
         }
-        if let Some(ngram) = params.get("latin_ngram")? {
+        if let Some(crate::tokenize::ShingleSize(ngram)) = params.get("latin_ngram")? {
             builder = builder.latin_ngram(ngram);
         }
         let (max_df, boilerplate_df, lines) = boilerplate_params(params)?;

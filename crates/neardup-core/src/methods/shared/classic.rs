@@ -231,7 +231,7 @@ impl Verifier {
         if !(threshold > 0.0 && threshold <= 1.0) {
             return Err(Error::invalid(
                 "threshold",
-                format!("{threshold} (expected 0 < t <= 1)"),
+                format!("{threshold} (expected {})", crate::error::THRESHOLD_RANGE),
             ));
         }
         let shingler = ShinglerBuilder::new().tokenizer(Tokenizer::Auto).build()?;

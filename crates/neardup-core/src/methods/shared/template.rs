@@ -266,7 +266,7 @@ impl TemplateCheck {
             if !(value > 0.0 && value <= 1.0) {
                 return Err(Error::invalid(
                     name,
-                    format!("{value} (expected 0 < t <= 1)"),
+                    format!("{value} (expected {})", crate::error::THRESHOLD_RANGE),
                 ));
             }
         }

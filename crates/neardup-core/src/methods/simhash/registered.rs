@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::tokenize::ShingleSize;
 
 /// Parses an IDF table: `word idf` per line (whitespace between, jieba's `idf.txt` format),
 /// blank lines and lines starting with `#` skipped. Words are normalised like text.
@@ -146,7 +147,10 @@ impl Registered for SimHash {
         if !(verify_threshold > 0.0 && verify_threshold <= 1.0) {
             return Err(Error::invalid(
                 "verify_threshold",
-                format!("{verify_threshold} (expected 0 < t <= 1)"),
+                format!(
+                    "{verify_threshold} (expected {})",
+                    crate::error::THRESHOLD_RANGE
+                ),
             ));
         }
         let title_weight: f64 = params.get("title_weight")?.unwrap_or(1.0);
@@ -174,8 +178,8 @@ impl Registered for SimHash {
         let tokenizer: Tokenizer = params.get("tokenizer")?.unwrap_or_default();
         shingler = shingler
             .tokenizer(tokenizer)
-            .ngram(params.get("ngram")?.unwrap_or(default_ngram(tokenizer)));
-        if let Some(ngram) = params.get("latin_ngram")? {
+            .ngram((params.get::<ShingleSize>("ngram")?).map_or(default_ngram(tokenizer), |n| n.0));
+        if let Some(ShingleSize(ngram)) = params.get("latin_ngram")? {
             shingler = shingler.latin_ngram(ngram);
         }
         let shingler = shingler.build()?;
