@@ -7,6 +7,12 @@
 #      6 MB; 300-character bank notices, 30 MB), and `segments` under --memory-limit;
 #   7. `dedup` of every method on one 50 MB document (join with --measure edit and with
 #      --max-edits too).
+# And of issue 44, items 1-2 (memory limits that hold):
+#   1. 2,000,000 documents of {"text":"hi"} under --memory-limit 500M; a 543 KB gzip of
+#      20,000,000 of them under the default limit (streamed: the documents alone need 1.4 GB)
+#      and under 500M (refused up front: they cannot fit);
+#   2. one 200 MB document of random letters, minhash and simhash, under 1G (refused as it is
+#      read) and under 4G (run streamed, under the limit).
 #
 # Usage: bench/hostile/batch_abort.sh [NEARDUP_BINARY]   (default: target/release/neardup)
 # Environment: TIMEOUT (seconds a case may run, default 600), MEMORY_CAP_KB (address-space
@@ -18,7 +24,8 @@
 # temporary file (*.tmp-*, .neardup-tmp-*) left in the output folder. Exits 1 if any fails.
 #
 # Bounds on peak RSS: hamming 1 GB; one-line flood 1 GB; notice flood 2 GB; the 50 MB
-# document 2.5 GB (50 bytes per input byte).
+# document 2.5 GB (50 bytes per input byte); issue 44's cases, their memory limit (2 GB for
+# the default limit: the documents alone need 1.4 GB).
 set -u
 
 BIN=${1:-target/release/neardup}
@@ -60,6 +67,18 @@ while size < 50_000_000:
     size += len(word) + 1
 with open(f"{work}/big.jsonl", "w") as f:
     f.write(json.dumps({"id": 1, "text": " ".join(parts)[:50_000_000]}) + "\n")
+import gzip, string
+with open(f"{work}/tiny.jsonl", "wb") as f:
+    f.write(b'{"text":"hi"}\n' * 2_000_000)
+with gzip.open(f"{work}/bomb.jsonl.gz", "wb", compresslevel=9) as f:
+    for _ in range(20):
+        f.write(b'{"text":"hi"}\n' * 1_000_000)
+r = random.Random(11)
+with open(f"{work}/random200.jsonl", "w") as f:
+    f.write('{"text":"')
+    for _ in range(20):
+        f.write("".join(r.choices(string.ascii_lowercase + " ", k=10_000_000)))
+    f.write('"}\n')
 EOF
 
 # run_case NAME BOUND_KB ARGS...: runs the binary with ARGS in the case's own folder
@@ -129,5 +148,20 @@ run_case doc-50mb-join-edit $((5 * GB / 2)) dedup "$WORK/big.jsonl" -o @OUT@/kep
     --method join --measure edit --quiet
 run_case doc-50mb-join-max-edits $((5 * GB / 2)) dedup "$WORK/big.jsonl" \
     -o @OUT@/kept.jsonl --method join --max-edits 3 --quiet
+
+# ---- issue 44, items 1-2: memory limits that hold -------------------------------------------
+MB=1024
+run_case tiny-2m-limit-500m $((500 * MB)) dedup "$WORK/tiny.jsonl" -o @OUT@/kept.jsonl \
+    --memory-limit 500M --quiet
+run_case gzip-bomb-20m-default $((2 * GB)) dedup "$WORK/bomb.jsonl.gz" -o @OUT@/kept.jsonl \
+    --quiet
+run_case gzip-bomb-20m-limit-500m $((500 * MB)) dedup "$WORK/bomb.jsonl.gz" \
+    -o @OUT@/kept.jsonl --memory-limit 500M --quiet
+for method in minhash simhash; do
+    run_case "doc-200mb-$method-limit-1g" $GB dedup "$WORK/random200.jsonl" \
+        -o @OUT@/kept.jsonl --method "$method" --memory-limit 1G --quiet
+    run_case "doc-200mb-$method-limit-4g" $((4 * GB)) dedup "$WORK/random200.jsonl" \
+        -o @OUT@/kept.jsonl --method "$method" --memory-limit 4G --quiet
+done
 
 exit $FAILED

@@ -5,6 +5,8 @@
 #      leave the file byte for byte and name both options and the path;
 #   9. the temporary files and spill folder of a run killed with SIGKILL must be removed by
 #      the next run writing there (which says so), and a live run's must not be touched.
+# And of issue 44, items 10-13: a JSONL line that repeats a key, an output named for another
+# format, `-o - | head`, a FIFO output with no reader, and the messages that echo a value.
 #
 # Usage: bench/hostile/batch_files.sh [NEARDUP_BINARY]   (default: target/release/neardup)
 # Prints one line per case: case<TAB>expected<TAB>observed<TAB>PASS|FAIL; exits 1 if any fails.
@@ -174,5 +176,40 @@ OUTPUT=$(tr '\n' '|' < "$DIR/kept.txt" 2>/dev/null)
 report "live-run-untouched-by-concurrent-runs" \
     "others 0 0, live temporaries kept: yes, live run 0, kept one line|another line|" \
     "others $S1 $S2, live temporaries kept: $KEPT, live run $FIRST, kept $OUTPUT"
+
+# ---- issue 44, items 10-13 -------------------------------------------------------------------
+DIR=$WORK/edges
+mkdir -p "$DIR"
+printf '{"text":"a","text":"b"}\n{"text":"c"}\n' > "$DIR/repeated.jsonl"
+"$BIN" dedup "$DIR/repeated.jsonl" -o "$DIR/kept.jsonl" 2> "$DIR/err"
+STATUS=$?
+SAYS=$(grep -c 'the key "text" appears twice' "$DIR/err")
+"$BIN" dedup "$DIR/repeated.jsonl" -o "$DIR/kept.jsonl" --on-error skip -q
+SKIPPED=$(tr -d '\n' < "$DIR/kept.jsonl")
+report "jsonl-repeated-key" 'status 1, said 1, skip keeps {"text":"c"}' \
+    "status $STATUS, said $SAYS, skip keeps $SKIPPED"
+
+"$BIN" dedup "$EXAMPLE" -o "$DIR/kept.csv" 2> "$DIR/err"
+STATUS=$?
+report "output-named-csv-for-jsonl" "status 1, said 1, written no" \
+    "status $STATUS, said $(grep -c 'the name says csv' "$DIR/err"), written $([ -e "$DIR/kept.csv" ] && echo yes || echo no)"
+
+"$BIN" dedup "$EXAMPLE" -o - 2> "$DIR/err" | head -n 1 > /dev/null
+STATUS=${PIPESTATUS[0]}
+report "stdout-closed-by-head" "status 0, stderr 0 bytes" \
+    "status $STATUS, stderr $(wc -c < "$DIR/err") bytes"
+
+mkfifo "$DIR/out.fifo"
+timeout 3 "$BIN" dedup "$EXAMPLE" -o "$DIR/out.fifo" 2> "$DIR/err"
+report "fifo-output-without-reader" "said waiting 1" \
+    "said waiting $(grep -c 'is a FIFO: waiting for a reader' "$DIR/err")"
+
+LONG=$(head -c 120000 /dev/zero | tr '\0' 1)
+"$BIN" dedup "$EXAMPLE" -o "$DIR/k.jsonl" --threshold "$LONG" 2> "$DIR/err"
+report "echoed-value-120000-digits" "under 1000 bytes: yes" \
+    "under 1000 bytes: $([ "$(wc -c < "$DIR/err")" -lt 1000 ] && echo yes || echo no)"
+"$BIN" dedup "$EXAMPLE" -o "$DIR/k.jsonl" --method simhash --ngram '<24:2,3' 2> "$DIR/err"
+report "simhash-ngram-rule" "says minhash only: 1" \
+    "says minhash only: $(grep -c 'taken by minhash only' "$DIR/err")"
 
 exit $FAILED
