@@ -176,6 +176,28 @@ param_value_by_from_str!(
     bool => "true or false",
 );
 
+impl ParamValue for crate::tokenize::ShingleSize {
+    fn parse(name: &'static str, text: &str) -> Result<crate::tokenize::ShingleSize> {
+        match text.trim().parse::<usize>() {
+            Ok(n) if (1..=64).contains(&n) => Ok(crate::tokenize::ShingleSize(n)),
+            _ => {
+                let rule = if text.trim_start().starts_with('<') {
+                    "; length rules such as \"<30:2,3\" are taken by minhash only"
+                } else {
+                    ""
+                };
+                Err(Error::invalid(
+                    name,
+                    format!(
+                        "{} (expected a whole number, 1 to 64{rule})",
+                        crate::error::quoted(text)
+                    ),
+                ))
+            }
+        }
+    }
+}
+
 /// Implements [`ParamValue`] for choice types, which parse with their own `FromStr` whose
 /// error already names the parameter and the accepted names. A method's own choice types
 /// (its measures, weightings) invoke it next to their definition.

@@ -91,28 +91,6 @@ impl std::str::FromStr for Tokenizer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShingleSize(pub usize);
 
-impl crate::params::ParamValue for ShingleSize {
-    fn parse(name: &'static str, text: &str) -> Result<ShingleSize> {
-        match text.trim().parse::<usize>() {
-            Ok(n) if (1..=64).contains(&n) => Ok(ShingleSize(n)),
-            _ => {
-                let rule = if text.trim_start().starts_with('<') {
-                    "; length rules such as \"<30:2,3\" are taken by minhash only"
-                } else {
-                    ""
-                };
-                Err(Error::invalid(
-                    name,
-                    format!(
-                        "{} (expected a whole number, 1 to 64{rule})",
-                        crate::error::quoted(text)
-                    ),
-                ))
-            }
-        }
-    }
-}
-
 /// True for characters written without spaces between words: Han ideographs, kana, Hangul,
 /// Thai, Lao, Khmer, Myanmar.
 #[inline]

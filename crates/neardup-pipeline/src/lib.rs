@@ -48,6 +48,7 @@ pub mod error;
 pub mod fingerprints;
 pub mod input;
 pub mod memory_plan;
+pub mod memory_rule;
 pub mod output;
 pub mod paths;
 pub mod resume;

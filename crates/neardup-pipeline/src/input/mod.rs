@@ -26,6 +26,7 @@
 
 mod delimited;
 mod ids;
+mod limits;
 mod lines;
 mod row_tracker;
 mod runs;
@@ -49,10 +50,11 @@ use serde_json::Value;
 
 use self::ids::{empty_id, SeenIds};
 pub use self::ids::{IdArena, ParkedIds};
+use self::limits::{too_long, too_long_unfinished, ReadLimit};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
-use crate::memory_plan::Held;
-pub use crate::memory_plan::MemoryRule;
+use crate::memory_rule::Held;
+pub use crate::memory_rule::MemoryRule;
 
 /// The path that stands for standard input.
 use crate::paths::STANDARD as STDIN;
@@ -559,59 +561,6 @@ fn resolve_format(path: &str, requested: Option<Format>) -> Result<Format> {
         })
 }
 
-/// The most bytes a record may have as it is read ([`InputOptions::read_limit`]), and what
-/// set it, for messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ReadLimit {
-    /// The bytes.
-    pub(crate) bytes: usize,
-    /// The memory limit, when it (not [`InputOptions::max_doc_bytes`]) set them.
-    memory: Option<u64>,
-}
-
-impl fmt::Display for ReadLimit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.memory {
-            None => write!(f, "`max_doc_bytes` {}", self.bytes),
-            Some(limit) => write!(
-                f,
-                "{} bytes, the most a record may have under the memory limit of {limit} (its \
-                 text could not be sketched within it)",
-                self.bytes
-            ),
-        }
-    }
-}
-
-impl InputOptions {
-    /// The most bytes a record may have as it is read: [`InputOptions::max_doc_bytes`], or
-    /// fewer when [`InputOptions::memory`] could not sketch a text that long
-    /// ([`MemoryRule::most_record_bytes`]).
-    pub(crate) fn read_limit(&self) -> ReadLimit {
-        match self.memory.map(|rule| (rule, rule.most_record_bytes())) {
-            Some((rule, bytes)) if bytes < self.max_doc_bytes => ReadLimit {
-                bytes,
-                memory: Some(rule.limit),
-            },
-            _ => ReadLimit {
-                bytes: self.max_doc_bytes,
-                memory: None,
-            },
-        }
-    }
-}
-
-/// The message for a record larger than its [`ReadLimit`].
-fn too_long(size: u64, limit: ReadLimit) -> String {
-    format!("record of {size} bytes exceeds {limit}")
-}
-
-/// The message for a record that passed its [`ReadLimit`] after `read` bytes and was not
-/// read to its end.
-fn too_long_unfinished(read: u64, limit: ReadLimit) -> String {
-    format!("record exceeds {limit} (stopped reading it after {read} bytes)")
-}
-
 /// Names as a list for messages: `"a", "b"`.
 fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     let quoted: Vec<String> = names
@@ -824,48 +773,6 @@ impl<'a> CorpusReader<'a> {
 }
 
 impl CorpusReader<'_> {
-    /// The record, unless its sketching alone would pass [`InputOptions::memory`].
-    fn check_memory(&self, record: Record) -> Result<Record> {
-        match self
-            .options
-            .memory
-            .and_then(|rule| rule.refuses(record.text.len()))
-        {
-            Some(message) => {
-                let name = display_path(&self.paths[record.source as usize]);
-                Err(Error::input(name, record.line, message))
-            }
-            None => Ok(record),
-        }
-    }
-
-    /// Counts a record an in-memory read keeps; stops the read once what it holds is
-    /// expected to pass [`InputOptions::memory`].
-    fn hold(&mut self, record: &Record) -> Result<()> {
-        let Some(rule) = self.options.memory.filter(|rule| rule.holds) else {
-            return Ok(());
-        };
-        let raw = match &record.raw {
-            Raw::Line(line) => line.len(),
-            Raw::At { len, .. } => *len as usize,
-            _ => record.text.len(),
-        };
-        let Some(expected) = self.held.add(&rule, raw, record.text.len()) else {
-            return Ok(());
-        };
-        let name = display_path(&self.paths[record.source as usize]);
-        Err(Error::Stopped {
-            parameter: "memory_limit".to_owned(),
-            message: format!(
-                "{name}:{}: after {} documents, the in-memory read is expected to need {expected} \
-                 bytes, more than the memory limit of {}",
-                record.line,
-                self.held.documents(),
-                rule.limit
-            ),
-        })
-    }
-
     /// The record, if its id (taken from [`InputOptions::id_field`]) is neither empty nor the
     /// id of a record already accepted.
     fn check_id(&self, record: Record) -> Result<Record> {

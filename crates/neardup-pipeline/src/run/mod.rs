@@ -36,7 +36,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::input::{Corpus, InputOptions, Meta};
-use crate::memory_plan::{document_factor, plan, MemoryRule, Plan};
+use crate::memory_plan::{plan, Plan};
+use crate::memory_rule::{document_factor, MemoryRule};
 use crate::spill::default_memory_limit;
 use crate::stats::RunStats;
 

@@ -15,7 +15,7 @@ use crate::input::{
 
 /// Texts of a streamed read given to the engine together, in bytes (their sketches, often
 /// larger than the texts, are held until the block is encoded into the spill). Each text
-/// counts [`PER_DOCUMENT_BYTES`](crate::memory_plan::PER_DOCUMENT_BYTES) besides its bytes, so that
+/// counts [`PER_DOCUMENT_BYTES`](crate::memory_rule::PER_DOCUMENT_BYTES) besides its bytes, so that
 /// a block of tiny texts holds a few thousand of them, not millions.
 pub(super) const STREAM_BLOCK_BYTES: usize = 4 << 20;
 
@@ -243,7 +243,7 @@ impl<'e> Blocks<'e> {
             _ => record.text.len(),
         };
         self.progress.advance(raw as u64);
-        self.bytes += record.text.len() + crate::memory_plan::PER_DOCUMENT_BYTES as usize;
+        self.bytes += record.text.len() + crate::memory_rule::PER_DOCUMENT_BYTES as usize;
         self.block.push(record.text);
         if self.bytes >= STREAM_BLOCK_BYTES {
             self.bytes = 0;
@@ -342,7 +342,7 @@ mod tests {
         }
         blocks.finish().unwrap();
         let per_block =
-            STREAM_BLOCK_BYTES / (crate::memory_plan::PER_DOCUMENT_BYTES as usize + 2) + 1;
+            STREAM_BLOCK_BYTES / (crate::memory_rule::PER_DOCUMENT_BYTES as usize + 2) + 1;
         assert!(sizes.len() > 1, "{sizes:?}");
         assert!(sizes.iter().all(|&n| n <= per_block), "{sizes:?}");
     }
