@@ -6,7 +6,11 @@
 #   6. `dedup` of every method on two template floods of 100,000 documents (one-line notices,
 #      6 MB; 300-character bank notices, 30 MB), and `segments` under --memory-limit;
 #   7. `dedup` of every method on one 50 MB document (join with --measure edit and with
-#      --max-edits too).
+#      --max-edits too);
+# and of issue 44, item 4: `tune` with six swept parameters of ten values (1,000,000 runs) is
+# refused at once naming the count and --max-runs; a sweep allowed past the cap prints its
+# count and an estimate first, and Ctrl-C writes the table of the runs finished, marked
+# partial (exit 130).
 #
 # Usage: bench/hostile/batch_abort.sh [NEARDUP_BINARY]   (default: target/release/neardup)
 # Environment: TIMEOUT (seconds a case may run, default 600), MEMORY_CAP_KB (address-space
@@ -60,6 +64,12 @@ while size < 50_000_000:
     size += len(word) + 1
 with open(f"{work}/big.jsonl", "w") as f:
     f.write(json.dumps({"id": 1, "text": " ".join(parts)[:50_000_000]}) + "\n")
+with open(f"{work}/labelled.jsonl", "w") as f, open(f"{work}/truth.jsonl", "w") as t:
+    for i in range(200):
+        base = " ".join(r.choice(words) for _ in range(30))
+        for copy, text in enumerate([base, base + " forwarded"]):
+            f.write(json.dumps({"id": f"{i}-{copy}", "text": text}) + "\n")
+            t.write(json.dumps({"id": f"{i}-{copy}", "cluster": i}) + "\n")
 EOF
 
 # run_case NAME BOUND_KB ARGS...: runs the binary with ARGS in the case's own folder
@@ -129,5 +139,41 @@ run_case doc-50mb-join-edit $((5 * GB / 2)) dedup "$WORK/big.jsonl" -o @OUT@/kep
     --method join --measure edit --quiet
 run_case doc-50mb-join-max-edits $((5 * GB / 2)) dedup "$WORK/big.jsonl" \
     -o @OUT@/kept.jsonl --method join --max-edits 3 --quiet
+
+# ---- issue 44, item 4: tune sweeps with no bound --------------------------------------------
+TUNE=(tune "$WORK/labelled.jsonl" --truth "$WORK/truth.jsonl" --id-field id --json)
+SIX=(--thresholds 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95 --ngrams 1,2,3,4,5,6,7,8,9,10
+     --permutations 16,32,48,64,80,96,112,128,144,160
+     --sweep "max_df=1;2;3;4;5;6;7;8;9;10" --sweep "boilerplate_df=1;2;3;4;5;6;7;8;9;10"
+     --sweep "rare_threshold=0.1;0.2;0.3;0.4;0.5;0.6;0.7;0.8;0.9;0.95")
+run_case tune-million-runs-refused $GB "${TUNE[@]}" "${SIX[@]}" -o @OUT@/table.json
+
+# Ctrl-C on the million-run sweep allowed by --max-runs: its count and estimate come first,
+# and the table of the runs finished is written, marked partial, with exit status 130.
+OUT=$WORK/out/tune-ctrl-c
+mkdir -p "$OUT"
+started=$(date +%s%N)
+"$BIN" "${TUNE[@]}" "${SIX[@]}" --max-runs 1000000 -o "$OUT/table.json" 2> "$OUT/.stderr" &
+pid=$!
+for _ in $(seq 600); do
+    grep -q "the first run took" "$OUT/.stderr" && break
+    sleep 0.1
+done
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+status=$?
+seconds=$(( ($(date +%s%N) - started) / 1000000000 ))
+finished=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); p=t["partial"]; '\
+'print(p["finished"] if p["finished"] == len(t["rows"]) > 0 and p["planned"] == 1000000 else 0)' \
+    "$OUT/table.json" 2>/dev/null || echo 0)
+verdict=PASS
+if [ "$status" -ne 130 ] || [ "$finished" -eq 0 ] || ! grep -q "1000000 runs" "$OUT/.stderr" ||
+    [ -n "$(find "$OUT" -name '*.tmp-*' | head -n 1)" ]; then
+    verdict=FAIL
+    FAILED=1
+fi
+printf '%s\t%s\t%s\t%s\t%s\n' "tune-ctrl-c-partial-table($finished-rows)" "$seconds" - "$status" \
+    "$verdict"
 
 exit $FAILED
