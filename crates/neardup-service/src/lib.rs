@@ -443,13 +443,13 @@ impl Service {
     /// that fails after that is undone: it either completes or leaves nothing.
     ///
     /// # Errors
-    /// A bad name or settings (422; [`Settings::check_new`]), settings that differ from the
-    /// existing collection's (409), an unavailable collection of that name (409), the
-    /// collection limit (409), the learning budget (409, [`learning_budget`]), or a store
-    /// failure.
+    /// A bad name or settings (422; for a new collection also [`Settings::check_new`]),
+    /// settings that differ from the existing collection's (409), an unavailable collection
+    /// of that name (409), the collection limit (409), the learning budget (409,
+    /// [`learning_budget`]), or a store failure.
     pub fn create(&self, name: &str, settings: Settings) -> Result<bool, ServiceError> {
         check_name(name)?;
-        settings.check_new()?;
+        settings.check()?;
         let _admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(why) = self.unavailable_reason(name) {
             return Err(ServiceError::new(
@@ -473,6 +473,7 @@ impl Service {
                 ),
             ));
         }
+        settings.check_new()?;
         let count = self.names().len() + self.unavailable().len();
         if count >= self.options.max_collections {
             return Err(ServiceError::new(

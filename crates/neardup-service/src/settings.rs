@@ -292,15 +292,15 @@ impl Settings {
         }
     }
 
-    /// Checks what only a new collection is refused (a stored one opens whatever it holds):
-    /// stream learning that would not be amortised, a window too small for its memory
+    /// Checks what only a new collection is refused (a stored one opens whatever it holds,
+    /// and a `PUT` of its own settings still answers that it exists): stream learning that
+    /// would not be amortised, a window too small for its memory
     /// ([`FrequencyOptions::check_learning_cost`]).
     ///
     /// # Errors
     /// A 422 under `frequency_window`, naming the smallest window and the largest memory
     /// that work.
     pub fn check_new(&self) -> Result<(), ServiceError> {
-        self.check()?;
         if let Some(options) = self.frequency_options() {
             (options.check_learning_cost())
                 .map_err(|e| ServiceError::invalid(e.parameter(), e.to_string()))?;

@@ -506,9 +506,26 @@ fn regression_a_window_too_small_for_its_memory_is_refused_at_creation() {
                 .await;
             assert_eq!(status, 200);
         }
+        let allowed =
+            json!({"method": "minhash", "frequency_window": 8, "frequency_memory": 2147484});
+        server.create("stored", allowed).await;
+        server.stop().await;
+        drop(server);
+        // A collection stored with such settings (by an older version) opens and serves, and
+        // a PUT of its own settings answers that it exists.
+        let path = dir.path().join("collections/stored/settings.json");
+        let mut stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        stored["frequency_memory"] = json!(1 << 30);
+        std::fs::write(&path, serde_json::to_vec(&stored).unwrap()).unwrap();
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let (status, answer) = server.insert("stored", "a", &notice(1)).await;
+        assert_eq!(status, 200, "{answer}");
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/stored", Some(tiny.clone()))
+            .await;
+        assert_eq!(status, 200, "{answer}");
         server.stop().await;
     });
-    // What a stored settings.json is checked with at start accepts them.
     let stored = Settings::from_json(&tiny).unwrap();
     assert!(stored.check().is_ok());
     assert_eq!(stored.check_new().unwrap_err().status, 422);
