@@ -182,13 +182,13 @@ impl SweepObserver for Watch {
                 .started
                 .map_or(Duration::ZERO, |started| started.elapsed());
             let all = first.mul_f64(sweep.planned as f64);
-            eprintln!(
+            self.bar.println(&format!(
                 "neardup: tune: the first run took {:.2} s: about {} for the {} runs \
                  (Ctrl-C stops and writes the table of the runs finished)",
                 first.as_secs_f64(),
                 about(all),
                 sweep.planned
-            );
+            ));
         }
         self.bar.advance(1);
     }
