@@ -12,7 +12,11 @@
 #      20,000,000 of them under the default limit (streamed: the documents alone need 1.4 GB)
 #      and under 500M (refused up front: they cannot fit);
 #   2. one 200 MB document of random letters, minhash and simhash, under 1G (refused as it is
-#      read) and under 4G (run streamed, under the limit).
+#      read) and under 4G (run streamed, under the limit);
+#   4. `tune` with six swept parameters of ten values (1,000,000 runs) is
+# refused at once naming the count and --max-runs; a sweep allowed past the cap prints its
+# count and an estimate first, and Ctrl-C writes the table of the runs finished, marked
+# partial (exit 130).
 #
 # Usage: bench/hostile/batch_abort.sh [NEARDUP_BINARY]   (default: target/release/neardup)
 # Environment: TIMEOUT (seconds a case may run, default 600), MEMORY_CAP_KB (address-space
@@ -79,6 +83,12 @@ with open(f"{work}/random200.jsonl", "w") as f:
     for _ in range(20):
         f.write("".join(r.choices(string.ascii_lowercase + " ", k=10_000_000)))
     f.write('"}\n')
+with open(f"{work}/labelled.jsonl", "w") as f, open(f"{work}/truth.jsonl", "w") as t:
+    for i in range(200):
+        base = " ".join(r.choice(words) for _ in range(30))
+        for copy, text in enumerate([base, base + " forwarded"]):
+            f.write(json.dumps({"id": f"{i}-{copy}", "text": text}) + "\n")
+            t.write(json.dumps({"id": f"{i}-{copy}", "cluster": i}) + "\n")
 EOF
 
 # run_case NAME BOUND_KB ARGS...: runs the binary with ARGS in the case's own folder
@@ -163,5 +173,41 @@ for method in minhash simhash; do
     run_case "doc-200mb-$method-limit-4g" $((4 * GB)) dedup "$WORK/random200.jsonl" \
         -o @OUT@/kept.jsonl --method "$method" --memory-limit 4G --quiet
 done
+
+# ---- issue 44, item 4: tune sweeps with no bound --------------------------------------------
+TUNE=(tune "$WORK/labelled.jsonl" --truth "$WORK/truth.jsonl" --id-field id --json)
+SIX=(--thresholds 0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.95 --ngrams 1,2,3,4,5,6,7,8,9,10
+     --permutations 16,32,48,64,80,96,112,128,144,160
+     --sweep "max_df=1;2;3;4;5;6;7;8;9;10" --sweep "boilerplate_df=1;2;3;4;5;6;7;8;9;10"
+     --sweep "rare_threshold=0.1;0.2;0.3;0.4;0.5;0.6;0.7;0.8;0.9;0.95")
+run_case tune-million-runs-refused $GB "${TUNE[@]}" "${SIX[@]}" -o @OUT@/table.json
+
+# Ctrl-C on the million-run sweep allowed by --max-runs: its count and estimate come first,
+# and the table of the runs finished is written, marked partial, with exit status 130.
+OUT=$WORK/out/tune-ctrl-c
+mkdir -p "$OUT"
+started=$(date +%s%N)
+"$BIN" "${TUNE[@]}" "${SIX[@]}" --max-runs 1000000 -o "$OUT/table.json" 2> "$OUT/.stderr" &
+pid=$!
+for _ in $(seq 600); do
+    grep -q "the first run took" "$OUT/.stderr" && break
+    sleep 0.1
+done
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+status=$?
+seconds=$(( ($(date +%s%N) - started) / 1000000000 ))
+finished=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); p=t["partial"]; '\
+'print(p["finished"] if p["finished"] == len(t["rows"]) > 0 and p["planned"] == 1000000 else 0)' \
+    "$OUT/table.json" 2>/dev/null || echo 0)
+verdict=PASS
+if [ "$status" -ne 130 ] || [ "$finished" -eq 0 ] || ! grep -q "1000000 runs" "$OUT/.stderr" ||
+    [ -n "$(find "$OUT" -name '*.tmp-*' | head -n 1)" ]; then
+    verdict=FAIL
+    FAILED=1
+fi
+printf '%s\t%s\t%s\t%s\t%s\n' "tune-ctrl-c-partial-table($finished-rows)" "$seconds" - "$status" \
+    "$verdict"
 
 exit $FAILED

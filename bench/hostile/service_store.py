@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Hostile cases against `neardup serve`'s store (issue 28, items 1-3, 12 and 14's store parts;
-issue 44, items 5, 6, 9 and salvage's messages of 13).
+issue 44, items 3, 5, 6, 9 and salvage's messages of 13).
 
 Usage: bench/hostile/service_store.py [NEARDUP_BINARY]   (default target/release/neardup)
 
@@ -283,6 +283,61 @@ def small_items(root: Path) -> None:
          got == {"stored": 1, "duplicates": 1, "checks": 1})
 
 
+def rss_kb(server: Server) -> int:
+    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return -1
+
+
+def hwm_kb(server: Server) -> int:
+    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return -1
+
+
+def learning_memory(root: Path) -> None:
+    """Issue 44, item 3: stream learning's memory, across collections and restarts."""
+    gib = 1 << 30
+    data = root / "learning"
+    server = Server(data, "--learning-memory", "9G")
+    before = rss_kb(server)
+    status = server.call("PUT", "/v1/collections/big", {"method": "minhash",
+                                                        "frequency_memory": 4 * gib})[0]
+    grown = rss_kb(server) - before
+    case("44.3 a 4 GiB frequency_memory at creation", "201, resident memory grows < 64 MB",
+         f"{status}, +{grown} kB", status == 201 and grown < 65536)
+    status, answer = server.call("PUT", "/v1/collections/more", {"method": "minhash",
+                                                                 "frequency_memory": gib})
+    message = (answer.get("error") or {}).get("message", "")
+    case("44.3 past the learning budget (9 GiB, 8 taken, 2 asked)",
+         "409 learning_memory_limit naming the budget, what is taken and what was asked",
+         f"{status} {message[:200]!r}",
+         status == 409 and "9663676416 bytes" in message and "8589934592 bytes" in message
+         and "2147483648 bytes" in message)
+    status, answer = server.call("PUT", "/v1/collections/tiny",
+                                 {"frequency_window": 8, "frequency_memory": gib})
+    message = (answer.get("error") or {}).get("message", "")
+    case("44.3 window 8 with 1 GiB (learning at every insert)",
+         "422 naming the smallest window and the largest memory", f"{status} {message[:200]!r}",
+         status == 422 and "at least 4000 documents" in message and "at most 2147484" in message)
+    for i in range(300):
+        server.insert("big", f"d{i}", text(i))
+    server.stop()
+    server = Server(data, "--learning-memory", "1G")
+    time.sleep(0.5)
+    peak = hwm_kb(server)
+    served = server.insert("big", "after", text(1000))[0]
+    refused = server.call("PUT", "/v1/collections/new", {})[0]
+    server.stop()
+    warned = "more than --learning-memory" in Path(server.log.name).read_text()
+    case("44.3 restart: stored collections past a smaller budget (1G)",
+         "open and serve, a warning in the log, new learning collection 409, peak < 128 MB",
+         f"insert {served}, warned {warned}, PUT {refused}, peak {peak} kB",
+         served == 200 and warned and refused == 409 and peak < 131072)
+
+
 def salvage_messages(root: Path) -> None:
     missing = root / "no-such-data"
     done = subprocess.run([BIN, "salvage", "--data-dir", str(missing), "c"],
@@ -306,7 +361,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-hostile-") as tmp:
         root = Path(tmp)
         for run in (reserved_names, refused_put, flipped_bit, last_record, missing_segment,
-                    limit_and_descriptors, descriptors, small_items, salvage_messages):
+                    limit_and_descriptors, descriptors, small_items, learning_memory,
+                    salvage_messages):
             try:
                 run(root)
             except Exception as error:  # a case that crashes is a failed case

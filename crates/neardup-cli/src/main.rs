@@ -115,6 +115,7 @@ impl Command {
             Command::Fingerprint(args) => args.run.quiet,
             Command::Hamming(args) => args.quiet,
             Command::Report(args) => args.quiet,
+            Command::Tune(args) => args.quiet,
             #[cfg(feature = "synth")]
             Command::Synth(args) => args.quiet,
             #[cfg(feature = "synth")]

@@ -34,6 +34,12 @@ impl Bar {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
     }
 
+    /// Prints `line` on stderr above the bar (a line printed while the bar is drawn would
+    /// be cut into it).
+    pub fn println(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
     /// Clears the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

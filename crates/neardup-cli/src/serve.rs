@@ -62,6 +62,12 @@ pub struct ServeArgs {
     /// creation beyond it is refused with 409.
     #[arg(long, value_name = "N", default_value_t = neardup_service::DEFAULT_MAX_COLLECTIONS)]
     max_collections: usize,
+    /// The most memory the collections' stream learning (`max_df`, `boilerplate_df`) may
+    /// take together: each counts its `frequency_memory` (twice with `common_shingles`
+    /// `check`), and a creation past the budget is refused with 409 (default: a quarter of
+    /// the machine's memory; see docs/service.md).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    learning_memory: Option<usize>,
 }
 
 /// The single admin token, checked as a token of the tokens file is
@@ -123,6 +129,9 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         max_collections: args.max_collections,
         ..HttpConfig::default()
     };
+    if let Some(bytes) = args.learning_memory {
+        config.learning_memory = bytes as u64;
+    }
     if let Some(max) = args.max_connections {
         if max == 0 {
             bail!("--max-connections 0: at least one connection is needed");

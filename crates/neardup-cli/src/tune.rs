@@ -1,13 +1,21 @@
 //! `neardup tune`: sweep MinHash parameters on a labelled sample and recommend a setting.
 
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
-use neardup_engine::EngineOptions;
+use neardup_engine::{EngineOptions, Progress};
 use neardup_eval::eval::TruthFormat;
 use neardup_eval::eval_io::EvalOptions;
-use neardup_eval::tune::{run_tune, Objective, TuneConfig, TuneGrid};
+use neardup_eval::tune::{
+    run_tune, write_table, Completion, Objective, SweepObserver, TuneConfig, TuneGrid, TuneRow,
+    DEFAULT_MAX_RUNS,
+};
 
 use crate::args::{method_names, InputArgs, TuneMethodArgs};
+use crate::{progress, signals};
 
 #[derive(Args)]
 pub struct TuneArgs {
@@ -65,6 +73,13 @@ pub struct TuneArgs {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// The most runs (every combination of the swept values is one): a larger grid is
+    /// refused before anything is read, naming its count.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNS)]
+    max_runs: u64,
+    /// No run count, estimate or progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
     /// Where the text and the id are (the ids must match the truth's).
     #[command(flatten)]
     input: InputArgs,
@@ -112,9 +127,106 @@ pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
         objective: args.objective,
         json: args.json,
         output: args.output.clone(),
+        max_runs: args.max_runs,
     };
-    pool.install(|| run_tune(&config))?;
-    Ok(())
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let watch = Watch {
+        bar: progress::Bar::new(show),
+        quiet: args.quiet,
+        sweep: Arc::new(Mutex::new(Sweep::default())),
+    };
+    let sweep = Arc::clone(&watch.sweep);
+    let partial = config.clone();
+    signals::before_exit_on_signal(move || write_partial(&partial, &lock(&sweep)));
+    let result = pool.install(|| run_tune(&config, &watch));
+    watch.bar.finish();
+    Ok(result?)
+}
+
+/// The runs of a sweep so far.
+#[derive(Default)]
+struct Sweep {
+    planned: u64,
+    rows: Vec<TuneRow>,
+    /// When the first run started.
+    started: Option<Instant>,
+}
+
+fn lock(sweep: &Mutex<Sweep>) -> MutexGuard<'_, Sweep> {
+    sweep.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What `tune` says while it sweeps: the count of runs before the first, an estimate after
+/// it (unless --quiet), a progress bar on a terminal; and the rows, for a partial table.
+struct Watch {
+    bar: progress::Bar,
+    quiet: bool,
+    sweep: Arc<Mutex<Sweep>>,
+}
+
+impl SweepObserver for Watch {
+    fn planned(&self, runs: u64) {
+        let mut sweep = lock(&self.sweep);
+        (sweep.planned, sweep.started) = (runs, Some(Instant::now()));
+        if !self.quiet {
+            eprintln!("neardup: tune: {runs} runs (every combination of the swept values)");
+        }
+        self.bar.stage("runs", runs);
+    }
+
+    fn finished(&self, row: &TuneRow) {
+        let mut sweep = lock(&self.sweep);
+        sweep.rows.push(row.clone());
+        if sweep.rows.len() == 1 && !self.quiet {
+            let first = sweep
+                .started
+                .map_or(Duration::ZERO, |started| started.elapsed());
+            let all = first.mul_f64(sweep.planned as f64);
+            self.bar.println(&format!(
+                "neardup: tune: the first run took {:.2} s: about {} for the {} runs \
+                 (Ctrl-C stops and writes the table of the runs finished)",
+                first.as_secs_f64(),
+                about(all),
+                sweep.planned
+            ));
+        }
+        self.bar.advance(1);
+    }
+}
+
+/// A duration, roughly: `40 s`, `12 min`, `3.5 h`.
+fn about(duration: Duration) -> String {
+    let seconds = duration.as_secs_f64();
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
+/// On Ctrl-C (or SIGTERM, SIGHUP): writes the table of the runs finished, marked partial,
+/// where the whole table would have gone. Nothing when no run was planned yet, or when every
+/// run finished (the whole table is being written).
+fn write_partial(config: &TuneConfig, sweep: &Sweep) {
+    let finished = sweep.rows.len() as u64;
+    if sweep.planned == 0 || finished == sweep.planned {
+        return;
+    }
+    let completion = Completion::Partial {
+        finished,
+        planned: sweep.planned,
+    };
+    match write_table(config, &sweep.rows, completion) {
+        Ok(()) => eprintln!(
+            "neardup: tune: stopped after {finished} of {} runs; their table is in {}",
+            sweep.planned,
+            match config.output.as_str() {
+                "-" => "the standard output",
+                path => path,
+            }
+        ),
+        Err(error) => eprintln!("neardup: tune: stopped; the partial table: {error}"),
+    }
 }
 
 /// `NAME=V1;V2;...` of `--sweep`.

@@ -91,6 +91,13 @@ impl ExactShard {
     }
 }
 
+/// The counters a row of a count-min table of about `memory` bytes holds: the largest power
+/// of two that fits, at least 1,024.
+fn count_min_width(memory: usize) -> usize {
+    let per_row = (memory / (COUNT_MIN_DEPTH * 4)).max(1024);
+    1usize << (usize::BITS - 1 - per_row.leading_zeros())
+}
+
 #[inline]
 fn shard_of(feature: u64) -> usize {
     (feature >> 58) as usize
@@ -211,8 +218,7 @@ impl CorpusStats {
     /// An empty count-min table of about `memory` bytes (at least 4 KiB; the width is the
     /// largest power of two that fits).
     pub fn count_min(memory: usize) -> CorpusStats {
-        let per_row = (memory / (COUNT_MIN_DEPTH * 4)).max(1024);
-        let width = 1usize << (usize::BITS - 1 - per_row.leading_zeros());
+        let width = count_min_width(memory);
         let counters = (0..width * COUNT_MIN_DEPTH)
             .map(|_| AtomicU32::new(0))
             .collect();
@@ -223,6 +229,12 @@ impl CorpusStats {
                 counters,
             },
         }
+    }
+
+    /// The bytes of a count-min table of about `memory` bytes
+    /// ([`CorpusStats::count_min`]), without allocating it.
+    pub fn count_min_bytes(memory: usize) -> usize {
+        count_min_width(memory) * COUNT_MIN_DEPTH * 4
     }
 
     /// Turns an exact table into a count-min table of `memory` bytes once it holds more
@@ -568,6 +580,12 @@ mod tests {
         stats.fit_within(0);
         assert_eq!(stats.kind(), "count-min");
         assert_eq!(CorpusStats::count_min(1 << 20).memory_bytes(), 1 << 20);
+        for memory in [0, 5000, 1 << 20, 3 << 20] {
+            assert_eq!(
+                CorpusStats::count_min_bytes(memory),
+                CorpusStats::count_min(memory).memory_bytes()
+            );
+        }
     }
 
     #[test]

@@ -27,6 +27,11 @@
 //!   ([`DfFloors::stream`](neardup_core::boilerplate::DfFloors::stream)): a service learns
 //!   a template after a handful of its notices, before it has answered fifty of them as
 //!   duplicates of the first.
+//! - **Cost.** A learning merges the window's tables: up to [`FrequencyOptions::memory`]
+//!   bytes once they are count-min. A small window learns often (a window of 8 documents at
+//!   every insert), so [`FrequencyOptions::check_learning_cost`] bounds the memory to
+//!   [`MEMORY_PER_LEARNED_DOCUMENT`] for each document between two learnings; a front end
+//!   refuses new settings past it (the service at creation, never a stored collection).
 //!
 //! What to count is the front end's rule; the service counts each inserted document that is
 //! not an exact copy of one it holds (the batch run counts distinct contents once), so a text
@@ -57,6 +62,12 @@ pub const LEARN_EVERY: u64 = 2_000;
 pub const DEFAULT_MEMORY: usize = 36 << 20;
 /// The most memory the tables may take: 4 GiB.
 pub const MAX_MEMORY: usize = 4 << 30;
+/// The most table memory a window may have for each document between two learnings (about
+/// 2 MiB): what the largest memory has at its steady pace of one learning every
+/// [`LEARN_EVERY`] documents. A learning merges the window's tables, up to
+/// [`FrequencyOptions::memory`] bytes once they are count-min, so this bounds what an insert
+/// pays for learning, amortised ([`FrequencyOptions::check_learning_cost`]).
+pub const MEMORY_PER_LEARNED_DOCUMENT: usize = MAX_MEMORY.div_ceil(LEARN_EVERY as usize);
 
 /// How a stream's frequencies are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +120,51 @@ impl FrequencyOptions {
             ));
         }
         Ok(())
+    }
+
+    /// Checks that learning is amortised: learning comes every eighth of the window or every
+    /// [`LEARN_EVERY`] documents, whichever is sooner, and merges up to `memory` bytes, so
+    /// `memory` may be at most [`MEMORY_PER_LEARNED_DOCUMENT`] for each document between two
+    /// learnings. A window of 8 documents with 1 GiB learns at every insert and merges up to
+    /// 1 GiB each time. [`FrequencyOptions::check`] does not ask this: a stored collection
+    /// opens whatever its options; a new one is refused.
+    ///
+    /// # Errors
+    /// `frequency_window`, naming the smallest window for this memory and the largest memory
+    /// for this window.
+    pub fn check_learning_cost(&self) -> Result<()> {
+        let largest = self.largest_amortised_memory();
+        if self.memory <= largest {
+            return Ok(());
+        }
+        let epochs_needed = self.memory.div_ceil(MEMORY_PER_LEARNED_DOCUMENT) as u64;
+        let pace = match self.learning_interval() {
+            1 => "at every insert".to_owned(),
+            n => format!("every {n} inserts"),
+        };
+        Err(Error::invalid(
+            "frequency_window",
+            format!(
+                "{} documents with frequency_memory {}: learning would come {pace} and merge \
+                 up to {} bytes of tables each time; give a window of at least {} documents, \
+                 or frequency_memory at most {largest} bytes for this window (at most \
+                 {MEMORY_PER_LEARNED_DOCUMENT} bytes a document between learnings)",
+                self.window,
+                self.memory,
+                self.memory,
+                epochs_needed * EPOCHS as u64,
+            ),
+        ))
+    }
+
+    /// Documents between two learnings once the window is past its doublings.
+    pub fn learning_interval(&self) -> u64 {
+        (self.window / EPOCHS as u64).clamp(1, LEARN_EVERY)
+    }
+
+    /// The most memory [`FrequencyOptions::check_learning_cost`] accepts for this window.
+    pub fn largest_amortised_memory(&self) -> usize {
+        (self.learning_interval() as usize).saturating_mul(MEMORY_PER_LEARNED_DOCUMENT)
     }
 
     /// Bytes of one table.
@@ -239,7 +295,9 @@ impl StreamFrequencies {
                 EPOCHS - 1
             )));
         }
-        let expected = CorpusStats::count_min(options.table_memory()).memory_bytes();
+        // Computed, not allocated: a 4 GiB window's table is 256 MiB, and a window read back
+        // holds what it counted, not its memory (issue 44, item 3).
+        let expected = CorpusStats::count_min_bytes(options.table_memory());
         let mut table = || -> Result<CorpusStats> {
             let table = CorpusStats::decode(from)?;
             if !table.is_exact() && table.memory_bytes() != expected {
@@ -400,6 +458,51 @@ mod tests {
         let snapshot = stream.snapshot();
         assert!(!snapshot.is_exact() && snapshot.memory_bytes() <= table);
         assert!(snapshot.document_frequency(4_999_000) >= 1);
+    }
+
+    /// Issue 44, item 3: a window of 8 documents with 1 GiB learned at every insert, merging
+    /// up to 1 GiB each time. Learning must be amortised: the refusal names the smallest
+    /// window and the largest memory that are.
+    #[test]
+    fn regression_a_tiny_window_with_a_large_memory_is_refused() {
+        let tiny = FrequencyOptions {
+            window: 8,
+            warmup: 8,
+            memory: 1 << 30,
+        };
+        assert!(tiny.check().is_ok(), "a stored collection still opens");
+        let error = tiny.check_learning_cost().unwrap_err();
+        assert_eq!(error.parameter(), "frequency_window");
+        let message = error.to_string();
+        assert!(
+            message.contains("learning would come at every insert"),
+            "{message}"
+        );
+        assert!(message.contains("at least 4000 documents"), "{message}");
+        assert!(message.contains("at most 2147484 bytes"), "{message}");
+        // What the message suggests is accepted, and one step beyond is not.
+        let window = FrequencyOptions {
+            window: 4000,
+            ..tiny
+        };
+        assert!(window.check_learning_cost().is_ok());
+        let memory = FrequencyOptions {
+            memory: MEMORY_PER_LEARNED_DOCUMENT,
+            ..tiny
+        };
+        assert!(memory.check_learning_cost().is_ok());
+        let over = FrequencyOptions {
+            memory: MEMORY_PER_LEARNED_DOCUMENT + 1,
+            ..tiny
+        };
+        assert!(over.check_learning_cost().is_err());
+        // The defaults, and the largest memory at the default window, are amortised.
+        assert!(FrequencyOptions::default().check_learning_cost().is_ok());
+        let largest = FrequencyOptions {
+            memory: MAX_MEMORY,
+            ..FrequencyOptions::default()
+        };
+        assert!(largest.check_learning_cost().is_ok());
     }
 
     #[test]

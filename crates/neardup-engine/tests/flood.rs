@@ -277,3 +277,33 @@ fn one_template_costs_the_same_per_document_at_four_times_the_notices() {
         );
     }
 }
+
+/// Issue 44, item 3: reading a stream window back (every learning collection, at every
+/// start) sized its count-min tables by allocating one, 256 MiB for a `frequency_memory` of
+/// 4 GiB, before it had counted a document there. A window holds what it counted, created
+/// and read back, whatever its memory.
+#[test]
+fn regression_a_large_stream_window_holds_what_it_counted_not_its_memory() {
+    use neardup_core::codec::{Decoder, Encoder};
+    use neardup_engine::stream::{FrequencyOptions, StreamFrequencies, MAX_MEMORY};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let options = FrequencyOptions {
+        memory: MAX_MEMORY,
+        ..FrequencyOptions::default()
+    };
+    let (counted, peak) = peak_of(|| {
+        let mut window = StreamFrequencies::new(options).unwrap();
+        for n in 0..1_000u64 {
+            window.add(&[n, n << 32]);
+        }
+        let mut out = Encoder::new();
+        window.encode(&mut out);
+        let bytes = out.finish();
+        let mut from = Decoder::new(&bytes).unwrap();
+        StreamFrequencies::decode(&mut from, options)
+            .unwrap()
+            .counted()
+    });
+    assert_eq!(counted, 1_000);
+    assert!(peak < 4 << 20, "{peak} bytes held at the peak");
+}

@@ -6,6 +6,12 @@
 //! meets an [`Objective`]: the highest F1, or the highest recall at a minimum precision (the
 //! question news feeds ask: "how much can I remove while staying 97% precise?"). Timings are
 //! wall-clock seconds of the engine on this machine, for comparing settings, not a benchmark.
+//!
+//! Every combination is a run, so a grid grows as the product of its dimensions (six
+//! parameters of ten values: a million runs). The runs are counted before any is made, and a
+//! grid of more than [`TuneConfig::max_runs`] ([`DEFAULT_MAX_RUNS`]) is refused, naming the
+//! count; a [`SweepObserver`] hears of the count and of each run as it finishes (the CLI's
+//! estimate, progress bar and partial table on Ctrl-C, [`write_table`]).
 
 use std::fmt::Write as _;
 use std::str::FromStr;
@@ -23,6 +29,39 @@ use serde_json::Value;
 
 use crate::eval::{Metrics, Scores};
 use crate::eval_io::{load_truth, EvalOptions, LoadedTruth};
+
+/// The default most runs of a sweep (`--max-runs`): a thousand runs of a labelled sample of
+/// a few thousand documents take minutes; a grid beyond is usually a mistake (every
+/// combination is a run), and raising the cap says it is not.
+pub const DEFAULT_MAX_RUNS: u64 = 1_000;
+
+/// What a sweep tells as it runs: the CLI prints the count and an estimate, draws progress,
+/// and keeps the rows finished for a partial table. Both methods do nothing by default.
+pub trait SweepObserver: Sync {
+    /// The runs of the sweep, told once, before the first starts.
+    fn planned(&self, _runs: u64) {}
+    /// A run finished (in the order of the table).
+    fn finished(&self, _row: &TuneRow) {}
+}
+
+/// An observer that hears nothing.
+pub struct Unobserved;
+
+impl SweepObserver for Unobserved {}
+
+/// How much of a sweep a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Every run.
+    All,
+    /// The runs finished when the sweep was stopped (Ctrl-C), of those planned.
+    Partial {
+        /// Runs finished (the table's rows).
+        finished: u64,
+        /// Runs planned.
+        planned: u64,
+    },
+}
 
 /// What the recommendation optimises.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,74 +138,172 @@ pub struct TuneRow {
     pub extra: Vec<(String, String)>,
 }
 
-/// Runs every setting of `grid` for the registered method `method` with the other
-/// parameters `base` on `texts` (whose ids are `ids`), and scores it.
+/// The dimensions of a sweep for one method, before anything is run: each value a setting
+/// of the parameter (`None`: the method has no such parameter, run once unset).
+struct Plan {
+    ngrams: Vec<Option<String>>,
+    permutations: Vec<Option<String>>,
+    /// `threshold`, or `verify_threshold` for a verified SimHash.
+    threshold_name: &'static str,
+    thresholds: Vec<Option<String>>,
+    /// The flag the threshold is swept as, when it is.
+    threshold_flag: Option<&'static str>,
+    max_distances: Vec<Option<String>>,
+    /// Whether `--sweep` names the n-gram size (the rows then show no `ngram`).
+    ngram_swept: bool,
+}
+
+impl Plan {
+    /// The dimensions of `grid` for `method` with the other parameters `base`.
+    ///
+    /// # Errors
+    /// An unknown method, or a `--sweep` parameter the method does not have.
+    fn new(method: &str, base: &Params, grid: &TuneGrid) -> Result<Plan> {
+        let spec = registry::method(method).ok_or_else(|| {
+            let names: Vec<&str> = registry::methods().iter().map(|m| m.name).collect();
+            neardup_core::Error::invalid(
+                "method",
+                format!("{method:?} (expected one of: {})", names.join(", ")),
+            )
+        })?;
+        if let Some((name, _)) = (grid.extra.iter()).find(|(name, _)| spec.param(name).is_none()) {
+            return Err(neardup_core::Error::invalid_owned(
+                name.clone(),
+                format!("swept, but --method {method} has no such parameter"),
+            )
+            .into());
+        }
+        // A dimension the method does not have is run once, unset.
+        let values = |name: &str, values: Vec<String>| -> Vec<Option<String>> {
+            match spec.param(name) {
+                Some(_) => values.into_iter().map(Some).collect(),
+                None => vec![None],
+            }
+        };
+        let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
+        let swept = |name: &str| grid.extra.iter().any(|(n, _)| n == name);
+        // SimHash has no `threshold`; verified, it sweeps the verification's threshold.
+        let verified = base.raw("verify").is_some_and(|v| v.trim() != "none");
+        let threshold_name = match spec.param("threshold") {
+            None if verified && spec.param("verify_threshold").is_some() => "verify_threshold",
+            _ => "threshold",
+        };
+        let thresholds = match swept(threshold_name) {
+            true => vec![None],
+            false => values(
+                threshold_name,
+                grid.thresholds.iter().map(f64::to_string).collect(),
+            ),
+        };
+        let plan = Plan {
+            ngram_swept: swept("ngram"),
+            ngrams: match swept("ngram") {
+                true => vec![None],
+                false => values("ngram", text(&grid.ngrams)),
+            },
+            permutations: values("permutations", text(&grid.permutations)),
+            threshold_name,
+            threshold_flag: thresholds[0].as_ref().map(|_| match threshold_name {
+                "threshold" => "--threshold",
+                _ => "--verify-threshold",
+            }),
+            thresholds,
+            max_distances: values("max_distance", grid.max_distances.clone()),
+        };
+        Ok(plan)
+    }
+
+    /// The runs of the sweep with the extra dimensions `extra` (saturating), and what makes
+    /// them, as `threshold 7 x ngram 4 x max_df 3`.
+    fn runs(&self, extra: &[(String, Vec<String>)]) -> (u64, String) {
+        let own = [
+            ("ngram", self.ngrams.len()),
+            ("permutations", self.permutations.len()),
+            (self.threshold_name, self.thresholds.len()),
+            ("max_distance", self.max_distances.len()),
+        ];
+        let dimensions: Vec<(&str, usize)> = (own.into_iter())
+            .chain(
+                extra
+                    .iter()
+                    .map(|(name, values)| (name.as_str(), values.len())),
+            )
+            .filter(|&(_, count)| count > 1)
+            .collect();
+        let runs =
+            (dimensions.iter()).fold(1u64, |runs, &(_, count)| runs.saturating_mul(count as u64));
+        let made: Vec<String> = (dimensions.iter())
+            .map(|(name, count)| format!("{name} {count}"))
+            .collect();
+        (runs, made.join(" x "))
+    }
+}
+
+/// Counts the runs of sweeping `grid` with `method` and the other parameters `base`, without
+/// running any, and refuses more than `max_runs`.
 ///
 /// # Errors
-/// When a combination of parameters is invalid (named in the error), or when `ids` hold
-/// fewer than half of the truth's ids ([`LoadedTruth::check_ids`]).
+/// An unknown method or swept parameter; more runs than `max_runs`, naming the count, what
+/// makes it and the `max_runs` option.
+pub fn count_runs(method: &str, base: &Params, grid: &TuneGrid, max_runs: u64) -> Result<u64> {
+    let plan = Plan::new(method, base, grid)?;
+    let (runs, made) = plan.runs(&grid.extra);
+    if runs > max_runs {
+        return Err(neardup_core::Error::invalid(
+            "max_runs",
+            format!(
+                "the grid makes {runs} runs ({made}; every combination is a run), more than \
+                 `max_runs` {max_runs}: sweep fewer values, or raise `max_runs` to run them all"
+            ),
+        )
+        .into());
+    }
+    Ok(runs)
+}
+
+/// A labelled sample: texts, their ids, and the truth they are scored against.
+#[derive(Clone, Copy)]
+pub struct Labelled<'a> {
+    /// The texts.
+    pub texts: &'a [&'a str],
+    /// The id of each text.
+    pub ids: &'a [Value],
+    /// The ground truth, by id.
+    pub truth: &'a LoadedTruth,
+}
+
+/// Runs every setting of `grid` for the registered method `method` with the other
+/// parameters `base` on `sample`, and scores it; `observer` hears of the count first and of
+/// each row as it is made.
+///
+/// # Errors
+/// When a combination of parameters is invalid (named in the error), or when the sample's
+/// ids hold fewer than half of the truth's ids ([`LoadedTruth::check_ids`]).
 pub fn sweep(
-    texts: &[&str],
-    ids: &[Value],
-    truth: &LoadedTruth,
+    sample: Labelled<'_>,
     method: &str,
     base: &Params,
     grid: &TuneGrid,
     engine: EngineOptions,
+    observer: &dyn SweepObserver,
 ) -> Result<Vec<TuneRow>> {
+    let Labelled { texts, ids, truth } = sample;
     truth.check_ids("the inputs", ids)?;
-    let spec = registry::method(method).ok_or_else(|| {
-        let names: Vec<&str> = registry::methods().iter().map(|m| m.name).collect();
-        neardup_core::Error::invalid(
-            "method",
-            format!("{method:?} (expected one of: {})", names.join(", ")),
-        )
-    })?;
-    // A dimension the method does not have is run once, unset.
-    let values = |name: &str, values: Vec<String>| -> Vec<Option<String>> {
-        match spec.param(name) {
-            Some(_) => values.into_iter().map(Some).collect(),
-            None => vec![None],
-        }
-    };
-    let text = |values: &[usize]| values.iter().map(usize::to_string).collect::<Vec<_>>();
-    let swept = |name: &str| grid.extra.iter().any(|(n, _)| n == name);
-    let ngrams = match swept("ngram") {
-        true => vec![None],
-        false => values("ngram", text(&grid.ngrams)),
-    };
-    let permutations = values("permutations", text(&grid.permutations));
-    // SimHash has no `threshold`; verified, it sweeps the verification's threshold.
-    let verified = base.raw("verify").is_some_and(|v| v.trim() != "none");
-    let threshold_name = match spec.param("threshold") {
-        None if verified && spec.param("verify_threshold").is_some() => "verify_threshold",
-        _ => "threshold",
-    };
-    let thresholds = match swept(threshold_name) {
-        true => vec![None],
-        false => values(
-            threshold_name,
-            grid.thresholds.iter().map(f64::to_string).collect(),
-        ),
-    };
-    let threshold_flag = thresholds[0].as_ref().map(|_| match threshold_name {
-        "threshold" => "--threshold",
-        _ => "--verify-threshold",
-    });
-    let max_distances = values("max_distance", grid.max_distances.clone());
-    let combinations = extra_combinations(&spec, method, &grid.extra)?;
+    let plan = Plan::new(method, base, grid)?;
+    observer.planned(plan.runs(&grid.extra).0);
+    let combinations = extra_combinations(&grid.extra);
     let mut rows = Vec::new();
     for combination in &combinations {
         for (ngram, max_distance) in
-            (ngrams.iter()).flat_map(|n| max_distances.iter().map(move |d| (n, d)))
+            (plan.ngrams.iter()).flat_map(|n| plan.max_distances.iter().map(move |d| (n, d)))
         {
-            for permutation in &permutations {
-                for threshold in &thresholds {
+            for permutation in &plan.permutations {
+                for threshold in &plan.thresholds {
                     let mut params = base.clone();
                     let grid_values = [
                         ("ngram", ngram),
                         ("permutations", permutation),
-                        (threshold_name, threshold),
+                        (plan.threshold_name, threshold),
                         ("max_distance", max_distance),
                     ];
                     for (name, value) in grid_values {
@@ -179,12 +316,13 @@ pub fn sweep(
                     }
                     let setting = Setting1 { texts, engine };
                     let mut row = score_setting(method, &params, setting, (truth, ids))?;
-                    row.threshold_flag = threshold_flag.filter(|_| threshold.is_some());
+                    row.threshold_flag = plan.threshold_flag.filter(|_| threshold.is_some());
                     row.max_distance = max_distance.clone();
                     row.extra = combination.clone();
-                    if swept("ngram") {
+                    if plan.ngram_swept {
                         (row.ngram, row.latin_ngram) = (None, None);
                     }
+                    observer.finished(&row);
                     rows.push(row);
                 }
             }
@@ -194,24 +332,10 @@ pub fn sweep(
 }
 
 /// Every combination of the extra dimensions of a sweep (one empty combination without
-/// them).
-///
-/// # Errors
-/// A swept parameter `method` does not have.
-fn extra_combinations(
-    spec: &registry::MethodSpec,
-    method: &str,
-    extra: &[(String, Vec<String>)],
-) -> Result<Vec<Vec<(String, String)>>> {
+/// them); [`Plan::new`] checked their names.
+fn extra_combinations(extra: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     let mut combinations: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (name, options) in extra {
-        if spec.param(name).is_none() {
-            return Err(neardup_core::Error::invalid_owned(
-                name.clone(),
-                format!("swept, but --method {method} has no such parameter"),
-            )
-            .into());
-        }
         combinations = (combinations.iter())
             .flat_map(|done| {
                 options.iter().map(move |value| {
@@ -222,7 +346,7 @@ fn extra_combinations(
             })
             .collect();
     }
-    Ok(combinations)
+    combinations
 }
 
 /// Runs one setting and scores it against the truth.
@@ -309,6 +433,9 @@ pub struct TuneConfig {
     pub json: bool,
     /// Where the table goes (`-` = stdout).
     pub output: String,
+    /// The most runs: a larger grid is refused before anything is read
+    /// ([`DEFAULT_MAX_RUNS`]).
+    pub max_runs: u64,
 }
 
 /// Runs `neardup tune`: reads the sample and the truth, sweeps, writes the table.
@@ -316,7 +443,7 @@ pub struct TuneConfig {
 /// # Errors
 /// The output is an input; unreadable inputs or truth; an invalid parameter; too few of the
 /// truth's ids among the inputs; an unwritable output.
-pub fn run_tune(config: &TuneConfig) -> Result<()> {
+pub fn run_tune(config: &TuneConfig, observer: &dyn SweepObserver) -> Result<()> {
     let mut inputs: Vec<(Option<String>, &str)> = config
         .inputs
         .iter()
@@ -325,30 +452,76 @@ pub fn run_tune(config: &TuneConfig) -> Result<()> {
     inputs.push((Some("`truth`".to_owned()), &config.truth));
     inputs.extend(file_params_read(&config.method, &config.params));
     check_distinct_named(&inputs, &[("`output`", &config.output)])?;
+    // Counted before anything is read: a grid too large is refused at once.
+    count_runs(
+        &config.method,
+        &config.params,
+        &config.grid,
+        config.max_runs,
+    )?;
     // File parameters (`boilerplate_file`, ...) are paths: the methods take their contents.
     let params = read_file_params(&config.method, &config.params)?;
-    let mut out = AtomicOutput::create(&config.output)?;
+    let out = AtomicOutput::create(&config.output)?;
     let truth = load_truth(&config.truth, &config.eval)?;
     let corpus = read_inputs(&config.inputs, &config.input)?;
     let texts: Vec<&str> = corpus.records.iter().map(|r| r.text.as_str()).collect();
     let ids: Vec<Value> = corpus.records.iter().map(|r| r.id.clone()).collect();
+    let sample = Labelled {
+        texts: &texts,
+        ids: &ids,
+        truth: &truth,
+    };
     let rows = sweep(
-        &texts,
-        &ids,
-        &truth,
+        sample,
         &config.method,
         &params,
         &config.grid,
         config.engine,
+        observer,
     )?;
+    write_rows(out, config, &rows, Completion::All)
+}
+
+/// Writes the table of `rows` to `config.output` (text or JSON as `config.json` says),
+/// marked partial unless `completion` is [`Completion::All`]: what the CLI writes when a
+/// sweep is stopped with Ctrl-C.
+///
+/// # Errors
+/// The output cannot be written.
+pub fn write_table(config: &TuneConfig, rows: &[TuneRow], completion: Completion) -> Result<()> {
+    write_rows(
+        AtomicOutput::create(&config.output)?,
+        config,
+        rows,
+        completion,
+    )
+}
+
+fn write_rows(
+    mut out: AtomicOutput,
+    config: &TuneConfig,
+    rows: &[TuneRow],
+    completion: Completion,
+) -> Result<()> {
     let text = if config.json {
-        format!("{:#}\n", render_json(&rows, config.objective))
+        format!("{:#}\n", table_json(rows, config.objective, completion))
     } else {
-        render_text(&rows, config.objective)
+        partial_line(completion) + &render_text(rows, config.objective)
     };
     let path = out.path().to_owned();
     (out.writer().write_all(text.as_bytes())).map_err(|error| Error::Io { path, error })?;
     out.commit()
+}
+
+/// The first line of a partial text table (empty for a complete one).
+fn partial_line(completion: Completion) -> String {
+    match completion {
+        Completion::All => String::new(),
+        Completion::Partial { finished, planned } => format!(
+            "partial: {finished} of {planned} runs finished (the sweep was stopped); the \
+             recommendation is among them\n\n"
+        ),
+    }
 }
 
 /// The index of the recommended row, or `None` when no row meets the objective.
@@ -491,14 +664,33 @@ struct TuneJson<'a> {
     objective: String,
     rows: Vec<RowJson<'a>>,
     recommended: Option<usize>,
+    /// A sweep stopped before its end: the runs finished and planned (absent when complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial: Option<PartialJson>,
+}
+
+/// The `partial` member of a stopped sweep's JSON table.
+#[derive(Serialize)]
+struct PartialJson {
+    finished: u64,
+    planned: u64,
 }
 
 /// The table and the recommendation as JSON.
 pub fn render_json(rows: &[TuneRow], objective: Objective) -> Value {
+    table_json(rows, objective, Completion::All)
+}
+
+/// [`render_json`], marked partial when `completion` says so.
+fn table_json(rows: &[TuneRow], objective: Objective, completion: Completion) -> Value {
     let table = TuneJson {
         objective: describe(objective),
         rows: (rows.iter()).map(row_json).collect(),
         recommended: recommend(rows, objective),
+        partial: match completion {
+            Completion::All => None,
+            Completion::Partial { finished, planned } => Some(PartialJson { finished, planned }),
+        },
     };
     // Serialising plain fields and options into a value cannot fail.
     serde_json::to_value(table).unwrap_or(Value::Null)
@@ -590,6 +782,79 @@ mod tests {
             seconds: 0.0,
             extra: Vec::new(),
         }
+    }
+
+    fn grid(extra: &[(&str, usize)]) -> TuneGrid {
+        let values = |count: usize| (1..=count).map(|i| format!("0.{i:02}")).collect();
+        TuneGrid {
+            thresholds: vec![0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+            ngrams: vec![2, 3, 4, 5],
+            permutations: vec![128],
+            max_distances: vec!["3".into()],
+            extra: (extra.iter())
+                .map(|&(name, count)| (name.to_owned(), values(count)))
+                .collect(),
+        }
+    }
+
+    /// Issue 44, item 4: six parameters of ten values each made a million runs, started
+    /// without a word. The runs are counted before any is made, and a grid past the cap is
+    /// refused naming the count, what makes it and the option.
+    #[test]
+    fn regression_a_million_run_sweep_is_refused_before_it_runs() {
+        let mut huge = grid(&[
+            ("max_df", 10),
+            ("boilerplate_df", 10),
+            ("rare_threshold", 10),
+        ]);
+        huge.thresholds = (1..=10).map(|i| f64::from(i) / 10.0).collect();
+        huge.ngrams = (1..=10).collect();
+        huge.permutations = (1..=10).map(|i| i * 16).collect();
+        let base = Params::new();
+        let error = count_runs("minhash", &base, &huge, DEFAULT_MAX_RUNS)
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "the grid makes 1000000 runs",
+            "ngram 10 x permutations 10 x threshold 10 x max_df 10 x boilerplate_df 10 x \
+             rare_threshold 10",
+            "more than `max_runs` 1000",
+        ] {
+            assert!(error.contains(part), "{part:?} in {error}");
+        }
+        assert_eq!(
+            count_runs("minhash", &base, &huge, 1_000_000).unwrap(),
+            1_000_000
+        );
+        // The defaults: 7 thresholds x 4 n-gram sizes; SimHash (no threshold unverified)
+        // 4 n-gram sizes x 3 distance rules.
+        assert_eq!(count_runs("minhash", &base, &grid(&[]), 1000).unwrap(), 28);
+        let mut simhash = grid(&[]);
+        simhash.max_distances = vec!["3".into(), "6".into(), "<100:10,<500:6,3".into()];
+        assert_eq!(count_runs("simhash", &base, &simhash, 1000).unwrap(), 12);
+        assert!(count_runs("exact", &base, &grid(&[("max_df", 2)]), 1000).is_err());
+    }
+
+    /// A sweep stopped with Ctrl-C writes the rows it finished, marked partial in both
+    /// forms; a complete table carries no mark.
+    #[test]
+    fn a_partial_table_says_how_many_runs_it_holds() {
+        let rows = [row(0.5, 0.9, 0.95)];
+        let partial = Completion::Partial {
+            finished: 1,
+            planned: 40,
+        };
+        let json = table_json(&rows, Objective::F1, partial);
+        assert_eq!(
+            json["partial"],
+            serde_json::json!({"finished": 1, "planned": 40})
+        );
+        assert_eq!(json["rows"].as_array().unwrap().len(), 1);
+        assert!(table_json(&rows, Objective::F1, Completion::All)
+            .get("partial")
+            .is_none());
+        assert!(partial_line(partial).starts_with("partial: 1 of 40 runs finished"));
+        assert_eq!(partial_line(Completion::All), "");
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub struct HttpConfig {
     pub max_matches: usize,
     /// The most collections the service holds (`--max-collections`).
     pub max_collections: usize,
+    /// The most memory the collections' stream learning may take together
+    /// (`--learning-memory`; [`crate::learning_budget`]).
+    pub learning_memory: u64,
 }
 
 impl Default for HttpConfig {
@@ -115,6 +118,7 @@ impl Default for HttpConfig {
             max_id_bytes: 512,
             max_matches: 100,
             max_collections: crate::DEFAULT_MAX_COLLECTIONS,
+            learning_memory: crate::learning_budget::default_learning_memory(),
         }
     }
 }
@@ -320,6 +324,7 @@ pub fn run(
         let dir = data_dir.to_owned();
         let options = crate::ServiceOptions {
             max_collections: config.max_collections,
+            learning_memory: config.learning_memory,
             ..crate::ServiceOptions::default()
         };
         let service = tokio::task::spawn_blocking(move || Service::open_with(&dir, options))

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod collection;
 pub mod error;
 pub mod http;
+pub mod learning_budget;
 pub mod settings;
 pub mod store;
 
@@ -46,6 +47,9 @@ pub struct ServiceOptions {
     /// The most collections, open or unavailable: each costs a writer thread and an open file
     /// per segment.
     pub max_collections: usize,
+    /// The most memory the collections' stream learning may take together, in bytes
+    /// (`--learning-memory`; [`learning_budget`]): a creation past it is refused.
+    pub learning_memory: u64,
     /// The time of insertions, retention and expiry ([`SystemClock`] by default).
     pub clock: Arc<dyn Clock>,
 }
@@ -54,6 +58,7 @@ impl Default for ServiceOptions {
     fn default() -> ServiceOptions {
         ServiceOptions {
             max_collections: DEFAULT_MAX_COLLECTIONS,
+            learning_memory: learning_budget::default_learning_memory(),
             clock: Arc::new(SystemClock),
         }
     }
@@ -377,6 +382,8 @@ impl Service {
                 }
             }
         }
+        let taken = learning_budget::taken(collections.values().map(|c| c.settings()));
+        learning_budget::warn_at_start(options.learning_memory, taken);
         Ok(Arc::new(Service {
             data_dir: data_dir.to_owned(),
             collections: RwLock::new(collections),
@@ -436,9 +443,10 @@ impl Service {
     /// that fails after that is undone: it either completes or leaves nothing.
     ///
     /// # Errors
-    /// A bad name or settings (422), settings that differ from the existing collection's
-    /// (409), an unavailable collection of that name (409), the collection limit (409), or a
-    /// store failure.
+    /// A bad name or settings (422; for a new collection also [`Settings::check_new`]),
+    /// settings that differ from the existing collection's (409), an unavailable collection
+    /// of that name (409), the collection limit (409), the learning budget (409,
+    /// [`learning_budget`]), or a store failure.
     pub fn create(&self, name: &str, settings: Settings) -> Result<bool, ServiceError> {
         check_name(name)?;
         settings.check()?;
@@ -465,6 +473,7 @@ impl Service {
                 ),
             ));
         }
+        settings.check_new()?;
         let count = self.names().len() + self.unavailable().len();
         if count >= self.options.max_collections {
             return Err(ServiceError::new(
@@ -477,6 +486,11 @@ impl Service {
                 ),
             ));
         }
+        let taken = {
+            let collections = self.collections.read().unwrap_or_else(|e| e.into_inner());
+            learning_budget::taken(collections.values().map(|c| c.settings()))
+        };
+        learning_budget::admit(self.options.learning_memory, taken, &settings)?;
         let dir = self.stage(name, &settings)?;
         match open_collection(name, &dir, settings, &self.options.clock) {
             Ok(collection) => {

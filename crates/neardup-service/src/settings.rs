@@ -249,6 +249,65 @@ impl Settings {
         })
     }
 
+    /// The most memory the collection's stream learning may take: `frequency_memory` for
+    /// each window it keeps (the lines and shingles; the set values too, for `max_df` with
+    /// `common_shingles` `check`), 0 when it does not learn. What the server's learning
+    /// budget counts ([`crate::learning_budget`]).
+    pub fn learning_memory(&self) -> u64 {
+        let Some(options) = self.frequency_options() else {
+            return 0;
+        };
+        (options.memory as u64).saturating_mul(self.learning_windows())
+    }
+
+    /// How [`Settings::learning_memory`] is made, for a message.
+    pub fn learning_memory_detail(&self) -> String {
+        let memory = self.frequency_options().map_or(0, |options| options.memory);
+        match self.learning_windows() {
+            1 => format!("frequency_memory {memory}"),
+            windows => format!(
+                "frequency_memory {memory} for each of {windows} windows: the lines, and \
+                 the set values the method marks common"
+            ),
+        }
+    }
+
+    /// The windows of frequencies the collection keeps when it learns: two when its method
+    /// marks common set values (as [`crate::collection`]'s learning decides), else one.
+    fn learning_windows(&self) -> u64 {
+        struct MarksCommon;
+        impl registry::MethodVisitor for MarksCommon {
+            type Output = bool;
+            fn visit<M: registry::Registered>(self, method: M) -> bool {
+                neardup_core::Method::common_limit(&method, 1).is_some()
+            }
+        }
+        let marks = (self.method_params().ok())
+            .and_then(|params| registry::with_method(&self.method, &params, MarksCommon).ok());
+        // Settings that do not build never open; counted at the most they could take.
+        if marks.unwrap_or(true) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Checks what only a new collection is refused (a stored one opens whatever it holds,
+    /// and a `PUT` of its own settings still answers that it exists): stream learning that
+    /// would not be amortised, a window too small for its memory
+    /// ([`FrequencyOptions::check_learning_cost`]).
+    ///
+    /// # Errors
+    /// A 422 under `frequency_window`, naming the smallest window and the largest memory
+    /// that work.
+    pub fn check_new(&self) -> Result<(), ServiceError> {
+        if let Some(options) = self.frequency_options() {
+            (options.check_learning_cost())
+                .map_err(|e| ServiceError::invalid(e.parameter(), e.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// The method's parameters as given (the limits learned from the stream at the
     /// method's defaults unless set).
     ///

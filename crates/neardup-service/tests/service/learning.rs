@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::{random_text, rt, Server};
 use neardup_service::client::Method;
 use neardup_service::http::HttpConfig;
+use neardup_service::{ServiceOptions, Settings};
 
 /// A bank's notice: four template lines around a short body of its own.
 fn notice(i: u64) -> String {
@@ -397,4 +398,135 @@ fn a_template_flood_keeps_memory_and_work_per_document_flat_on_every_method() {
         }
         server.stop().await;
     });
+}
+
+/// A server on `dir` whose stream learning may take `bytes` in all.
+async fn start_with_budget(dir: &std::path::Path, bytes: u64) -> Server {
+    let options = ServiceOptions {
+        learning_memory: bytes,
+        ..ServiceOptions::default()
+    };
+    Server::start_with(dir, HttpConfig::default(), options).await
+}
+
+/// Issue 44, item 3: `frequency_memory` had no cap across collections (up to 1,000 of them
+/// at 4 GiB each). The server's learning budget refuses a creation past it (409, naming the
+/// budget, what is taken and what was asked; the set values' window counted too); a
+/// collection that does not learn takes nothing; a drop gives its share back; stored
+/// collections over a smaller budget open and serve at the next start.
+#[test]
+fn regression_the_learning_budget_refuses_a_collection_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = |mib: u64| json!({"method": "minhash", "common_shingles": "drop", "frequency_memory": mib << 20});
+    rt().block_on(async {
+        let server = start_with_budget(dir.path(), 100 << 20).await;
+        server.create("a", lines(40)).await;
+        // Lines and set values: two windows of 40 MiB, 120 MiB in all.
+        let both = json!({"method": "minhash", "frequency_memory": 40 << 20});
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/b", Some(both))
+            .await;
+        assert_eq!(status, 409, "{answer}");
+        assert_eq!(answer["error"]["code"], "learning_memory_limit");
+        assert_eq!(answer["error"]["field"], "frequency_memory");
+        let message = answer["error"]["message"].as_str().unwrap();
+        for part in [
+            "may take 83886080 bytes (80.0 MiB)",
+            "budget is 104857600 bytes (100.0 MiB) (--learning-memory)",
+            "41943040 bytes (40.0 MiB) is taken by 1 collection(s)",
+            "62914560 bytes (60.0 MiB) is left",
+        ] {
+            assert!(message.contains(part), "{part:?} in {message}");
+        }
+        let (status, _) = server.call(Method::GET, "/v1/collections/b", None).await;
+        assert_eq!(status, 404, "a refused creation leaves nothing");
+        server.create("exact", json!({"method": "exact"})).await;
+        let off = json!({"method": "minhash", "max_df": "off", "boilerplate_df": "off"});
+        server.create("off", off).await;
+        server.create("c", lines(60)).await;
+        server.stop().await;
+        drop(server);
+        // At the next start with half the budget, the stored collections open and serve.
+        let server = start_with_budget(dir.path(), 50 << 20).await;
+        for name in ["a", "c", "exact", "off"] {
+            let (status, answer) = server.insert(name, "x", &notice(1)).await;
+            assert_eq!(status, 200, "{name}: {answer}");
+        }
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/d", Some(lines(1)))
+            .await;
+        assert_eq!(status, 409, "{answer}");
+        // Dropping the 60 MiB collection leaves 40 of 50 taken.
+        let (status, _) = server.call(Method::DELETE, "/v1/collections/c", None).await;
+        assert_eq!(status, 200);
+        server.create("d", lines(1)).await;
+        server.stop().await;
+    });
+}
+
+/// Issue 44, item 3: a window of 8 documents with 1 GiB learned at every insert, merging up
+/// to 1 GiB of tables each time (0.7 s an insert). A new collection whose learning would not
+/// be amortised is refused, naming the smallest window and the largest memory that are; the
+/// same settings stored before still open (a stored collection is never refused).
+#[test]
+fn regression_a_window_too_small_for_its_memory_is_refused_at_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = json!({"method": "minhash", "frequency_window": 8, "frequency_memory": 1 << 30});
+    rt().block_on(async {
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/tiny", Some(tiny.clone()))
+            .await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(answer["error"]["field"], "frequency_window");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("at every insert"), "{message}");
+        assert!(message.contains("at least 4000 documents"), "{message}");
+        assert!(message.contains("at most 2147484 bytes"), "{message}");
+        // The default memory (36 MiB) needs a window of 144 documents.
+        let small = json!({"method": "simhash", "frequency_window": 100});
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/small", Some(small))
+            .await;
+        assert_eq!(status, 422, "{answer}");
+        assert!(answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at least 144 documents"));
+        for fixed in [
+            json!({"method": "minhash", "frequency_window": 4000, "frequency_memory": 1 << 30}),
+            json!({"method": "minhash", "frequency_window": 8, "frequency_memory": 2147484}),
+        ] {
+            let (status, answer) = server
+                .call(Method::PUT, "/v1/collections/fixed", Some(fixed.clone()))
+                .await;
+            assert_eq!(status, 201, "{fixed}: {answer}");
+            let (status, _) = server
+                .call(Method::DELETE, "/v1/collections/fixed", None)
+                .await;
+            assert_eq!(status, 200);
+        }
+        let allowed =
+            json!({"method": "minhash", "frequency_window": 8, "frequency_memory": 2147484});
+        server.create("stored", allowed).await;
+        server.stop().await;
+        drop(server);
+        // A collection stored with such settings (by an older version) opens and serves, and
+        // a PUT of its own settings answers that it exists.
+        let path = dir.path().join("collections/stored/settings.json");
+        let mut stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        stored["frequency_memory"] = json!(1 << 30);
+        std::fs::write(&path, serde_json::to_vec(&stored).unwrap()).unwrap();
+        let server = Server::start(dir.path(), HttpConfig::default()).await;
+        let (status, answer) = server.insert("stored", "a", &notice(1)).await;
+        assert_eq!(status, 200, "{answer}");
+        let (status, answer) = server
+            .call(Method::PUT, "/v1/collections/stored", Some(tiny.clone()))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        server.stop().await;
+    });
+    let stored = Settings::from_json(&tiny).unwrap();
+    assert!(stored.check().is_ok());
+    assert_eq!(stored.check_new().unwrap_err().status, 422);
 }
