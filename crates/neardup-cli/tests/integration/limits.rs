@@ -8,7 +8,7 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::util::{files_in, neardup, path, stderr};
+use crate::util::{files_in, json_file, neardup, path, stderr};
 
 /// `{"text":"hi"}` lines.
 fn tiny(count: usize) -> Vec<u8> {
@@ -23,7 +23,7 @@ fn stats_of(dir: &std::path::Path, input: &str, args: &[&str]) -> Value {
     all.extend_from_slice(args);
     let run = neardup(&all);
     assert!(run.status.success(), "{args:?}: {}", stderr(&run));
-    serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap()
+    json_file(&stats)
 }
 
 /// The peak resident memory the stats file reports, in bytes.

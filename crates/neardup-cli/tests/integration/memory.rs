@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{example, files_in, neardup, path, stderr};
+use crate::util::{example, files_in, interrupt, neardup, path, stderr};
 
 /// Runs `dedup` with `args` writing kept, clusters, pairs and stats into `dir` under
 /// `prefix`; returns the bytes of the first three and the stats.
@@ -284,11 +284,7 @@ fn a_signal_while_spilling_removes_the_temporary_directory() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(ready(&files_in(dir.path())), "{:?}", files_in(dir.path()));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    interrupt(&child);
     let status = child.wait().unwrap();
     drop(stdin);
     assert_eq!(status.code(), Some(130));

@@ -6,7 +6,7 @@ use std::io::{BufRead, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{example, files_in, neardup, path, stderr};
+use crate::util::{example, files_in, json_file, neardup, path, stderr};
 
 #[test]
 fn a_line_that_repeats_a_key_is_refused_or_counted() {
@@ -37,7 +37,7 @@ fn a_line_that_repeats_a_key_is_refused_or_counted() {
         &stats,
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
-    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let stats = json_file(&stats);
     assert_eq!(stats["skipped"], 1);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"text\":\"c\"}\n");
 }

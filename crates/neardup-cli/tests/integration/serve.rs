@@ -339,14 +339,7 @@ fn the_client_creates_inserts_checks_and_loads() {
 #[test]
 fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["serve", "--listen", "0.0.0.0:0", "--data-dir"])
-        .arg(dir.path())
-        .env_remove("NEARDUP_TOKEN")
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr = serve_refused("0.0.0.0:0", &[dir.path().as_os_str()]);
     assert!(
         stderr.contains("--listen") && stderr.contains("token"),
         "{stderr}"
@@ -363,29 +356,35 @@ fn serve_refuses_to_listen_beyond_loopback_without_a_token() {
     assert!(terminate(&mut child).success());
 }
 
-/// Bytes of `text` outside `A-Za-z0-9-_.~` written as `%XX` (a query value).
 #[test]
 fn serve_refuses_a_token_file_shorter_than_a_tokens_file_allows() {
     // Issue 44, item 8: `--token-file` took a 3-character token.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("token");
     std::fs::write(&file, "abc\n").unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--token-file")
-        .arg(&file)
-        .env_remove("NEARDUP_TOKEN")
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let data = dir.path().join("data");
+    let args = [data.as_os_str(), "--token-file".as_ref(), file.as_os_str()];
+    let stderr = serve_refused("127.0.0.1:0", &args);
     assert!(
         stderr.contains("--token-file") && stderr.contains("16 to 512 characters; this one has 3"),
         "{stderr}"
     );
 }
 
+/// Runs `serve --listen LISTEN --data-dir ARGS...` without `NEARDUP_TOKEN`, which must fail;
+/// its standard error.
+fn serve_refused(listen: &str, args: &[&std::ffi::OsStr]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--listen", listen, "--data-dir"])
+        .args(args)
+        .env_remove("NEARDUP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    String::from_utf8(output.stderr).unwrap()
+}
+
+/// Bytes of `text` outside `A-Za-z0-9-_.~` written as `%XX` (a query value).
 fn percent_encoded(text: &str) -> String {
     text.bytes()
         .map(|b| match b {

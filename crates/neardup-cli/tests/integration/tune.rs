@@ -4,6 +4,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::util::{interrupt, json_file};
+
 /// Three texts with two copies each, and their truth, in `dir`.
 fn labelled(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let corpus = dir.join("corpus.jsonl");
@@ -237,17 +239,13 @@ fn regression_ctrl_c_in_tune_writes_the_table_of_the_runs_finished() {
     }
     assert!(said.contains("100000 runs"), "{said}");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    interrupt(&child);
     let status = child.wait().unwrap();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert_eq!(status.code(), Some(130), "{said}{rest}");
     assert!(rest.contains("stopped after"), "{rest}");
-    let written: Value = serde_json::from_slice(&std::fs::read(&table).unwrap()).unwrap();
+    let written = json_file(&table);
     let finished = written["partial"]["finished"].as_u64().unwrap();
     assert_eq!(written["partial"]["planned"], 100_000);
     assert!((1..100_000).contains(&finished), "{finished}");

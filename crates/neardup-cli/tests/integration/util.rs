@@ -50,3 +50,17 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The JSON value of a file (a stats file, a table).
+pub fn json_file(path: impl AsRef<Path>) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Sends SIGINT to `child` (Ctrl-C), as a user at a terminal would.
+pub fn interrupt(child: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}

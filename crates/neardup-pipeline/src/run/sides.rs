@@ -306,8 +306,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn blocks_are_handed_on_once_they_reach_the_block_size_and_at_the_end() {
+    /// The sizes of the blocks `texts` are handed on in, and the bytes counted in progress.
+    fn block_sizes(texts: Vec<String>) -> (Vec<usize>, u64) {
         let progress = Bytes::default();
         let mut sizes = Vec::new();
         let mut each = |block: Vec<String>| {
@@ -315,32 +315,30 @@ mod tests {
             Ok(())
         };
         let mut blocks = Blocks::new(&progress, &mut each);
-        let big = "x".repeat(STREAM_BLOCK_BYTES / 2);
-        for _ in 0..5 {
-            blocks.push(record(big.clone())).unwrap();
+        let count = texts.len();
+        for text in texts {
+            blocks.push(record(text)).unwrap();
         }
-        blocks.push(record("tail".into())).unwrap();
-        assert_eq!(blocks.finish().unwrap(), 6);
+        assert_eq!(blocks.finish().unwrap(), count);
+        (sizes, progress.0.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn blocks_are_handed_on_once_they_reach_the_block_size_and_at_the_end() {
+        let big = "x".repeat(STREAM_BLOCK_BYTES / 2);
+        let mut texts = vec![big.clone(); 5];
+        texts.push("tail".into());
+        let (sizes, bytes) = block_sizes(texts);
         assert_eq!(sizes, [2, 2, 2]);
         // Raw lines count with their line break.
         let raw = 5 * (big.len() + 5) + "raw tail\n".len();
-        assert_eq!(progress.0.load(Ordering::Relaxed), raw as u64);
+        assert_eq!(bytes, raw as u64);
     }
 
     #[test]
     fn a_block_of_tiny_texts_is_bounded_by_their_number() {
         // Issue 44: two million texts of "hi" were one block, sketched all at once.
-        let progress = Bytes::default();
-        let mut sizes = Vec::new();
-        let mut each = |block: Vec<String>| {
-            sizes.push(block.len());
-            Ok(())
-        };
-        let mut blocks = Blocks::new(&progress, &mut each);
-        for _ in 0..20_000 {
-            blocks.push(record("hi".into())).unwrap();
-        }
-        blocks.finish().unwrap();
+        let (sizes, _) = block_sizes(vec!["hi".to_owned(); 20_000]);
         let per_block =
             STREAM_BLOCK_BYTES / (crate::memory_rule::PER_DOCUMENT_BYTES as usize + 2) + 1;
         assert!(sizes.len() > 1, "{sizes:?}");

@@ -188,6 +188,11 @@ mod tests {
         records
     }
 
+    /// The inserts of documents `seqs`, with the ids the test segments give them.
+    fn inserts(seqs: std::ops::Range<u64>) -> Vec<Record> {
+        seqs.map(|s| insert(s, &format!("id-{s}"))).collect()
+    }
+
     #[test]
     fn salvage_keeps_every_record_after_a_bad_one() {
         // Issue 44, item 6: salvage cut at the bad record and lost every good one after it.
@@ -206,18 +211,8 @@ mod tests {
         // Documents 0-3 in place, 5-9 in a segment of their own after the gap.
         let after = dir.path().join(Segment::file_name(5));
         assert_eq!(report.written, vec![path.clone(), after.clone()]);
-        assert_eq!(
-            records_of(&path),
-            (0..4)
-                .map(|s| insert(s, &format!("id-{s}")))
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(
-            records_of(&after),
-            (5..10)
-                .map(|s| insert(s, &format!("id-{s}")))
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(records_of(&path), inserts(0..4));
+        assert_eq!(records_of(&after), inserts(5..10));
     }
 
     #[test]
@@ -242,7 +237,7 @@ mod tests {
         let kept = dir.path().join(Segment::file_name(1));
         assert_eq!(report.written, vec![kept.clone()]);
         assert!(!path.exists());
-        let mut expected: Vec<Record> = (1..5).map(|s| insert(s, &format!("id-{s}"))).collect();
+        let mut expected = inserts(1..5);
         expected.push(Record::Delete(2));
         assert_eq!(records_of(&kept), expected);
     }
