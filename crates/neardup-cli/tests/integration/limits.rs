@@ -84,21 +84,21 @@ fn the_in_memory_read_switches_to_streaming_when_it_passes_the_limit() {
 
 #[test]
 fn a_document_whose_sketching_passes_the_limit_is_refused_up_front() {
-    // A 4 MB document under 64M: minhash takes about 20 bytes a byte of text.
+    // An 8 MB document under 128M: minhash takes about 20 bytes a byte of text.
     let dir = tempfile::tempdir().unwrap();
     let input = path(dir.path(), "large.jsonl");
-    let large = "word ".repeat(800_000);
+    let large = "word ".repeat(1_600_000);
     let lines = format!("{{\"text\":\"small one\"}}\n{{\"text\":\"{large}\"}}\n");
     std::fs::write(&input, lines).unwrap();
     let out = path(dir.path(), "out.jsonl");
-    for limit in [&["--memory-limit", "64M"][..], &["--memory-limit", "1"]] {
+    for limit in [&["--memory-limit", "128M"][..], &["--memory-limit", "1"]] {
         let mut args = vec!["dedup", &input, "-o", &out];
         args.extend_from_slice(limit);
         let run = neardup(&args);
         assert!(!run.status.success(), "{limit:?}");
         let message = stderr(&run);
         assert!(
-            message.contains("large.jsonl:2: record of 4000000 bytes"),
+            message.contains("large.jsonl:2: record of 8000000 bytes"),
             "{message}"
         );
         assert!(message.contains("memory limit of"), "{message}");
@@ -108,7 +108,7 @@ fn a_document_whose_sketching_passes_the_limit_is_refused_up_front() {
     let stats = stats_of(
         dir.path(),
         &input,
-        &["--memory-limit", "64M", "--on-error", "skip"],
+        &["--memory-limit", "128M", "--on-error", "skip"],
     );
     assert_eq!(stats["skipped"], 1, "{stats}");
     assert_eq!(stats["documents_in"], 1);
@@ -118,12 +118,12 @@ fn a_document_whose_sketching_passes_the_limit_is_refused_up_front() {
 
 #[test]
 fn a_streamed_run_whose_documents_alone_pass_the_limit_is_refused() {
-    // 1,000,000 documents need about 72 MB even streamed: more than 64M.
+    // 2,000,000 documents need about 144 MB even streamed: more than 128M.
     let dir = tempfile::tempdir().unwrap();
     let input = path(dir.path(), "many.jsonl");
-    std::fs::write(&input, tiny(1_000_000)).unwrap();
+    std::fs::write(&input, tiny(2_000_000)).unwrap();
     let out = path(dir.path(), "out.jsonl");
-    let run = neardup(&["dedup", &input, "-o", &out, "--memory-limit", "64M"]);
+    let run = neardup(&["dedup", &input, "-o", &out, "--memory-limit", "128M"]);
     assert!(!run.status.success());
     let message = stderr(&run);
     assert!(message.contains("documents need at least"), "{message}");
