@@ -1,4 +1,4 @@
-"""python -m neardup_bench {speed,quality,methods,flood,hamming,boilerplate,lengths,service,short,regress,selftest} [OPTIONS] (see bench/run)."""
+"""python -m neardup_bench {speed,quality,methods,flood,hamming,boilerplate,lengths,service,online,short,regress,selftest} [OPTIONS] (see bench/run)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import boilerplate, flood, hamming, lengths, methods, quality, regress, scale, selftest, service, short, speed
+from . import boilerplate, flood, hamming, lengths, methods, online, quality, regress, scale, selftest, service, short, speed
 from .common import ROOT
 
 
@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         ("hamming", hamming, "the SimHash Hamming index vs PyPI simhash and gaoya: build, memory, queries, self-join"),
         ("boilerplate", boilerplate, "boilerplate-aware similarity: quality before/after on every corpus, cost of the pass"),
         ("lengths", lengths, "defaults by length: shingle sizes and thresholds on short and long corpora, and their cost"),
+        ("online", online, "the service's quality on the labelled corpora and notice floods, beside the batch CLI"),
         ("service", service, "neardup serve at 10M+ documents: single and batched inserts, checks, memory, disk, restart"),
         ("short", short, "exact short-text joins at 1M documents vs the all-m-gram index, MinHash-LSH, datasketch"),
         ("regress", regress, "this tree's binary against another revision's: wall, CPU, peak memory per stage"),
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         return boilerplate.main(args)
     if args.cmd == "lengths":
         return lengths.main(args)
+    if args.cmd == "online":
+        return online.main(args)
     if args.cmd == "service":
         return service.main(args)
     if args.cmd == "short":

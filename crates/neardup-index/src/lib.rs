@@ -70,7 +70,9 @@ mod hamming;
 mod hamming_blocks;
 mod hamming_join;
 mod hamming_scan;
+mod key_levels;
 mod key_table;
+mod levels;
 mod ngram_index;
 mod online;
 mod pass_join;
@@ -94,7 +96,9 @@ pub use hamming_join::{
     HammingJoin,
 };
 pub use ngram_index::{ngram_dedup, NgramResult};
-pub use online::{without_priority, DuplicateId, MemoryIndex, OnlineIndex};
+pub use key_levels::{build_merge as build_key_merge, KeyIndex, KeyLevel, KEY_LEVEL_BASE};
+pub use levels::{Level, Levels, Merge, LEVEL_FANOUT};
+pub use online::{without_priority, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
 pub use set_join::{
     intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure, MAX_JOIN_EDITS,

@@ -59,6 +59,42 @@ impl MemoryIndex {
         MemoryIndex::default()
     }
 
+    /// Removes every id below `seq` at once (a retention drop): each bucket loses its
+    /// members below `seq`, in one pass over the buckets, however large (a flood's bucket
+    /// would make [`OnlineIndex::remove`] one id at a time quadratic).
+    pub fn forget_below(&mut self, seq: u64) {
+        self.keys.retain(|&id, _| id >= seq);
+        self.buckets.retain(|_, bucket| {
+            bucket.retain(|&id| id >= seq);
+            !bucket.is_empty()
+        });
+    }
+
+    /// Every `(key, id)` stored, in no set order.
+    pub fn pairs(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (self.buckets.iter()).flat_map(|(&key, ids)| ids.iter().map(move |&id| (key, id)))
+    }
+
+    /// The lowest and highest ids stored, if any.
+    pub fn id_range(&self) -> Option<(u64, u64)> {
+        let first = self.keys.keys().min()?;
+        Some((*first, *self.keys.keys().max()?))
+    }
+
+    /// Approximate heap bytes held: a bucket entry and a key per stored key, and the maps.
+    pub fn memory_bytes(&self) -> usize {
+        let stored: usize = self.keys.values().map(|keys| keys.len()).sum();
+        stored * 16 + (self.keys.capacity() + self.buckets.capacity()) * 48
+    }
+}
+
+/// Buckets of ids by key, each read from its oldest member: what the budgeted probes of an
+/// online index read ([`MemoryIndex`], and [`crate::KeyIndex`]'s levels).
+pub trait Buckets {
+    /// Appends to `out` at most `limit` members of `key`'s bucket, oldest first; returns the
+    /// number of members the bucket has (at least those read).
+    fn read_bucket(&self, key: u64, limit: usize, out: &mut Vec<u64>) -> usize;
+
     /// [`OnlineIndex::probe`] within a budget: puts in `out` (cleared first) at most
     /// `limit` ids, ascending, without repeats, read from the first `limit` members of each
     /// bucket of `keys` (buckets keep insertion order: with ids inserted in increasing order,
@@ -70,15 +106,12 @@ impl MemoryIndex {
     /// A query then reads at most `keys.len() x limit` members whatever the buckets hold: a
     /// template flood, where every stored text shares a key with every new one, costs a
     /// bounded amount per query instead of growing with the index.
-    pub fn probe_within(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
+    fn probe_within(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
         out.clear();
         let mut left_out = 0;
-        for key in keys {
-            if let Some(bucket) = self.buckets.get(key) {
-                let read = bucket.len().min(limit);
-                out.extend_from_slice(&bucket[..read]);
-                left_out = left_out.max((bucket.len() - read) as u64);
-            }
+        for &key in keys {
+            let size = self.read_bucket(key, limit, out);
+            left_out = left_out.max(size.saturating_sub(limit) as u64);
         }
         out.sort_unstable();
         out.dedup();
@@ -96,22 +129,23 @@ impl MemoryIndex {
     /// where a notice's copies are.
     fn probe_smallest_first(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
         out.clear();
-        let mut buckets: Vec<&Vec<u64>> = (keys.iter())
-            .filter_map(|key| self.buckets.get(key))
+        let mut sized: Vec<(usize, u64)> = (keys.iter())
+            .map(|&key| (self.read_bucket(key, 0, out), key))
+            .filter(|&(size, _)| size > 0)
             .collect();
-        buckets.sort_by_key(|bucket| bucket.len());
+        sized.sort_by_key(|&(size, _)| size);
         let mut left_out = 0u64;
-        for bucket in buckets {
-            let read = bucket.len().min(limit.saturating_sub(out.len()));
-            out.extend_from_slice(&bucket[..read]);
-            left_out = left_out.max((bucket.len() - read) as u64);
+        for (size, key) in sized {
+            let room = limit.saturating_sub(out.len());
+            let read = self.read_bucket(key, room, out).min(room);
+            left_out = left_out.max(size.saturating_sub(read) as u64);
             out.sort_unstable();
             out.dedup();
         }
         left_out
     }
 
-    /// [`MemoryIndex::probe_within`] under priority keys (keys with
+    /// [`Buckets::probe_within`] under priority keys (keys with
     /// [`neardup_core::PRIORITY_KEY`] set, [`neardup_core::Join::PriorityKeys`]): the ids of
     /// the priority keys first, up to `limit`, then those of the other keys not among them,
     /// up to `limit` in all. A notice's copies, under its filling's priority keys, are then
@@ -121,7 +155,7 @@ impl MemoryIndex {
     /// The keys are looked up without their priority bit ([`without_priority`]), as they
     /// must be stored: so keys stored before priority keys existed, whose top bit is
     /// anybody's, still meet those of a new text.
-    pub fn probe_priority_first(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
+    fn probe_priority_first(&self, keys: &[u64], limit: usize, out: &mut Vec<u64>) -> u64 {
         let (first, ordinary): (Vec<u64>, Vec<u64>) = keys
             .iter()
             .partition(|&&key| key >= neardup_core::PRIORITY_KEY);
@@ -145,16 +179,15 @@ impl MemoryIndex {
         }
         left_out
     }
+}
 
-    /// Removes every id below `seq` at once (a retention drop): each bucket loses its
-    /// members below `seq`, in one pass over the buckets, however large (a flood's bucket
-    /// would make [`OnlineIndex::remove`] one id at a time quadratic).
-    pub fn forget_below(&mut self, seq: u64) {
-        self.keys.retain(|&id, _| id >= seq);
-        self.buckets.retain(|_, bucket| {
-            bucket.retain(|&id| id >= seq);
-            !bucket.is_empty()
-        });
+impl Buckets for MemoryIndex {
+    fn read_bucket(&self, key: u64, limit: usize, out: &mut Vec<u64>) -> usize {
+        let Some(bucket) = self.buckets.get(&key) else {
+            return 0;
+        };
+        out.extend_from_slice(&bucket[..bucket.len().min(limit)]);
+        bucket.len()
     }
 }
 

@@ -1,0 +1,457 @@
+//! Keys of an online index in levels: the newest in a [`MemoryIndex`], the frozen ones packed
+//! in sorted arrays of about 10 bytes a key ([`KeyLevel`]), merged as the Hamming levels are.
+//!
+//! A [`MemoryIndex`] costs about 80 bytes a stored key (a bucket vector per key, and each
+//! id's keys for removal): at 12 band keys a document that is a kilobyte, where the service
+//! wants under 200 bytes a document in all. A frozen level keeps, per key, the top 32 bits of
+//! the key, the next 8, and the document's sequence number less the level's first (4 + 1 + 4
+//! bytes), sorted, with a table of bucket starts over the top bits (about a byte a key). Two
+//! keys agreeing on their top 40 bits meet (a chance of about one in a trillion a pair of
+//! keys; verification rejects such a candidate). Levels are immutable and shared behind an
+//! [`std::sync::Arc`] ([`Levels`]), so that a merge is built off the request path.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::Range;
+
+use crate::levels::{Level, Levels, Merge};
+use crate::online::{Buckets, DuplicateId, MemoryIndex, OnlineIndex};
+
+/// Documents in the newest level before it is frozen.
+pub const KEY_LEVEL_BASE: usize = 8192;
+
+/// The top 40 bits of a key, as a level compares them.
+#[inline]
+fn key40(key: u64) -> u64 {
+    key >> 24
+}
+
+/// A frozen level: `(key, seq)` pairs sorted by the key's top 40 bits, then by seq.
+#[derive(Debug, Default)]
+pub struct KeyLevel {
+    /// The lowest sequence number; entries hold `seq - base`.
+    base: u64,
+    /// Distinct documents held.
+    docs: usize,
+    /// Bucket of an entry: its top 32 bits shifted right by this.
+    shift: u32,
+    /// Bucket `b` is `offsets[b]..offsets[b + 1]`.
+    offsets: Vec<u32>,
+    /// Bits 63..32 of each key.
+    high: Vec<u32>,
+    /// Bits 31..24 of each key.
+    low: Vec<u8>,
+    /// `seq - base` of each key.
+    seqs: Vec<u32>,
+    /// One bit per seq from `base`: set when the level holds that document.
+    held: Vec<u64>,
+}
+
+impl Level for KeyLevel {
+    fn docs(&self) -> usize {
+        self.docs
+    }
+
+    fn holds(&self, seq: u64) -> bool {
+        let Some(bit) = seq.checked_sub(self.base) else {
+            return false;
+        };
+        let bit = bit as usize;
+        self.held.get(bit / 64).is_some_and(|w| w & 1 << (bit % 64) != 0)
+    }
+
+    fn docs_below(&self, seq: u64) -> usize {
+        let bits = seq.saturating_sub(self.base).min(self.held.len() as u64 * 64) as usize;
+        let whole: usize = self.held[..bits / 64].iter().map(|w| w.count_ones() as usize).sum();
+        let part = match bits % 64 {
+            0 => 0,
+            r => (self.held[bits / 64] & ((1u64 << r) - 1)).count_ones() as usize,
+        };
+        whole + part
+    }
+}
+
+impl KeyLevel {
+    /// An empty level for about `count` pairs, its sequence numbers from `base` to `base +
+    /// u32::MAX`; [`KeyLevel::push`] the pairs in order, then [`KeyLevel::finish`].
+    fn with_capacity(count: usize, base: u64) -> KeyLevel {
+        let bits = ((count / 4).max(1).ilog2() + u32::from(count > 4)).min(28);
+        KeyLevel {
+            base,
+            docs: 0,
+            shift: 32 - bits,
+            offsets: vec![0; (1usize << bits) + 1],
+            high: Vec::with_capacity(count),
+            low: Vec::with_capacity(count),
+            seqs: Vec::with_capacity(count),
+            held: Vec::new(),
+        }
+    }
+
+    /// Appends a pair: `key40` (a key's top 40 bits) and `seq`, after every pair pushed
+    /// before it in (key40, seq) order.
+    fn push(&mut self, key40: u64, seq: u64) {
+        let bit = (seq - self.base) as usize;
+        if self.held.len() <= bit / 64 {
+            self.held.resize(bit / 64 + 1, 0);
+        }
+        if self.held[bit / 64] & 1 << (bit % 64) == 0 {
+            self.held[bit / 64] |= 1 << (bit % 64);
+            self.docs += 1;
+        }
+        let high = (key40 >> 8) as u32;
+        self.high.push(high);
+        self.low.push(key40 as u8);
+        self.seqs.push((seq - self.base) as u32);
+        let b = self.bucket(high);
+        self.offsets[b + 1] += 1;
+    }
+
+    /// Ends the pushes: the bucket starts.
+    fn finish(mut self) -> KeyLevel {
+        for b in 1..self.offsets.len() {
+            self.offsets[b] += self.offsets[b - 1];
+        }
+        self.held.shrink_to_fit();
+        self
+    }
+
+    #[inline]
+    fn bucket(&self, high: u32) -> usize {
+        (u64::from(high) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn key_at(&self, at: usize) -> u64 {
+        u64::from(self.high[at]) << 8 | u64::from(self.low[at])
+    }
+
+    #[inline]
+    fn seq_at(&self, at: usize) -> u64 {
+        self.base + u64::from(self.seqs[at])
+    }
+
+    /// The entries of `key`, in seq order.
+    fn range(&self, key: u64) -> Range<usize> {
+        let key = key40(key);
+        let b = self.bucket((key >> 8) as u32);
+        let bucket = self.offsets[b] as usize..self.offsets[b + 1] as usize;
+        let first = self.partition(bucket.clone(), |k| k < key);
+        let last = self.partition(first..bucket.end, |k| k <= key);
+        first..last
+    }
+
+    /// The first position of `range` whose key fails `before` (keys are sorted).
+    fn partition(&self, range: Range<usize>, before: impl Fn(u64) -> bool) -> usize {
+        let (mut low, mut high) = (range.start, range.end);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if before(self.key_at(mid)) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.offsets.capacity() * 4
+            + self.held.capacity() * 8
+            + self.high.capacity() * 4
+            + self.low.capacity()
+            + self.seqs.capacity() * 4
+    }
+
+    /// Stored pairs.
+    pub fn len(&self) -> usize {
+        self.high.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.high.is_empty()
+    }
+}
+
+/// An online key index in levels (see the module documentation): the same answers as a
+/// [`MemoryIndex`] of the same documents, at about a tenth of its memory.
+#[derive(Debug)]
+pub struct KeyIndex {
+    levels: Levels<KeyLevel>,
+    newest: MemoryIndex,
+    /// Documents in the newest level before it is frozen ([`KEY_LEVEL_BASE`]).
+    level_base: usize,
+    /// Frozen levels wait for the owner's merge ([`KeyIndex::defer_merges`]).
+    deferred: bool,
+}
+
+impl Default for KeyIndex {
+    fn default() -> Self {
+        KeyIndex {
+            levels: Levels::default(),
+            newest: MemoryIndex::new(),
+            level_base: KEY_LEVEL_BASE,
+            deferred: false,
+        }
+    }
+}
+
+impl KeyIndex {
+    /// An empty index.
+    pub fn new() -> KeyIndex {
+        KeyIndex::default()
+    }
+
+    /// The same index freezing its newest level at `docs` documents (at least 1) instead of
+    /// [`KEY_LEVEL_BASE`]: for tests, which want many levels from few documents.
+    pub fn with_level_base(mut self, docs: usize) -> KeyIndex {
+        self.level_base = docs.max(1);
+        self
+    }
+
+    /// The same index, merging frozen levels only when the owner asks
+    /// ([`KeyIndex::merge`], [`KeyIndex::install`]).
+    pub fn defer_merges(mut self) -> KeyIndex {
+        self.deferred = true;
+        self
+    }
+
+    /// Stores `id` under `keys` (repeats ignored). Ids must be inserted in increasing order.
+    ///
+    /// # Errors
+    /// [`DuplicateId`] when `id` is in the newest level already.
+    pub fn insert(&mut self, id: u64, keys: &[u64]) -> Result<(), DuplicateId> {
+        self.newest.insert(id, keys)?;
+        if self.newest.len() >= self.level_base {
+            self.freeze();
+        }
+        Ok(())
+    }
+
+    /// Freezes the newest level (and merges, unless deferred).
+    fn freeze(&mut self) {
+        let Some((first, last)) = self.newest.id_range() else {
+            return;
+        };
+        let newest = std::mem::take(&mut self.newest);
+        let mut pairs: Vec<(u64, u64)> = newest.pairs().map(|(k, id)| (key40(k), id)).collect();
+        drop(newest);
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut level = KeyLevel::with_capacity(pairs.len(), first);
+        for (key, id) in pairs {
+            level.push(key, id);
+        }
+        self.levels.push(level.finish(), first, last);
+        if !self.deferred {
+            while let Some(merge) = self.merge() {
+                let merged = build_merge(&merge);
+                self.levels.install(merge, merged);
+            }
+        }
+    }
+
+    /// The merge due, if any: build it with [`build_merge`] (from any thread), then
+    /// [`KeyIndex::install`] it.
+    pub fn merge(&self) -> Option<Merge<KeyLevel>> {
+        // A level's pairs hold their seq less its first in 32 bits.
+        (self.levels.merge()).filter(|m| m.last().saturating_sub(m.first()) <= u64::from(u32::MAX))
+    }
+
+    /// Installs what [`build_merge`] built for `merge`; false when its levels are gone.
+    pub fn install(&mut self, merge: Merge<KeyLevel>, merged: KeyLevel) -> bool {
+        self.levels.install(merge, merged)
+    }
+
+    /// Removes `id`; false when it was not stored.
+    pub fn remove(&mut self, id: u64) -> bool {
+        self.newest.remove(id) || self.levels.remove(id)
+    }
+
+    /// Forgets every id below `seq` (a retention drop).
+    pub fn forget_below(&mut self, seq: u64) {
+        self.newest.forget_below(seq);
+        self.levels.forget_below(seq);
+    }
+
+    /// Stored ids.
+    pub fn len(&self) -> usize {
+        self.levels.docs() + self.newest.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of levels, the newest included.
+    pub fn level_count(&self) -> usize {
+        self.levels.len() + 1
+    }
+
+    /// Approximate heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.levels.iter().map(KeyLevel::memory_bytes).sum::<usize>() + self.newest.memory_bytes()
+    }
+}
+
+impl Buckets for KeyIndex {
+    fn read_bucket(&self, key: u64, limit: usize, out: &mut Vec<u64>) -> usize {
+        let mut size = 0;
+        let mut read = 0;
+        let check = !self.levels.all_live();
+        for level in self.levels.iter() {
+            let range = level.range(key);
+            size += range.len();
+            for at in range {
+                if read == limit {
+                    break;
+                }
+                let seq = level.seq_at(at);
+                if check && self.levels.is_gone(seq) {
+                    continue;
+                }
+                out.push(seq);
+                read += 1;
+            }
+        }
+        size + self.newest.read_bucket(key, limit - read, out)
+    }
+}
+
+/// The level that replaces `merge`'s levels: their pairs merged in order, without the
+/// documents removed or forgotten when the merge was planned.
+pub fn build_merge(merge: &Merge<KeyLevel>) -> KeyLevel {
+    let levels = merge.levels();
+    let base = levels.iter().map(|l| l.base).min().unwrap_or(0).max(merge.first());
+    let count: usize = levels.iter().map(|l| l.len()).sum();
+    let mut merged = KeyLevel::with_capacity(count, base);
+    // Levels hold disjoint, increasing ranges of seqs: among equal keys the older level's
+    // pairs come first, so (key, level) orders the heads as (key, seq) would.
+    let mut heads: BinaryHeap<Reverse<(u64, usize, usize)>> = (levels.iter().enumerate())
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| Reverse((l.key_at(0), i, 0)))
+        .collect();
+    while let Some(Reverse((key, i, at))) = heads.pop() {
+        let level = &levels[i];
+        if at + 1 < level.len() {
+            heads.push(Reverse((level.key_at(at + 1), i, at + 1)));
+        }
+        let seq = level.seq_at(at);
+        if merge.is_gone(seq) || seq < base {
+            continue;
+        }
+        merged.push(key, seq);
+    }
+    merged.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Keys that differ in their top 40 bits, as hashed keys do.
+    fn spread(key: u64) -> u64 {
+        (key + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(Vec<u64>),
+        Remove(u64),
+        Forget(u64),
+        Merge,
+        Probe(Vec<u64>, usize, bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let keys = || prop::collection::vec((0u64..12).prop_map(spread), 0..5);
+        prop_oneof![
+            6 => keys().prop_map(Op::Insert),
+            1 => (0u64..200).prop_map(Op::Remove),
+            1 => (0u64..200).prop_map(Op::Forget),
+            1 => Just(Op::Merge),
+            3 => (keys(), 1usize..10, any::<bool>()).prop_map(|(k, l, p)| Op::Probe(k, l, p)),
+        ]
+    }
+
+    proptest! {
+        /// Any sequence of inserts (ids increasing), removals, retention drops, deferred
+        /// merges and budgeted probes answers as a [`MemoryIndex`] of the same documents.
+        #[test]
+        fn answers_as_a_memory_index(ops in prop::collection::vec(op(), 0..150), base in 1usize..6) {
+            let mut levels = KeyIndex::new().with_level_base(base).defer_merges();
+            let mut memory = MemoryIndex::new();
+            let mut next = 0u64;
+            let (mut found, mut expected) = (Vec::new(), Vec::new());
+            for op in ops {
+                match op {
+                    Op::Insert(keys) => {
+                        if !keys.is_empty() {
+                            levels.insert(next, &keys).unwrap();
+                            memory.insert(next, &keys).unwrap();
+                        }
+                        next += 1;
+                    }
+                    Op::Remove(id) => {
+                        let was = memory.remove(id);
+                        let said = levels.remove(id);
+                        prop_assert!(!was || said);
+                    }
+                    Op::Forget(seq) => {
+                        // A retention drop forgets documents stored before.
+                        let seq = seq.min(next);
+                        levels.forget_below(seq);
+                        memory.forget_below(seq);
+                    }
+                    Op::Merge => {
+                        if let Some(merge) = levels.merge() {
+                            let merged = build_merge(&merge);
+                            prop_assert!(levels.install(merge, merged));
+                        }
+                    }
+                    Op::Probe(keys, limit, priority) => {
+                        let keys: Vec<u64> = match priority {
+                            true => keys.iter().enumerate()
+                                .map(|(i, &k)| if i % 2 == 0 { k | neardup_core::PRIORITY_KEY } else { k })
+                                .collect(),
+                            false => keys,
+                        };
+                        // Stored keys keep their top bit clear, as the engine stores them.
+                        let stored_form = |k: &u64| k & !neardup_core::PRIORITY_KEY;
+                        let plain: Vec<u64> = keys.iter().map(stored_form).collect();
+                        if priority {
+                            levels.probe_priority_first(&keys, limit, &mut found);
+                            memory.probe_priority_first(&keys, limit, &mut expected);
+                        } else {
+                            levels.probe_within(&plain, limit, &mut found);
+                            memory.probe_within(&plain, limit, &mut expected);
+                        }
+                        prop_assert_eq!(&found, &expected);
+                    }
+                }
+                prop_assert_eq!(levels.len(), memory.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_flooded_key_is_read_from_its_oldest_members_across_levels() {
+        let mut index = KeyIndex::new().with_level_base(1000);
+        for id in 0..10_000u64 {
+            index.insert(id, &[spread(7), spread(id + 100)]).unwrap();
+        }
+        assert!(index.level_count() < 10, "{} levels", index.level_count());
+        let mut found = Vec::new();
+        let left_out = index.probe_within(&[spread(7)], 128, &mut found);
+        assert_eq!(found, (0..128).collect::<Vec<u64>>());
+        assert_eq!(left_out, 10_000 - 128);
+        index.probe_within(&[spread(5_100)], 128, &mut found);
+        assert_eq!(found, vec![5_000]);
+        assert!(index.memory_bytes() < 10_000 * 2 * 12, "{}", index.memory_bytes());
+    }
+}
