@@ -27,8 +27,8 @@ use std::collections::HashMap;
 
 use neardup_core::{Error, Join, Method, Result, Sketch, PRIORITY_KEY};
 use neardup_index::{
-    hamming_key, join_limits, online_form, template_anchors, without_priority, CandidateLimits,
-    HammingIndex, MemoryIndex, OnlineForm, OnlineIndex,
+    build_key_merge, hamming_key, join_limits, online_form, template_anchors, without_priority,
+    Buckets, CandidateLimits, HammingIndex, KeyIndex, KeyLevel, Levels, Merge, OnlineForm,
 };
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
@@ -135,36 +135,38 @@ fn reads_priority_first<M: Method>(join: &Join<M>) -> bool {
 
 /// Fingerprints per level before it is frozen (see [`Tiered`]).
 const LEVEL_BASE: usize = 8192;
-/// A level is merged into the one before it while that one is at most this many times its
-/// size.
-const LEVEL_FANOUT: usize = 4;
 
 /// A Hamming index that takes inserts one at a time at a bounded cost per query: levels of
 /// [`HammingIndex`], the newest small. Inserts go to the newest level; when it holds
 /// `LEVEL_BASE` fingerprints it is frozen and merged with the levels before it while they
-/// are at most `LEVEL_FANOUT` times its size (so sizes fall geometrically, a query probes
-/// O(log n) levels, and each fingerprint is rebuilt O(log n) times). A single growing
-/// `HammingIndex` would instead scan a buffer of up to an eighth of its size on every query.
-/// Levels use dense tables ([`HammingIndex::build_dense`]): a query with a large radius probes
-/// hundreds of block values per level, each then reads about one fingerprint.
+/// are at most [`neardup_index::LEVEL_FANOUT`] times its size (so sizes fall geometrically, a
+/// query probes O(log n) levels, and each fingerprint is rebuilt O(log n) times). A single
+/// growing `HammingIndex` would instead scan a buffer of up to an eighth of its size on every
+/// query. Levels use dense tables ([`HammingIndex::build_dense`]): a query with a large
+/// radius probes hundreds of block values per level, each then reads about one fingerprint.
 ///
-/// With [`Tiered::defer_merges`], a frozen level waits for the owner to merge it: the owner
-/// builds the merge from `&self` ([`Tiered::build_merge`]) while readers go on, and installs
-/// it ([`Tiered::install_merge`]); the service does this so that the merge of a level of
-/// tens of millions never holds its write lock.
-#[derive(Debug, Clone)]
+/// Frozen levels are immutable, behind an `Arc` ([`Levels`]): with [`Tiered::defer_merges`]
+/// the owner takes a merge ([`Tiered::merge`]), builds it on a thread of its own
+/// ([`build_hamming_merge`]) while queries and inserts go on, and installs it
+/// ([`Tiered::install`]); removals made meanwhile are kept and skipped by queries.
+#[derive(Debug)]
 pub struct Tiered {
     max_distance: u32,
-    /// Oldest and largest first; the last takes inserts.
-    levels: Vec<HammingIndex>,
-    /// Frozen levels wait for [`Tiered::build_merge`] instead of merging on insert.
+    /// The frozen levels, oldest and largest first.
+    levels: Levels<HammingIndex>,
+    /// The level taking inserts.
+    newest: HammingIndex,
+    /// The lowest and highest ids inserted into `newest`.
+    newest_range: Option<(u64, u64)>,
+    /// Frozen levels wait for the owner's merge instead of merging on insert.
     deferred: bool,
 }
 
-/// Which levels a merge takes: the last `count` frozen ones (see [`Tiered::build_merge`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MergePlan {
-    count: usize,
+/// A merge of frozen Hamming levels, to build with [`build_hamming_merge`].
+#[derive(Debug)]
+pub struct HammingMerge {
+    merge: Merge<HammingIndex>,
+    max_distance: u32,
 }
 
 impl Tiered {
@@ -175,7 +177,9 @@ impl Tiered {
     pub fn new(max_distance: u32) -> Result<Tiered> {
         Ok(Tiered {
             max_distance,
-            levels: vec![Self::level(&[], max_distance)?],
+            levels: Levels::default(),
+            newest: Self::level_from(Vec::new(), max_distance)?,
+            newest_range: None,
             deferred: false,
         })
     }
@@ -184,6 +188,11 @@ impl Tiered {
     pub fn defer_merges(mut self) -> Tiered {
         self.deferred = true;
         self
+    }
+
+    /// Whether frozen levels wait for the owner's merge.
+    pub fn set_deferred(&mut self, deferred: bool) {
+        self.deferred = deferred;
     }
 
     /// The blocks of a level of `n` fingerprints: the `m` with the least expected work for a
@@ -211,123 +220,86 @@ impl Tiered {
             .unwrap_or(1)
     }
 
-    fn level(entries: &[(u64, u64)], max_distance: u32) -> Result<HammingIndex> {
-        Self::level_from(entries.to_vec(), max_distance)
-    }
-
     fn level_from(entries: Vec<(u64, u64)>, max_distance: u32) -> Result<HammingIndex> {
         let blocks = Self::blocks(max_distance, entries.len().max(LEVEL_BASE));
         HammingIndex::build_dense_from(entries, max_distance, Some(blocks))
             .map_err(|e| Error::invalid("max_distance", e.to_string()))
     }
 
-    /// Stores `fingerprint` under `id` (a repeated id is ignored).
+    /// Stores `fingerprint` under `id` (a repeated id is ignored). Ids must increase.
     pub fn insert(&mut self, id: u64, fingerprint: u64) {
-        let Some(newest) = self.levels.last_mut() else {
+        if self.newest.insert(id, fingerprint).is_err() {
             return;
-        };
-        if newest.insert(id, fingerprint).is_err() || newest.len() < LEVEL_BASE {
+        }
+        let (first, _) = self.newest_range.unwrap_or((id, id));
+        self.newest_range = Some((first.min(id), id));
+        if self.newest.len() < LEVEL_BASE {
             return;
         }
         // Freeze the newest level.
-        if let Ok(fresh) = Self::level(&[], self.max_distance) {
-            self.levels.push(fresh);
+        let Ok(fresh) = Self::level_from(Vec::new(), self.max_distance) else {
+            return;
+        };
+        let frozen = std::mem::replace(&mut self.newest, fresh);
+        if let Some((first, last)) = self.newest_range.take() {
+            self.levels.push(frozen, first, last);
         }
         if !self.deferred {
-            while let Some(plan) = self.merge_plan() {
-                match self.build_merge(plan) {
-                    Ok(merged) => self.install_merge(plan, merged),
+            while let Some(merge) = self.merge() {
+                match build_hamming_merge(&merge) {
+                    Ok(merged) => self.install(merge, merged),
                     Err(_) => return,
-                }
+                };
             }
         }
     }
 
-    /// The merge due, if any: the last frozen level with the ones before it while each is at
-    /// most `LEVEL_FANOUT` times the size merged so far.
-    pub fn merge_plan(&self) -> Option<MergePlan> {
-        let frozen = &self.levels[..self.levels.len().saturating_sub(1)];
-        let mut size = frozen.last()?.len();
-        let mut count = 1;
-        for level in frozen.iter().rev().skip(1) {
-            if level.len() > LEVEL_FANOUT * size {
-                break;
-            }
-            size += level.len();
-            count += 1;
-        }
-        (count >= 2).then_some(MergePlan { count })
+    /// The merge due, if any (see [`Levels::merge`]).
+    pub fn merge(&self) -> Option<HammingMerge> {
+        Some(HammingMerge {
+            merge: self.levels.merge()?,
+            max_distance: self.max_distance,
+        })
     }
 
-    /// The level that replaces the levels of `plan`, built from `&self`.
-    ///
-    /// # Errors
-    /// A `max_distance` the Hamming index refuses.
-    pub fn build_merge(&self, plan: MergePlan) -> Result<HammingIndex> {
-        let frozen = self.levels.len() - 1;
-        let merged = &self.levels[frozen - plan.count..frozen];
-        let count = merged.iter().map(HammingIndex::len).sum();
-        let (mut ids, mut fingerprints) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for level in merged {
-            level.extend_columns(&mut ids, &mut fingerprints);
-        }
-        let blocks = Self::blocks(self.max_distance, count.max(LEVEL_BASE));
-        HammingIndex::build_dense_columns(ids, fingerprints, self.max_distance, Some(blocks))
-            .map_err(|e| Error::invalid("max_distance", e.to_string()))
-    }
-
-    /// Installs what [`Tiered::build_merge`] built for `plan`; nothing may have changed the
-    /// index in between.
-    pub fn install_merge(&mut self, plan: MergePlan, merged: HammingIndex) {
-        let frozen = self.levels.len() - 1;
-        self.levels
-            .splice(frozen - plan.count..frozen, std::iter::once(merged));
+    /// Installs what [`build_hamming_merge`] built for `merge`; false when its levels are
+    /// gone (a retention drop took one meanwhile).
+    pub fn install(&mut self, merge: HammingMerge, merged: HammingIndex) -> bool {
+        self.levels.install(merge.merge, merged)
     }
 
     /// Forgets every id below `seq` (the documents a retention drop removed): levels holding
-    /// only such ids are dropped, a level where they are more than half is rebuilt without
-    /// them, and the others keep them until their next merge (callers skip them).
-    ///
-    /// # Errors
-    /// A `max_distance` the Hamming index refuses.
-    pub fn forget_below(&mut self, seq: u64) -> Result<()> {
-        let newest = self.levels.len() - 1;
-        let mut kept = Vec::with_capacity(self.levels.len());
-        for (at, level) in std::mem::take(&mut self.levels).into_iter().enumerate() {
-            let below = level.ids_below(seq);
-            if below == 0 || (below * 2 <= level.len() && at != newest) {
-                kept.push(level);
-            } else if below == level.len() && at != newest {
-                continue;
-            } else {
-                let entries: Vec<(u64, u64)> =
-                    level.entries().into_iter().filter(|e| e.0 >= seq).collect();
-                kept.push(Self::level_from(entries, self.max_distance)?);
+    /// only such ids are dropped, the others skip them until their next merge.
+    pub fn forget_below(&mut self, seq: u64) {
+        self.levels.forget_below(seq);
+        if self.newest_range.is_some_and(|(first, _)| first < seq) {
+            let below: Vec<u64> = (self.newest.entries().into_iter())
+                .map(|(id, _)| id)
+                .filter(|&id| id < seq)
+                .collect();
+            for id in below {
+                self.newest.remove(id);
             }
         }
-        self.levels = kept;
-        Ok(())
     }
 
-    /// An index of `entries` (distinct ids) in one level, as a sealed partition wants:
-    /// a query then probes one level instead of a dozen.
+    /// An index of `entries` (distinct ids, ascending) in one level, as a restart wants: a
+    /// query then probes one level instead of a dozen.
     ///
     /// # Errors
     /// A repeated id, or a `max_distance` the Hamming index refuses.
     pub fn from_entries(max_distance: u32, entries: &[(u64, u64)]) -> Result<Tiered> {
-        Ok(Tiered {
-            max_distance,
-            levels: vec![
-                Self::level(entries, max_distance)?,
-                Self::level(&[], max_distance)?,
-            ],
-            deferred: false,
-        })
+        let mut tiered = Tiered::new(max_distance)?;
+        if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+            let level = Self::level_from(entries.to_vec(), max_distance)?;
+            tiered.levels.push(level, first.0, last.0);
+        }
+        Ok(tiered)
     }
 
     /// Removes `id`; false when absent.
     pub fn remove(&mut self, id: u64) -> bool {
-        self.levels.iter_mut().rev().any(|level| level.remove(id))
+        self.newest.remove(id) || self.levels.remove(id)
     }
 
     /// Every `(id, distance)` within `k` (at most the index's maximum), in no set order.
@@ -347,10 +319,21 @@ impl Tiered {
     ) -> u64 {
         let k = k.min(self.max_distance);
         let mut unread = 0;
-        for level in &self.levels {
+        let from = out.len();
+        for level in self.levels.iter().chain([&self.newest]) {
             if let Ok((found, left)) = level.query_within(fingerprint, k, limit) {
                 out.extend(found);
                 unread += left;
+            }
+        }
+        if !self.levels.all_live() {
+            let mut at = from;
+            while at < out.len() {
+                if self.levels.is_gone(out[at].0) {
+                    out.swap_remove(at);
+                } else {
+                    at += 1;
+                }
             }
         }
         unread
@@ -358,7 +341,7 @@ impl Tiered {
 
     /// Stored fingerprints.
     pub fn len(&self) -> usize {
-        self.levels.iter().map(HammingIndex::len).sum()
+        self.levels.docs() + self.newest.len()
     }
 
     /// True when nothing is stored.
@@ -368,13 +351,46 @@ impl Tiered {
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.levels.iter().map(HammingIndex::memory_bytes).sum()
+        self.levels
+            .iter()
+            .map(HammingIndex::memory_bytes)
+            .sum::<usize>()
+            + self.newest.memory_bytes()
     }
 
-    /// The number of levels.
+    /// The number of levels, the newest included.
     pub fn levels(&self) -> usize {
-        self.levels.len()
+        self.levels.len() + 1
     }
+}
+
+/// The level that replaces `merge`'s levels (from any thread): their live fingerprints,
+/// less the documents removed or forgotten when the merge was planned.
+///
+/// # Errors
+/// A `max_distance` the Hamming index refuses.
+pub fn build_hamming_merge(merge: &HammingMerge) -> Result<HammingIndex> {
+    let levels = merge.merge.levels();
+    let count = levels.iter().map(|l| l.len()).sum();
+    let (mut ids, mut fingerprints) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for level in levels {
+        level.extend_columns(&mut ids, &mut fingerprints);
+    }
+    if (ids.iter()).any(|&id| merge.merge.is_gone(id)) {
+        let mut kept = 0;
+        for at in 0..ids.len() {
+            if !merge.merge.is_gone(ids[at]) {
+                ids[kept] = ids[at];
+                fingerprints[kept] = fingerprints[at];
+                kept += 1;
+            }
+        }
+        ids.truncate(kept);
+        fingerprints.truncate(kept);
+    }
+    let blocks = Tiered::blocks(merge.max_distance, ids.len().max(LEVEL_BASE));
+    HammingIndex::build_dense_columns(ids, fingerprints, merge.max_distance, Some(blocks))
+        .map_err(|e| Error::invalid("max_distance", e.to_string()))
 }
 
 /// Candidates a query of [`PartitionIndex::candidates`] gives at most, by default: the
@@ -395,7 +411,7 @@ pub struct PartitionIndex {
     /// The latest document per identity, keyed by its low 64 bits (a rare collision only
     /// adds a candidate, which verification rejects).
     identities: HashMap<u64, u64, foldhash::fast::FixedState>,
-    keys: Option<MemoryIndex>,
+    keys: Option<KeyIndex>,
     hamming: Option<Tiered>,
     max_distance: u32,
     /// The keys looked up differ from the keys stored (the exact joins).
@@ -443,7 +459,7 @@ impl PartitionIndex {
         };
         let (keys, hamming) = match form {
             OnlineForm::Identity => (None, None),
-            OnlineForm::Keys { .. } => (Some(MemoryIndex::new()), None),
+            OnlineForm::Keys { .. } => (Some(KeyIndex::new()), None),
             OnlineForm::Hamming => {
                 let priority = matches!(
                     join,
@@ -453,7 +469,7 @@ impl PartitionIndex {
                     }
                 );
                 let anchored = template_anchors(&join).is_some();
-                let keys = (priority || anchored).then(MemoryIndex::new);
+                let keys = (priority || anchored).then(KeyIndex::new);
                 (keys, Some(Tiered::new(max_distance)?))
             }
         };
@@ -521,51 +537,60 @@ impl PartitionIndex {
         Ok(())
     }
 
-    /// The same index with merges of its frozen Hamming levels left to the owner
-    /// ([`PartitionIndex::merge_plan`], [`PartitionIndex::build_merge`],
-    /// [`PartitionIndex::install_merge`]), as a collection-wide index wants.
+    /// The same index with merges of its frozen levels left to the owner
+    /// ([`PartitionIndex::merge`], [`IndexMerge::build`], [`PartitionIndex::install`]), as
+    /// a collection-wide index wants: it builds them on a thread of its own.
     pub fn defer_merges(mut self) -> Self {
-        self.hamming = self.hamming.map(Tiered::defer_merges);
-        self.deferred = true;
+        self.set_deferred(true);
         self
     }
 
-    /// The Hamming merge due, if any (see [`Tiered::merge_plan`]).
-    pub fn merge_plan(&self) -> Option<MergePlan> {
-        self.hamming.as_ref().and_then(Tiered::merge_plan)
-    }
-
-    /// Builds the merge of `plan` from `&self` (readers go on meanwhile).
-    ///
-    /// # Errors
-    /// A `max_distance` the Hamming index refuses.
-    pub fn build_merge(&self, plan: MergePlan) -> Option<Result<HammingIndex>> {
-        self.hamming.as_ref().map(|h| h.build_merge(plan))
-    }
-
-    /// Installs what [`PartitionIndex::build_merge`] built; the index must not have changed
-    /// in between.
-    pub fn install_merge(&mut self, plan: MergePlan, merged: HammingIndex) {
+    /// Whether merges wait for the owner ([`PartitionIndex::defer_merges`]) or run as levels
+    /// freeze (as a restart wants while it replays the segments, with nobody to wait for).
+    pub fn set_deferred(&mut self, deferred: bool) {
         if let Some(hamming) = self.hamming.as_mut() {
-            hamming.install_merge(plan, merged);
+            hamming.set_deferred(deferred);
+        }
+        if let Some(keys) = self.keys.as_mut() {
+            keys.set_deferred(deferred);
+        }
+        self.deferred = deferred;
+    }
+
+    /// The merge due, if any: of the Hamming levels first, then of the key levels.
+    pub fn merge(&self) -> Option<IndexMerge> {
+        let hamming = self.hamming.as_ref().and_then(Tiered::merge);
+        hamming.map(IndexMerge::Hamming).or_else(|| {
+            let keys = self.keys.as_ref().and_then(KeyIndex::merge);
+            keys.map(IndexMerge::Keys)
+        })
+    }
+
+    /// Installs what [`IndexMerge::build`] built; false when its levels are gone (a
+    /// retention drop took one meanwhile) or it does not fit.
+    pub fn install(&mut self, merge: IndexMerge, merged: MergedLevel) -> bool {
+        match (merge, merged, self.hamming.as_mut(), self.keys.as_mut()) {
+            (IndexMerge::Hamming(merge), MergedLevel::Hamming(level), Some(hamming), _) => {
+                hamming.install(merge, level)
+            }
+            (IndexMerge::Keys(merge), MergedLevel::Keys(level), _, Some(keys)) => {
+                keys.install(merge, level)
+            }
+            _ => false,
         }
     }
 
     /// Forgets the documents below `seq` (a retention drop took them): their identities,
-    /// keys and fingerprints (see [`Tiered::forget_below`]). Candidates below `seq` may
-    /// still come from a Hamming level until its next merge; callers skip them.
-    ///
-    /// # Errors
-    /// A `max_distance` the Hamming index refuses.
-    pub fn forget_below(&mut self, seq: u64) -> Result<()> {
+    /// keys and fingerprints. Levels wholly below are dropped; the others skip them until
+    /// their next merge.
+    pub fn forget_below(&mut self, seq: u64) {
         self.identities.retain(|_, stored| *stored >= seq);
         if let Some(keys) = self.keys.as_mut() {
             keys.forget_below(seq);
         }
         if let Some(hamming) = self.hamming.as_mut() {
-            hamming.forget_below(seq)?;
+            hamming.forget_below(seq);
         }
-        Ok(())
     }
 
     /// Takes document `seq` out of the near-duplicate indexes (its identity stays until the
@@ -648,9 +673,62 @@ impl PartitionIndex {
     pub fn memory_bytes(&self) -> usize {
         let identities = self.identities.capacity() * (8 + 8 + 1) * 8 / 7;
         let hamming = self.hamming.as_ref().map_or(0, Tiered::memory_bytes);
-        // MemoryIndex does not report its size: a bucket entry and a key per band.
-        let keys = self.keys.as_ref().map_or(0, |k| k.len() * 64);
+        let keys = self.keys.as_ref().map_or(0, KeyIndex::memory_bytes);
         identities + hamming + keys
+    }
+}
+
+/// A merge of an index's frozen levels ([`PartitionIndex::merge`]): it holds its levels
+/// behind `Arc`s, so it is built with no lock held, on any thread.
+#[derive(Debug)]
+pub enum IndexMerge {
+    /// Of Hamming levels.
+    Hamming(HammingMerge),
+    /// Of key levels.
+    Keys(Merge<KeyLevel>),
+}
+
+/// What [`IndexMerge::build`] built.
+#[derive(Debug)]
+pub enum MergedLevel {
+    /// A Hamming level.
+    Hamming(HammingIndex),
+    /// A key level.
+    Keys(KeyLevel),
+}
+
+/// The levels a merge replaces, held so that the owner frees them after its lock.
+#[derive(Debug)]
+pub struct HeldLevels {
+    _hamming: Vec<std::sync::Arc<HammingIndex>>,
+    _keys: Vec<std::sync::Arc<KeyLevel>>,
+}
+
+impl IndexMerge {
+    /// Another hold on the levels this merge replaces: installing the merge then does not
+    /// free them (the owner drops this after releasing its lock).
+    pub fn hold(&self) -> HeldLevels {
+        match self {
+            IndexMerge::Hamming(merge) => HeldLevels {
+                _hamming: merge.merge.levels().to_vec(),
+                _keys: Vec::new(),
+            },
+            IndexMerge::Keys(merge) => HeldLevels {
+                _hamming: Vec::new(),
+                _keys: merge.levels().to_vec(),
+            },
+        }
+    }
+
+    /// The merged level.
+    ///
+    /// # Errors
+    /// A `max_distance` the Hamming index refuses.
+    pub fn build(&self) -> Result<MergedLevel> {
+        match self {
+            IndexMerge::Hamming(merge) => build_hamming_merge(merge).map(MergedLevel::Hamming),
+            IndexMerge::Keys(merge) => Ok(MergedLevel::Keys(build_key_merge(merge))),
+        }
     }
 }
 
@@ -860,14 +938,14 @@ mod tests {
             index.insert(id, fingerprint);
             stored.push((id, fingerprint));
             if id % 3000 == 2999 {
-                while let Some(plan) = index.merge_plan() {
-                    let built = index.build_merge(plan).unwrap();
-                    index.install_merge(plan, built);
+                while let Some(merge) = index.merge() {
+                    let built = build_hamming_merge(&merge).unwrap();
+                    assert!(index.install(merge, built));
                 }
             }
             if id % 20_000 == 19_999 {
                 cut = id - 15_000 + next() % 10_000;
-                index.forget_below(cut).unwrap();
+                index.forget_below(cut);
             }
             if id % 7_000 == 6_999 {
                 for _ in 0..10 {

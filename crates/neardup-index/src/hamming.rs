@@ -184,6 +184,22 @@ pub struct HammingIndex {
     dense: bool,
 }
 
+impl crate::levels::Level for HammingIndex {
+    fn docs(&self) -> usize {
+        self.len()
+    }
+
+    fn holds(&self, seq: u64) -> bool {
+        self.contains(seq)
+    }
+
+    fn docs_below(&self, seq: u64) -> usize {
+        (self.ids.iter().enumerate())
+            .filter(|&(slot, &id)| id < seq && self.is_live(slot))
+            .count()
+    }
+}
+
 /// Magic bytes of a saved index.
 const MAGIC: &[u8; 4] = b"NDHX";
 /// Version of the saved layout.
@@ -444,6 +460,11 @@ impl HammingIndex {
     /// The buffer size that triggers a merge.
     fn merge_threshold(&self) -> usize {
         4096.max(self.indexed / 8)
+    }
+
+    /// Whether `id` is stored (and not removed).
+    pub fn contains(&self, id: u64) -> bool {
+        self.slot_of(id).is_some_and(|slot| self.is_live(slot))
     }
 
     /// Removes `id`; false when it was not stored.

@@ -57,12 +57,19 @@ impl Level for KeyLevel {
             return false;
         };
         let bit = bit as usize;
-        self.held.get(bit / 64).is_some_and(|w| w & 1 << (bit % 64) != 0)
+        self.held
+            .get(bit / 64)
+            .is_some_and(|w| w & 1 << (bit % 64) != 0)
     }
 
     fn docs_below(&self, seq: u64) -> usize {
-        let bits = seq.saturating_sub(self.base).min(self.held.len() as u64 * 64) as usize;
-        let whole: usize = self.held[..bits / 64].iter().map(|w| w.count_ones() as usize).sum();
+        let bits = seq
+            .saturating_sub(self.base)
+            .min(self.held.len() as u64 * 64) as usize;
+        let whole: usize = self.held[..bits / 64]
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum();
         let part = match bits % 64 {
             0 => 0,
             r => (self.held[bits / 64] & ((1u64 << r) - 1)).count_ones() as usize,
@@ -218,6 +225,11 @@ impl KeyIndex {
         self
     }
 
+    /// Whether frozen levels wait for the owner's merge.
+    pub fn set_deferred(&mut self, deferred: bool) {
+        self.deferred = deferred;
+    }
+
     /// Stores `id` under `keys` (repeats ignored). Ids must be inserted in increasing order.
     ///
     /// # Errors
@@ -293,7 +305,11 @@ impl KeyIndex {
 
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.levels.iter().map(KeyLevel::memory_bytes).sum::<usize>() + self.newest.memory_bytes()
+        self.levels
+            .iter()
+            .map(KeyLevel::memory_bytes)
+            .sum::<usize>()
+            + self.newest.memory_bytes()
     }
 }
 
@@ -325,7 +341,12 @@ impl Buckets for KeyIndex {
 /// documents removed or forgotten when the merge was planned.
 pub fn build_merge(merge: &Merge<KeyLevel>) -> KeyLevel {
     let levels = merge.levels();
-    let base = levels.iter().map(|l| l.base).min().unwrap_or(0).max(merge.first());
+    let base = levels
+        .iter()
+        .map(|l| l.base)
+        .min()
+        .unwrap_or(0)
+        .max(merge.first());
     let count: usize = levels.iter().map(|l| l.len()).sum();
     let mut merged = KeyLevel::with_capacity(count, base);
     // Levels hold disjoint, increasing ranges of seqs: among equal keys the older level's
@@ -452,6 +473,10 @@ mod tests {
         assert_eq!(left_out, 10_000 - 128);
         index.probe_within(&[spread(5_100)], 128, &mut found);
         assert_eq!(found, vec![5_000]);
-        assert!(index.memory_bytes() < 10_000 * 2 * 12, "{}", index.memory_bytes());
+        assert!(
+            index.memory_bytes() < 10_000 * 2 * 12,
+            "{}",
+            index.memory_bytes()
+        );
     }
 }

@@ -140,8 +140,8 @@ impl<L: Level> Levels<L> {
     /// Records the removal of `seq`; false when no frozen level holds its range, or it was
     /// removed already.
     pub fn remove(&mut self, seq: u64) -> bool {
-        let held = (self.frozen.iter())
-            .any(|f| (f.first..=f.last).contains(&seq) && f.level.holds(seq));
+        let held =
+            (self.frozen.iter()).any(|f| (f.first..=f.last).contains(&seq) && f.level.holds(seq));
         held && seq >= self.floor && self.removed.insert(seq)
     }
 

@@ -95,9 +95,9 @@ pub use hamming_join::{
     self_join_128, self_join_128_within, self_join_64, self_join_64_within, DistancePair,
     HammingJoin,
 };
-pub use ngram_index::{ngram_dedup, NgramResult};
 pub use key_levels::{build_merge as build_key_merge, KeyIndex, KeyLevel, KEY_LEVEL_BASE};
 pub use levels::{Level, Levels, Merge, LEVEL_FANOUT};
+pub use ngram_index::{ngram_dedup, NgramResult};
 pub use online::{without_priority, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
 pub use set_join::{

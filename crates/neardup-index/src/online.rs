@@ -81,10 +81,12 @@ impl MemoryIndex {
         Some((*first, *self.keys.keys().max()?))
     }
 
-    /// Approximate heap bytes held: a bucket entry and a key per stored key, and the maps.
+    /// Approximate heap bytes held: a bucket entry and a key per stored key, and an entry
+    /// of each map per id and per bucket (counted as filled, not by capacity, so that the
+    /// estimate grows smoothly).
     pub fn memory_bytes(&self) -> usize {
         let stored: usize = self.keys.values().map(|keys| keys.len()).sum();
-        stored * 16 + (self.keys.capacity() + self.buckets.capacity()) * 48
+        stored * 16 + (self.keys.len() + self.buckets.len()) * 48
     }
 }
 

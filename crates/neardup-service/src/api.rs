@@ -189,6 +189,10 @@ pub struct Stats {
     pub expired: u64,
     /// Groups written (one sync each).
     pub groups: u64,
+    /// Index level merges installed since the collection was created (built off the
+    /// request path; absent from older servers' answers).
+    #[serde(default)]
+    pub merges: u64,
     /// Partitions dropped.
     pub partitions_dropped: u64,
     /// Bytes cut from a torn write at opening.
@@ -421,6 +425,7 @@ mod tests {
             refused: 9,
             stored: 10,
             verified: 11,
+            merges: 13,
             learning: None,
         }
     }
@@ -494,6 +499,7 @@ mod tests {
             ("recovered_bytes", 8),
             ("candidates_capped", 1),
             ("verified", 11),
+            ("merges", 13),
         ];
         let sorted: std::collections::BTreeMap<&str, u64> = counters.into_iter().collect();
         for (name, value) in sorted {

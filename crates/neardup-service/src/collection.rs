@@ -35,6 +35,7 @@ mod counters;
 mod docs;
 mod find;
 mod learning;
+mod merges;
 mod open;
 mod writer;
 
@@ -251,6 +252,10 @@ pub struct Collection<M: Registered> {
     state: RwLock<State>,
     queue: Mutex<Option<SyncSender<Job<M>>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// Signals the merge thread (see `merges`).
+    merges: Mutex<Option<SyncSender<()>>>,
+    /// The merge thread.
+    merger: Mutex<Option<JoinHandle<()>>>,
     /// Set when a sync failed: the collection answers 500 until restarted.
     failed: Mutex<Option<String>>,
     counters: Counters,

@@ -180,6 +180,7 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
             refused: load(&c.refused),
             stored: load(&c.stored),
             verified: load(&c.verified),
+            merges: load(&c.merges),
             learning: self.learning.as_ref().map(|l| Box::new(l.report())),
         }
     }
@@ -202,6 +203,7 @@ impl<M: Registered + 'static> AnyCollection for Collection<M> {
         if let Some(handle) = lock(&self.writer).take() {
             let _ = handle.join();
         }
+        self.stop_merges();
         // What was counted since the last save, now that the writer has stopped counting.
         if let Some(learning) = &self.learning {
             if self.dir.exists() {

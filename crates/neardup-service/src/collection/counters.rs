@@ -35,6 +35,8 @@ pub struct Counters {
     pub candidates_capped: AtomicU64,
     /// Candidates verified (read and compared), for inserts and checks.
     pub verified: AtomicU64,
+    /// Index level merges installed (built off the request path).
+    pub merges: AtomicU64,
 }
 
 /// The file of a collection's counters, kept across restarts.
@@ -44,7 +46,7 @@ pub const ACCEPTED_GAPS_FILE: &str = "accepted-gaps.json";
 
 impl Counters {
     /// The counters by name, as stored in `counters.json` and shown by `stats`.
-    fn all(&self) -> [(&'static str, &AtomicU64); 11] {
+    fn all(&self) -> [(&'static str, &AtomicU64); 12] {
         [
             ("stored", &self.stored),
             ("duplicates", &self.duplicates),
@@ -57,6 +59,7 @@ impl Counters {
             ("recovered_bytes", &self.recovered_bytes),
             ("candidates_capped", &self.candidates_capped),
             ("verified", &self.verified),
+            ("merges", &self.merges),
         ]
     }
 

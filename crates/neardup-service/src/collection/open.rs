@@ -52,7 +52,9 @@ impl<M: Registered + 'static> Collection<M> {
         let counters = Counters::load(dir)?;
         let mut state = State {
             partitions: VecDeque::new(),
-            index: PartitionIndex::new(&method, max_radius)?.defer_merges(),
+            // Merged as levels freeze while the segments are replayed; by the merge thread
+            // once serving.
+            index: PartitionIndex::new(&method, max_radius)?,
             ids: Ids::default(),
             next_seq: 0,
         };
@@ -80,6 +82,7 @@ impl<M: Registered + 'static> Collection<M> {
         // fingerprints are left out here.
         fingerprints.retain(|&(seq, _)| state.doc(seq).is_some_and(|(_, doc)| doc.live));
         state.index.set_fingerprints(&fingerprints)?;
+        state.index.set_deferred(true);
         drop(fingerprints);
         if state.partitions.is_empty() {
             let segment = Segment::create(&segments_dir, 0)?;
@@ -100,6 +103,8 @@ impl<M: Registered + 'static> Collection<M> {
             state: RwLock::new(state),
             queue: Mutex::new(None),
             writer: Mutex::new(None),
+            merges: Mutex::new(None),
+            merger: Mutex::new(None),
             failed: Mutex::new(None),
             saved: Mutex::new(counters.snapshot()),
             counters,
@@ -107,6 +112,7 @@ impl<M: Registered + 'static> Collection<M> {
             activity: Default::default(),
             learning,
         });
+        collection.start_merges()?;
         collection.start_writer()?;
         Ok(collection)
     }

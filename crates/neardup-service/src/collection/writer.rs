@@ -129,27 +129,8 @@ impl<M: Registered + 'static> Collection<M> {
             offset += u64::from(len);
         }
         drop(state);
-        self.merge_index();
+        self.signal_merges();
         Ok(())
-    }
-
-    /// Runs the Hamming level merges due: each built under the read lock (checks go on),
-    /// installed under the write lock. Only the writer changes the index, so nothing changes
-    /// it in between.
-    fn merge_index(&self) {
-        loop {
-            let (plan, built) = {
-                let state = self.read();
-                let Some(plan) = state.index.merge_plan() else {
-                    return;
-                };
-                match state.index.build_merge(plan) {
-                    Some(Ok(built)) => (plan, built),
-                    _ => return,
-                }
-            };
-            self.write().index.install_merge(plan, built);
-        }
     }
 
     /// Starts a new partition when the newest one cannot take `incoming` more documents (or
@@ -238,9 +219,7 @@ impl<M: Registered + 'static> Collection<M> {
                 }
                 self.counters.expired.fetch_add(expired, Ordering::Relaxed);
                 let first_kept = state.partitions.front().map_or(0, Partition::first_seq);
-                if let Err(e) = state.index.forget_below(first_kept) {
-                    eprintln!("neardup: collection {:?}: {e}", self.name);
-                }
+                state.index.forget_below(first_kept);
                 partition
             };
             let path = dropped.segment.path().to_owned();

@@ -1,0 +1,81 @@
+//! The merge thread of a collection: it builds the index's level merges off the request
+//! path. The writer signals it after each group it stores; the thread takes the merge due
+//! under the read lock (a snapshot of the frozen levels behind `Arc`s), builds it with no lock
+//! held while checks and inserts go on, and swaps it in under the write lock (a splice of a
+//! few pointers). Removals and retention drops made meanwhile are kept by the index and
+//! replayed: the merged level skips them until its own next merge. The replaced levels are
+//! freed after the lock is released.
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
+
+use neardup_core::registry::Registered;
+
+use super::{lock, Collection};
+use crate::error::ServiceError;
+
+impl<M: Registered + 'static> Collection<M> {
+    /// Starts the merge thread.
+    pub(super) fn start_merges(self: &Arc<Self>) -> Result<(), ServiceError> {
+        // One pending signal is enough: the thread merges until nothing is due.
+        let (sender, receiver) = mpsc::sync_channel(1);
+        *lock(&self.merges) = Some(sender);
+        let merger = Arc::clone(self);
+        let handle = std::thread::Builder::new()
+            .name(format!("merges-{}", self.name))
+            .spawn(move || merger.run_merges(receiver))
+            .map_err(|e| {
+                ServiceError::new(500, "internal", format!("cannot start a merge thread: {e}"))
+            })?;
+        *lock(&self.merger) = Some(handle);
+        Ok(())
+    }
+
+    /// Tells the merge thread to look for a merge (without waiting).
+    pub(super) fn signal_merges(&self) {
+        if let Some(sender) = lock(&self.merges).as_ref() {
+            let _ = SyncSender::try_send(sender, ());
+        }
+    }
+
+    /// Stops the merge thread once its merge is done (after the writer stopped).
+    pub(super) fn stop_merges(&self) {
+        lock(&self.merges).take();
+        if let Some(handle) = lock(&self.merger).take() {
+            let _ = handle.join();
+        }
+    }
+
+    /// The merge thread: every merge due, built with no lock held.
+    fn run_merges(&self, signals: Receiver<()>) {
+        while signals.recv().is_ok() {
+            self.merge_all();
+        }
+    }
+
+    /// Builds and installs merges until none is due.
+    pub(super) fn merge_all(&self) {
+        loop {
+            let Some(merge) = self.read().index.merge() else {
+                return;
+            };
+            let built = match merge.build() {
+                Ok(built) => built,
+                Err(error) => {
+                    eprintln!(
+                        "neardup: collection {:?}: a merge failed: {error}",
+                        self.name
+                    );
+                    return;
+                }
+            };
+            let replaced = merge.hold();
+            let installed = self.write().index.install(merge, built);
+            // The replaced levels are freed here, with no lock held.
+            drop(replaced);
+            self.counters
+                .merges
+                .fetch_add(u64::from(installed), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
