@@ -9,10 +9,13 @@
 //!
 //! - **exact** ([`CorpusStats::exact`]): a hash map, about [`EXACT_BYTES_PER_FEATURE`] bytes per
 //!   distinct feature, in shards by the top bits of the feature;
-//! - **count-min** ([`CorpusStats::count_min`]): [`COUNT_MIN_DEPTH`] rows of 32-bit counters
-//!   filling the memory given. An estimate is never below the true count, and exceeds it by
-//!   at most `e x total / width` with probability `1 - e^-depth` (Cormode and Muthukrishnan,
-//!   2005), where `total` is the sum of the documents' distinct feature counts. Counts are
+//! - **count-min** ([`CorpusStats::count_min`]): [`COUNT_MIN_DEPTH`] counters of 32 bits a
+//!   feature filling the memory given, blocked: the counters of a feature are four of the 16
+//!   of one 64-byte line, so a lookup or an increment is one cache miss, not four (a
+//!   streaming service looks up and counts about 150 features a document). An estimate is
+//!   never below the true count; it exceeds it by about `e x total / width` (Cormode and
+//!   Muthukrishnan, 2005; the blocked layout makes the rows' collisions slightly correlated),
+//!   where `total` is the sum of the documents' distinct feature counts. Counts are
 //!   added with atomic increments, so a parallel count gives the same table whatever the
 //!   order.
 
@@ -163,7 +166,7 @@ impl CorpusStats {
                 }
             }
             Table::CountMin { mask, counters } => {
-                out.u8(1);
+                out.u8(2);
                 out.u64(*mask);
                 let counts: Vec<u32> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
                 out.seq(&counts, |out, &count| out.u32(count));
@@ -193,6 +196,11 @@ impl CorpusStats {
                 Table::Exact(shards.into_boxed_slice())
             }
             1 => {
+                return Err(corrupt(
+                    "a count-min table of the layout before the blocked one (count again)",
+                ))
+            }
+            2 => {
                 let mask = from.u64()?;
                 let counters: Box<[AtomicU32]> = from
                     .seq(4, |d| Ok(AtomicU32::new(d.u32()?)))?
@@ -263,9 +271,7 @@ impl CorpusStats {
     /// Adds `count` occurrences of one feature to a count-min table.
     fn add_count(&self, feature: u64, count: u32) {
         if let Table::CountMin { mask, counters } = &self.table {
-            let width = (*mask + 1) as usize;
-            for row in 0..COUNT_MIN_DEPTH {
-                let slot = row * width + cell(feature, row, *mask);
+            for slot in slots(feature, *mask) {
                 let _ = counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
                     Some(c.saturating_add(count))
                 });
@@ -409,10 +415,8 @@ impl CorpusStats {
     /// counted in parts and merged.
     pub fn add_shared(&self, features: &[u64]) {
         if let Table::CountMin { mask, counters } = &self.table {
-            let width = (*mask + 1) as usize;
             for &feature in features {
-                for row in 0..COUNT_MIN_DEPTH {
-                    let slot = row * width + cell(feature, row, *mask);
+                for slot in slots(feature, *mask) {
                     // Saturating: a counter at u32::MAX stays there.
                     let _ =
                         counters[slot].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
@@ -480,15 +484,10 @@ impl CorpusStats {
             Table::Exact(shards) => (shards[shard_of(feature)].counts.get(&feature))
                 .copied()
                 .unwrap_or(0),
-            Table::CountMin { mask, counters } => {
-                let width = (*mask + 1) as usize;
-                (0..COUNT_MIN_DEPTH)
-                    .map(|row| {
-                        counters[row * width + cell(feature, row, *mask)].load(Ordering::Relaxed)
-                    })
-                    .min()
-                    .unwrap_or(0)
-            }
+            Table::CountMin { mask, counters } => (slots(feature, *mask).into_iter())
+                .map(|slot| counters[slot].load(Ordering::Relaxed))
+                .min()
+                .unwrap_or(0),
         }
     }
 
@@ -500,16 +499,30 @@ impl CorpusStats {
     }
 }
 
-/// The cell of `feature` in `row`: each row hashes with its own constant.
+/// Counters in a line of a count-min table: 16 of 32 bits, 64 bytes, a cache line.
+const LINE: usize = 16;
+
+/// The [`COUNT_MIN_DEPTH`] counters of `feature` in a table of `(mask + 1) x
+/// COUNT_MIN_DEPTH` counters: distinct counters of one 64-byte line (a blocked count-min),
+/// so that a lookup or an increment costs one cache miss instead of one a row. The line is
+/// picked by the low bits of a hash, the counters within it by four 4-bit fields of its top
+/// bits (a field naming a counter taken already moves to the next free one, so the four are
+/// distinct: two features of one line share all four counters about once in 1,820).
 #[inline]
-fn cell(feature: u64, row: usize, mask: u64) -> usize {
-    const ROW_SEEDS: [u64; COUNT_MIN_DEPTH] = [
-        0x9e37_79b9_7f4a_7c15,
-        0xc2b2_ae3d_27d4_eb4f,
-        0x1656_67b1_9e37_79f9,
-        0x27d4_eb2f_1656_67c5,
-    ];
-    (mix64(feature ^ ROW_SEEDS[row]) & mask) as usize
+fn slots(feature: u64, mask: u64) -> [usize; COUNT_MIN_DEPTH] {
+    const SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+    let lines = ((mask + 1) as usize * COUNT_MIN_DEPTH / LINE).max(1);
+    let hash = mix64(feature ^ SEED);
+    let base = (hash as usize & (lines - 1)) * LINE;
+    let mut taken = 0u16;
+    std::array::from_fn(|row| {
+        let mut at = (hash >> (60 - 4 * row)) as usize & (LINE - 1);
+        while taken & 1 << at != 0 {
+            at = (at + 1) & (LINE - 1);
+        }
+        taken |= 1 << at;
+        base + at
+    })
 }
 
 #[cfg(test)]
@@ -554,8 +567,9 @@ mod tests {
             over += u64::from(estimate - count);
         }
         assert_eq!(stats.document_frequency(mix64(3)), 2000);
-        // 262,144 counters per row for 100,000 increments: over-counts are rare.
-        assert!(over * 100 < truth.len() as u64, "over-count {over}");
+        // 1,048,576 counters for 100,000 increments: over-counts are rare (the blocked layout's
+        // correlated counters give about 1.2% of a count in all, the classic one under 1%).
+        assert!(over * 50 < truth.len() as u64, "over-count {over}");
     }
 
     #[test]
@@ -605,7 +619,8 @@ mod tests {
         let mut from_start = from_start;
         from_start.add_documents(2);
         assert_eq!(switched, from_start);
-        assert_eq!(switched.document_frequency(features[0]), 2);
+        // 1,000 features in 4,096 counters: an estimate may be over, never under.
+        assert!(switched.document_frequency(features[0]) >= 2);
     }
 
     #[test]

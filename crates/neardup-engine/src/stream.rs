@@ -18,9 +18,10 @@
 //!   sketched as with the limits off (a handful of documents tells nothing of what is
 //!   frequent).
 //! - **Learning.** At the end of the warm-up, then whenever the documents counted since the
-//!   last learning reach the number counted before it, [`LEARN_EVERY`] or an epoch (the
-//!   doubling keeps early learning quick, the other two bound how long a template that
-//!   starts late in the stream goes unlearned), [`StreamFrequencies::add`] says it is time,
+//!   last learning reach the number counted before it, [`LEARN_EVERY`] (a 32nd of those
+//!   counted once that is more, up to [`LEARN_EVERY_LARGE`]) or an epoch (the doubling keeps
+//!   early learning quick, the other two bound how long a template that starts late in the
+//!   stream goes unlearned, and the cost of learning at high rates), [`StreamFrequencies::add`] says it is time,
 //!   and [`StreamFrequencies::snapshot`] gives the window's counts as one table for
 //!   [`Method::learn`](neardup_core::Method::learn). Fractions resolve against the documents
 //!   in the window, with floors that grow with them
@@ -54,9 +55,14 @@ pub const EPOCHS: usize = 8;
 pub const DEFAULT_WINDOW: u64 = 1_000_000;
 /// The default warm-up: 100 documents.
 pub const DEFAULT_WARMUP: u64 = 100;
-/// Documents counted between two learnings at most (a learning merges the window's tables:
-/// a few milliseconds at the default memory).
+/// Documents counted between two learnings at most while the stream is young (a learning
+/// merges the window's tables: tens of milliseconds at the default memory).
 pub const LEARN_EVERY: u64 = 2_000;
+/// Documents counted between two learnings at most, later: the interval grows with the
+/// documents counted (a 32nd of them) from [`LEARN_EVERY`] to this, so that a stream of tens
+/// of thousands of inserts a second learns about once a second, not twenty-five times (at
+/// 2,000 documents a learning, the learnings took a quarter of a 2-core server's time).
+pub const LEARN_EVERY_LARGE: u64 = 32_768;
 /// The default memory of all the window's tables and the learned snapshot: 36 MiB (4 MiB a
 /// table).
 pub const DEFAULT_MEMORY: usize = 36 << 20;
@@ -228,7 +234,8 @@ impl StreamFrequencies {
             return false;
         }
         // At least 1: `counted` is, and an epoch (a window of at least EPOCHS documents).
-        self.next_learning = self.counted + self.counted.min(self.epoch_documents).min(LEARN_EVERY);
+        let pace = (self.counted / 32).clamp(LEARN_EVERY, LEARN_EVERY_LARGE);
+        self.next_learning = self.counted + self.counted.min(self.epoch_documents).min(pace);
         true
     }
 
@@ -388,6 +395,14 @@ mod tests {
             "{at:?}"
         );
         assert_eq!(FrequencyOptions::default().warmup, DEFAULT_WARMUP);
+        // Past 64,000 documents the interval grows with the stream, up to 32,768.
+        let late: Vec<u64> = (12_001..=2_000_000u64)
+            .filter(|&n| stream.add(&[n]))
+            .collect();
+        let gaps: Vec<u64> = late.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.windows(2).all(|g| g[0] <= g[1]), "{gaps:?}");
+        assert_eq!(gaps.first(), Some(&LEARN_EVERY));
+        assert_eq!(gaps.last(), Some(&LEARN_EVERY_LARGE));
     }
 
     /// A window written and read back counts and learns as the one written; one written

@@ -33,14 +33,12 @@ pub struct KeyLevel {
     base: u64,
     /// Distinct documents held.
     docs: usize,
-    /// Bucket of an entry: its top 32 bits shifted right by this.
+    /// Bucket of an entry: the top 32 bits of its key shifted right by this.
     shift: u32,
     /// Bucket `b` is `offsets[b]..offsets[b + 1]`.
     offsets: Vec<u32>,
-    /// Bits 63..32 of each key.
-    high: Vec<u32>,
-    /// Bits 31..24 of each key.
-    low: Vec<u8>,
+    /// The top 40 bits of each key, big-endian (one array: a lookup reads one cache line).
+    keys: Vec<[u8; 5]>,
     /// `seq - base` of each key.
     seqs: Vec<u32>,
     /// One bit per seq from `base`: set when the level holds that document.
@@ -88,8 +86,7 @@ impl KeyLevel {
             docs: 0,
             shift: 32 - bits,
             offsets: vec![0; (1usize << bits) + 1],
-            high: Vec::with_capacity(count),
-            low: Vec::with_capacity(count),
+            keys: Vec::with_capacity(count),
             seqs: Vec::with_capacity(count),
             held: Vec::new(),
         }
@@ -106,11 +103,11 @@ impl KeyLevel {
             self.held[bit / 64] |= 1 << (bit % 64);
             self.docs += 1;
         }
-        let high = (key40 >> 8) as u32;
-        self.high.push(high);
-        self.low.push(key40 as u8);
+        let bytes = key40.to_be_bytes();
+        self.keys
+            .push([bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]]);
         self.seqs.push((seq - self.base) as u32);
-        let b = self.bucket(high);
+        let b = self.bucket(key40);
         self.offsets[b + 1] += 1;
     }
 
@@ -123,14 +120,16 @@ impl KeyLevel {
         self
     }
 
+    /// The bucket of a key's top 40 bits: its top bits.
     #[inline]
-    fn bucket(&self, high: u32) -> usize {
-        (u64::from(high) >> self.shift) as usize
+    fn bucket(&self, key40: u64) -> usize {
+        (key40 >> 8 >> self.shift) as usize
     }
 
     #[inline]
     fn key_at(&self, at: usize) -> u64 {
-        u64::from(self.high[at]) << 8 | u64::from(self.low[at])
+        let [a, b, c, d, e] = self.keys[at];
+        u64::from_be_bytes([0, 0, 0, a, b, c, d, e])
     }
 
     #[inline]
@@ -141,10 +140,23 @@ impl KeyLevel {
     /// The entries of `key`, in seq order.
     fn range(&self, key: u64) -> Range<usize> {
         let key = key40(key);
-        let b = self.bucket((key >> 8) as u32);
-        let bucket = self.offsets[b] as usize..self.offsets[b + 1] as usize;
-        let first = self.partition(bucket.clone(), |k| k < key);
-        let last = self.partition(first..bucket.end, |k| k <= key);
+        let b = self.bucket(key);
+        let (start, end) = (self.offsets[b] as usize, self.offsets[b + 1] as usize);
+        if end - start <= 16 {
+            // About 4 keys a bucket: a scan of one cache line.
+            let mut first = start;
+            while first < end && self.key_at(first) < key {
+                first += 1;
+            }
+            let mut last = first;
+            while last < end && self.key_at(last) == key {
+                last += 1;
+            }
+            return first..last;
+        }
+        // A crowded bucket (a key a flood shares): found in O(log n), however crowded.
+        let first = self.partition(start..end, |k| k < key);
+        let last = self.partition(first..end, |k| k <= key);
         first..last
     }
 
@@ -166,19 +178,18 @@ impl KeyLevel {
     pub fn memory_bytes(&self) -> usize {
         self.offsets.capacity() * 4
             + self.held.capacity() * 8
-            + self.high.capacity() * 4
-            + self.low.capacity()
+            + self.keys.capacity() * 5
             + self.seqs.capacity() * 4
     }
 
     /// Stored pairs.
     pub fn len(&self) -> usize {
-        self.high.len()
+        self.keys.len()
     }
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.high.is_empty()
+        self.keys.is_empty()
     }
 }
 

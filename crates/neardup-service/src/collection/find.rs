@@ -49,7 +49,7 @@ impl<M: Registered + 'static> Collection<M> {
             .fetch_add(all.len() as u64, Ordering::Relaxed);
         let mut found = Vec::new();
         let learned = self.learning.as_ref().map(|learning| learning.current());
-        let mut memo = std::collections::HashMap::new();
+        let mut memo = super::learning::Memo::default();
         for &(_, _, seq) in &all {
             let Some((partition, doc)) = state.doc(seq) else {
                 continue;

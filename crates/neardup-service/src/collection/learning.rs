@@ -53,18 +53,14 @@ impl<M: Method> Learned<M> {
     /// pair are judged by one model and two fillings of a template are told apart by their
     /// fillings whenever the stored one arrived.
     pub(super) fn mark(&self, sketch: &mut M::Sketch) {
-        self.mark_remembering(sketch, &mut std::collections::HashMap::new());
+        self.mark_remembering(sketch, &mut Memo::default());
     }
 
     /// [`Learned::mark`], remembering each value's answer in `memo`: the candidates of one
     /// text share their template's values, so a check in a flood looks each up once, not
     /// once a candidate (the count-min lookups were a tenth of a default collection's time
     /// on the `sms` flood).
-    pub(super) fn mark_remembering(
-        &self,
-        sketch: &mut M::Sketch,
-        memo: &mut std::collections::HashMap<u32, bool>,
-    ) {
+    pub(super) fn mark_remembering(&self, sketch: &mut M::Sketch, memo: &mut Memo) {
         if let Some((stats, limit)) = &self.common {
             let memo = std::cell::RefCell::new(memo);
             let is_common = |value: u32| {
@@ -76,6 +72,9 @@ impl<M: Method> Learned<M> {
         }
     }
 }
+
+/// The answers of [`Learned::mark_remembering`] for one text's candidates, by value.
+pub(super) type Memo = hashbrown::HashMap<u32, bool, foldhash::fast::FixedState>;
 
 /// What one document adds to the window: the keys of its lines (and of its shingles, for
 /// `common_shingles = drop`), and the keys of its sketch's set values (for `max_df` with
