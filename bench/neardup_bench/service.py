@@ -40,8 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", default=None, help="where the data folders go (default: --out)")
     p.add_argument("--config", action="append", default=None,
                    help="NAME:DOCUMENTS:PARTS:SETTINGS_JSON (repeatable), or none (the peers only); "
-                        "default: the simhash defaults at 10M with 8-title documents, and "
-                        "max_distance 3 at 10M")
+                        "default: the default collection {} at 10M with 8-title documents "
+                        "(the headline: what PUT {} gives), and simhash at max_distance 3 at 10M")
     p.add_argument("--single", type=int, default=30000, help="single inserts per repeat")
     p.add_argument("--batches", type=int, default=100, help="batches of 1,000 per repeat")
     p.add_argument("--checks", type=int, default=30000, help="checks per repeat")
@@ -381,7 +381,7 @@ def main(args) -> int:
         args.corpus = str(write_notices(out / "notices.jsonl", args.flood))
     configs = args.config or [
         'default:10000000:8:{}',
-        'k3:10000000:8:{"max_distance": 3}',
+        'k3:10000000:8:{"method": "simhash", "max_distance": 3}',
     ]
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB",

@@ -409,6 +409,42 @@ impl CorpusStats {
         }
     }
 
+    /// [`CorpusStats::add_document`], calling `noted` with each feature whose count (its
+    /// estimate, for count-min: the least of its counters, read in the cache line the
+    /// increment brought in) reaches `min` after the addition: a stream finds its frequent
+    /// features as it counts them, at no extra lookup, where a count-min table cannot list
+    /// them afterwards.
+    pub fn add_document_noting(&mut self, features: &[u64], min: u32, mut noted: impl FnMut(u64)) {
+        self.documents += 1;
+        match &mut self.table {
+            Table::Exact(shards) => {
+                for &feature in features {
+                    let count = shards[shard_of(feature)].counts.entry(feature).or_insert(0);
+                    *count = count.saturating_add(1);
+                    if *count >= min {
+                        noted(feature);
+                    }
+                }
+            }
+            Table::CountMin { mask, counters } => {
+                for &feature in features {
+                    let mut estimate = u32::MAX;
+                    for slot in slots(feature, *mask) {
+                        let before = counters[slot]
+                            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                                c.checked_add(1)
+                            })
+                            .unwrap_or(u32::MAX);
+                        estimate = estimate.min(before.saturating_add(1));
+                    }
+                    if estimate >= min {
+                        noted(feature);
+                    }
+                }
+            }
+        }
+    }
+
     /// Adds one document's features to a count-min table through a shared reference (atomic
     /// increments, so threads may count at once); the document itself is counted with
     /// [`CorpusStats::add_documents`]. On an exact table this does nothing: exact tables are

@@ -23,8 +23,6 @@
 //! candidates, so that a template flood costs each check a bounded amount; the candidates
 //! left out are returned to the caller, which counts them.
 
-use std::collections::HashMap;
-
 use neardup_core::{Error, Join, Method, Result, Sketch, PRIORITY_KEY};
 use neardup_index::{
     build_key_merge, hamming_key, join_limits, online_form, template_anchors, without_priority,
@@ -410,7 +408,8 @@ pub const QUERY_BUDGET: usize = 4 * neardup_index::DEFAULT_CANDIDATE_BUDGET;
 pub struct PartitionIndex {
     /// The latest document per identity, keyed by its low 64 bits (a rare collision only
     /// adds a candidate, which verification rejects).
-    identities: HashMap<u64, u64, foldhash::fast::FixedState>,
+    /// In levels as the keys are (about 10 bytes a document, where a hash map took 20 to 37).
+    identities: KeyIndex,
     keys: Option<KeyIndex>,
     hamming: Option<Tiered>,
     max_distance: u32,
@@ -474,7 +473,7 @@ impl PartitionIndex {
             }
         };
         Ok(PartitionIndex {
-            identities: HashMap::default(),
+            identities: KeyIndex::new(),
             keys,
             hamming,
             max_distance,
@@ -507,7 +506,7 @@ impl PartitionIndex {
     /// fingerprints of a whole partition and gives them to [`PartitionIndex::set_fingerprints`]
     /// (a restart builds each partition's Hamming index in one go).
     pub fn insert_deferred(&mut self, seq: u64, entry: &IndexEntry) {
-        self.identities.insert(entry.identity as u64, seq);
+        let _ = self.identities.insert(seq, &[entry.identity as u64]);
         if entry.exact_only {
             return;
         }
@@ -554,16 +553,19 @@ impl PartitionIndex {
         if let Some(keys) = self.keys.as_mut() {
             keys.set_deferred(deferred);
         }
+        self.identities.set_deferred(deferred);
         self.deferred = deferred;
     }
 
     /// The merge due, if any: of the Hamming levels first, then of the key levels.
     pub fn merge(&self) -> Option<IndexMerge> {
         let hamming = self.hamming.as_ref().and_then(Tiered::merge);
-        hamming.map(IndexMerge::Hamming).or_else(|| {
-            let keys = self.keys.as_ref().and_then(KeyIndex::merge);
-            keys.map(IndexMerge::Keys)
-        })
+        (hamming.map(IndexMerge::Hamming))
+            .or_else(|| {
+                let keys = self.keys.as_ref().and_then(KeyIndex::merge);
+                keys.map(IndexMerge::Keys)
+            })
+            .or_else(|| self.identities.merge().map(IndexMerge::Identities))
     }
 
     /// Installs what [`IndexMerge::build`] built; false when its levels are gone (a
@@ -576,6 +578,9 @@ impl PartitionIndex {
             (IndexMerge::Keys(merge), MergedLevel::Keys(level), _, Some(keys)) => {
                 keys.install(merge, level)
             }
+            (IndexMerge::Identities(merge), MergedLevel::Keys(level), _, _) => {
+                self.identities.install(merge, level)
+            }
             _ => false,
         }
     }
@@ -584,7 +589,7 @@ impl PartitionIndex {
     /// keys and fingerprints. Levels wholly below are dropped; the others skip them until
     /// their next merge.
     pub fn forget_below(&mut self, seq: u64) {
-        self.identities.retain(|_, stored| *stored >= seq);
+        self.identities.forget_below(seq);
         if let Some(keys) = self.keys.as_mut() {
             keys.forget_below(seq);
         }
@@ -616,7 +621,7 @@ impl PartitionIndex {
     pub fn candidates(&self, entry: &IndexEntry, out: &mut Vec<(u64, Option<u32>)>) -> u64 {
         out.clear();
         let mut left_out = 0;
-        if let Some(&seq) = self.identities.get(&(entry.identity as u64)) {
+        if let Some(seq) = self.identity(entry.identity) {
             out.push((seq, entry.hamming.map(|_| 0)));
         }
         if !entry.exact_only {
@@ -652,7 +657,10 @@ impl PartitionIndex {
 
     /// The document of this partition with identity `identity` (the latest), if any.
     pub fn identity(&self, identity: u128) -> Option<u64> {
-        self.identities.get(&(identity as u64)).copied()
+        let mut stored = Vec::new();
+        self.identities
+            .read_bucket(identity as u64, usize::MAX, &mut stored);
+        stored.last().copied()
     }
 
     /// Documents in the near-duplicate index (identities not counted).
@@ -671,7 +679,7 @@ impl PartitionIndex {
 
     /// Approximate heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        let identities = self.identities.capacity() * (8 + 8 + 1) * 8 / 7;
+        let identities = self.identities.memory_bytes();
         let hamming = self.hamming.as_ref().map_or(0, Tiered::memory_bytes);
         let keys = self.keys.as_ref().map_or(0, KeyIndex::memory_bytes);
         identities + hamming + keys
@@ -686,6 +694,8 @@ pub enum IndexMerge {
     Hamming(HammingMerge),
     /// Of key levels.
     Keys(Merge<KeyLevel>),
+    /// Of identity levels.
+    Identities(Merge<KeyLevel>),
 }
 
 /// What [`IndexMerge::build`] built.
@@ -713,7 +723,7 @@ impl IndexMerge {
                 _hamming: merge.merge.levels().to_vec(),
                 _keys: Vec::new(),
             },
-            IndexMerge::Keys(merge) => HeldLevels {
+            IndexMerge::Keys(merge) | IndexMerge::Identities(merge) => HeldLevels {
                 _hamming: Vec::new(),
                 _keys: merge.levels().to_vec(),
             },
@@ -727,7 +737,9 @@ impl IndexMerge {
     pub fn build(&self) -> Result<MergedLevel> {
         match self {
             IndexMerge::Hamming(merge) => build_hamming_merge(merge).map(MergedLevel::Hamming),
-            IndexMerge::Keys(merge) => Ok(MergedLevel::Keys(build_key_merge(merge))),
+            IndexMerge::Keys(merge) | IndexMerge::Identities(merge) => {
+                Ok(MergedLevel::Keys(build_key_merge(merge)))
+            }
         }
     }
 }

@@ -45,6 +45,8 @@
 
 use std::collections::VecDeque;
 
+use hashbrown::HashSet;
+
 use neardup_core::codec::{corrupt, Decoder, Encoder};
 use neardup_core::{CorpusStats, Error, Result};
 
@@ -191,6 +193,12 @@ pub struct StreamFrequencies {
     counted: u64,
     /// When `counted` reaches this, it is time to learn.
     next_learning: u64,
+    /// Features whose count in one table reached `watermark` ([`StreamFrequencies::add`]):
+    /// the candidates of [`StreamFrequencies::common_features`], which a count-min table
+    /// cannot list.
+    noted: HashSet<u64, foldhash::fast::FixedState>,
+    /// See `noted`; `u32::MAX` until [`StreamFrequencies::set_watermark`].
+    watermark: u32,
 }
 
 impl StreamFrequencies {
@@ -207,6 +215,8 @@ impl StreamFrequencies {
             newest: CorpusStats::exact(),
             counted: 0,
             next_learning: options.warmup,
+            noted: HashSet::default(),
+            watermark: u32::MAX,
         })
     }
 
@@ -219,7 +229,10 @@ impl StreamFrequencies {
     /// [`Method::corpus_features`](neardup_core::Method::corpus_features) gives them, without
     /// repeats). Returns true when it is time to learn ([`StreamFrequencies::snapshot`]).
     pub fn add(&mut self, features: &[u64]) -> bool {
-        self.newest.add_document(features);
+        let noted = &mut self.noted;
+        (self.newest).add_document_noting(features, self.watermark, |feature| {
+            noted.insert(feature);
+        });
         self.newest.fit_within(self.options.table_memory());
         self.counted += 1;
         if self.newest.documents() >= self.epoch_documents {
@@ -237,6 +250,51 @@ impl StreamFrequencies {
         let pace = (self.counted / 32).clamp(LEARN_EVERY, LEARN_EVERY_LARGE);
         self.next_learning = self.counted + self.counted.min(self.epoch_documents).min(pace);
         true
+    }
+
+    /// Notes, from now on, every feature whose count in one of the window's tables reaches
+    /// `min` as it is counted: the candidates of [`StreamFrequencies::common_features`]. A
+    /// feature in more than `limit` documents of the window is in more than `limit /
+    /// EPOCHS` of one table, so `min = limit / EPOCHS` misses none.
+    pub fn set_watermark(&mut self, min: u32) {
+        self.watermark = min.max(1);
+    }
+
+    /// The documents of the window holding `feature` (an upper estimate once count-min).
+    pub fn frequency(&self, feature: u64) -> u64 {
+        (self.full.iter().chain([&self.newest]))
+            .map(|table| u64::from(table.document_frequency(feature)))
+            .sum()
+    }
+
+    /// The features in more than `limit` documents of the window, found among those noted
+    /// since [`StreamFrequencies::set_watermark`] (and, before any watermark, those of the
+    /// exact tables); the noted ones under the watermark now are forgotten. A few thousand
+    /// features tested at a learning, instead of a count-min lookup for every feature of
+    /// every document sketched.
+    pub fn common_features(&mut self, limit: u64) -> HashSet<u64, foldhash::fast::FixedState> {
+        // Before any watermark nothing was noted: the exact tables list their features.
+        let first = self.watermark == u32::MAX;
+        let tables = self.full.iter().chain([&self.newest]).filter(|_| first);
+        let listed: Vec<u64> = tables
+            .filter_map(|table| table.frequent_features(|_| true, 1))
+            .flatten()
+            .collect();
+        let mut candidates: Vec<u64> = self.noted.iter().copied().chain(listed).collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        let counted: Vec<(u64, u64)> = (candidates.into_iter())
+            .map(|feature| (feature, self.frequency(feature)))
+            .collect();
+        let watermark = u64::from(self.watermark);
+        self.noted = (counted.iter())
+            .filter(|&&(_, df)| df >= watermark.min(limit))
+            .map(|&(feature, _)| feature)
+            .collect();
+        (counted.into_iter())
+            .filter(|&(_, df)| df > limit)
+            .map(|(feature, _)| feature)
+            .collect()
     }
 
     /// Documents in the window.
@@ -277,6 +335,10 @@ impl StreamFrequencies {
         for table in self.full.iter().chain([&self.newest]) {
             table.encode(out);
         }
+        let mut noted: Vec<u64> = self.noted.iter().copied().collect();
+        noted.sort_unstable();
+        out.u32(self.watermark);
+        out.seq(&noted, |out, &feature| out.u64(feature));
     }
 
     /// Reads a window written by [`StreamFrequencies::encode`] with the same `options`.
@@ -317,14 +379,18 @@ impl StreamFrequencies {
             window.full.push_back(table);
         }
         window.newest = table()?;
+        window.watermark = from.u32()?;
+        window.noted = from.seq(8, |d| d.u64())?.into_iter().collect();
         Ok(window)
     }
 
-    /// Bytes held: the window's tables (a snapshot costs one more while it is used).
+    /// Bytes held: the window's tables (a snapshot costs one more while it is used) and
+    /// the features noted.
     pub fn memory_bytes(&self) -> usize {
         (self.full.iter().chain([&self.newest]))
             .map(CorpusStats::memory_bytes)
-            .sum()
+            .sum::<usize>()
+            + self.noted.capacity() * 9
     }
 }
 

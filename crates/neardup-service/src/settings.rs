@@ -574,8 +574,16 @@ mod tests {
     #[test]
     fn settings_take_defaults_and_refuse_what_the_service_cannot_do() {
         let settings = Settings::from_json(&json!({})).unwrap();
-        assert_eq!(settings.method, "simhash");
+        assert_eq!(settings.method, "minhash");
         assert_eq!(settings.retention, None);
+        // The online layout, written into the settings; not where the layout is asked for.
+        for (name, value) in ONLINE_MINHASH {
+            assert_eq!(settings.params[name], value);
+        }
+        let tuned = Settings::from_json(&json!({"method": "minhash", "bands": 20, "rows": 5}));
+        assert!(!tuned.unwrap().params.contains_key("permutations"));
+        let simhash = Settings::from_json(&json!({"method": "simhash"})).unwrap();
+        assert!(simhash.params.is_empty());
         let minhash = Settings::from_json(
             &json!({"method": "minhash", "threshold": 0.8, "retention": "48h"}),
         )
@@ -595,8 +603,12 @@ mod tests {
         }
         for (body, field) in [
             (json!({"method": "nope"}), "method"),
-            (json!({"verify_threshold": 2}), "verify_threshold"),
-            (json!({"threshold": 0.5}), "threshold"),
+            (
+                json!({"method": "simhash", "verify_threshold": 2}),
+                "verify_threshold",
+            ),
+            (json!({"method": "simhash", "threshold": 0.5}), "threshold"),
+            (json!({"max_distance": 3}), "max_distance"),
             (json!({"method": "minhash", "threshold": 2}), "threshold"),
             (
                 json!({"method": "minhash", "threshold": "<25:0.43"}),
@@ -628,10 +640,14 @@ mod tests {
                 json!({"frequency_window": 100, "frequency_memory": 1u64 << 40}),
                 "frequency_memory",
             ),
-            (json!({"idf_file": "/etc/passwd"}), "idf_file"),
+            (
+                json!({"method": "simhash", "idf_file": "/etc/passwd"}),
+                "idf_file",
+            ),
             (json!({"method": "imatch"}), "method"),
             (json!({"method": "topn"}), "method"),
-            (json!({"weights": "tfidf"}), "method"),
+            (json!({"method": "simhash", "weights": "tfidf"}), "method"),
+            (json!({"weights": "tfidf"}), "weights"),
             (json!({"retention": "soon"}), "retention"),
             (json!({"retention_by": "arrival"}), "retention_by"),
             (json!({"keep_text": "yes"}), "keep_text"),

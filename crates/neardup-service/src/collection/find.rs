@@ -49,7 +49,6 @@ impl<M: Registered + 'static> Collection<M> {
             .fetch_add(all.len() as u64, Ordering::Relaxed);
         let mut found = Vec::new();
         let learned = self.learning.as_ref().map(|learning| learning.current());
-        let mut memo = super::learning::Memo::default();
         for &(_, _, seq) in &all {
             let Some((partition, doc)) = state.doc(seq) else {
                 continue;
@@ -63,7 +62,7 @@ impl<M: Registered + 'static> Collection<M> {
                 disk_full: false,
             })?;
             if let Some(learned) = &learned {
-                learned.mark_remembering(&mut stored_sketch, &mut memo);
+                learned.mark(&mut stored_sketch);
             }
             if let Some(m) = verify(
                 &self.method,

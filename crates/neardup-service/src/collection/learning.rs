@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use neardup_core::boilerplate::DfFloors;
 use neardup_core::codec::{Decoder, Encoder};
 use neardup_core::hash::mix64;
-use neardup_core::{CorpusStats, Method};
+use neardup_core::Method;
 use neardup_engine::stream::{FrequencyOptions, StreamFrequencies, EPOCHS};
 
 use super::lock;
@@ -32,12 +32,17 @@ fn value_key(value: u32) -> u64 {
     mix64(u64::from(value) ^ VALUE_SEED) >> 1
 }
 
+/// The keys ([`value_key`]) of the set values common when a method was learned.
+type CommonValues = hashbrown::HashSet<u64, foldhash::fast::FixedState>;
+
 /// The method as learned at some point of the stream.
 pub(super) struct Learned<M: Method> {
     method: M,
-    /// The window's counts and the limit above which a set value is common, when the method
-    /// marks common values (`max_df` with `common_shingles = check`).
-    common: Option<(Arc<CorpusStats>, u64)>,
+    /// The set values in more documents of the window than the limit (the limit beside),
+    /// when the method marks common values (`max_df` with `common_shingles = check`): a set
+    /// of a few thousand keys, so that marking a sketch's 150 values is 150 lookups in a
+    /// table that stays in cache, not in the window's count-min tables.
+    common: Option<(Arc<CommonValues>, u64)>,
 }
 
 impl<M: Method> Learned<M> {
@@ -53,28 +58,12 @@ impl<M: Method> Learned<M> {
     /// pair are judged by one model and two fillings of a template are told apart by their
     /// fillings whenever the stored one arrived.
     pub(super) fn mark(&self, sketch: &mut M::Sketch) {
-        self.mark_remembering(sketch, &mut Memo::default());
-    }
-
-    /// [`Learned::mark`], remembering each value's answer in `memo`: the candidates of one
-    /// text share their template's values, so a check in a flood looks each up once, not
-    /// once a candidate (the count-min lookups were a tenth of a default collection's time
-    /// on the `sms` flood).
-    pub(super) fn mark_remembering(&self, sketch: &mut M::Sketch, memo: &mut Memo) {
-        if let Some((stats, limit)) = &self.common {
-            let memo = std::cell::RefCell::new(memo);
-            let is_common = |value: u32| {
-                *(memo.borrow_mut().entry(value)).or_insert_with(|| {
-                    u64::from(stats.document_frequency(value_key(value))) > *limit
-                })
-            };
+        if let Some((common, _)) = &self.common {
+            let is_common = |value: u32| common.contains(&value_key(value));
             self.method.mark_common(sketch, &is_common);
         }
     }
 }
-
-/// The answers of [`Learned::mark_remembering`] for one text's candidates, by value.
-pub(super) type Memo = hashbrown::HashMap<u32, bool, foldhash::fast::FixedState>;
 
 /// What one document adds to the window: the keys of its lines (and of its shingles, for
 /// `common_shingles = drop`), and the keys of its sketch's set values (for `max_df` with
@@ -253,13 +242,16 @@ impl<M: Method> Learning<M> {
     /// Learns from the window as it is now, and publishes the method learned.
     fn learn_now(&self) {
         let stats = Arc::new(lock(&self.frequencies).snapshot());
-        let values = (self.values.as_ref()).map(|values| Arc::new(lock(values).snapshot()));
         let mut method = self.base.clone();
         method.set_frequency_floors(DfFloors::stream(stats.documents()));
         method.learn(&stats);
-        let common = values.and_then(|values| {
+        let common = self.values.as_ref().and_then(|values| {
+            let mut values = lock(values);
             let limit = method.common_limit(values.documents())?;
-            Some((values, limit))
+            let common = values.common_features(limit);
+            let per_table = limit / EPOCHS as u64;
+            values.set_watermark(u32::try_from(per_table).unwrap_or(u32::MAX));
+            Some((Arc::new(common), limit))
         });
         let learned = Arc::new(Learned { method, common });
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = learned;
