@@ -104,7 +104,7 @@ impl<M: Method> Learning<M> {
         dir: &Path,
     ) -> neardup_core::Result<Self> {
         let values = match method.common_limit(1) {
-            Some(_) => Some(Mutex::new(StreamFrequencies::new(options)?)),
+            Some(_) => Some(Mutex::new(StreamFrequencies::new(options)?.noting())),
             None => None,
         };
         let learning = Learning {
@@ -154,7 +154,7 @@ impl<M: Method> Learning<M> {
                     .store(frequencies.counted(), Ordering::Relaxed);
                 *lock(&self.frequencies) = frequencies;
                 if let (Some(mine), Some(values)) = (&self.values, values) {
-                    *lock(mine) = values;
+                    *lock(mine) = values.noting();
                 }
                 if warm {
                     self.learn_now();
