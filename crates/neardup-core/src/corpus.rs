@@ -397,16 +397,7 @@ impl CorpusStats {
     /// [`Method::corpus_features`](crate::Method::corpus_features) gives them after the
     /// engine removed repeats).
     pub fn add_document(&mut self, features: &[u64]) {
-        self.documents += 1;
-        match &mut self.table {
-            Table::Exact(shards) => {
-                for &feature in features {
-                    let count = shards[shard_of(feature)].counts.entry(feature).or_insert(0);
-                    *count = count.saturating_add(1);
-                }
-            }
-            Table::CountMin { .. } => self.add_shared(features),
-        }
+        self.add_document_noting(features, u32::MAX, |_| {});
     }
 
     /// [`CorpusStats::add_document`], calling `noted` with each feature whose count (its
@@ -427,15 +418,14 @@ impl CorpusStats {
                 }
             }
             Table::CountMin { mask, counters } => {
+                // Held exclusively: plain increments, which the processor overlaps from one
+                // feature to the next, where an atomic one waits for each cache miss.
                 for &feature in features {
                     let mut estimate = u32::MAX;
                     for slot in slots(feature, *mask) {
-                        let before = counters[slot]
-                            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                                c.checked_add(1)
-                            })
-                            .unwrap_or(u32::MAX);
-                        estimate = estimate.min(before.saturating_add(1));
+                        let counter = counters[slot].get_mut();
+                        *counter = counter.saturating_add(1);
+                        estimate = estimate.min(*counter);
                     }
                     if estimate >= min {
                         noted(feature);

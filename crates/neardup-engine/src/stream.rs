@@ -512,7 +512,7 @@ mod tests {
         let features_of = |n: u64| -> Vec<u64> {
             let mut features: Vec<u64> = (0..20).map(|i| 1000 + n * 20 + i).collect();
             // Feature k (1..=6) is in one document in 2^k.
-            features.extend((1..=6u64).filter(|k| n % (1 << k) == 0));
+            features.extend((1..=6u64).filter(|k| n.is_multiple_of(1 << k)));
             features
         };
         // Exact tables; roomy count-min; count-min so full that noise passes the limit.
