@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use crate::levels::{Level, Levels, Merge};
-use crate::online::{Buckets, DuplicateId, MemoryIndex, OnlineIndex};
+use crate::online::{within_budget, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
 
 /// Documents in the newest level before it is frozen.
 pub const KEY_LEVEL_BASE: usize = 8192;
@@ -378,13 +378,7 @@ impl Buckets for KeyIndex {
             sizes[k] += self.newest.read_bucket(key, limit - read[k], out);
             left_out = left_out.max(sizes[k].saturating_sub(limit) as u64);
         }
-        out.sort_unstable();
-        out.dedup();
-        if out.len() > limit {
-            left_out += (out.len() - limit) as u64;
-            out.truncate(limit);
-        }
-        left_out
+        within_budget(out, limit, left_out)
     }
 
     fn read_bucket(&self, key: u64, limit: usize, out: &mut Vec<u64>) -> usize {

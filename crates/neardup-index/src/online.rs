@@ -115,13 +115,7 @@ pub trait Buckets {
             let size = self.read_bucket(key, limit, out);
             left_out = left_out.max(size.saturating_sub(limit) as u64);
         }
-        out.sort_unstable();
-        out.dedup();
-        if out.len() > limit {
-            left_out += (out.len() - limit) as u64;
-            out.truncate(limit);
-        }
-        left_out
+        within_budget(out, limit, left_out)
     }
 
     /// The ids of `keys`' buckets, the smallest buckets first, up to `limit` in all (each
@@ -181,6 +175,18 @@ pub trait Buckets {
         }
         left_out
     }
+}
+
+/// The end of a budgeted probe: `out` sorted, without repeats, cut to `limit` ids; returns
+/// `left_out` plus the ids cut.
+pub(crate) fn within_budget(out: &mut Vec<u64>, limit: usize, mut left_out: u64) -> u64 {
+    out.sort_unstable();
+    out.dedup();
+    if out.len() > limit {
+        left_out += (out.len() - limit) as u64;
+        out.truncate(limit);
+    }
+    left_out
 }
 
 impl Buckets for MemoryIndex {
