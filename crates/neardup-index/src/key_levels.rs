@@ -3,9 +3,10 @@
 //!
 //! A [`MemoryIndex`] costs about 80 bytes a stored key (a bucket vector per key, and each
 //! id's keys for removal): at 12 band keys a document that is a kilobyte, where the service
-//! wants under 200 bytes a document in all. A frozen level keeps, per key, the top 32 bits of
-//! the key, the next 8, and the document's sequence number less the level's first (4 + 1 + 4
-//! bytes), sorted, with a table of bucket starts over the top bits (about a byte a key). Two
+//! wants under 200 bytes a document in all. A frozen level keeps, per key, the top 40 bits of
+//! the key (5 bytes, in one array: a bucket is one cache line) and the document's sequence
+//! number less the level's first (4 bytes), sorted, with a table of bucket starts over the top
+//! bits (about a byte a key) and a bit per document it holds. Two
 //! keys agreeing on their top 40 bits meet (a chance of about one in a trillion a pair of
 //! keys; verification rejects such a candidate). Levels are immutable and shared behind an
 //! [`std::sync::Arc`] ([`Levels`]), so that a merge is built off the request path.
