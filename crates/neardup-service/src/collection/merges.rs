@@ -20,13 +20,7 @@ impl<M: Registered + 'static> Collection<M> {
         // One pending signal is enough: the thread merges until nothing is due.
         let (sender, receiver) = mpsc::sync_channel(1);
         *lock(&self.merges) = Some(sender);
-        let merger = Arc::clone(self);
-        let handle = std::thread::Builder::new()
-            .name(format!("merges-{}", self.name))
-            .spawn(move || merger.run_merges(receiver))
-            .map_err(|e| {
-                ServiceError::new(500, "internal", format!("cannot start a merge thread: {e}"))
-            })?;
+        let handle = self.spawn("merges", move |merger| merger.run_merges(receiver))?;
         *lock(&self.merger) = Some(handle);
         Ok(())
     }

@@ -117,17 +117,30 @@ impl<M: Registered + 'static> Collection<M> {
         Ok(collection)
     }
 
+    /// Starts a thread named `what-NAME` running `run` on the collection.
+    pub(super) fn spawn(
+        self: &Arc<Self>,
+        what: &str,
+        run: impl FnOnce(Arc<Self>) + Send + 'static,
+    ) -> Result<std::thread::JoinHandle<()>, ServiceError> {
+        let collection = Arc::clone(self);
+        std::thread::Builder::new()
+            .name(format!("{what}-{}", self.name))
+            .spawn(move || run(collection))
+            .map_err(|e| {
+                ServiceError::new(
+                    500,
+                    "internal",
+                    format!("cannot start a {what} thread: {e}"),
+                )
+            })
+    }
+
     /// Starts the writer thread on a new queue.
     fn start_writer(self: &Arc<Self>) -> Result<(), ServiceError> {
         let (sender, receiver) = mpsc::sync_channel(QUEUE);
         *lock(&self.queue) = Some(sender);
-        let writer = Arc::clone(self);
-        let handle = std::thread::Builder::new()
-            .name(format!("writer-{}", self.name))
-            .spawn(move || writer.run(receiver))
-            .map_err(|e| {
-                ServiceError::new(500, "internal", format!("cannot start a writer: {e}"))
-            })?;
+        let handle = self.spawn("writer", move |writer| writer.run(receiver))?;
         *lock(&self.writer) = Some(handle);
         Ok(())
     }
