@@ -68,6 +68,12 @@ pub struct ServeArgs {
     /// the machine's memory; see docs/service.md).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     learning_memory: Option<usize>,
+    /// A frozen index level of at least this many documents is written to a level file
+    /// beside the segments, which a restart loads instead of rebuilding the level; the
+    /// documents above the files are read from the segments (see docs/service.md).
+    #[arg(long, value_name = "N", default_value_t = neardup_service::LEVEL_FILE_DOCS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    level_file_docs: u64,
 }
 
 /// The single admin token, checked as a token of the tokens file is
@@ -127,6 +133,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         max_batch: args.max_batch,
         max_text_bytes: args.max_text_bytes,
         max_collections: args.max_collections,
+        level_file_docs: usize::try_from(args.level_file_docs).unwrap_or(usize::MAX),
         ..HttpConfig::default()
     };
     if let Some(bytes) = args.learning_memory {

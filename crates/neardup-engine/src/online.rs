@@ -23,10 +23,17 @@
 //! candidates, so that a template flood costs each check a bounded amount; the candidates
 //! left out are returned to the caller, which counts them.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// A frozen key level and what every level tells, for the callers that write levels to
+/// files and read them back ([`PartitionIndex::frozen_levels`]).
+pub use neardup_index::{KeyLevel, Level};
+
 use neardup_core::{Error, Join, Method, Result, Sketch, PRIORITY_KEY};
 use neardup_index::{
     build_key_merge, hamming_key, join_limits, online_form, template_anchors, without_priority,
-    Buckets, CandidateLimits, HammingIndex, KeyIndex, KeyLevel, Levels, Merge, OnlineForm,
+    Buckets, CandidateLimits, HammingIndex, KeyIndex, Levels, Merge, OnlineForm,
 };
 
 /// What a partition stores of one document: enough to index it without its sketch, so that a
@@ -421,6 +428,30 @@ pub struct PartitionIndex {
     budget: usize,
     /// Hamming merges wait for the owner ([`PartitionIndex::defer_merges`]).
     deferred: bool,
+    /// Per [`LevelKind`], the highest sequence number of the levels restored from files.
+    restored: [Option<u64>; 2],
+}
+
+/// The key levels of an index that a level file can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LevelKind {
+    /// The exact identities.
+    Identities = 0,
+    /// The band keys (or the join's stored keys).
+    Keys = 1,
+}
+
+impl LevelKind {
+    /// Both kinds.
+    pub const ALL: [LevelKind; 2] = [LevelKind::Identities, LevelKind::Keys];
+
+    /// Its name in file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            LevelKind::Identities => "identities",
+            LevelKind::Keys => "keys",
+        }
+    }
 }
 
 /// How a join without an online form pairs texts, in words for a refusal (its `Debug` form,
@@ -482,6 +513,7 @@ impl PartitionIndex {
                 || matches!(form, OnlineForm::Hamming),
             budget: QUERY_BUDGET,
             deferred: false,
+            restored: [None; 2],
         })
     }
 
@@ -507,17 +539,116 @@ impl PartitionIndex {
     /// (a restart builds each partition's Hamming index in one go).
     pub fn insert_deferred(&mut self, seq: u64, entry: &IndexEntry) {
         let _ = self.identities.insert(seq, &[entry.identity as u64]);
-        if entry.exact_only {
+        let Some(keys) = self.stored_keys(entry) else {
+            return;
+        };
+        if let Some(index) = self.keys.as_mut() {
+            let _ = index.insert(seq, &keys);
+        }
+    }
+
+    /// The keys stored for `entry`, if any: the priority bit taken off (see
+    /// `probe_priority_first`).
+    fn stored_keys<'e>(&self, entry: &'e IndexEntry) -> Option<Cow<'e, [u64]>> {
+        if entry.exact_only || entry.keys.is_empty() || self.keys.is_none() {
+            return None;
+        }
+        Some(match self.priority_keys {
+            true => Cow::Owned(without_priority(&entry.keys)),
+            false => Cow::Borrowed(&entry.keys),
+        })
+    }
+
+    /// Gathers document `seq` into `loading`, as [`PartitionIndex::insert_deferred`] would
+    /// index it, for [`PartitionIndex::load`]; in the levels of a kind only when `seq` is
+    /// above the levels restored ([`PartitionIndex::restore_level`]).
+    pub fn gather(&self, loading: &mut Loading, seq: u64, entry: &IndexEntry) {
+        let above = |restored: Option<u64>| restored.is_none_or(|last| seq > last);
+        if above(self.restored(LevelKind::Identities)) {
+            loading.identities.push((entry.identity as u64, seq));
+        }
+        if !above(self.restored(LevelKind::Keys)) {
             return;
         }
-        if let Some(index) = self.keys.as_mut() {
-            if !entry.keys.is_empty() && self.priority_keys {
-                // Stored without the priority bit: see `probe_priority_first`.
-                let _ = index.insert(seq, &without_priority(&entry.keys));
-            } else if !entry.keys.is_empty() {
-                let _ = index.insert(seq, &entry.keys);
-            }
+        if let Some(keys) = self.stored_keys(entry) {
+            loading.keys.extend(keys.iter().map(|&key| (key, seq)));
         }
+    }
+
+    /// The key index of `kind`, if the method has one.
+    fn key_index(&self, kind: LevelKind) -> Option<&KeyIndex> {
+        match kind {
+            LevelKind::Identities => Some(&self.identities),
+            LevelKind::Keys => self.keys.as_ref(),
+        }
+    }
+
+    /// The highest sequence number the restored levels of `kind` may hold, if any.
+    fn restored(&self, kind: LevelKind) -> Option<u64> {
+        self.restored[kind as usize]
+    }
+
+    /// The frozen levels of `kind`, oldest first, each with the lowest and highest sequence
+    /// numbers it may hold: what a level file keeps ([`KeyLevel::encode`]). None when the
+    /// method stores no keys of that kind.
+    pub fn frozen_levels(&self, kind: LevelKind) -> Vec<(u64, u64, Arc<KeyLevel>)> {
+        self.key_index(kind)
+            .map(KeyIndex::frozen)
+            .unwrap_or_default()
+    }
+
+    /// Adds `level` of `kind`, read back from a level file, as its newest frozen level,
+    /// holding `first..=last`: a restart loads the levels written before, oldest first,
+    /// then gathers ([`PartitionIndex::gather`]) only the documents above them.
+    ///
+    /// # Errors
+    /// A method without keys of that kind, or a level not above those of its kind.
+    pub fn restore_level(
+        &mut self,
+        kind: LevelKind,
+        level: KeyLevel,
+        first: u64,
+        last: u64,
+    ) -> Result<()> {
+        let index = match kind {
+            LevelKind::Identities => Some(&mut self.identities),
+            LevelKind::Keys => self.keys.as_mut(),
+        };
+        let Some(index) = index else {
+            return Err(Error::invalid("level", "this method stores no keys"));
+        };
+        index.restore_level(level, first, last).map_err(|e| {
+            Error::invalid(
+                "level",
+                format!("{e}: a restored level must hold documents above every one indexed"),
+            )
+        })?;
+        self.restored[kind as usize] = Some(last);
+        Ok(())
+    }
+
+    /// Indexes the documents gathered in `loading` (fingerprints left out, as
+    /// [`PartitionIndex::insert_deferred`] leaves them), each of its identities and keys in
+    /// one level built by a sort: a restart loads a segment at a time so, several times
+    /// faster than document by document with the merges of small levels that follow.
+    ///
+    /// # Errors
+    /// A gathered document not above every document indexed, or a span of more than
+    /// `u32::MAX` sequence numbers.
+    pub fn load(&mut self, loading: Loading) -> Result<()> {
+        let refused = |e: neardup_index::DuplicateId| {
+            Error::invalid(
+                "seq",
+                format!("{e}: a loaded level must hold documents above every one indexed"),
+            )
+        };
+        self.identities
+            .load_level(loading.identities)
+            .map_err(refused)?;
+        if let Some(index) = self.keys.as_mut() {
+            index.load_level(loading.keys).map_err(refused)?;
+        }
+        Ok(())
     }
 
     /// Replaces the Hamming index by one level of `entries` (no effect without one).
@@ -683,6 +814,26 @@ impl PartitionIndex {
         let hamming = self.hamming.as_ref().map_or(0, Tiered::memory_bytes);
         let keys = self.keys.as_ref().map_or(0, KeyIndex::memory_bytes);
         identities + hamming + keys
+    }
+}
+
+/// Documents gathered for [`PartitionIndex::load`] ([`PartitionIndex::gather`]): their
+/// identities and stored keys, each with its sequence number.
+#[derive(Debug, Default)]
+pub struct Loading {
+    identities: Vec<(u64, u64)>,
+    keys: Vec<(u64, u64)>,
+}
+
+impl Loading {
+    /// The documents gathered.
+    pub fn len(&self) -> usize {
+        self.identities.len()
+    }
+
+    /// True when none was gathered.
+    pub fn is_empty(&self) -> bool {
+        self.identities.is_empty()
     }
 }
 

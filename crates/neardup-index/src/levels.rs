@@ -104,6 +104,17 @@ impl<L: Level> Levels<L> {
         });
     }
 
+    /// The highest sequence number a frozen level holds, if any.
+    pub fn last(&self) -> Option<u64> {
+        self.frozen.last().map(|f| f.last)
+    }
+
+    /// The frozen levels, oldest first, each with the lowest and highest sequence numbers
+    /// it may hold.
+    pub fn ranges(&self) -> impl Iterator<Item = (u64, u64, &Arc<L>)> {
+        self.frozen.iter().map(|f| (f.first, f.last, &f.level))
+    }
+
     /// The frozen levels, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &L> {
         self.frozen.iter().map(|f| f.level.as_ref())

@@ -23,7 +23,8 @@
 //! This module holds the collection's types and its small shared pieces; the rest is one
 //! file per concern: `open` (replaying the segments), `find` (a check against the stored
 //! documents), `apply` (a group of inserts), `writer` (the writer thread: commits,
-//! deletes, partitions and maintenance), `counters` (the counters and accepted gaps kept
+//! deletes, partitions and maintenance), `merges` (the merge thread), `level_files` (the
+//! index levels a restart loads), `counters` (the counters and accepted gaps kept
 //! beside the segments), `learning` (frequencies learned from the stream), `docs` (the documents' packed metadata and the id map), `activity`
 //! (the latest duplicates and the counters over time) and `any` (the operations the HTTP
 //! layer calls).
@@ -35,6 +36,7 @@ mod counters;
 mod docs;
 mod find;
 mod learning;
+mod level_files;
 mod merges;
 mod open;
 mod writer;
@@ -58,6 +60,7 @@ use crate::settings::Settings;
 use crate::store::Segment;
 pub use counters::{accept_gap, Counters, ACCEPTED_GAPS_FILE};
 use docs::{Doc, Docs, Ids};
+pub use level_files::LEVEL_FILE_DOCS;
 
 /// Documents handled in one group at most (one sync per group).
 const MAX_GROUP: usize = 4096;
@@ -203,13 +206,27 @@ impl State {
             .insert(id, seq, |s| doc_in(partitions, s).map(|(_, d)| d.id));
     }
 
-    /// Maps the id of each document of `seqs` (in their partitions) to it.
-    fn map_ids(&mut self, seqs: std::ops::Range<u64>) {
+    /// Maps the id of every stored document to it, in sequence order (a later document
+    /// takes its id over), then unmaps the ids of deleted ones, as their tombstones did
+    /// when written; the table sized once, without rehashing. For a restart, whose
+    /// tombstones were applied before.
+    fn map_all_ids(&mut self) {
         let partitions = &self.partitions;
         let id_of = |s| doc_in(partitions, s).map(|(_, d): (_, Doc<'_>)| d.id);
-        for seq in seqs {
-            if let Some(id) = id_of(seq) {
-                self.ids.insert(id, seq, id_of);
+        let count = partitions.iter().map(|p| p.docs.len()).sum();
+        self.ids.reserve(count, id_of);
+        for partition in partitions {
+            let first = partition.first_seq();
+            for (at, doc) in partition.docs.iter().enumerate() {
+                self.ids.insert(doc.id, first + at as u64, id_of);
+            }
+        }
+        for partition in partitions {
+            let first = partition.first_seq();
+            for (at, doc) in partition.docs.iter().enumerate() {
+                if !doc.live {
+                    self.ids.remove_if(doc.id, first + at as u64);
+                }
             }
         }
     }
@@ -267,6 +284,8 @@ pub struct Collection<M: Registered> {
     activity: activity::Activity,
     /// Frequencies learned from the stream (`max_df`, `boilerplate_df`), when set.
     learning: Option<learning::Learning<M>>,
+    /// The index's level files, kept by the merge thread.
+    level_files: Mutex<level_files::LevelFiles>,
 }
 
 impl<M: Registered + 'static> Collection<M> {

@@ -101,6 +101,9 @@ pub struct HttpConfig {
     /// The most memory the collections' stream learning may take together
     /// (`--learning-memory`; [`crate::learning_budget`]).
     pub learning_memory: u64,
+    /// A frozen index level of at least this many documents is written to a level file
+    /// (`--level-file-docs`; [`crate::LEVEL_FILE_DOCS`]).
+    pub level_file_docs: usize,
 }
 
 impl Default for HttpConfig {
@@ -119,6 +122,7 @@ impl Default for HttpConfig {
             max_matches: 100,
             max_collections: crate::DEFAULT_MAX_COLLECTIONS,
             learning_memory: crate::learning_budget::default_learning_memory(),
+            level_file_docs: crate::LEVEL_FILE_DOCS,
         }
     }
 }
@@ -325,6 +329,7 @@ pub fn run(
         let options = crate::ServiceOptions {
             max_collections: config.max_collections,
             learning_memory: config.learning_memory,
+            level_file_docs: config.level_file_docs,
             ..crate::ServiceOptions::default()
         };
         let service = tokio::task::spawn_blocking(move || Service::open_with(&dir, options))

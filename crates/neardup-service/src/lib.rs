@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use neardup_core::registry::{self, MethodVisitor, Registered};
 
-pub use collection::{AnyCollection, Found, Inserted, NewDocument};
+pub use collection::{AnyCollection, Found, Inserted, NewDocument, LEVEL_FILE_DOCS};
 pub use error::ServiceError;
 pub use settings::Settings;
 
@@ -52,6 +52,10 @@ pub struct ServiceOptions {
     pub learning_memory: u64,
     /// The time of insertions, retention and expiry ([`SystemClock`] by default).
     pub clock: Arc<dyn Clock>,
+    /// A frozen index level of at least this many documents is written to a level file, which
+    /// a restart loads instead of rebuilding it ([`LEVEL_FILE_DOCS`] by default; tests set it
+    /// low to have files from few documents).
+    pub level_file_docs: usize,
 }
 
 impl Default for ServiceOptions {
@@ -60,6 +64,7 @@ impl Default for ServiceOptions {
             max_collections: DEFAULT_MAX_COLLECTIONS,
             learning_memory: learning_budget::default_learning_memory(),
             clock: Arc::new(SystemClock),
+            level_file_docs: LEVEL_FILE_DOCS,
         }
     }
 }
@@ -90,7 +95,7 @@ struct Open<'a> {
     name: &'a str,
     dir: &'a Path,
     settings: Settings,
-    clock: &'a Arc<dyn Clock>,
+    options: &'a ServiceOptions,
 }
 
 impl MethodVisitor for Open<'_> {
@@ -101,7 +106,8 @@ impl MethodVisitor for Open<'_> {
             self.dir,
             self.settings,
             method,
-            Arc::clone(self.clock),
+            Arc::clone(&self.options.clock),
+            self.options.level_file_docs,
         )?;
         Ok(collection)
     }
@@ -111,7 +117,7 @@ fn open_collection(
     name: &str,
     dir: &Path,
     settings: Settings,
-    clock: &Arc<dyn Clock>,
+    options: &ServiceOptions,
 ) -> Result<Arc<dyn AnyCollection>, ServiceError> {
     let params = settings.method_params()?;
     let method = settings.method.clone();
@@ -122,7 +128,7 @@ fn open_collection(
             name,
             dir,
             settings,
-            clock,
+            options,
         },
     )?
 }
@@ -206,7 +212,7 @@ fn read_settings(dir: &Path) -> Result<Settings, ServiceError> {
 fn open_stored(
     name: &str,
     dir: &Path,
-    clock: &Arc<dyn Clock>,
+    options: &ServiceOptions,
 ) -> Result<Arc<dyn AnyCollection>, ServiceError> {
     check_name(name).map_err(|e| {
         ServiceError::new(
@@ -216,7 +222,7 @@ fn open_stored(
         )
     })?;
     let settings = read_settings(dir)?;
-    open_collection(name, dir, settings, clock)
+    open_collection(name, dir, settings, options)
 }
 
 /// `message` with the collection's folder `dir` left out of the paths it names
@@ -293,6 +299,12 @@ pub fn salvage(data_dir: &Path, name: &str) -> Result<Salvaged, ServiceError> {
         });
     }
     report.gaps = accept_gaps(&dir)?;
+    let index = dir.join("index");
+    if !report.rewritten.is_empty() && index.exists() {
+        // The level files may hold documents the rewritten segments no longer have: the
+        // next start rebuilds the index from the segments.
+        fs::remove_dir_all(&index).map_err(|e| StoreError::io(&index, "cannot remove", &e))?;
+    }
     Ok(report)
 }
 
@@ -365,7 +377,7 @@ impl Service {
         let mut collections = BTreeMap::new();
         let mut unavailable = BTreeMap::new();
         for name in list_names(&collections_dir)? {
-            match open_stored(&name, &collections_dir.join(&name), &options.clock) {
+            match open_stored(&name, &collections_dir.join(&name), &options) {
                 Ok(collection) => {
                     collections.insert(name, collection);
                 }
@@ -492,7 +504,7 @@ impl Service {
         };
         learning_budget::admit(self.options.learning_memory, taken, &settings)?;
         let dir = self.stage(name, &settings)?;
-        match open_collection(name, &dir, settings, &self.options.clock) {
+        match open_collection(name, &dir, settings, &self.options) {
             Ok(collection) => {
                 self.collections
                     .write()

@@ -1,6 +1,7 @@
 //! What the service keeps and refuses across restarts: collection names, refused creations,
 //! corrupt and missing segments, salvage, limits, expired ids, empty texts, counters, and
-//! level merges made while documents come and go.
+//! level merges made while documents come and go, and the level files a restart loads
+//! (`recovery/level_files.rs`).
 //! Driven through [`Service`] directly (the HTTP layer is tested in `service.rs`).
 
 use std::fs;
@@ -10,6 +11,9 @@ use std::sync::Arc;
 use neardup_service::clock::ManualClock;
 use neardup_service::{salvage, AnyCollection, NewDocument, Service, ServiceOptions, Settings};
 use serde_json::{json, Value};
+
+#[path = "recovery/level_files.rs"]
+mod level_files;
 
 fn settings(body: Value) -> Settings {
     Settings::from_json(&body).unwrap()

@@ -161,6 +161,12 @@ impl Ids {
         true
     }
 
+    /// Room for `additional` more ids without rehashing; `id_of` as for [`Ids::insert`].
+    pub fn reserve<'a>(&mut self, additional: usize, id_of: impl Fn(u64) -> Option<&'a str>) {
+        self.table
+            .reserve(additional, |&other| id_of(other).map_or(0, hash));
+    }
+
     /// Unmaps `id` if it maps to `seq`.
     pub fn remove_if(&mut self, id: &str, seq: u64) {
         if let Ok(entry) = self.table.find_entry(hash(id), |&other| other == seq) {

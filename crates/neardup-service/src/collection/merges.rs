@@ -4,13 +4,15 @@
 //! held while checks and inserts go on, and swaps it in under the write lock (a splice of a
 //! few pointers). Removals and retention drops made meanwhile are kept by the index and
 //! replayed: the merged level skips them until its own next merge. The replaced levels are
-//! freed after the lock is released.
+//! freed after the lock is released. Then the large levels are written to level files
+//! (`level_files`), for a quick restart.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
 use neardup_core::registry::Registered;
 
+use super::level_files::LevelFiles;
 use super::{lock, Collection};
 use crate::error::ServiceError;
 
@@ -44,7 +46,15 @@ impl<M: Registered + 'static> Collection<M> {
     fn run_merges(&self, signals: Receiver<()>) {
         while signals.recv().is_ok() {
             self.merge_all();
+            self.persist_levels();
         }
+    }
+
+    /// Writes the level files of the frozen levels that have none (see `level_files`), with
+    /// no lock on the state held.
+    pub(super) fn persist_levels(&self) {
+        let frozen = LevelFiles::frozen(&self.read().index);
+        lock(&self.level_files).persist(&self.name, &frozen);
     }
 
     /// Builds and installs merges until none is due.

@@ -8,9 +8,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 
 use neardup_core::registry::Registered;
-use neardup_engine::online::PartitionIndex;
+use neardup_engine::online::{Loading, PartitionIndex};
 
 use super::counters::{read_accepted_gaps, Counters};
+use super::level_files::{LevelFiles, Restored};
 use super::{kill, lock, Collection, Docs, Ids, Partition, State, QUEUE};
 use crate::clock::Clock;
 use crate::error::ServiceError;
@@ -34,7 +35,9 @@ struct Replayed {
 
 impl<M: Registered + 'static> Collection<M> {
     /// Opens the collection stored in `dir` (segments in `dir/segments`), replaying its
-    /// segments, and starts its writer; `clock` gives the time.
+    /// segments over the index levels of its level files (`dir/index`, see `level_files`),
+    /// and starts its writer; `clock` gives the time; a frozen level of at least
+    /// `level_file_docs` documents gets a file.
     ///
     /// # Errors
     /// An unreadable or corrupt store, naming the file.
@@ -44,46 +47,43 @@ impl<M: Registered + 'static> Collection<M> {
         settings: Settings,
         method: M,
         clock: Arc<dyn Clock>,
+        level_file_docs: usize,
     ) -> Result<Arc<Collection<M>>, ServiceError> {
         let segments_dir = dir.join("segments");
         std::fs::create_dir_all(&segments_dir)
             .map_err(|e| StoreError::io(&segments_dir, "cannot create", &e))?;
         let max_radius = method.max_radius();
         let counters = Counters::load(dir)?;
-        let mut state = State {
-            partitions: VecDeque::new(),
-            // Merged as levels freeze while the segments are replayed; by the merge thread
-            // once serving.
-            index: PartitionIndex::new(&method, max_radius)?,
-            ids: Ids::default(),
-            next_seq: 0,
-        };
         let paths = store::list_segments(&segments_dir)?;
-        // Fingerprints of the whole collection, set in the index in one level at the end.
-        let mut fingerprints = Vec::new();
         let accepted_gaps = read_accepted_gaps(dir)?;
-        for (i, path) in paths.iter().enumerate() {
-            let recovery = if i + 1 == paths.len() {
-                Recovery::CutTornTail
-            } else {
-                Recovery::Strict
-            };
-            let replayed = replay(path, recovery, &mut state.index, &mut fingerprints)?;
-            log_cut(name, path, &replayed.cut);
+        let (mut level_files, mut restored) =
+            LevelFiles::open(name, &dir.join("index"), level_file_docs);
+        if !accepted_gaps.is_empty() && !restored.is_empty() {
+            // Documents taken out by a salvage may be in the levels.
+            level_files.discard(name, "a salvage accepted a gap in the segments");
+            restored.clear();
+        }
+        let opening = Opening {
+            method: &method,
+            max_radius,
+            paths: &paths,
+            accepted_gaps: &accepted_gaps,
+            clock: clock.as_ref(),
+        };
+        let mut replayed = opening.replay_all(restored)?;
+        if let Err(why) = &replayed.fits {
+            level_files.discard(name, why);
+            replayed = opening.replay_all(Vec::new())?;
+        }
+        let Replay {
+            mut state, cuts, ..
+        } = replayed;
+        for (path, cut) in &cuts {
+            log_cut(name, path, cut);
             counters
                 .recovered_bytes
-                .fetch_add(replayed.cut.bytes, Ordering::Relaxed);
-            if i > 0 {
-                check_gap(path, &state, &replayed.segment, &accepted_gaps)?;
-            }
-            add_partition(&mut state, path, replayed, clock.as_ref())?;
+                .fetch_add(cut.bytes, Ordering::Relaxed);
         }
-        // Deleted documents were taken out of the keys as their tombstones were read; their
-        // fingerprints are left out here.
-        fingerprints.retain(|&(seq, _)| state.doc(seq).is_some_and(|(_, doc)| doc.live));
-        state.index.set_fingerprints(&fingerprints)?;
-        state.index.set_deferred(true);
-        drop(fingerprints);
         if state.partitions.is_empty() {
             let segment = Segment::create(&segments_dir, 0)?;
             let partition = Partition::empty(segment, clock.now_ms());
@@ -93,6 +93,7 @@ impl<M: Registered + 'static> Collection<M> {
             Some(options) => Some(super::learning::Learning::new(&method, options, dir)?),
             None => None,
         };
+        let level_files = Mutex::new(level_files);
         let collection = Arc::new(Collection {
             name: name.to_owned(),
             dir: dir.to_owned(),
@@ -111,8 +112,11 @@ impl<M: Registered + 'static> Collection<M> {
             clock,
             activity: Default::default(),
             learning,
+            level_files,
         });
         collection.start_merges()?;
+        // The levels loaded are merged from the start, not at the first insert.
+        collection.signal_merges();
         collection.start_writer()?;
         Ok(collection)
     }
@@ -146,12 +150,107 @@ impl<M: Registered + 'static> Collection<M> {
     }
 }
 
-/// Reads one segment: its documents in order, indexed in `index` (their fingerprints added
-/// to `fingerprints`), and its tombstones.
+/// What opening a collection reads from, and for.
+struct Opening<'a, M> {
+    method: &'a M,
+    max_radius: u32,
+    paths: &'a [std::path::PathBuf],
+    accepted_gaps: &'a [(u64, u64)],
+    clock: &'a dyn Clock,
+}
+
+/// The segments replayed.
+struct Replay {
+    state: State,
+    /// The torn tails cut, per segment.
+    cuts: Vec<(std::path::PathBuf, Cut)>,
+    /// Whether the levels restored fit the segments (the reason when not).
+    fits: Result<(), String>,
+}
+
+impl<M: Registered> Opening<'_, M> {
+    /// Replays every segment in order into a new state: over the `restored` levels, whose
+    /// documents are not gathered again, then a level of identities and one of keys per
+    /// segment (each built by a sort), merged by the merge thread once serving.
+    fn replay_all(&self, restored: Vec<Restored>) -> Result<Replay, ServiceError> {
+        let mut state = State {
+            partitions: VecDeque::new(),
+            index: PartitionIndex::new(self.method, self.max_radius)?,
+            ids: Ids::default(),
+            next_seq: 0,
+        };
+        let mut fits = Ok(());
+        let mut restored_last = None;
+        for (kind, first, last, level) in restored {
+            if let Err(e) = state.index.restore_level(kind, level, first, last) {
+                fits = Err(e.to_string());
+                break;
+            }
+            restored_last = restored_last.max(Some(last));
+        }
+        if fits.is_err() {
+            return Ok(Replay {
+                state,
+                cuts: Vec::new(),
+                fits,
+            });
+        }
+        // Fingerprints of the whole collection, set in the index in one level at the end.
+        let mut fingerprints = Vec::new();
+        let mut cuts = Vec::new();
+        for (i, path) in self.paths.iter().enumerate() {
+            let recovery = if i + 1 == self.paths.len() {
+                Recovery::CutTornTail
+            } else {
+                Recovery::Strict
+            };
+            let mut loading = Loading::default();
+            let replayed = replay(
+                path,
+                recovery,
+                &state.index,
+                &mut loading,
+                &mut fingerprints,
+            )?;
+            state.index.load(loading).map_err(|e| StoreError {
+                path: path.clone(),
+                message: format!("its documents cannot be indexed: {e}"),
+                disk_full: false,
+            })?;
+            cuts.push((path.clone(), replayed.cut.clone()));
+            if i > 0 {
+                check_gap(path, &state, &replayed.segment, self.accepted_gaps)?;
+            }
+            add_partition(&mut state, path, replayed, self.clock)?;
+        }
+        if let Some(last) = restored_last.filter(|&last| last >= state.next_seq) {
+            fits = Err(format!(
+                "a level holds document {last}, the segments end before it, at {}",
+                state.next_seq
+            ));
+        }
+        let front = state.partitions.front().map(Partition::first_seq);
+        if let (Some(first), Some(_)) = (front, restored_last) {
+            // Levels restored may hold documents of partitions dropped since they were written.
+            state.index.forget_below(first);
+        }
+        // Deleted documents were taken out of the keys as their tombstones were read; their
+        // fingerprints are left out here.
+        fingerprints.retain(|&(seq, _)| state.doc(seq).is_some_and(|(_, doc)| doc.live));
+        state.index.set_fingerprints(&fingerprints)?;
+        state.map_all_ids();
+        state.index.set_deferred(true);
+        Ok(Replay { state, cuts, fits })
+    }
+}
+
+/// Reads one segment: its documents in order, gathered for `index` in `loading` (their
+/// fingerprints added to `fingerprints`), and its tombstones.
 fn replay(
     path: &Path,
     recovery: Recovery,
-    index: &mut PartitionIndex,
+    index: &PartitionIndex,
+    loading: &mut Loading,
     fingerprints: &mut Vec<(u64, u64)>,
 ) -> Result<Replayed, ServiceError> {
     let mut docs = Docs::default();
@@ -173,7 +272,7 @@ fn replay(
                         disk_full: false,
                     });
                 }
-                index.insert_deferred(doc.seq, &doc.entry);
+                index.gather(loading, doc.seq, &doc.entry);
                 if let (Some((fingerprint, _)), false) = (doc.entry.hamming, doc.entry.exact_only) {
                     fingerprints.push((doc.seq, fingerprint));
                 }
@@ -291,7 +390,6 @@ fn add_partition(
             created_ms
         },
     });
-    state.map_ids(first_seq..first_seq + count);
     state.next_seq = first_seq + count;
     for seq in deletes {
         kill(state, seq);
