@@ -575,6 +575,21 @@ impl PartitionIndex {
         }
     }
 
+    /// The highest sequence number up to which the levels restored from files hold every
+    /// document's identity and keys (the lowest over the kinds the method has); `None`
+    /// when a kind has no level restored.
+    pub fn restored_through(&self) -> Option<u64> {
+        (LevelKind::ALL.iter())
+            .filter(|&&kind| self.key_index(kind).is_some())
+            .map(|&kind| self.restored(kind))
+            .try_fold(u64::MAX, |low, last| last.map(|last| low.min(last)))
+    }
+
+    /// Whether the index has fingerprints (a Hamming join).
+    pub fn has_hamming(&self) -> bool {
+        self.hamming.is_some()
+    }
+
     /// The key index of `kind`, if the method has one.
     fn key_index(&self, kind: LevelKind) -> Option<&KeyIndex> {
         match kind {

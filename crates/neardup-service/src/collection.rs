@@ -24,7 +24,7 @@
 //! file per concern: `open` (replaying the segments), `find` (a check against the stored
 //! documents), `apply` (a group of inserts), `writer` (the writer thread: commits,
 //! deletes, partitions and maintenance), `merges` (the merge thread), `level_files` (the
-//! index levels a restart loads), `counters` (the counters and accepted gaps kept
+//! index levels a restart loads), `summaries` (what a restart reads of a sealed segment), `counters` (the counters and accepted gaps kept
 //! beside the segments), `learning` (frequencies learned from the stream), `docs` (the documents' packed metadata and the id map), `activity`
 //! (the latest duplicates and the counters over time) and `any` (the operations the HTTP
 //! layer calls).
@@ -39,6 +39,7 @@ mod learning;
 mod level_files;
 mod merges;
 mod open;
+mod summaries;
 mod writer;
 
 use std::collections::VecDeque;
@@ -149,6 +150,8 @@ struct Partition {
     max_time: i64,
     /// When the partition was started.
     created_ms: i64,
+    /// The tombstones its segment holds (for its summary, see `summaries`).
+    deletes: Vec<u64>,
 }
 
 impl Partition {
@@ -159,6 +162,7 @@ impl Partition {
             docs: Docs::default(),
             max_time: i64::MIN,
             created_ms,
+            deletes: Vec::new(),
         }
     }
 
@@ -286,6 +290,8 @@ pub struct Collection<M: Registered> {
     learning: Option<learning::Learning<M>>,
     /// The index's level files, kept by the merge thread.
     level_files: Mutex<level_files::LevelFiles>,
+    /// The summaries of the sealed segments, kept by the merge thread.
+    summaries: Mutex<summaries::Summaries>,
 }
 
 impl<M: Registered + 'static> Collection<M> {

@@ -522,6 +522,41 @@ impl Segment {
         })
     }
 
+    /// Opens a sealed segment of `len` bytes without reading its records (a restart that
+    /// has their summary): the file must still be that long, with a header whose synced
+    /// mark covers all of it.
+    ///
+    /// # Errors
+    /// An unreadable file, a bad header, or another length or synced mark.
+    pub fn open_sealed(path: &Path, len: u64) -> Result<Segment, StoreError> {
+        let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| io("cannot open", &e))?;
+        let actual = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
+        let header = read_header(path, &file, actual)?;
+        if actual != len || header.synced != Ok(len) || header.len != HEADER {
+            return Err(StoreError::corrupt(
+                path,
+                0,
+                format!(
+                    "{actual} bytes, synced {:?}, where its summary says {len}",
+                    header.synced
+                ),
+            ));
+        }
+        Ok(Segment {
+            path: path.to_owned(),
+            file,
+            first_seq: header.first_seq,
+            header: header.len,
+            end: AtomicU64::new(len),
+            mark_durable: AtomicU64::new(len),
+        })
+    }
+
     /// Opens a segment and reads every record, calling `visit(offset, length, record)`; what
     /// happens at a bad record is `recovery`'s rule. Returns the segment and what was cut.
     ///
@@ -747,6 +782,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     sync_dir(dir)
 }
 
+/// The first sequence number in the name of segment file `path` (`seg-<number>.log`).
+pub fn segment_first_seq(path: &Path) -> Option<u64> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("seg-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
+}
+
 /// The segment files of `dir`, oldest first (by first sequence number).
 ///
 /// # Errors
@@ -758,11 +802,7 @@ pub fn list_segments(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
         let entry = entry.map_err(|e| StoreError::io(dir, "cannot list", &e))?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let seq = name
-            .strip_prefix("seg-")
-            .and_then(|rest| rest.strip_suffix(".log"))
-            .and_then(|digits| digits.parse::<u64>().ok());
-        match seq {
+        match segment_first_seq(&entry.path()) {
             Some(seq) => found.push((seq, entry.path())),
             None if name.ends_with(".tmp") => {}
             None => {

@@ -120,6 +120,65 @@ impl Docs {
     pub fn memory_bytes(&self) -> usize {
         self.meta.capacity() * std::mem::size_of::<Meta>() + self.id_bytes.capacity()
     }
+
+    /// Appends the documents to `out`, every one live (a restart applies the tombstones
+    /// again): their count, then per document its time, offset, length and id end (24
+    /// bytes), then the id bytes' length and the id bytes.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(16 + self.meta.len() * 24 + self.id_bytes.len());
+        out.extend_from_slice(&(self.meta.len() as u64).to_le_bytes());
+        for meta in &self.meta {
+            out.extend_from_slice(&meta.time_ms.to_le_bytes());
+            out.extend_from_slice(&meta.offset.to_le_bytes());
+            out.extend_from_slice(&(meta.len_live & !LIVE).to_le_bytes());
+            out.extend_from_slice(&meta.id_end.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.id_bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(self.id_bytes.as_bytes());
+    }
+
+    /// The documents [`Docs::encode`] wrote at the start of `bytes`, every one live, and
+    /// the bytes after them; checked so that every id is a whole UTF-8 string.
+    ///
+    /// # Errors
+    /// What is wrong, in words.
+    pub fn decode(bytes: &[u8]) -> Result<(Docs, &[u8]), String> {
+        let word = |b: &[u8], at: usize| {
+            b.get(at..at + 8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        };
+        let count = word(bytes, 0).ok_or("no document count")? as usize;
+        let meta_end = count
+            .checked_mul(24)
+            .and_then(|n| n.checked_add(8))
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| format!("{count} documents in {} bytes", bytes.len()))?;
+        let id_len = word(bytes, meta_end).ok_or("no id length")? as usize;
+        let ids_end = (meta_end + 8)
+            .checked_add(id_len)
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| format!("{id_len} id bytes past the end"))?;
+        let id_bytes = std::str::from_utf8(&bytes[meta_end + 8..ids_end])
+            .map_err(|_| "the ids are not UTF-8".to_owned())?
+            .to_owned();
+        let mut meta = Vec::with_capacity(count);
+        let mut start = 0usize;
+        for chunk in bytes[8..meta_end].chunks_exact(24) {
+            let m = Meta {
+                time_ms: i64::from_le_bytes(chunk[..8].try_into().unwrap_or([0; 8])),
+                offset: u64::from_le_bytes(chunk[8..16].try_into().unwrap_or([0; 8])),
+                len_live: u32::from_le_bytes(chunk[16..20].try_into().unwrap_or([0; 4])) | LIVE,
+                id_end: u32::from_le_bytes(chunk[20..24].try_into().unwrap_or([0; 4])),
+            };
+            let end = m.id_end as usize;
+            if end < start || end > id_bytes.len() || !id_bytes.is_char_boundary(end) {
+                return Err(format!("document {}: its id ends at {end}", meta.len()));
+            }
+            start = end;
+            meta.push(m);
+        }
+        Ok((Docs { meta, id_bytes }, &bytes[ids_end..]))
+    }
 }
 
 /// The id map: the sequence number of each stored id, found by the id's hash and compared

@@ -7,12 +7,14 @@
 //! freed after the lock is released. Then the large levels are written to level files
 //! (`level_files`), for a quick restart.
 
+use std::collections::HashSet;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 
 use neardup_core::registry::Registered;
 
 use super::level_files::LevelFiles;
+use super::summaries;
 use super::{lock, Collection};
 use crate::error::ServiceError;
 
@@ -50,11 +52,28 @@ impl<M: Registered + 'static> Collection<M> {
         }
     }
 
-    /// Writes the level files of the frozen levels that have none (see `level_files`), with
-    /// no lock on the state held.
+    /// Writes the level files of the frozen levels that have none (see `level_files`), then
+    /// the summaries of the sealed segments that have none (see `summaries`), with no lock on
+    /// the state held while writing.
     pub(super) fn persist_levels(&self) {
         let frozen = LevelFiles::frozen(&self.read().index);
         lock(&self.level_files).persist(&self.name, &frozen);
+        let mut summaries = lock(&self.summaries);
+        let (sealed, kept) = {
+            let state = self.read();
+            if state.index.has_hamming() {
+                // A restart replays every segment for the fingerprints: no summary is read.
+                return;
+            }
+            let sealed_count = state.partitions.len().saturating_sub(1);
+            let sealed: Vec<(u64, Vec<u8>)> = (state.partitions.iter().take(sealed_count))
+                .filter(|p| !summaries.has(p.first_seq()))
+                .map(|p| (p.first_seq(), summaries::encode(p)))
+                .collect();
+            let kept: HashSet<u64> = state.partitions.iter().map(|p| p.first_seq()).collect();
+            (sealed, kept)
+        };
+        summaries.persist(&self.name, sealed, &kept);
     }
 
     /// Builds and installs merges until none is due.

@@ -12,6 +12,7 @@ use neardup_engine::online::{Loading, PartitionIndex};
 
 use super::counters::{read_accepted_gaps, Counters};
 use super::level_files::{LevelFiles, Restored};
+use super::summaries::Summaries;
 use super::{kill, lock, Collection, Docs, Ids, Partition, State, QUEUE};
 use crate::clock::Clock;
 use crate::error::ServiceError;
@@ -70,10 +71,11 @@ impl<M: Registered + 'static> Collection<M> {
             accepted_gaps: &accepted_gaps,
             clock: clock.as_ref(),
         };
-        let mut replayed = opening.replay_all(restored)?;
+        let mut summaries = Summaries::new(&dir.join("docs"));
+        let mut replayed = opening.replay_all(restored, &mut summaries)?;
         if let Err(why) = &replayed.fits {
             level_files.discard(name, why);
-            replayed = opening.replay_all(Vec::new())?;
+            replayed = opening.replay_all(Vec::new(), &mut summaries)?;
         }
         let Replay {
             mut state, cuts, ..
@@ -94,6 +96,7 @@ impl<M: Registered + 'static> Collection<M> {
             None => None,
         };
         let level_files = Mutex::new(level_files);
+        let summaries = Mutex::new(summaries);
         let collection = Arc::new(Collection {
             name: name.to_owned(),
             dir: dir.to_owned(),
@@ -113,6 +116,7 @@ impl<M: Registered + 'static> Collection<M> {
             activity: Default::default(),
             learning,
             level_files,
+            summaries,
         });
         collection.start_merges()?;
         // The levels loaded are merged from the start, not at the first insert.
@@ -172,7 +176,14 @@ impl<M: Registered> Opening<'_, M> {
     /// Replays every segment in order into a new state: over the `restored` levels, whose
     /// documents are not gathered again, then a level of identities and one of keys per
     /// segment (each built by a sort), merged by the merge thread once serving.
-    fn replay_all(&self, restored: Vec<Restored>) -> Result<Replay, ServiceError> {
+    ///
+    /// A sealed segment whose documents the restored levels all hold is read from its
+    /// summary (see `summaries`) when it has a good one, not record by record.
+    fn replay_all(
+        &self,
+        restored: Vec<Restored>,
+        summaries: &mut Summaries,
+    ) -> Result<Replay, ServiceError> {
         let mut state = State {
             partitions: VecDeque::new(),
             index: PartitionIndex::new(self.method, self.max_radius)?,
@@ -195,6 +206,8 @@ impl<M: Registered> Opening<'_, M> {
                 fits,
             });
         }
+        // Summaries are read only when the restored levels hold what the index needs.
+        let covered = (state.index.restored_through()).filter(|_| !state.index.has_hamming());
         // Fingerprints of the whole collection, set in the index in one level at the end.
         let mut fingerprints = Vec::new();
         let mut cuts = Vec::new();
@@ -204,14 +217,21 @@ impl<M: Registered> Opening<'_, M> {
             } else {
                 Recovery::Strict
             };
+            let summarised = match (i + 1 < self.paths.len(), covered) {
+                (true, Some(covered)) => summarised(path, covered, summaries),
+                _ => None,
+            };
             let mut loading = Loading::default();
-            let replayed = replay(
-                path,
-                recovery,
-                &state.index,
-                &mut loading,
-                &mut fingerprints,
-            )?;
+            let replayed = match summarised {
+                Some(replayed) => replayed,
+                None => replay(
+                    path,
+                    recovery,
+                    &state.index,
+                    &mut loading,
+                    &mut fingerprints,
+                )?,
+            };
             state.index.load(loading).map_err(|e| StoreError {
                 path: path.clone(),
                 message: format!("its documents cannot be indexed: {e}"),
@@ -242,6 +262,28 @@ impl<M: Registered> Opening<'_, M> {
         state.index.set_deferred(true);
         Ok(Replay { state, cuts, fits })
     }
+}
+
+/// The sealed segment `path` as its summary tells it, when the summary holds together, the
+/// segment is as it was summarised, and its documents are all at or below `covered` (the
+/// restored levels hold them).
+fn summarised(path: &Path, covered: u64, summaries: &mut Summaries) -> Option<Replayed> {
+    let first_seq = store::segment_first_seq(path)?;
+    let summary = summaries.read(first_seq)?;
+    let count = summary.docs.len() as u64;
+    if count > 0 && first_seq + count - 1 > covered {
+        return None;
+    }
+    let segment = Segment::open_sealed(path, summary.segment_len).ok()?;
+    Some(Replayed {
+        segment,
+        cut: Cut::default(),
+        docs: summary.docs,
+        max_time: summary.max_time,
+        created_ms: summary.created_ms,
+        deletes: summary.deletes,
+        first: (count > 0).then_some(first_seq),
+    })
 }
 
 /// Reads one segment: its documents in order, gathered for `index` in `loading` (their
@@ -389,6 +431,7 @@ fn add_partition(
         } else {
             created_ms
         },
+        deletes: deletes.clone(),
     });
     state.next_seq = first_seq + count;
     for seq in deletes {

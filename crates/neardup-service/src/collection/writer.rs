@@ -176,7 +176,12 @@ impl<M: Registered + 'static> Collection<M> {
         let mut bytes = Vec::new();
         Record::Delete(seq).encode(&mut bytes);
         self.append(&bytes)?;
-        kill(&mut self.write(), seq);
+        let mut state = self.write();
+        if let Some(newest) = state.partitions.back_mut() {
+            newest.deletes.push(seq);
+        }
+        kill(&mut state, seq);
+        drop(state);
         self.counters.deleted.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }

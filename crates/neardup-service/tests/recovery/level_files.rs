@@ -31,7 +31,12 @@ fn index_dir(dir: &Path) -> PathBuf {
 
 /// The files of the index folder, with their inode numbers (a file rewritten gets another).
 fn index_files(dir: &Path) -> BTreeMap<String, u64> {
-    fs::read_dir(index_dir(dir))
+    files_of(&index_dir(dir))
+}
+
+/// The files of folder `dir`, with their inode numbers.
+fn files_of(dir: &Path) -> BTreeMap<String, u64> {
+    fs::read_dir(dir)
         .map(|entries| {
             entries
                 .map(|e| e.unwrap())
@@ -42,6 +47,11 @@ fn index_files(dir: &Path) -> BTreeMap<String, u64> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The segment summaries, with their inode numbers.
+fn summaries(dir: &Path) -> BTreeMap<String, u64> {
+    files_of(&dir.join("collections").join("c").join("docs"))
 }
 
 /// The level files the manifest lists.
@@ -159,6 +169,13 @@ fn a_restart_loads_the_level_files_and_answers_as_a_rebuild() {
             method.contains("minhash"),
             "{method}: {listed:?}"
         );
+        // Summaries of the sealed segments, but for a Hamming index (which replays them).
+        let summaries = summaries(dir.path());
+        assert_eq!(
+            summaries.len() >= 3,
+            method.contains("minhash"),
+            "{method}: {summaries:?}"
+        );
         answers_right(dir.path(), method);
         // Loaded, not rebuilt: the same files, not rewritten.
         let after = index_files(dir.path());
@@ -169,6 +186,7 @@ fn a_restart_loads_the_level_files_and_answers_as_a_rebuild() {
                 "{method}: {file} was rewritten"
             );
         }
+        assert_eq!(self::summaries(dir.path()), summaries, "{method}");
         // Without the files, the same answers from a rebuild; the files are written again.
         fs::remove_dir_all(index_dir(dir.path())).unwrap();
         answers_right(dir.path(), method);
@@ -224,6 +242,22 @@ fn damaged_missing_and_half_written_level_files_are_rebuilt_or_removed() {
             false,
         ),
     ];
+    let summaries_dir = original.path().join("collections/c/docs");
+    let summary = summaries(original.path()).into_keys().next().unwrap();
+    {
+        // A damaged summary: its segment is replayed, and the summary written again.
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(original.path(), dir.path());
+        let path = dir.path().join("collections/c/docs").join(&summary);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[20] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        answers_right(dir.path(), "a damaged summary");
+        // Written again from the replayed segment (its start time taken from its documents).
+        let again = fs::read(&path).unwrap();
+        let original = fs::read(summaries_dir.join(&summary)).unwrap();
+        assert!(again != bytes && again.len() == original.len(), "{summary}");
+    }
     for (case, damage, rebuilt) in cases {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(original.path(), dir.path());
