@@ -210,29 +210,20 @@ impl State {
             .insert(id, seq, |s| doc_in(partitions, s).map(|(_, d)| d.id));
     }
 
-    /// Maps the id of every stored document to it, in sequence order (a later document
-    /// takes its id over), then unmaps the ids of deleted ones, as their tombstones did
-    /// when written; the table sized once, without rehashing. For a restart, whose
-    /// tombstones were applied before.
+    /// Maps the id of every stored document to it (a later document takes its id over), less
+    /// the deleted ones, as their tombstones did when written: the map built once, on two
+    /// threads (see [`Ids::build`]). For a restart, whose tombstones were applied before.
     fn map_all_ids(&mut self) {
         let partitions = &self.partitions;
-        let id_of = |s| doc_in(partitions, s).map(|(_, d): (_, Doc<'_>)| d.id);
         let count = partitions.iter().map(|p| p.docs.len()).sum();
-        self.ids.reserve(count, id_of);
-        for partition in partitions {
-            let first = partition.first_seq();
-            for (at, doc) in partition.docs.iter().enumerate() {
-                self.ids.insert(doc.id, first + at as u64, id_of);
-            }
-        }
-        for partition in partitions {
-            let first = partition.first_seq();
-            for (at, doc) in partition.docs.iter().enumerate() {
-                if !doc.live {
-                    self.ids.remove_if(doc.id, first + at as u64);
-                }
-            }
-        }
+        let docs = || {
+            partitions.iter().flat_map(|p| {
+                let first = p.first_seq();
+                (p.docs.iter().enumerate()).map(move |(at, d)| (d.id, first + at as u64, d.live))
+            })
+        };
+        let id_of = |s| doc_in(partitions, s).map(|(_, d): (_, Doc<'_>)| d.id);
+        self.ids = Ids::build(count, docs, id_of);
     }
 }
 

@@ -182,10 +182,11 @@ impl Docs {
 }
 
 /// The id map: the sequence number of each stored id, found by the id's hash and compared
-/// with the id its document holds.
+/// with the id its document holds. In two shards by the hash's top bit, so that a restart
+/// builds them on two threads.
 #[derive(Debug, Default)]
 pub struct Ids {
-    table: HashTable<u64>,
+    shards: [HashTable<u64>; 2],
 }
 
 /// The hash of an id (in memory only).
@@ -194,11 +195,64 @@ fn hash(id: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x1d5).hash_one(id)
 }
 
+/// The shard of a hash.
+fn shard(h: u64) -> usize {
+    (h >> 63) as usize
+}
+
 impl Ids {
+    /// The id map of the documents `docs` gives (`(id, seq, live)`, in sequence order; called
+    /// once per shard), each shard built on a thread of its own: every id maps to its latest
+    /// document, and to none when that one is deleted (as its tombstone did when written);
+    /// each shard sized once for `count` documents. `id_of` gives a stored sequence number's
+    /// id.
+    pub fn build<'a, I>(
+        count: usize,
+        docs: impl Fn() -> I + Sync,
+        id_of: impl Fn(u64) -> Option<&'a str> + Sync,
+    ) -> Ids
+    where
+        I: Iterator<Item = (&'a str, u64, bool)>,
+    {
+        let mut ids = Ids::default();
+        std::thread::scope(|scope| {
+            for (at, table) in ids.shards.iter_mut().enumerate() {
+                let (docs, id_of) = (&docs, &id_of);
+                scope.spawn(move || {
+                    let rehash = |&other: &u64| id_of(other).map_or(0, hash);
+                    table.reserve(count / 2 + count / 16, rehash);
+                    let mut dead = Vec::new();
+                    for (id, seq, live) in docs() {
+                        let h = hash(id);
+                        if shard(h) != at {
+                            continue;
+                        }
+                        match table.find_mut(h, |&other| id_of(other) == Some(id)) {
+                            Some(slot) => *slot = seq,
+                            None => {
+                                table.insert_unique(h, seq, rehash);
+                            }
+                        }
+                        if !live {
+                            dead.push((h, seq));
+                        }
+                    }
+                    for (h, seq) in dead {
+                        if let Ok(entry) = table.find_entry(h, |&other| other == seq) {
+                            entry.remove();
+                        }
+                    }
+                });
+            }
+        });
+        ids
+    }
+
     /// The sequence number of `id`; `id_of` gives a stored sequence number's id.
     pub fn get<'a>(&self, id: &str, id_of: impl Fn(u64) -> Option<&'a str>) -> Option<u64> {
-        self.table
-            .find(hash(id), |&seq| id_of(seq) == Some(id))
+        let h = hash(id);
+        self.shards[shard(h)]
+            .find(h, |&seq| id_of(seq) == Some(id))
             .copied()
     }
 
@@ -211,36 +265,31 @@ impl Ids {
         id_of: impl Fn(u64) -> Option<&'a str>,
     ) -> bool {
         let h = hash(id);
-        if let Some(slot) = self.table.find_mut(h, |&other| id_of(other) == Some(id)) {
+        let table = &mut self.shards[shard(h)];
+        if let Some(slot) = table.find_mut(h, |&other| id_of(other) == Some(id)) {
             *slot = seq;
             return false;
         }
-        self.table
-            .insert_unique(h, seq, |&other| id_of(other).map_or(0, hash));
+        table.insert_unique(h, seq, |&other| id_of(other).map_or(0, hash));
         true
-    }
-
-    /// Room for `additional` more ids without rehashing; `id_of` as for [`Ids::insert`].
-    pub fn reserve<'a>(&mut self, additional: usize, id_of: impl Fn(u64) -> Option<&'a str>) {
-        self.table
-            .reserve(additional, |&other| id_of(other).map_or(0, hash));
     }
 
     /// Unmaps `id` if it maps to `seq`.
     pub fn remove_if(&mut self, id: &str, seq: u64) {
-        if let Ok(entry) = self.table.find_entry(hash(id), |&other| other == seq) {
+        let h = hash(id);
+        if let Ok(entry) = self.shards[shard(h)].find_entry(h, |&other| other == seq) {
             entry.remove();
         }
     }
 
     /// The number of ids.
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.shards.iter().map(HashTable::len).sum()
     }
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.table.capacity() * 9 * 8 / 7
+        (self.shards.iter()).map(|t| t.capacity() * 9 * 8 / 7).sum()
     }
 }
 
@@ -307,5 +356,40 @@ mod tests {
         ids.remove_if("id-7", 5000);
         assert_eq!(ids.get("id-7", id_of), None);
         assert_eq!(ids.len(), 4999);
+    }
+}
+
+#[cfg(test)]
+mod build_tests {
+    use super::*;
+
+    /// Built on two threads, the map is the one inserts and tombstones in order give: ids
+    /// repeated by later documents, deleted latest documents, deleted earlier ones.
+    #[test]
+    fn a_built_map_equals_the_map_of_inserts_and_tombstones_in_order() {
+        let mut docs = Docs::default();
+        let mut ids = Ids::default();
+        let mut live = Vec::new();
+        for seq in 0..20_000u64 {
+            let name = format!("id-{}", seq % 7000);
+            docs.push(&name, 0, 0, 1);
+            let id_of = |s: u64| docs.get(s as usize).map(|d| d.id);
+            ids.insert(&name, seq, id_of);
+            live.push(seq % 13 != 0);
+        }
+        for (seq, _) in live.iter().enumerate().filter(|(_, &l)| !l) {
+            docs.kill(seq);
+            let id = docs.get(seq).unwrap().id.to_owned();
+            ids.remove_if(&id, seq as u64);
+        }
+        let id_of = |s: u64| docs.get(s as usize).map(|d| d.id);
+        let all = || (docs.iter().enumerate()).map(|(seq, d)| (d.id, seq as u64, d.live));
+        let built = Ids::build(docs.len(), all, id_of);
+        assert_eq!(built.len(), ids.len());
+        for i in 0..7001 {
+            let name = format!("id-{i}");
+            assert_eq!(built.get(&name, id_of), ids.get(&name, id_of), "{name}");
+        }
+        assert!(built.len() < 7000 && built.len() > 6000, "{}", built.len());
     }
 }
