@@ -486,6 +486,19 @@ fn read_header(path: &Path, file: &File, len: u64) -> Result<Header, StoreError>
     })
 }
 
+/// Opens segment `path` for reading and appending: the file, its length and its header.
+fn open_file(path: &Path) -> Result<(File, u64, Header), StoreError> {
+    let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| io("cannot open", &e))?;
+    let len = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
+    let header = read_header(path, &file, len)?;
+    Ok((file, len, header))
+}
+
 impl Segment {
     /// The file name of the segment starting at `first_seq`.
     pub fn file_name(first_seq: u64) -> String {
@@ -529,14 +542,7 @@ impl Segment {
     /// # Errors
     /// An unreadable file, a bad header, or another length or synced mark.
     pub fn open_sealed(path: &Path, len: u64) -> Result<Segment, StoreError> {
-        let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| io("cannot open", &e))?;
-        let actual = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
-        let header = read_header(path, &file, actual)?;
+        let (file, actual, header) = open_file(path)?;
         if actual != len || header.synced != Ok(len) || header.len != HEADER {
             return Err(StoreError::corrupt(
                 path,
@@ -568,14 +574,7 @@ impl Segment {
         recovery: Recovery,
         mut visit: impl FnMut(u64, u32, Record) -> Result<(), StoreError>,
     ) -> Result<(Segment, Cut), StoreError> {
-        let io = |what: &str, e: &io::Error| StoreError::io(path, what, e);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| io("cannot open", &e))?;
-        let len = file.metadata().map_err(|e| io("cannot stat", &e))?.len();
-        let header = read_header(path, &file, len)?;
+        let (file, len, header) = open_file(path)?;
         let synced = match &header.synced {
             Ok(synced) => *synced,
             Err(message) => return Err(StoreError::corrupt(path, MARK_AT, message)),
