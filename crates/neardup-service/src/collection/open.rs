@@ -86,6 +86,8 @@ impl<M: Registered + 'static> Collection<M> {
                 .recovered_bytes
                 .fetch_add(cut.bytes, Ordering::Relaxed);
         }
+        let kept = state.partitions.iter().map(Partition::first_seq).collect();
+        summaries.remove_others(&kept);
         if state.partitions.is_empty() {
             let segment = Segment::create(&segments_dir, 0)?;
             let partition = Partition::empty(segment, clock.now_ms());

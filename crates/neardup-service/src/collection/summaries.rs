@@ -121,6 +121,24 @@ impl Summaries {
         }
     }
 
+    /// Removes the files of the folder that are not the summary of a segment in `kept`: the
+    /// summaries of segments dropped while a crash stopped their removal, and temporary files
+    /// a crash left.
+    pub fn remove_others(&mut self, kept: &HashSet<u64>) {
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let first_seq = (name.strip_prefix("seg-"))
+                    .and_then(|rest| rest.strip_suffix(".docs"))
+                    .and_then(|digits| digits.parse::<u64>().ok());
+                if !first_seq.is_some_and(|s| kept.contains(&s)) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        self.written.retain(|s| kept.contains(s));
+    }
+
     /// Whether the segment starting at `first_seq` has a summary.
     pub fn has(&self, first_seq: u64) -> bool {
         self.written.contains(&first_seq)

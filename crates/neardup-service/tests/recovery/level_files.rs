@@ -252,7 +252,19 @@ fn damaged_missing_and_half_written_level_files_are_rebuilt_or_removed() {
         let mut bytes = fs::read(&path).unwrap();
         bytes[20] ^= 1;
         fs::write(&path, &bytes).unwrap();
+        // And what a crash may leave: the summary of a segment dropped since, a temporary file.
+        let docs = dir.path().join("collections/c/docs");
+        let strays = [
+            docs.join("seg-00000000000099999999.docs"),
+            docs.join("seg-x.tmp"),
+        ];
+        for stray in &strays {
+            fs::write(stray, b"left by a crash").unwrap();
+        }
         answers_right(dir.path(), "a damaged summary");
+        for stray in &strays {
+            assert!(!stray.exists(), "{}", stray.display());
+        }
         // Written again from the replayed segment (its start time taken from its documents).
         let again = fs::read(&path).unwrap();
         let original = fs::read(summaries_dir.join(&summary)).unwrap();
