@@ -583,18 +583,6 @@ pub struct Loading {
     keys: Vec<(u64, u64)>,
 }
 
-impl Loading {
-    /// The documents gathered.
-    pub fn len(&self) -> usize {
-        self.identities.len()
-    }
-
-    /// True when none was gathered.
-    pub fn is_empty(&self) -> bool {
-        self.identities.is_empty()
-    }
-}
-
 /// A merge of an index's frozen levels ([`PartitionIndex::merge`]): it holds its levels
 /// behind `Arc`s, so it is built with no lock held, on any thread.
 #[derive(Debug)]

@@ -115,6 +115,37 @@ impl KeyLevel {
         self.offsets[b + 1] += 1;
     }
 
+    /// The level of `pairs` (`(key, seq)`, any order, repeats ignored; seqs from `first` to
+    /// `first + u32::MAX`), built by a sort: of the pairs packed in one word (key's top 40
+    /// bits, seq less `first`) when the seqs span under 2^24, half the memory traffic of
+    /// sorting pairs.
+    fn of_pairs(mut pairs: Vec<(u64, u64)>, first: u64) -> KeyLevel {
+        let span = pairs.iter().map(|&(_, id)| id - first).max().unwrap_or(0);
+        if span < 1 << 24 {
+            let mut packed: Vec<u64> = (pairs.iter())
+                .map(|&(key, id)| key40(key) << 24 | (id - first))
+                .collect();
+            drop(pairs);
+            packed.sort_unstable();
+            packed.dedup();
+            let mut level = KeyLevel::with_capacity(packed.len(), first);
+            for value in packed {
+                level.push(value >> 24, first + (value & ((1 << 24) - 1)));
+            }
+            return level.finish();
+        }
+        for pair in &mut pairs {
+            pair.0 = key40(pair.0);
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut level = KeyLevel::with_capacity(pairs.len(), first);
+        for (key, id) in pairs {
+            level.push(key, id);
+        }
+        level.finish()
+    }
+
     /// Ends the pushes: the bucket starts.
     fn finish(mut self) -> KeyLevel {
         for b in 1..self.offsets.len() {
@@ -286,15 +317,10 @@ impl KeyIndex {
             return;
         };
         let newest = std::mem::take(&mut self.newest);
-        let mut pairs: Vec<(u64, u64)> = newest.pairs().map(|(k, id)| (key40(k), id)).collect();
+        let pairs: Vec<(u64, u64)> = newest.pairs().collect();
         drop(newest);
-        pairs.sort_unstable();
-        pairs.dedup();
-        let mut level = KeyLevel::with_capacity(pairs.len(), first);
-        for (key, id) in pairs {
-            level.push(key, id);
-        }
-        self.levels.push(level.finish(), first, last);
+        self.levels
+            .push(KeyLevel::of_pairs(pairs, first), first, last);
         if !self.deferred {
             while let Some(merge) = self.merge() {
                 let merged = build_merge(&merge);
@@ -312,7 +338,7 @@ impl KeyIndex {
     /// # Errors
     /// [`DuplicateId`] (naming the lowest id given) when an id is not above every id
     /// stored, or the ids span more than `u32::MAX`.
-    pub fn load_level(&mut self, mut pairs: Vec<(u64, u64)>) -> Result<(), DuplicateId> {
+    pub fn load_level(&mut self, pairs: Vec<(u64, u64)>) -> Result<(), DuplicateId> {
         let Some((first, last)) = (pairs.iter())
             .map(|&(_, id)| (id, id))
             .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
@@ -328,31 +354,8 @@ impl KeyIndex {
             return Err(DuplicateId(first));
         }
         self.freeze();
-        let mut level;
-        if last - first < 1 << 24 {
-            // Packed in one word: a sort of 8-byte values, half the memory traffic of pairs.
-            let mut packed: Vec<u64> = (pairs.iter())
-                .map(|&(key, id)| key40(key) << 24 | (id - first))
-                .collect();
-            drop(pairs);
-            packed.sort_unstable();
-            packed.dedup();
-            level = KeyLevel::with_capacity(packed.len(), first);
-            for value in packed {
-                level.push(value >> 24, first + (value & ((1 << 24) - 1)));
-            }
-        } else {
-            for pair in &mut pairs {
-                pair.0 = key40(pair.0);
-            }
-            pairs.sort_unstable();
-            pairs.dedup();
-            level = KeyLevel::with_capacity(pairs.len(), first);
-            for (key, id) in pairs {
-                level.push(key, id);
-            }
-        }
-        self.levels.push(level.finish(), first, last);
+        self.levels
+            .push(KeyLevel::of_pairs(pairs, first), first, last);
         Ok(())
     }
 

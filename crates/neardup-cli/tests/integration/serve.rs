@@ -16,20 +16,29 @@ mod hostile;
 
 /// Starts `neardup serve` on a free loopback port; the child and its URL.
 fn start(dir: &Path) -> (Child, String) {
+    start_with(dir, &[])
+}
+
+/// Starts `neardup serve` with the options `more` on a free loopback port; the child and its
+/// URL. The rest of its log is read on a thread, so that it never blocks on a full pipe.
+fn start_with(dir: &Path, more: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(more)
+        .arg("--data-dir")
         .arg(dir)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let line = lines.next().unwrap().unwrap();
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
+    std::thread::spawn(move || lines.for_each(drop));
     (child, url)
 }
 
@@ -187,30 +196,7 @@ fn serve_keeps_every_acknowledged_insert_through_kill_9_under_load() {
 /// Starts `neardup serve` writing a level file for every frozen level (they freeze every
 /// 8,192 documents).
 fn start_with_level_files(dir: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--level-file-docs",
-            "8192",
-        ])
-        .arg("--data-dir")
-        .arg(dir)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let line = lines.next().unwrap().unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    // The rest of the log, read so that the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
+    start_with(dir, &["--level-file-docs", "8192"])
 }
 
 /// Killed with SIGKILL while levels are merged and their files and the segment summaries

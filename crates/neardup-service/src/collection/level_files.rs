@@ -83,8 +83,30 @@ pub struct LevelFiles {
     written: HashMap<(LevelKind, u64, u64), String>,
     /// The manifest last written (or loaded).
     manifest: Manifest,
-    /// The last error logged, so that a full disk is told once, not at every merge.
-    last_error: Option<String>,
+    /// A failure to write is logged once, not at every merge.
+    failures: LoggedOnce,
+}
+
+/// A failure to write a file the restart needs (a full disk), logged when it is not the one
+/// logged last: the writes are retried after every merge, the log told once.
+#[derive(Debug, Default)]
+pub struct LoggedOnce(Option<String>);
+
+impl LoggedOnce {
+    /// Logs `result`'s error for collection `name` (`what` could not be written), unless it
+    /// is the one logged last; a success forgets it.
+    pub fn note(&mut self, name: &str, what: &str, result: Result<(), StoreError>) {
+        match result {
+            Ok(()) => self.0 = None,
+            Err(error) => {
+                let message = error.to_string();
+                if self.0.as_ref() != Some(&message) {
+                    eprintln!("neardup: collection {name:?}: cannot write {what}: {message}");
+                    self.0 = Some(message);
+                }
+            }
+        }
+    }
 }
 
 impl LevelFiles {
@@ -101,7 +123,7 @@ impl LevelFiles {
                 format: FORMAT,
                 ..Manifest::default()
             },
-            last_error: None,
+            failures: LoggedOnce::default(),
         };
         if !dir.join(MANIFEST).exists() {
             files.clear();
@@ -197,13 +219,8 @@ impl LevelFiles {
     /// when it changed, then removes the files it no longer lists. A failure (a full disk)
     /// is logged for `name` once and leaves the files as they were: a restart rebuilds more.
     pub fn persist(&mut self, name: &str, frozen: &[Frozen]) {
-        if let Err(error) = self.try_persist(frozen) {
-            let message = error.to_string();
-            if self.last_error.as_ref() != Some(&message) {
-                eprintln!("neardup: collection {name:?}: cannot write the index files: {message}");
-                self.last_error = Some(message);
-            }
-        }
+        let result = self.try_persist(frozen);
+        self.failures.note(name, "the index files", result);
     }
 
     fn try_persist(&mut self, frozen: &[Frozen]) -> Result<(), StoreError> {
@@ -254,7 +271,6 @@ impl LevelFiles {
                 keep
             });
         }
-        self.last_error = None;
         Ok(())
     }
 

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::docs::Docs;
+use super::level_files::LoggedOnce;
 use super::Partition;
 use crate::store::{self, StoreError};
 
@@ -46,8 +47,8 @@ pub struct Summaries {
     dir: PathBuf,
     /// The first sequence numbers of the segments summarised.
     written: HashSet<u64>,
-    /// The last error logged, so that a full disk is told once.
-    last_error: Option<String>,
+    /// A failure to write is logged once.
+    failures: LoggedOnce,
 }
 
 impl Summaries {
@@ -56,7 +57,7 @@ impl Summaries {
         Summaries {
             dir: dir.to_owned(),
             written: HashSet::new(),
-            last_error: None,
+            failures: LoggedOnce::default(),
         }
     }
 
@@ -107,18 +108,7 @@ impl Summaries {
             let _ = std::fs::remove_file(self.path(first_seq));
             self.written.remove(&first_seq);
         }
-        match result {
-            Err(error) => {
-                let message = error.to_string();
-                if self.last_error.as_ref() != Some(&message) {
-                    eprintln!(
-                        "neardup: collection {name:?}: cannot write a segment summary: {message}"
-                    );
-                    self.last_error = Some(message);
-                }
-            }
-            Ok(()) => self.last_error = None,
-        }
+        self.failures.note(name, "a segment summary", result);
     }
 
     /// Removes the files of the folder that are not the summary of a segment in `kept`: the
