@@ -33,14 +33,35 @@ impl InputArgs {
     }
 }
 
+impl InputArgs {
+    /// Tells on stderr when no `--id-field` was given and the first input's records have an
+    /// `id` field: their ids will be record numbers, which `eval` and `report` must then be
+    /// given too, and which rarely is what was meant (the README's next steps failed so).
+    pub fn note_unused_id(&self, inputs: &[String], quiet: bool) {
+        if quiet || self.id_field.is_some() {
+            return;
+        }
+        let Some(first) = inputs.first() else { return };
+        if neardup_pipeline::input::first_record_has_field(first, &self.options(), "id")
+            == Some(true)
+        {
+            eprintln!(
+                "neardup: note: the records have an \"id\" field, but without --id-field the \
+                 ids are record numbers (1, 2, ...); give --id-field id to use it"
+            );
+        }
+    }
+}
+
 /// How a run treats bad records and uses the machine (`dedup`, `fingerprint`).
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// On a bad record: `fail` (default; nothing is written) or `skip` (counted, reported).
     #[arg(long, default_value = "fail")]
     pub on_error: OnError,
-    /// Largest accepted record, in bytes.
-    #[arg(long, default_value_t = 256 << 20)]
+    /// Largest accepted record (a size: 256M, 1G, 65536).
+    #[arg(long, value_name = "SIZE", default_value = "256M",
+          value_parser = parse_size)]
     pub max_doc_bytes: usize,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
@@ -59,6 +80,13 @@ impl RunArgs {
             ..input.options()
         }
     }
+}
+
+/// A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024), as
+/// [`neardup_core::size::parse_size`] reads it.
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
+    let bytes = neardup_core::size::parse_size(text)?;
+    usize::try_from(bytes).map_err(|_| format!("{text:?}: too large"))
 }
 
 /// The parameters of every registered method, one flag each (`lsh_threshold` is

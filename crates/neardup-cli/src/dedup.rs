@@ -10,7 +10,7 @@ use neardup_engine::EngineOptions;
 use neardup_pipeline::run::{run, RunConfig};
 use neardup_pipeline::stats::RunStats;
 
-use crate::args::{at_least_one, method_names, InputArgs, MethodArgs, RunArgs};
+use crate::args::{at_least_one, method_names, parse_size, InputArgs, MethodArgs, RunArgs};
 use crate::{progress, threads};
 
 #[derive(Args)]
@@ -159,27 +159,6 @@ impl DedupArgs {
     }
 }
 
-/// A size in bytes: a number with an optional K, M or G suffix (powers of 1024).
-pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
-    let text = text.trim();
-    let (digits, unit) = match text.char_indices().last() {
-        Some((at, c)) if c.is_ascii_alphabetic() => (&text[..at], c.to_ascii_uppercase()),
-        _ => (text, 'B'),
-    };
-    let shift = match unit {
-        'B' => 0,
-        'K' => 10,
-        'M' => 20,
-        'G' => 30,
-        _ => return Err(format!("{text:?}: expected a size such as 64M, 512K or 2G")),
-    };
-    let value: usize = (digits.trim().parse())
-        .map_err(|_| format!("{text:?}: expected a size such as 64M, 512K or 2G"))?;
-    value
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text:?}: too large"))
-}
-
 /// The options given on the command line (not defaulted), by argument id.
 pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
     (matches.ids())
@@ -189,6 +168,7 @@ pub fn given_options(matches: &clap::ArgMatches) -> Vec<String> {
 }
 
 pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
+    args.input.note_unused_id(&args.inputs, args.run.quiet);
     let params = method_params(args, &given);
     let pool = threads::pool(args.run.threads)?;
     let show = !args.run.quiet && std::io::stderr().is_terminal();

@@ -41,6 +41,7 @@ pub struct FingerprintArgs {
 }
 
 pub fn fingerprint(args: &FingerprintArgs) -> anyhow::Result<()> {
+    args.input.note_unused_id(&args.inputs, args.run.quiet);
     let pool = threads::pool(args.run.threads)?;
     let show = !args.run.quiet && std::io::stderr().is_terminal();
     let progress = progress::Bar::new(show);

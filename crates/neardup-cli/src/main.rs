@@ -45,6 +45,7 @@ fn give_memory_back() {
 }
 
 mod args;
+mod config;
 mod dedup;
 mod errors;
 mod eval;
@@ -53,6 +54,7 @@ mod progress;
 mod report;
 mod salvage;
 mod serve;
+mod shell;
 mod signals;
 #[cfg(feature = "synth")]
 mod synth;
@@ -70,6 +72,14 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
     about = "Find and remove near-duplicate text (Chinese and English)."
 )]
 struct Cli {
+    /// Read options from this TOML file (else $NEARDUP_CONFIG, else the first neardup.toml in
+    /// this folder or a parent); flags win over NEARDUP_<OPTION> variables, which win over
+    /// the file (see the README).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Read no configuration file.
+    #[arg(long, global = true)]
+    no_config: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -105,6 +115,11 @@ enum Command {
     /// Make a service collection that refuses to open (a corrupt record, a missing segment)
     /// open again: cut at the bad record, keeping a copy of the original file.
     Salvage(salvage::SalvageArgs),
+    /// Print the completion script of a shell: `source <(neardup completions bash)`.
+    Completions(shell::CompletionsArgs),
+    /// Print the man page of neardup or of one command (`neardup man dedup | man -l -`), or
+    /// write them all with --dir.
+    Man(shell::ManArgs),
 }
 
 impl Command {
@@ -125,9 +140,33 @@ impl Command {
     }
 }
 
+/// `command` and its subcommands with `args_override_self`: the last occurrence of an option
+/// wins, so that the options of a configuration file, placed first, give way to the
+/// command line's ([`config::layered`]).
+fn overriding(command: clap::Command) -> clap::Command {
+    let names: Vec<String> = (command.get_subcommands())
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    names
+        .iter()
+        .fold(command.args_override_self(true), |command, name| {
+            command.mut_subcommand(name, overriding)
+        })
+}
+
 fn main() -> ExitCode {
     give_memory_back();
-    let matches = Cli::command().get_matches();
+    let command = overriding(Cli::command());
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let argv = std::env::args_os().collect();
+    let argv = match config::layered(&command, argv, &cwd, &|name| std::env::var_os(name)) {
+        Ok(argv) => argv,
+        Err(message) => {
+            eprintln!("neardup: error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let matches = command.get_matches_from(argv);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     // The service drains its queues on SIGTERM itself; every other command removes its
     // temporary outputs and exits.
@@ -158,6 +197,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(args),
         Command::Client(args) => serve::client(args),
         Command::Salvage(args) => salvage::salvage(args),
+        Command::Completions(args) => shell::completions(args, Cli::command()),
+        Command::Man(args) => shell::man(args, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

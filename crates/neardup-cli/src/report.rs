@@ -39,6 +39,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
     use neardup_eval::report::ReportOptions;
     use neardup_eval::report_io::{write_report, ReportConfig};
 
+    args.input.note_unused_id(&args.inputs, args.quiet);
     let config = ReportConfig {
         inputs: args.inputs.clone(),
         input: args.input.options(),

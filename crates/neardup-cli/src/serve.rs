@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use neardup_service::http::{self, HttpConfig, Tokens};
 
-use crate::dedup::parse_size;
+use crate::args::parse_size;
 
 #[derive(Args)]
 pub struct ServeArgs {

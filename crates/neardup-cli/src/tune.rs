@@ -89,6 +89,7 @@ pub struct TuneArgs {
 }
 
 pub fn tune(args: &TuneArgs) -> anyhow::Result<()> {
+    args.input.note_unused_id(&args.inputs, args.quiet);
     let pool = crate::threads::pool(args.threads)?;
     let spec = neardup_core::registry::method(&args.method);
     let (params, unused) = match &spec {

@@ -64,6 +64,7 @@ pub mod params;
 pub mod registry;
 pub mod sharded;
 pub mod simhash;
+pub mod size;
 pub mod sketch_kind;
 pub mod slots;
 mod t2s_table;

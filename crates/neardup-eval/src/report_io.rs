@@ -134,7 +134,10 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
             .map_err(|e| Error::input(path, line_number, format!("not a clusters row: {e}")))?;
         let find = |ids: &mut IdIndex, field: &str, id: &Value, position: usize| {
             ids.find(id, position).ok_or_else(|| {
-                let message = format!("{field} {id} is not the id of any input document");
+                let message = format!(
+                    "{field} {id} is not the id of any input document; {}",
+                    id_hint(records, id)
+                );
                 Error::input(path, line_number, message)
             })
         };
@@ -155,6 +158,27 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
         return Err(Error::format(path, message));
     }
     Ok(assignment)
+}
+
+/// What to do when the clusters file names an id the inputs lack: most often the dedup run
+/// read its ids from a field (`--id-field id`) and the report was not told.
+fn id_hint(records: &[Record], id: &Value) -> String {
+    let numbered = records
+        .iter()
+        .enumerate()
+        .take(3)
+        .all(|(at, record)| record.id.as_u64() == Some(at as u64 + 1));
+    if numbered && !records.is_empty() && id.is_string() {
+        format!(
+            "the inputs were read without `id_field`, so their ids are the record numbers 1 \
+             to {}: give the report the `id_field` the dedup run was given",
+            records.len()
+        )
+    } else {
+        "give the report the inputs of the dedup run, read with its `id_field`, `text_field` \
+         and `format`"
+            .to_owned()
+    }
 }
 
 /// Finds records by id: first at the expected position, then through a map built on first
@@ -237,7 +261,27 @@ mod tests {
         let message = read_clusters(&unknown, &records).unwrap_err().to_string();
         assert_eq!(
             message,
-            format!("{unknown}:1: cluster \"b\" is not the id of any input document")
+            format!(
+                "{unknown}:1: cluster \"b\" is not the id of any input document; give the \
+                 report the inputs of the dedup run, read with its `id_field`, `text_field` and \
+                 `format`"
+            )
+        );
+        // Issue 46: the README's next step failed here with no hint; inputs read without
+        // an id field have record numbers for ids.
+        let numbered = read_inputs(
+            &[dir.path().join("in.jsonl").display().to_string()],
+            &InputOptions::default(),
+        );
+        let message = read_clusters(&unknown, &numbered.unwrap().records)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.ends_with(
+                "the inputs were read without `id_field`, so their ids are the record numbers \
+                 1 to 3: give the report the `id_field` the dedup run was given"
+            ),
+            "{message}"
         );
         let bad = write_file(
             &dir,

@@ -78,6 +78,21 @@ pub struct Settings {
     pub frequency_memory: Option<u64>,
 }
 
+/// A number of bytes, or a size as a string (`"36M"`, `"64MiB"`).
+fn bytes(key: &str, value: &Value) -> Result<u64, ServiceError> {
+    match value {
+        Value::String(text) => {
+            neardup_core::size::parse_size(text).map_err(|m| ServiceError::invalid(key, m))
+        }
+        _ => value.as_u64().ok_or_else(|| {
+            ServiceError::invalid(
+                key,
+                format!("{value}: expected a number of bytes or a size such as \"36M\""),
+            )
+        }),
+    }
+}
+
 impl Settings {
     /// Reads a `PUT` body: the service's keys (`method`, `retention`, `retention_by`,
     /// `keep_text`, `partition_documents`) and the method's parameters by name, as strings,
@@ -145,14 +160,14 @@ impl Settings {
                         )
                     })?;
                 }
-                "frequency_window" | "frequency_warmup" | "frequency_memory" => {
+                "frequency_memory" => settings.frequency_memory = Some(bytes(key, value)?),
+                "frequency_window" | "frequency_warmup" => {
                     let n = value.as_u64().ok_or_else(|| {
                         ServiceError::invalid(key, format!("{value}: expected a whole number"))
                     })?;
                     *match key.as_str() {
                         "frequency_window" => &mut settings.frequency_window,
-                        "frequency_warmup" => &mut settings.frequency_warmup,
-                        _ => &mut settings.frequency_memory,
+                        _ => &mut settings.frequency_warmup,
                     } = Some(n);
                 }
                 _ => {
@@ -590,6 +605,11 @@ mod tests {
         .unwrap();
         assert_eq!(minhash.params["threshold"], "0.8");
         assert_eq!(minhash.window_ms(), Some(48 * 3_600_000));
+        // Issue 46: the table's memory as a size, as the docs write it, or in bytes.
+        for (memory, bytes) in [(json!("36M"), 36 << 20), (json!(37748736), 36 << 20)] {
+            let settings = Settings::from_json(&json!({"frequency_memory": memory})).unwrap();
+            assert_eq!(settings.frequency_memory, Some(bytes));
+        }
         // Thresholds and shingle sizes by length, as batch runs take them.
         for body in [
             json!({"method": "minhash", "threshold": "<25:0.43,0.4", "ngram": "<24:2,3"}),
@@ -635,7 +655,8 @@ mod tests {
                 "frequency_memory",
             ),
             (json!({"frequency_memory": 1}), "frequency_memory"),
-            (json!({"frequency_memory": "1G"}), "frequency_memory"),
+            (json!({"frequency_memory": "lots"}), "frequency_memory"),
+            (json!({"frequency_memory": "1.5M"}), "frequency_memory"),
             (
                 json!({"frequency_window": 100, "frequency_memory": 1u64 << 40}),
                 "frequency_memory",

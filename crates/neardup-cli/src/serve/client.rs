@@ -39,6 +39,7 @@ pub struct ClientArgs {
 enum ClientCommand {
     /// Create a collection: --settings '{"method": "simhash", "retention": "48h"}'.
     Create {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
         name: String,
         /// The settings as JSON (`{}` = defaults).
         #[arg(long, default_value = "{}")]
@@ -47,11 +48,18 @@ enum ClientCommand {
     /// List the collections.
     List,
     /// Show a collection's settings and counts.
-    Show { name: String },
+    Show {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
+        name: String,
+    },
     /// Drop a collection and its documents.
-    Drop { name: String },
+    Drop {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
+        name: String,
+    },
     /// Check-and-insert one document.
     Insert {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
         name: String,
         /// The document's id.
         #[arg(long)]
@@ -64,6 +72,7 @@ enum ClientCommand {
     },
     /// Check a text against a collection (nothing is stored).
     Check {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
         name: String,
         /// The most matches to show.
         #[arg(long, default_value_t = 10)]
@@ -72,11 +81,22 @@ enum ClientCommand {
         text: String,
     },
     /// Show a stored document.
-    Get { name: String, id: String },
+    Get {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
+        name: String,
+        /// The document's id.
+        id: String,
+    },
     /// Delete a stored document.
-    Delete { name: String, id: String },
+    Delete {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
+        name: String,
+        /// The document's id.
+        id: String,
+    },
     /// Stream a JSONL file into a collection through the batch route; prints a summary.
     Load {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
         name: String,
         /// The JSONL file (`-`: standard input).
         input: PathBuf,
@@ -100,6 +120,7 @@ enum ClientCommand {
     /// Load-test a collection with documents composed from a corpus; prints throughput and
     /// latency percentiles as JSON.
     Bench {
+        /// The collection's name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`, `.`; not starting with `.`).
         name: String,
         /// insert (one document per request), batch, check, or dump (print the documents
         /// as JSONL instead of sending them: requests x batch of them).

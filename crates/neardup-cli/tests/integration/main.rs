@@ -2,7 +2,9 @@
 //! (as ripgrep does: one link step, shared helpers).
 
 mod classic;
+mod conveniences;
 mod dedup;
+mod docs;
 mod eval;
 mod input;
 mod limits;

@@ -219,6 +219,29 @@ fn report_refuses_a_clusters_file_of_other_inputs() {
     assert!(!Path::new(&page).exists(), "no page after an error");
 }
 
+/// Issue 46: the report of the quick start's run, given without `--id-field`, says to give it.
+#[test]
+fn report_without_the_runs_id_field_says_to_give_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let clusters = path(dir.path(), "clusters.jsonl");
+    let kept = path(dir.path(), "kept.jsonl");
+    let dedup = ["dedup", &example(), "-o", &kept, "--clusters", &clusters];
+    assert!(neardup(&[&dedup[..], &["--id-field", "id", "-q"]].concat())
+        .status
+        .success());
+    let page = path(dir.path(), "report.html");
+    let output = neardup(&["report", &example(), "--clusters", &clusters, "-o", &page]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "so their ids are the record numbers 1 to 227: give the report the \
+                         --id-field the dedup run was given"
+        ),
+        "{stderr}"
+    );
+}
+
 /// Chromium for a test, or `None` (and the test skips) when it is not installed outside CI;
 /// in CI (`CI` set) a missing Chromium fails the test.
 pub(crate) fn chromium_or_skip() -> Option<PathBuf> {

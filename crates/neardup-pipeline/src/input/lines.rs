@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::{
-    display_path, line_check, too_long, too_long_unfinished, Corpus, CorpusReader, Format,
+    display_path, line_check, missing, too_long, too_long_unfinished, Corpus, CorpusReader, Format,
     InputOptions, OnError, Raw, Record, Reread,
 };
 use crate::compression::open_stream_plain;
@@ -220,7 +220,7 @@ impl LineParser<'_> {
                     self.text_field
                 )));
             }
-            None => return Err(error(format!("field {:?} is missing", self.text_field))),
+            None => return Err(error(missing(self.text_field, &value, "text_field"))),
         };
         Ok((id, text))
     }
@@ -400,7 +400,7 @@ fn json_id(value: &Value, field: &str) -> std::result::Result<Value, String> {
             "field {field:?} must be a string or a number, found {}",
             describe(other)
         )),
-        None => Err(format!("field {field:?} is missing")),
+        None => Err(missing(field, value, "id_field")),
     }
 }
 
@@ -715,7 +715,9 @@ mod tests {
         };
         let corpus = read_one(&path, &options).unwrap();
         assert_eq!(corpus.skipped.count, 2);
-        assert!(corpus.skipped.first[0].ends_with(":2: field \"id\" is missing"));
+        assert!(corpus.skipped.first[0].ends_with(
+            ":2: field \"id\" is missing; the object has \"text\": give the one to read with `id_field`"
+        ));
         assert!(corpus.skipped.first[1]
             .ends_with(":3: field \"id\" must be a string or a number, found array [1]"));
     }
@@ -739,7 +741,10 @@ mod tests {
         let path = write_file(&dir, "in.jsonl", b"{\"text\": \"a\"}\n{\"body\": \"b\"}\n");
         let message = error_of(&path, &InputOptions::default());
         assert!(
-            message.ends_with("in.jsonl:2: field \"text\" is missing"),
+            message.ends_with(
+                "in.jsonl:2: field \"text\" is missing; the object has \"body\": give the one to \
+                 read with `text_field`"
+            ),
             "{message}"
         );
     }

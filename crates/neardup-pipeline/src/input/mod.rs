@@ -28,11 +28,13 @@ mod delimited;
 mod ids;
 mod limits;
 mod lines;
+mod peek;
 mod row_tracker;
 mod runs;
 
 pub use crate::compression::open_stream;
 pub use lines::{describe, text_again};
+pub use peek::first_record_has_field;
 pub use runs::Runs;
 #[cfg(feature = "parquet")]
 mod parquet;
@@ -572,6 +574,30 @@ fn quoted_list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     } else {
         quoted.join(", ")
     }
+}
+
+/// The message for `field` missing from the object `value`: the fields it has, and the
+/// option that names the field (`` `text_field` ``, which the command line shows as its flag).
+pub(crate) fn missing(field: &str, value: &Value, option: &str) -> String {
+    const SHOWN: usize = 12;
+    let Some(object) = value.as_object() else {
+        return format!("field {field:?} is missing");
+    };
+    if object.is_empty() {
+        return format!("field {field:?} is missing; the object has no fields");
+    }
+    let mut names: Vec<String> = object
+        .keys()
+        .take(SHOWN)
+        .map(|k| format!("{k:?}"))
+        .collect();
+    if object.len() > SHOWN {
+        names.push(format!("and {} more", object.len() - SHOWN));
+    }
+    format!(
+        "field {field:?} is missing; the object has {}: give the one to read with `{option}`",
+        names.join(", ")
+    )
 }
 
 /// The columns of a CSV, TSV or Parquet input that records are made from.

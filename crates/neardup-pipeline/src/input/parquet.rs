@@ -40,22 +40,45 @@ fn schema_column(
     Ok(index)
 }
 
+/// Whether `data_type` is a string type.
+fn is_string(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    )
+}
+
+/// The type of the values of `data_type`: the dictionary's values for a dictionary-encoded
+/// column (a pandas categorical, a string column pyarrow wrote dictionary-encoded), else
+/// the type itself.
+fn value_type(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values,
+        other => other,
+    }
+}
+
 /// The Arrow types a text column may have.
 const TEXT_TYPES: (fn(&DataType) -> bool, &str) = (
-    |data_type| {
-        matches!(
-            data_type,
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-        )
-    },
-    "a string type (Utf8, LargeUtf8 or Utf8View)",
+    |data_type| is_string(value_type(data_type)),
+    "a string type (Utf8, LargeUtf8 or Utf8View, or a dictionary of them)",
 );
 
 /// The Arrow types an id column may have.
 const ID_TYPES: (fn(&DataType) -> bool, &str) = (
-    |data_type| TEXT_TYPES.0(data_type) || data_type.is_integer(),
-    "a string or integer type",
+    |data_type| is_string(value_type(data_type)) || value_type(data_type).is_integer(),
+    "a string or integer type (or a dictionary of them)",
 );
+
+/// `array` with a dictionary's values looked up, once per batch; other arrays as they are.
+fn decoded(name: &str, array: &ArrayRef) -> Result<ArrayRef> {
+    match array.data_type() {
+        DataType::Dictionary(_, values) => {
+            arrow::compute::cast(array, values).map_err(|e| parquet_error(name, e))
+        }
+        _ => Ok(array.clone()),
+    }
+}
 
 /// The string at `row` of a string array; `None` if it is null.
 fn string_value(array: &ArrayRef, row: usize) -> Option<&str> {
@@ -104,17 +127,17 @@ where
 }
 
 impl Columns<'_> {
-    /// Makes a record of row `row` of batch `batch`, which is row `line` of the file.
+    /// Makes a record of row `row` of batch `index`, which is row `line` of the file, from
+    /// the batch's text and id columns (dictionaries [`decoded`]).
     fn batch_record(
         &self,
-        batch: (&RecordBatch, u32),
+        (text, id, index): (&ArrayRef, Option<&ArrayRef>, u32),
         row: usize,
         line: u64,
         ordinal: u64,
     ) -> Result<Record> {
-        let (batch, index) = batch;
         let null = |field: &str| Error::input(self.name, line, format!("column {field:?} is null"));
-        let text = string_value(batch.column(self.text.1), row).ok_or_else(|| null(self.text.0))?;
+        let text = string_value(text, row).ok_or_else(|| null(self.text.0))?;
         if text.len() > self.limit.bytes {
             return Err(Error::input(
                 self.name,
@@ -122,10 +145,8 @@ impl Columns<'_> {
                 too_long(text.len() as u64, self.limit),
             ));
         }
-        let id = match self.id {
-            Some((field, column)) => {
-                id_value(batch.column(column), row).ok_or_else(|| null(field))?
-            }
+        let id = match self.id.zip(id) {
+            Some(((field, _), column)) => id_value(column, row).ok_or_else(|| null(field))?,
             None => Value::from(ordinal),
         };
         let row =
@@ -169,10 +190,17 @@ impl CorpusReader<'_> {
         batch: (&RecordBatch, u32),
         rows_before: u64,
     ) -> Result<()> {
-        for row in 0..batch.0.num_rows() {
+        let (batch, index) = batch;
+        let text = decoded(columns.name, batch.column(columns.text.1))?;
+        let id = columns
+            .id
+            .map(|(_, column)| decoded(columns.name, batch.column(column)));
+        let id = id.transpose()?;
+        for row in 0..batch.num_rows() {
             let ordinal = self.next_ordinal();
             let line = rows_before + row as u64 + 1;
-            self.accept(columns.batch_record(batch, row, line, ordinal))?;
+            let record = columns.batch_record((&text, id.as_ref(), index), row, line, ordinal);
+            self.accept(record)?;
         }
         Ok(())
     }
@@ -216,6 +244,62 @@ mod tests {
             data.batches.iter().map(|b| b.num_rows()).sum::<usize>(),
             2_500
         );
+    }
+
+    /// Issue 46: pandas writes a categorical column as a dictionary of strings; it was refused.
+    #[test]
+    fn dictionary_encoded_strings_are_read_as_their_values() {
+        use std::sync::Arc;
+
+        use arrow::array::{DictionaryArray, Int64Array};
+        use arrow::datatypes::{Field, Int32Type, Int8Type, Schema};
+        use parquet::arrow::ArrowWriter;
+
+        let dir = tempfile::tempdir().unwrap();
+        let strings: DictionaryArray<Int32Type> = vec![
+            Some("今天天气很好"),
+            None,
+            Some("today"),
+            Some("今天天气很好"),
+        ]
+        .into_iter()
+        .collect();
+        let ids: DictionaryArray<Int8Type> = vec!["a", "b", "c", "d"].into_iter().collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", ids.data_type().clone(), false),
+            Field::new("text", strings.data_type().clone(), true),
+            Field::new("n", arrow::datatypes::DataType::Int64, false),
+        ]));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(ids),
+            Arc::new(strings),
+            Arc::new(Int64Array::from(vec![1, 2, 3, 4])),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let path = dir.path().join("categorical.parquet");
+        let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None);
+        let writer = writer.as_mut().unwrap();
+        writer.write(&batch).unwrap();
+        writer.finish().unwrap();
+        let path = path.to_string_lossy().into_owned();
+        let options = InputOptions {
+            id_field: Some("id".to_owned()),
+            ..skip()
+        };
+        let corpus = read_one(&path, &options).unwrap();
+        assert_eq!(texts(&corpus), ["今天天气很好", "today", "今天天气很好"]);
+        let ids: Vec<_> = corpus.records.iter().map(|r| r.id.clone()).collect();
+        assert_eq!(ids, [json!("a"), json!("c"), json!("d")]);
+        assert!(corpus.skipped.first[0].ends_with("categorical.parquet:2: column \"text\" is null"));
+        // A dictionary of another type is still refused, naming what is accepted.
+        let message = error_of(
+            &path,
+            &InputOptions {
+                text_field: "n".into(),
+                ..skip()
+            },
+        );
+        assert!(message.contains("or a dictionary of them"), "{message}");
     }
 
     #[test]

@@ -253,12 +253,23 @@ fn read_document(
     }
     let record: Value = serde_json::from_str(line)
         .map_err(|e| ClientError(format!("{name}:{line_number}: not a JSON object: {e}")))?;
-    let field = |f: &str| -> Result<&Value, ClientError> {
-        record
-            .get(f)
-            .ok_or_else(|| ClientError(format!("{name}:{line_number}: no field {f:?}")))
+    let field = |f: &str, flag: &str| -> Result<&Value, ClientError> {
+        record.get(f).ok_or_else(|| {
+            let present = match record.as_object() {
+                Some(object) if !object.is_empty() => {
+                    let names: Vec<String> = object.keys().map(|k| format!("{k:?}")).collect();
+                    format!(
+                        "the object has {}: give the one to read with {flag}",
+                        names.join(", ")
+                    )
+                }
+                Some(_) => "the object has no fields".to_owned(),
+                None => format!("the line holds {record}, not a JSON object"),
+            };
+            ClientError(format!("{name}:{line_number}: no field {f:?}; {present}"))
+        })
     };
-    let id = match field(&options.id_field)? {
+    let id = match field(&options.id_field, "--id-field")? {
         Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),
         other => {
@@ -268,12 +279,14 @@ fn read_document(
             )))
         }
     };
-    let text = field(&options.text_field)?.as_str().ok_or_else(|| {
-        ClientError(format!(
-            "{name}:{line_number}: field {:?} is not a string",
-            options.text_field
-        ))
-    })?;
+    let text = field(&options.text_field, "--text-field")?
+        .as_str()
+        .ok_or_else(|| {
+            ClientError(format!(
+                "{name}:{line_number}: field {:?} is not a string",
+                options.text_field
+            ))
+        })?;
     let time = options
         .time_field
         .as_ref()
