@@ -211,3 +211,46 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variables of the test and bench harnesses and of the token are no option's
+    /// `NEARDUP_<OPTION>` ([`config`]): setting them never changes a run.
+    #[test]
+    fn no_option_takes_a_harness_variable() {
+        let harness = [
+            "NEARDUP_BIN",
+            "NEARDUP_BINARY",
+            "NEARDUP_DATA",
+            "NEARDUP_REQUIRE_DATA",
+            "NEARDUP_REQUIRE_CLI",
+            "NEARDUP_REQUIRE_STANDALONE",
+            "NEARDUP_WHEEL",
+            "NEARDUP_TEST_VENV",
+            "NEARDUP_BENCH_PYTHON",
+            "NEARDUP_FAIL_AFTER_STAGE",
+            "NEARDUP_CONSOLE_SCREENSHOT",
+            "NEARDUP_REPORT_SCREENSHOT",
+            "NEARDUP_TOKEN",
+            "NEARDUP_CONFIG",
+        ];
+        let command = Cli::command();
+        let commands = command
+            .get_subcommands()
+            .flat_map(|sub| std::iter::once(sub).chain(sub.get_subcommands()));
+        for sub in commands {
+            for arg in sub.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    let variable = config::variable(long);
+                    assert!(
+                        !harness.contains(&variable.as_str()),
+                        "{}: --{long}",
+                        sub.get_name()
+                    );
+                }
+            }
+        }
+    }
+}

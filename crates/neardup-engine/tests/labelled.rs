@@ -12,17 +12,22 @@ use neardup_core::tokenize::Tokenizer;
 use neardup_engine::{dedup, EngineOptions, NoProgress};
 use serde_json::Value;
 
-/// The labelled file `relative` of `../shared/data`, or `None` when it is absent: the test is
-/// then skipped, with a line on the terminal (written past the test harness's capture, so it
-/// shows without `--nocapture`). With `NEARDUP_REQUIRE_DATA` set (CI sets it: the data is
+/// The labelled file `relative` of the shared data (`$NEARDUP_DATA`, else `../shared/data`
+/// beside the repository), or `None` when it is absent: the test is then skipped, with a
+/// line on the terminal (written past the test harness's capture, so it shows without
+/// `--nocapture`). With `NEARDUP_REQUIRE_DATA` set and not empty (CI sets it: the data is
 /// always there) an absent file fails the test instead.
 fn data(relative: &str) -> Option<Vec<Value>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(relative);
+    let folder = std::env::var_os("NEARDUP_DATA")
+        .filter(|folder| !folder.is_empty())
+        .map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+            PathBuf::from,
+        );
+    let path = folder.join(relative);
     let Ok(text) = std::fs::read_to_string(&path) else {
         assert!(
-            std::env::var_os("NEARDUP_REQUIRE_DATA").is_none(),
+            std::env::var_os("NEARDUP_REQUIRE_DATA").is_none_or(|value| value.is_empty()),
             "{} not found and NEARDUP_REQUIRE_DATA is set",
             path.display()
         );

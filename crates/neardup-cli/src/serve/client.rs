@@ -100,8 +100,12 @@ enum ClientCommand {
         name: String,
         /// The JSONL file (`-`: standard input).
         input: PathBuf,
+        /// The field holding each document's id. A stored document needs an id of its own
+        /// (record numbers, `dedup`'s default, would meet again in the next load), so a line
+        /// without it stops the load, listing the fields it has.
         #[arg(long, default_value = "id")]
         id_field: String,
+        /// The field holding the text.
         #[arg(long, default_value = "text")]
         text_field: String,
         /// The field holding each document's own time, if any.

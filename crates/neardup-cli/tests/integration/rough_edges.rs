@@ -94,7 +94,7 @@ fn a_fifo_output_with_no_reader_says_it_waits() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["dedup", &example(), "-o", &fifo])
+        .args(["dedup", &example(), "-o", &fifo, "--id-field", "id"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
