@@ -318,6 +318,97 @@ fn every_console_block_of_the_docs_runs_and_prints_what_it_shows() {
     assert!(service.is_some_and(|(_, steps)| *steps >= 5), "{ran:?}");
 }
 
+/// The `neardup` command lines of the other fenced blocks (usage synopses, measurement
+/// recipes that need the shared data or minutes): each with the blocks' name and the line.
+fn quoted_commands(name: &str, text: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut fence: Option<String> = None;
+    let mut continues = false;
+    for (number, line) in text.lines().enumerate() {
+        if let Some(info) = line.trim_start().strip_prefix("```") {
+            fence = match fence {
+                Some(_) => None,
+                None => Some(info.trim().to_owned()),
+            };
+            continues = false;
+            continue;
+        }
+        let Some(info) = &fence else { continue };
+        if info == "console" {
+            continue;
+        }
+        if line.starts_with("neardup ") {
+            found.push((format!("{name}:{}", number + 1), line.to_owned()));
+        } else if continues || line.starts_with(' ') {
+            if let Some((_, command)) = found.last_mut() {
+                command.push(' ');
+                command.push_str(line.trim());
+            }
+        }
+        continues = line.ends_with('\\');
+    }
+    found
+}
+
+/// Every option a quoted command line names is an option of its command: a renamed or
+/// removed flag cannot stay in a synopsis or a recipe.
+#[test]
+fn every_option_in_a_quoted_command_line_exists() {
+    let mut files = vec!["README.md".to_owned()];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            files.push(format!("docs/{name}"));
+        }
+    }
+    let mut helps = std::collections::HashMap::new();
+    let mut checked = 0;
+    for file in files {
+        let text = std::fs::read_to_string(root().join(&file)).unwrap();
+        for (at, command) in quoted_commands(&file, &text) {
+            let words: Vec<&str> = command.split_whitespace().collect();
+            let path: Vec<&str> = match words.get(1) {
+                Some(&"client") => words[1..3.min(words.len())].to_vec(),
+                Some(word) => vec![*word],
+                None => continue,
+            };
+            let help = helps.entry(path.join(" ")).or_insert_with(|| {
+                let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+                    .args(&path)
+                    .arg("--help")
+                    .output()
+                    .unwrap();
+                assert!(
+                    output.status.success(),
+                    "{at}: `neardup {}` is no command",
+                    path.join(" ")
+                );
+                String::from_utf8_lossy(&output.stdout).into_owned()
+            });
+            for word in &words {
+                let flag = word
+                    .trim_start_matches(['[', '('])
+                    .split(['=', ']', '|', ')', ','])
+                    .next()
+                    .unwrap_or_default();
+                if flag.len() > 2 && flag.starts_with("--") {
+                    let listed = help.match_indices(flag).any(|(at, _)| {
+                        !help[at + flag.len()..]
+                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                    });
+                    assert!(
+                        listed,
+                        "{at}: `neardup {}` has no option {flag}",
+                        path.join(" ")
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "{checked} options checked");
+}
+
 /// The runner itself: a wrong output, a wrong status and a missing line are caught.
 #[test]
 fn the_runner_catches_what_drifts() {
