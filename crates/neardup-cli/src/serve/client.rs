@@ -18,17 +18,17 @@ use super::{parse_seconds, token, Seconds};
 #[derive(Args)]
 pub struct ClientArgs {
     /// The service (else the environment variable NEARDUP_URL, else http://127.0.0.1:8080).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL")]
     url: Option<String>,
     /// A file holding the bearer token (else the environment variable NEARDUP_TOKEN).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Seconds to wait for a connection to open.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds,
           default_value_t = Seconds(client::DEFAULT_CONNECT_TIMEOUT))]
     connect_timeout: Seconds,
     /// Seconds to wait for each whole answer (a batch of `load` included).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds,
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds,
           default_value_t = Seconds(client::DEFAULT_ANSWER_TIMEOUT))]
     timeout: Seconds,
     #[command(subcommand)]
@@ -201,7 +201,18 @@ pub fn client(args: &ClientArgs) -> Result<()> {
     runtime.block_on(async {
         let client =
             Client::new(&url, token)?.with_timeouts(args.connect_timeout.0, args.timeout.0);
-        match run(&client, &args.command).await? {
+        let answered = run(&client, &args.command).await.map_err(|error| {
+            // Nothing listens there: say where the client looked and how to point it.
+            if format!("{error:#}").contains("Connection refused") {
+                error.context(format!(
+                    "no service at {url}: start one (`neardup serve --data-dir DIR`), or point \
+                     the client at it with --url or NEARDUP_URL"
+                ))
+            } else {
+                error
+            }
+        })?;
+        match answered {
             Some((status, answer)) => show(status, &answer),
             None => Ok(()),
         }

@@ -217,3 +217,24 @@ fn an_id_field_left_unused_is_noted() {
         assert!(!stderr(&output).contains("note:"), "{more:?}");
     }
 }
+
+/// A client with no service to talk to says where it looked and how to point it elsewhere;
+/// the client's options may follow its command (`client list --url ...`).
+#[test]
+fn a_client_without_a_service_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = neardup_in(
+        dir.path(),
+        &[],
+        &["client", "list", "--url", "http://127.0.0.1:1"],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).starts_with(
+            "neardup: error: no service at http://127.0.0.1:1: start one (`neardup serve \
+             --data-dir DIR`), or point the client at it with --url or NEARDUP_URL: "
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
