@@ -17,8 +17,10 @@ use neardup_engine::EngineOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+// Named `neardup.NeardupError`, where the package exports it: a traceback shows that name and
+// pickle finds the class there (`_neardup` alone is no importable module).
 pyo3::create_exception!(
-    _neardup,
+    neardup,
     NeardupError,
     pyo3::exceptions::PyValueError,
     "An invalid parameter or input; the message names it (as the command line does)."

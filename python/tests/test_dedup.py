@@ -171,6 +171,19 @@ def test_errors_are_the_command_line_messages(call, parameter, message):
     assert isinstance(raised.value, ValueError)
 
 
+def test_errors_pickle_under_the_package_name():
+    """Regression: `NeardupError` was `_neardup.NeardupError`, a module pickle cannot import,
+    so an error could not leave a multiprocessing worker. It is `neardup.NeardupError` (as
+    tracebacks and docs/python.md show it) and pickles."""
+    import pickle
+
+    with pytest.raises(neardup.NeardupError) as raised:
+        neardup.dedup(PAIR, threshold=2)
+    assert type(raised.value).__module__ == "neardup"
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert type(again) is neardup.NeardupError and str(again) == str(raised.value)
+
+
 def test_no_copy_of_arrow_texts():
     """Arrow texts are read in place: no Arrow memory is allocated while deduplicating a
     chunked column (a combined copy would be)."""

@@ -35,6 +35,13 @@ def frame(spark, rows, partitions=None):
     return df.repartition(partitions) if partitions else df
 
 
+def test_the_corpus_is_in_the_order_spark_ranks_by(corpus):
+    """Regression: without the shared data the corpus kept the news example's file order, the
+    order the command line reads, while Spark ranks by id, and every comparison failed. It is
+    sorted by id, with the data or without."""
+    assert [r["id"] for r in corpus] == sorted(r["id"] for r in corpus)
+
+
 @pytest.mark.parametrize("options", [
     [],
     ["--small-input-rows", "100000"],
@@ -137,9 +144,23 @@ def test_join_prefixes_under_any_broadcast_as_the_command_line(spark, cli, tmp_p
     assert sum(1 for v in got.values() if v[1] is not None) > 10
 
 
+def long_texts(corpus, count=20, length=2500):
+    """`count` texts of at least `length` characters: the corpus's texts joined end to end,
+    in order (the news example alone has enough for 20)."""
+    texts = iter(r["text"] for r in corpus)
+    rows = []
+    while len(rows) < count:
+        parts = []
+        while sum(map(len, parts)) < length:
+            parts.append(next(texts))
+        rows.append({"id": f"long-{len(rows):02d}", "text": "\n".join(parts)})
+    return rows
+
+
 def test_join_of_long_texts_is_refused_with_the_reason(spark, corpus):
-    long = [r for r in corpus if len(r["text"]) > 2500][:40]
-    assert len(long) >= 20
+    """Texts of 2,500 characters and more (past the set join's mean of 1,000 join tokens)
+    are refused for `join` on Spark, with the reason, on the parameter `method`."""
+    long = long_texts(corpus)
     with pytest.raises(neardup.NeardupError, match="short texts") as raised:
         spark_dedup(frame(spark, long, 2), method="join")
     assert raised.value.parameter == "method"
@@ -156,15 +177,16 @@ def test_boilerplate_lines_are_learned_as_on_the_command_line(spark, cli, tmp_pa
     bodies = [r["text"] for r in corpus[:300]]
     rows = [{"id": f"w{i:04d}", "text": f"{headers[i % 3]}\n{body}\n{footers[i % 3]}"}
             for i, body in enumerate(bodies)]
+    rewrapped = range(0, len(bodies), 10)  # 300 bodies, or the 227 of the news example alone
     rows += [{"id": f"r{i:04d}", "text": f"{headers[(i + 1) % 3]}\n{bodies[i]}\n{footers[(i + 1) % 3]}"}
-             for i in range(0, 300, 10)]
+             for i in rewrapped]
     rows.sort(key=lambda r: r["id"])
     expected = run_cli(cli, tmp_path, rows, *NO_CORPUS)
     assert expected != run_cli(cli, tmp_path, rows, *NO_CORPUS, "--boilerplate-df", "off")
     got = as_result(spark_dedup(frame(spark, rows, 3)).collect())
     assert got == expected
     # The re-wraps are found through another account's wrapper.
-    assert all(got[f"r{i:04d}"][0] == got[f"w{i:04d}"][0] for i in range(0, 300, 10))
+    assert all(got[f"r{i:04d}"][0] == got[f"w{i:04d}"][0] for i in rewrapped)
 
 
 def test_common_shingles_are_marked_as_on_the_command_line(spark, cli, tmp_path, corpus):
