@@ -116,9 +116,7 @@ fn config_path(
         }
     }
     if let Some(path) = given {
-        if !path.is_file() {
-            return Err(format!("--config {}: no such file", path.display()));
-        }
+        check_file(&path, "--config ")?;
         return Ok(Some(path));
     }
     if let Some(path) = var("NEARDUP_CONFIG") {
@@ -126,15 +124,23 @@ fn config_path(
             return Ok(None);
         }
         let path = PathBuf::from(path);
-        if !path.is_file() {
-            return Err(format!("NEARDUP_CONFIG={}: no such file", path.display()));
-        }
+        check_file(&path, "NEARDUP_CONFIG=")?;
         return Ok(Some(path));
     }
     Ok(cwd
         .ancestors()
         .map(|folder| folder.join(FILE_NAME))
         .find(|candidate| candidate.is_file()))
+}
+
+/// Refuses a configuration file that is missing or not a regular file (a FIFO, a device, a
+/// folder): it is read whole before anything runs.
+fn check_file(path: &Path, named: &str) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => Ok(()),
+        Ok(_) => Err(format!("{named}{}: not a regular file", path.display())),
+        Err(_) => Err(format!("{named}{}: no such file", path.display())),
+    }
 }
 
 /// The options file `path` gives command `sub`.
@@ -442,6 +448,8 @@ mod tests {
         assert_eq!(args, ["neardup", "dedup", "x", "--no-config"]);
         let args = run(file, &[("NEARDUP_CONFIG", "")], &["dedup", "x"]).unwrap();
         assert_eq!(args, ["neardup", "dedup", "x"]);
+        let device = run(file, &[], &["dedup", "--config", "/dev/null"]).unwrap_err();
+        assert_eq!(device, "--config /dev/null: not a regular file");
         let missing = run(file, &[], &["dedup", "--config", "/nonexistent.toml"]).unwrap_err();
         assert_eq!(missing, "--config /nonexistent.toml: no such file");
     }
@@ -456,20 +464,27 @@ mod tests {
             ),
             "{message}"
         );
-        let message = run("[dedupe]\nthreshold = 0.5\n", &[], &["serve"]).unwrap_err();
-        assert!(
-            message.ends_with("[dedupe] is not a command; did you mean \"dedup\"?"),
-            "{message}"
-        );
-        let message = run("data_dri = 1\n", &[], &["dedup"]).unwrap_err();
-        assert!(message.ends_with("did you mean \"data-dir\"?"), "{message}");
-        let message = run("[dedup]\nquiet = \"yes\"\n", &[], &["dedup"]).unwrap_err();
-        assert!(message.ends_with("--quiet is a flag: expected true or false, found string"));
-        let message = run("[dedup]\nthreshold = [1]\n", &[], &["dedup"]).unwrap_err();
-        assert!(
-            message.ends_with("--threshold takes one value, not a list"),
-            "{message}"
-        );
+        for (file, command, ending) in [
+            (
+                "[dedupe]\nthreshold = 0.5\n",
+                "serve",
+                "[dedupe] is not a command; did you mean \"dedup\"?",
+            ),
+            ("data_dri = 1\n", "dedup", "did you mean \"data-dir\"?"),
+            (
+                "[dedup]\nquiet = \"yes\"\n",
+                "dedup",
+                "--quiet is a flag: expected true or false, found string",
+            ),
+            (
+                "[dedup]\nthreshold = [1]\n",
+                "dedup",
+                "--threshold takes one value, not a list",
+            ),
+        ] {
+            let message = run(file, &[], &[command]).unwrap_err();
+            assert!(message.ends_with(ending), "{message}");
+        }
         let message = run("[dedup\n", &[], &["dedup"]).unwrap_err();
         assert!(message.contains("neardup.toml: not TOML"), "{message}");
         let message = run("", &[("NEARDUP_QUIET", "maybe")], &["dedup"]).unwrap_err();

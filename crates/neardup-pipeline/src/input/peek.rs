@@ -14,11 +14,13 @@ const HEAD_BYTES: u64 = 1 << 20;
 
 /// Whether the first record of input `path`, read as `options` say, has a field (JSONL, the
 /// top-level key) or a column (CSV, TSV, Parquet) named `field`. `None` when it cannot be
-/// told cheaply: standard input (which cannot be read twice), plain text, a file that does
-/// not open, a first line over 1 MiB or not a JSON object. The read that follows reports
-/// those problems; this look never fails.
+/// told cheaply: standard input, a FIFO, a device or a descriptor (`/dev/fd/N`), none of
+/// which can be read twice (a look would take their first bytes from the run), plain text,
+/// a file that does not open, a first line over 1 MiB or not a JSON object. The read that
+/// follows reports those problems; this look never fails.
 pub fn first_record_has_field(path: &str, options: &InputOptions, field: &str) -> Option<bool> {
-    if path == STDIN {
+    let regular = std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file());
+    if path == STDIN || !regular {
         return None;
     }
     match resolve_format(path, options.format).ok()? {
@@ -99,5 +101,7 @@ mod tests {
             first_record_has_field("/nonexistent.jsonl", &options, "id"),
             None
         );
+        // A FIFO or a device is never looked at: its first bytes would be lost to the run.
+        assert_eq!(first_record_has_field("/dev/null", &options, "id"), None);
     }
 }
