@@ -148,6 +148,16 @@ impl<L: Level> Levels<L> {
         self.floor == 0 && self.removed.is_empty()
     }
 
+    /// The retention floor: documents below it are forgotten.
+    pub fn floor(&self) -> u64 {
+        self.floor
+    }
+
+    /// The documents removed from frozen levels since their last merge, in no set order.
+    pub fn removed(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.removed.iter().copied()
+    }
+
     /// Records the removal of `seq`; false when no frozen level holds its range, or it was
     /// removed already.
     pub fn remove(&mut self, seq: u64) -> bool {
