@@ -68,7 +68,7 @@ pub fn open_stream_plain(path: &str) -> Result<(Box<dyn BufRead>, bool)> {
     let head = read_head(&mut raw).map_err(|e| Error::io(name, e))?;
     let compression = checked_compression(path, &head)?;
     let stream = io::Cursor::new(head).chain(raw);
-    let plain = path != STDIN && compression == Compression::None;
+    let plain = !crate::paths::read_once(path) && compression == Compression::None;
     let stream = decoded(compression, stream).map_err(|e| Error::io(name, e))?;
     Ok((stream, plain))
 }
@@ -118,6 +118,10 @@ pub(crate) fn sample(path: &str, enough: u64, consumed_enough: u64, max: u64) ->
         }
     }
     let mut file = File::open(path).ok()?;
+    // A FIFO or a descriptor would lose to the sample the bytes the run must read.
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let head = read_head(&mut file).ok()?;
     let compression = Compression::from_magic(&head);
     let consumed = Arc::new(AtomicU64::new(head.len() as u64));
@@ -173,7 +177,7 @@ pub(crate) fn open_seekable(path: &str) -> Result<File> {
     use std::io::{Seek, SeekFrom};
 
     let name = display_path(path);
-    if path != STDIN && Compression::from_extension(path).0 == Compression::None {
+    if !crate::paths::read_once(path) && Compression::from_extension(path).0 == Compression::None {
         let mut file = File::open(path).map_err(|e| Error::io(name, e))?;
         let head = read_head(&mut file).map_err(|e| Error::io(name, e))?;
         if Compression::from_magic(&head) == Compression::None {

@@ -124,10 +124,11 @@ pub fn plan(
     explicit: bool,
 ) -> Plan {
     let mut total = Estimate::default();
-    let mut stdin = false;
+    let mut unsized_input = None;
     for path in inputs.iter().chain(against) {
-        if path == paths::STANDARD {
-            stdin = true;
+        if paths::read_once(path) {
+            // Sampling it would consume what the run must read.
+            unsized_input.get_or_insert(paths::display_input(path));
             continue;
         }
         let (_, stem) = Compression::from_extension(path);
@@ -145,10 +146,10 @@ pub fn plan(
         total.bytes = total.bytes.saturating_add(file.bytes);
         total.documents = total.documents.saturating_add(file.documents);
     }
-    if stdin && explicit {
+    if let Some(path) = unsized_input.filter(|_| explicit) {
         return Plan {
             spill: true,
-            reason: "standard input (size unknown) under a memory limit".to_owned(),
+            reason: format!("{path} (size unknown) under a memory limit"),
             documents: total.documents,
         };
     }

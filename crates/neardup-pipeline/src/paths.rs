@@ -32,6 +32,14 @@ use crate::error::{Error, Result};
 /// The path that stands for standard input or output.
 pub const STANDARD: &str = "-";
 
+/// Whether the input `path` can be read only once: standard input, or what is neither a
+/// regular file nor a directory (a FIFO, a process substitution's `/dev/fd/N`, a device, a
+/// socket), whose bytes the first read consumes. Such an input is never sampled or peeked
+/// at, and a run that reads its inputs more than once reads a copy of it.
+pub fn read_once(path: &str) -> bool {
+    path == STANDARD || fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// The name of an input `path` in messages: `-` is `<stdin>`.
 pub fn display_input(path: &str) -> &str {
     if path == STANDARD {

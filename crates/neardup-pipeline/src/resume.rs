@@ -38,7 +38,6 @@ use neardup_core::codec::{Decoder, Encoder};
 use neardup_core::hash::hash64;
 
 use crate::error::{Error, Result};
-use crate::paths::STANDARD;
 use crate::stale::{self, FolderLock};
 
 /// The manifest's file name.
@@ -318,10 +317,14 @@ pub fn manifest(head: &[String], against: &[String], inputs: &[String]) -> Resul
     }
     for (side, paths) in [("against", against), ("input", inputs)] {
         for path in paths {
-            if path == STANDARD {
+            if crate::paths::read_once(path) {
                 return Err(Error::Parameter(neardup_core::Error::invalid(
                     "resume",
-                    "standard input cannot be read again by a resumed run; give a file",
+                    format!(
+                        "{} cannot be read again by a resumed run (it is standard input, a \
+                         FIFO, a descriptor or a device); give a file",
+                        crate::paths::display_input(path)
+                    ),
                 )));
             }
             text.push_str(&format!("{side} {path} {}\n", fingerprint(path)?));

@@ -174,3 +174,101 @@ fn max_doc_bytes_fails_on_an_endless_line() {
         stderr(&output)
     );
 }
+
+/// An input that can be read only once (a FIFO, a process substitution's `/dev/fd/N`) is read
+/// whole, on the in-memory path, on the streamed path and with a method that reads its
+/// corpus twice: it keeps what the same file keeps. Before, the memory estimate's sample
+/// consumed it, and the run said `0 documents` and succeeded.
+#[cfg(unix)]
+#[test]
+fn regression_a_fifo_or_a_descriptor_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected_out = path(dir.path(), "expected.jsonl");
+    let variants: [&[&str]; 4] = [
+        &[],
+        &["--id-field", "id"],
+        &["--memory-limit", "64M"],
+        &[
+            "--method",
+            "simhash",
+            "--id-field",
+            "id",
+            "--memory-limit",
+            "64M",
+        ],
+    ];
+    for extra in variants {
+        let run = dedup(&crate::util::example(), &expected_out, extra);
+        assert!(run.status.success(), "{}", stderr(&run));
+        let expected = std::fs::read_to_string(&expected_out).unwrap();
+        assert!(
+            expected.lines().count() > 100,
+            "the example keeps its documents"
+        );
+
+        let fifo = path(dir.path(), "in.jsonl");
+        let _ = std::fs::remove_file(&fifo);
+        if !Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::copy(crate::util::example(), fifo).unwrap())
+        };
+        let out = path(dir.path(), "out.jsonl");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        command
+            .args(["dedup", &fifo, "-o", &out, "--quiet"])
+            .args(extra);
+        // A second open of the FIFO would wait for a writer forever.
+        let run = within_a_minute(command);
+        writer.join().unwrap();
+        assert!(run.status.success(), "{extra:?}: {}", stderr(&run));
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            expected,
+            "FIFO, {extra:?}"
+        );
+
+        let Ok(bash) = Command::new("bash").args(["-c", "true"]).status() else {
+            eprintln!("skipped: bash is not available");
+            continue;
+        };
+        assert!(bash.success());
+        let command = format!(
+            "\"$0\" dedup <(cat \"$1\") --format jsonl -o \"$2\" --quiet {}",
+            extra.join(" ")
+        );
+        let mut bash = Command::new("bash");
+        bash.args(["-c", &command, env!("CARGO_BIN_EXE_neardup")])
+            .args([crate::util::example(), out.clone()]);
+        let run = within_a_minute(bash);
+        assert!(run.status.success(), "{extra:?}: {}", stderr(&run));
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            expected,
+            "<(cat), {extra:?}"
+        );
+    }
+}
+
+/// The output of `command`, killed and failed if it runs for more than a minute.
+fn within_a_minute(mut command: Command) -> Output {
+    let mut child = (command.stdout(Stdio::piped()).stderr(Stdio::piped()))
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("{command:?} ran for more than a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}

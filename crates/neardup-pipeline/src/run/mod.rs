@@ -276,7 +276,7 @@ fn run_with<M: Registered>(
         match read_in_memory(method, &with_rule(true), engine, &mut outputs, progress) {
             Ok(done) => read = Some(done),
             Err(Error::Stopped { parameter, message }) if parameter == "memory_limit" => {
-                refuse_stdin_switch(config, limit, &message)?;
+                refuse_read_once_switch(config, limit, &message)?;
                 plan = Plan {
                     spill: true,
                     reason: format!("{message}: streamed instead"),
@@ -302,17 +302,20 @@ fn run_with<M: Registered>(
     finish(method, config, outputs, read, started, peaks)
 }
 
-/// Standard input cannot be read twice: an in-memory read of it that passes the memory
-/// limit fails, and says how to stream it from the start.
-fn refuse_stdin_switch(config: &RunConfig, limit: u64, message: &str) -> Result<()> {
-    let stdin = (config.inputs.iter().chain(&config.against)).any(|p| p == crate::paths::STANDARD);
-    if !stdin {
+/// Standard input, a FIFO or a descriptor cannot be read twice ([`crate::paths::read_once`]):
+/// an in-memory read of one that passes the memory limit fails, and says how to stream it
+/// from the start.
+fn refuse_read_once_switch(config: &RunConfig, limit: u64, message: &str) -> Result<()> {
+    let Some(path) =
+        (config.inputs.iter().chain(&config.against)).find(|p| crate::paths::read_once(p))
+    else {
         return Ok(());
-    }
+    };
+    let path = crate::paths::display_input(path);
     Err(Error::Stopped {
         parameter: "memory_limit".to_owned(),
         message: format!(
-            "{message}; standard input cannot be read again on the streamed path: give \
+            "{message}; {path} cannot be read again on the streamed path: give \
              --memory-limit (for example --memory-limit {limit}) to stream it from the start \
              through --temp-dir"
         ),

@@ -44,10 +44,11 @@ pub(super) fn read_streamed<M: Registered>(
 ) -> Result<Read> {
     let mut timed: Vec<(String, f64)> = Vec::new();
     let work = WorkDir::open(method, config, engine, &mut timed)?;
-    // Standard input cannot be read twice: it is copied first.
+    // Standard input, a FIFO or a descriptor cannot be read twice: it is copied first.
     let mut spilled = 0;
-    let against_opened = copy_stdin(&config.against, "stdin-against", &work.path, &mut spilled)?;
-    let inputs_opened = copy_stdin(&config.inputs, "stdin", &work.path, &mut spilled)?;
+    let against_opened =
+        copy_read_once(&config.against, "stdin-against", &work.path, &mut spilled)?;
+    let inputs_opened = copy_read_once(&config.inputs, "stdin", &work.path, &mut spilled)?;
     let mut stream = Stream {
         method,
         engine,
@@ -240,24 +241,55 @@ fn manifest_head<M: Registered>(
     ]
 }
 
-/// `paths` with standard input copied to `name` in `work` (it cannot be read twice), the
-/// bytes copied added to `spilled`.
-fn copy_stdin(paths: &[String], name: &str, work: &Path, spilled: &mut u64) -> Result<Vec<String>> {
+/// `paths` with each input that cannot be read twice (standard input, a FIFO, a descriptor:
+/// [`crate::paths::read_once`]) copied to `name` (then `name-2`, ...) in `work`, the bytes
+/// copied added to `spilled`. A copy keeps the input's extension, so that its format and
+/// compression are told as they would be from its name.
+fn copy_read_once(
+    paths: &[String],
+    name: &str,
+    work: &Path,
+    spilled: &mut u64,
+) -> Result<Vec<String>> {
     let mut opened = Vec::with_capacity(paths.len());
+    let mut copies = 0;
     for path in paths {
-        if path != STANDARD {
+        if !crate::paths::read_once(path) {
             opened.push(path.clone());
             continue;
         }
-        let copy = work.join(name);
+        copies += 1;
+        let suffix = match copies {
+            1 => String::new(),
+            n => format!("-{n}"),
+        };
+        let extension = match path.as_str() {
+            STANDARD => String::new(),
+            _ => (Path::new(path).file_name().and_then(|n| n.to_str()))
+                .and_then(|n| n.split_once('.'))
+                .map(|(_, extension)| format!(".{extension}"))
+                .unwrap_or_default(),
+        };
+        let copy = work.join(format!("{name}{suffix}{extension}"));
         let mut file = std::fs::File::create(&copy).map_err(|error| Error::Io {
             path: copy.display().to_string(),
             error,
         })?;
-        *spilled += std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(|e| {
+        let shown = crate::paths::display_input(path);
+        let copied = match path.as_str() {
+            STANDARD => std::io::copy(&mut std::io::stdin().lock(), &mut file),
+            _ => {
+                let mut input = std::fs::File::open(path).map_err(|error| Error::Io {
+                    path: shown.to_owned(),
+                    error,
+                })?;
+                std::io::copy(&mut input, &mut file)
+            }
+        };
+        *spilled += copied.map_err(|e| {
             Error::Parameter(neardup_core::Error::invalid(
                 "temp_dir",
-                format!("copying standard input to {}: {e}", copy.display()),
+                format!("copying {shown} to {}: {e}", copy.display()),
             ))
         })?;
         opened.push(copy.display().to_string());
@@ -482,10 +514,37 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut spilled = 0;
         let paths = ["a.jsonl".to_owned(), "b.txt".to_owned()];
-        let opened = copy_stdin(&paths, "stdin", dir.path(), &mut spilled).unwrap();
+        let opened = copy_read_once(&paths, "stdin", dir.path(), &mut spilled).unwrap();
         assert_eq!(opened, paths);
         assert_eq!(spilled, 0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_copied_once_under_its_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("in.jsonl.gz");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"abc").unwrap())
+        };
+        let work = tempfile::tempdir().unwrap();
+        let paths = [fifo.display().to_string(), "b.txt".to_owned()];
+        let mut spilled = 0;
+        let opened = copy_read_once(&paths, "stdin", work.path(), &mut spilled).unwrap();
+        writer.join().unwrap();
+        let copy = work.path().join("stdin.jsonl.gz");
+        assert_eq!(opened, [copy.display().to_string(), "b.txt".to_owned()]);
+        assert_eq!(
+            (spilled, std::fs::read(&copy).unwrap()),
+            (3, b"abc".to_vec())
+        );
     }
 
     #[test]

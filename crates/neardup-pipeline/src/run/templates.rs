@@ -106,8 +106,8 @@ pub(super) fn templates_report<M: Registered>(
 }
 
 /// The texts of the records numbered `wanted` (sorted, 0-based across `paths`), read once
-/// more up to the last of them; `None` when an input is standard input, which cannot be
-/// read again. Nothing is read when nothing is wanted.
+/// more up to the last of them; `None` when an input cannot be read again (standard input, a
+/// FIFO, see [`crate::paths::read_once`]). Nothing is read when nothing is wanted.
 fn texts_of(
     paths: &[String],
     options: &InputOptions,
@@ -116,7 +116,7 @@ fn texts_of(
     if wanted.is_empty() {
         return Ok(Some(HashMap::new()));
     }
-    if paths.iter().any(|path| path == "-") {
+    if paths.iter().any(|path| crate::paths::read_once(path)) {
         return Ok(None);
     }
     let mut texts = HashMap::new();
