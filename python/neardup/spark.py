@@ -68,35 +68,10 @@ def _spark_params(method: str, threshold: float | str | None, params: dict) -> d
     specs = {name: [p[0] for p in ps] for name, _about, ps in _neardup.methods()}
     if method not in specs:
         raise _invalid("method", f"{method!r} (expected one of: {', '.join(specs)})")
-    info = _neardup.method_info(method, {k: str(v) for k, v in params.items()})
-    if info["join"].startswith("Edit"):
-        raise _invalid(
-            "measure",
-            "'edit' on Spark: Pass-Join's distributed form looks up every substring where a "
-            "partner's segment can be, for every partner length (on the order of the squared "
-            "length of a text per text); run the edit-distance join on one machine with "
-            "neardup.dedup or `neardup dedup`, or use a set measure",
-        )
-    if info["join"] not in ("identity", "keys", "Hamming") and not _exact_join(info["join"]):
-        raise _invalid(
-            "method",
-            f"{method!r}: the Spark path runs the methods whose candidates share a key "
-            "(exact, minhash, supershingle, imatch, topn) and simhash (Hamming blocks); "
-            f"{method} finds candidates with a global index ({info['join']}): run it on one "
-            "machine with neardup.dedup or `neardup dedup`",
-        )
-    if str(params.get("weighting", "none")) == "idf":
-        raise _invalid(
-            "weighting",
-            "'idf' weighs every shingle by its count in the whole corpus; the Spark path's "
-            "corpus pass counts boilerplate lines only",
-        )
+    # Refuses, naming the parameter, a method the Spark path cannot run (the rules are the
+    # engine's: `neardup_engine::spark_rules`).
+    _neardup.method_info(method, {k: str(v) for k, v in params.items()})
     return params
-
-
-def _exact_join(join: str) -> bool:
-    """Whether a method's join is the exact set join (``join`` with a set measure: PPJoin)."""
-    return join.startswith("Prefix")
 
 
 def _arrow_types():
@@ -491,19 +466,20 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
     members = with_leader.filter(F.col("rank") != F.col("leader")).select("rank", "leader")
 
     info = _neardup.method_info(method, params)
-    if info["join"] in ("keys", "Hamming"):
+    form = info["form"]
+    if form in ("keys", "hamming"):
         # A join without keys has no crowds to tell, and the keys of the classic methods and
         # super-shingles do not gather a template's fillings: every leader is counted and
         # marked, as the engine does.
         leader_rows = _mark_common(leader_rows, method, params,
-                                   every_leader=(info["join"] == "Hamming"
+                                   every_leader=(form == "hamming"
                                                  or not info["marks_crowds_only"]))
-    if info["join"] == "keys":
+    if form == "keys":
         candidates = _candidates(leader_rows, bucket_cap, candidate_budget)
-    elif info["join"] == "Hamming":
+    elif form == "hamming":
         candidates = _hamming_candidates(leader_rows, method, params, bucket_cap,
                                          candidate_budget)
-    elif _exact_join(info["join"]):
+    elif form == "set_join":
         candidates = _join_candidates(leader_rows, method, params, bucket_cap)
     else:
         candidates = None
@@ -515,7 +491,7 @@ def _cluster(spark, ranked, method, params, cluster, bucket_cap, candidate_budge
         ).distinct()
     verified = (None if candidates is None
                 else _verify(leader_rows, candidates, method, params).persist())
-    if verified is not None and _exact_join(info["join"]):
+    if verified is not None and form == "set_join":
         verified = _join_budget(leader_rows, verified, candidate_budget)
 
     if verified is None:

@@ -35,8 +35,8 @@ pub struct SketchRow {
 
 /// A method, whatever its type.
 pub trait DynMethod: Send + Sync {
-    /// The name of how candidates are found ([`neardup_engine::join_name`]).
-    fn join_name(&self) -> String;
+    /// The shape of how candidates are found ([`neardup_core::Join::shape`]).
+    fn join_shape(&self) -> neardup_core::JoinShape;
     /// Whether a batch run learns statistics from the corpus first.
     fn learns_from_corpus(&self) -> bool;
     /// Per text, the upper 64 bits of the identity of its corpus features and the features,
@@ -118,8 +118,8 @@ fn decode<S: Sketch>(bytes: &[u8]) -> Result<S> {
 }
 
 impl<M: Registered> DynMethod for Typed<M> {
-    fn join_name(&self) -> String {
-        neardup_engine::join_name(&self.method.join())
+    fn join_shape(&self) -> neardup_core::JoinShape {
+        self.method.join().shape()
     }
     fn learns_from_corpus(&self) -> bool {
         self.method.learns_from_corpus()

@@ -512,8 +512,11 @@ fn representative<'py>(
     arrow_io::batch_to_py(py, batch)
 }
 
-/// What the Spark path needs to know of a method: `join` (`identity`, `keys` or another
-/// join's name), `learns_from_corpus` and `checks_common` (`max_df`).
+/// What the Spark path needs to know of a method: `form`, how it finds candidates
+/// ([`neardup_engine::SparkForm::name`]: `identity`, `keys`, `hamming` or `set_join`),
+/// `learns_from_corpus`, `checks_common` (`max_df`) and the template hooks. A method the
+/// Spark path cannot run is refused here, naming the parameter to change
+/// ([`neardup_engine::spark_rules`]).
 #[pyfunction]
 #[pyo3(signature = (method, params=None))]
 fn method_info<'py>(
@@ -521,10 +524,13 @@ fn method_info<'py>(
     method: &str,
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let method = built(py, method, params)?;
-    let join = method.join_name();
+    let name = method;
+    let given = crate::params(params)?;
+    let method = built(py, name, params)?;
+    let form = neardup_engine::spark_rules::spark_form(name, method.join_shape(), &given)
+        .map_err(|refusal| crate::invalid(py, &refusal.parameter, refusal.message))?;
     let info = PyDict::new(py);
-    info.set_item("join", join)?;
+    info.set_item("form", form.name())?;
     info.set_item("learns_from_corpus", method.learns_from_corpus())?;
     info.set_item("checks_common", method.checks_common())?;
     info.set_item("marks_crowds_only", method.marks_crowds_only())?;

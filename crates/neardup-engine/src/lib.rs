@@ -37,9 +37,9 @@ pub mod online;
 pub mod spill;
 pub mod stream;
 
-/// The candidate factory's name of a method's join, for front ends that depend on the engine
-/// alone (the Spark path names the join it runs).
-pub use neardup_index::join_name;
+/// The candidate factory's form of a method's join on Spark, for front ends that depend on the
+/// engine alone (see [`spark_rules`]).
+pub use neardup_index::{SparkForm, SparkGap};
 
 /// The Hamming join in distributed steps and the fingerprint hook it reads (the Spark path).
 pub use neardup_index::{
@@ -54,3 +54,4 @@ pub use batch::{
 };
 
 pub mod online_rules;
+pub mod spark_rules;

@@ -1,8 +1,8 @@
 //! One factory from a method's [`Join`] to its candidate generator. The batch engine asks it for
 //! the candidate pairs of its leaders ([`ranked_candidates`]), the online index for the structure a
-//! partition holds ([`online_form`], [`hamming_key`]), the Spark path for the join's name
-//! ([`join_name`]); none of them matches on the join itself, so a new join shape is added here and
-//! in its generator's module.
+//! partition holds ([`online_form`], [`hamming_key`]), the Spark path for the form it runs
+//! ([`spark_form`]); none of them matches on the join itself, so a new join shape is added here
+//! and in its generator's module.
 //!
 //! The generators are monomorphised over the method and over what holds the sketches
 //! ([`RankedSketches`]): no dynamic dispatch in the loops over documents or pairs.
@@ -105,13 +105,52 @@ pub fn template_keys<M: Method>(
     }
 }
 
-/// The name of `join` for the Spark path: `identity`, `keys` (symmetric keys, which it runs
-/// as banded buckets), or the join with its parameters.
-pub fn join_name<M: Method>(join: &Join<M>) -> String {
-    match join.shape() {
-        JoinShape::Identity => "identity".to_owned(),
-        JoinShape::SymmetricKeys => "keys".to_owned(),
-        _ => format!("{join:?}"),
+/// How the Spark path finds the candidates of a join shape (see [`spark_form`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparkForm {
+    /// Exact identities only: the leaders are the clusters.
+    Identity,
+    /// Banded buckets: the symmetric keys, grouped by a shuffle.
+    Keys,
+    /// Hamming block tables in distributed passes ([`crate::distributed_passes`]).
+    Hamming,
+    /// The exact set join: prefixes under a global order of tokens, rarer first (PPJoin).
+    SetJoin,
+}
+
+impl SparkForm {
+    /// Its name on the Python side: `identity`, `keys`, `hamming` or `set_join`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SparkForm::Identity => "identity",
+            SparkForm::Keys => "keys",
+            SparkForm::Hamming => "hamming",
+            SparkForm::SetJoin => "set_join",
+        }
+    }
+}
+
+/// Why the Spark path has no form for a join shape (see [`spark_form`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparkGap {
+    /// The edit-distance join: Pass-Join's distributed form looks up every substring where a
+    /// partner's segment can be, for every partner length.
+    Edit,
+    /// A join that finds candidates in one global index; the words name it.
+    GlobalIndex(&'static str),
+}
+
+/// The form the Spark path runs a join of `shape` in, or why it has none.
+pub fn spark_form(shape: JoinShape) -> std::result::Result<SparkForm, SparkGap> {
+    match shape {
+        JoinShape::Identity => Ok(SparkForm::Identity),
+        JoinShape::SymmetricKeys => Ok(SparkForm::Keys),
+        JoinShape::Hamming => Ok(SparkForm::Hamming),
+        JoinShape::Prefix => Ok(SparkForm::SetJoin),
+        JoinShape::Edit => Err(SparkGap::Edit),
+        JoinShape::Probe => Err(SparkGap::GlobalIndex("multi-index probing")),
+        JoinShape::SharedKeys => Err(SparkGap::GlobalIndex("a count of shared keys")),
+        JoinShape::NgramBuckets => Err(SparkGap::GlobalIndex("n-gram buckets")),
     }
 }
 
@@ -660,35 +699,42 @@ mod tests {
         }
     }
 
-    /// The name of a registered method's join.
-    struct Named;
+    /// The join shape of a registered method.
+    struct Shaped;
 
-    impl MethodVisitor for Named {
-        type Output = String;
-        fn visit<M: Registered>(self, method: M) -> String {
-            join_name(&method.join())
+    impl MethodVisitor for Shaped {
+        type Output = JoinShape;
+        fn visit<M: Registered>(self, method: M) -> JoinShape {
+            method.join().shape()
         }
     }
 
     #[test]
-    fn the_spark_names_of_joins() {
-        let name = |method: &str, params: &[(&str, &str)]| {
+    fn the_spark_forms_of_joins() {
+        let form = |method: &str, params: &[(&str, &str)]| {
             let mut given = Params::new();
             for (key, value) in params {
                 given.insert(*key, *value);
             }
-            registry::with_method(method, &given, Named).unwrap()
+            spark_form(registry::with_method(method, &given, Shaped).unwrap())
         };
-        assert_eq!(name("exact", &[]), "identity");
-        assert_eq!(name("minhash", &[]), "keys");
-        assert_eq!(name("simhash", &[]), "Hamming");
+        assert_eq!(form("exact", &[]), Ok(SparkForm::Identity));
+        assert_eq!(form("minhash", &[]), Ok(SparkForm::Keys));
+        assert_eq!(form("simhash", &[]), Ok(SparkForm::Hamming));
+        assert_eq!(form("join", &[]), Ok(SparkForm::SetJoin));
+        assert_eq!(form("join", &[("max_edits", "2")]), Err(SparkGap::Edit));
         assert_eq!(
-            name("join", &[("max_edits", "2")]),
-            "Edit { limit: Absolute(2) }"
+            form("ngram", &[("bucket_ngram", "3")]),
+            Err(SparkGap::GlobalIndex("n-gram buckets"))
         );
-        assert_eq!(
-            name("ngram", &[("bucket_ngram", "3")]),
-            "NgramBuckets { m: 3 }"
-        );
+        let names: Vec<&str> = [
+            SparkForm::Identity,
+            SparkForm::Keys,
+            SparkForm::Hamming,
+            SparkForm::SetJoin,
+        ]
+        .map(SparkForm::name)
+        .to_vec();
+        assert_eq!(names, ["identity", "keys", "hamming", "set_join"]);
     }
 }

@@ -24,8 +24,8 @@
 //!   smaller of the two radii per pair), exact under the bucket cap.
 //!
 //! [`ranked_candidates`] is the one factory from a method's join to its generator, serving the
-//! batch engine; the online index asks it what a partition holds ([`online_form`]) and the Spark
-//! path the join's name ([`join_name`]).
+//! batch engine; the online index asks it what a collection's index holds ([`online_form`]) and
+//! the Spark path the form it runs ([`spark_form`]).
 //!
 //! [`HammingIndex`] is the exact Hamming-distance index of 64-bit fingerprints (SimHash):
 //! multi-index hashing with blocks chosen from the distance and the index size, single
@@ -82,8 +82,8 @@ mod shared_keys;
 pub mod spill;
 
 pub use candidates::{
-    hamming_key, join_limits, join_name, online_form, ranked_candidates, rare_join_templates,
-    template_anchors, template_keys, OnlineForm, RankedSketches,
+    hamming_key, join_limits, online_form, ranked_candidates, rare_join_templates, spark_form,
+    template_anchors, template_keys, OnlineForm, RankedSketches, SparkForm, SparkGap,
 };
 pub use distributed_hamming::{distributed_passes, HammingPass, READS_PER_CAP, ROW_COST};
 pub use external_keys::{ExternalKeys, ExternalPairs, Remap};
