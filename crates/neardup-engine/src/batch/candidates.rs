@@ -13,7 +13,7 @@ use neardup_index::{
 };
 use rayon::prelude::*;
 
-use super::common::{GatheredKeys, Keyed};
+use super::keys::{ExcludedRanks, GatheredKeys, Keyed};
 use super::templates::RefusedPairs;
 use super::{for_each_sized_chunk, FirstError};
 use crate::spill::{SketchStore, Spilling};
@@ -42,30 +42,6 @@ pub(crate) enum CandidateList<'d> {
         pairs: ExternalPairs<'d>,
         by_rank: Vec<u32>,
     },
-}
-
-/// The ranks of the exact-only leaders, which take part in exact-copy groups only: a bitmap
-/// by rank (2.5 MB at 20 million documents), looked up once an entry of the spilled key runs
-/// where a table by document missed the cache.
-pub(crate) struct ExcludedRanks(Vec<u64>);
-
-impl ExcludedRanks {
-    /// The ranks of the documents `exact_only` flags.
-    pub(crate) fn new(exact_only: &[bool], rank: &[u32]) -> ExcludedRanks {
-        let mut bits = vec![0u64; rank.len().div_ceil(64)];
-        for (document, _) in exact_only.iter().enumerate().filter(|(_, &only)| only) {
-            let ranked = rank[document] as usize;
-            bits[ranked / 64] |= 1 << (ranked % 64);
-        }
-        ExcludedRanks(bits)
-    }
-
-    /// `ranked`, unless it is left out.
-    #[inline]
-    pub(crate) fn map(&self, ranked: u32) -> Option<u32> {
-        let bit = self.0[ranked as usize / 64] >> (ranked % 64) & 1;
-        (bit == 0).then_some(ranked)
-    }
 }
 
 /// The leaders a generator sees, numbered by rank.

@@ -8,29 +8,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use neardup_core::{JoinShape, Method, Result};
 use rayon::prelude::*;
 
-use super::candidates::ExcludedRanks;
+use super::keys::{ExcludedRanks, GatheredKeys, Keyed};
 use super::options::Progress;
 use super::outcome::EngineStats;
 use super::{for_each_sized_chunk, KEY_CHUNK};
 use crate::spill::{PrefixIndex, SketchStore, Spilling};
 use neardup_index::ExternalKeys;
-
-/// The crowd check's `(key, leader)` entries of every leader's distinct keys, sorted, for the
-/// candidate stage to pair instead of gathering the keys again.
-pub(crate) enum GatheredKeys<'d> {
-    /// The `(key, rank)` entries of the keys two leaders or more may share (ranks, not
-    /// documents: the candidate stage pairs ranks), sorted in runs in the spill directory,
-    /// and the leaders with a key.
-    Spilled(ExternalKeys<'d>, Keyed),
-    /// In memory: the entries of the keys that two leaders or more share (the others pair
-    /// nothing), sorted by key then leader, and the leaders with a key.
-    Held {
-        /// The shared keys' entries.
-        entries: Vec<(u64, u32)>,
-        /// The leaders that have a key at all.
-        keyed: Keyed,
-    },
-}
 
 /// The leaders as the candidate stage will see them: their ranks, which of them are
 /// exact-only (left out of candidates), and the bucket cap. The crowd check's walk of
@@ -418,7 +401,7 @@ impl SeenTwice {
         let bits = bits.clamp(1 << 16, 1 << 31).next_power_of_two();
         let shift = 64 - bits.trailing_zeros();
         let words: Vec<AtomicU64> = (0..2 * (bits / 64)).map(|_| AtomicU64::new(0)).collect();
-        let mut keyed = Keyed(vec![0; sketches.len().div_ceil(64)]);
+        let mut keyed = Keyed::new(sketches.len());
         // In chunks: a spilled store reads a chunk's sketches in blocks and holds what each
         // gives until the chunk is done.
         for chunk in leaders.chunks(KEY_CHUNK) {
@@ -436,7 +419,7 @@ impl SeenTwice {
                 }
             })?;
             for leader in found {
-                keyed.0[leader as usize / 64] |= 1 << (leader % 64);
+                keyed.insert(leader);
             }
         }
         Ok((SeenTwice { words, shift }, keyed))
@@ -446,20 +429,6 @@ impl SeenTwice {
     fn may_share(&self, key: u64) -> bool {
         let bit = bit_of(key, self.shift);
         self.words[2 * (bit / 64) + 1].load(Ordering::Relaxed) & (1u64 << (bit % 64)) != 0
-    }
-}
-
-/// The documents that have a key at all: one bit a document.
-pub(crate) struct Keyed(Vec<u64>);
-
-impl Keyed {
-    /// The documents with a key, ascending.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        (self.0.iter().enumerate()).flat_map(|(word, &bits)| {
-            (0..64u32)
-                .filter(move |bit| bits & (1 << bit) != 0)
-                .map(move |bit| word as u32 * 64 + bit)
-        })
     }
 }
 

@@ -32,6 +32,7 @@ mod cluster;
 mod common;
 mod corpus;
 mod groups;
+mod keys;
 mod options;
 mod outcome;
 mod sketch;
