@@ -14,7 +14,7 @@ use neardup_core::methods::minhash::MinHashSketch;
 use neardup_core::methods::simhash::SimHashSketch;
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::{Error, Result, Sketch};
-use neardup_engine::online::{self, IndexEntry, PartitionIndex};
+use neardup_engine::collection_index::{self, CollectionIndex, IndexEntry};
 use neardup_engine::{EngineOptions, NoProgress, Outcome};
 use rayon::prelude::*;
 
@@ -102,7 +102,7 @@ pub trait DynIndex: Send + Sync {
     fn insert_encoded(&mut self, encoded: &[u8]) -> Result<()>;
     /// Per text, the stored documents it matches: `(number, similarity, distance)`, best
     /// first, at most `limit`.
-    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<online::Match>>;
+    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<collection_index::Match>>;
     /// Documents stored.
     fn len(&self) -> usize;
     /// The encoded sketch of document `number`.
@@ -243,7 +243,7 @@ impl<M: Registered> DynMethod for Typed<M> {
         self.read_sketches(texts, SimHashSketch::fingerprint)
     }
     fn new_index(self: Arc<Self>) -> Result<Box<dyn DynIndex>> {
-        let index = PartitionIndex::new(&self.method, self.method.max_radius())?;
+        let index = CollectionIndex::new(&self.method, self.method.max_radius())?;
         Ok(Box::new(TypedIndex {
             owner: self,
             index,
@@ -274,7 +274,7 @@ impl<M: Registered> Typed<M> {
 
 struct TypedIndex<M: Registered> {
     owner: Arc<Typed<M>>,
-    index: PartitionIndex,
+    index: CollectionIndex,
     sketches: Vec<M::Sketch>,
     entries: Vec<IndexEntry>,
 }
@@ -302,7 +302,7 @@ impl<M: Registered> DynIndex for TypedIndex<M> {
         self.push(sketch);
         Ok(())
     }
-    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<online::Match>> {
+    fn query(&self, texts: &[&str], limit: usize) -> Vec<Vec<collection_index::Match>> {
         let method = &self.owner.method;
         texts
             .par_iter()
@@ -311,14 +311,14 @@ impl<M: Registered> DynIndex for TypedIndex<M> {
                 let entry = IndexEntry::of(method, &sketch);
                 let mut candidates = Vec::new();
                 self.index.candidates(&entry, &mut candidates);
-                let mut matches: Vec<online::Match> = (candidates.into_iter())
+                let mut matches: Vec<collection_index::Match> = (candidates.into_iter())
                     .filter_map(|(seq, _)| {
                         let stored = &self.sketches[seq as usize];
                         let stored_entry = &self.entries[seq as usize];
-                        online::verify(method, &sketch, &entry, seq, stored, stored_entry)
+                        collection_index::verify(method, &sketch, &entry, seq, stored, stored_entry)
                     })
                     .collect();
-                online::rank(&mut matches);
+                collection_index::rank(&mut matches);
                 matches.truncate(limit);
                 matches
             })

@@ -33,8 +33,8 @@
 #![deny(missing_docs)]
 
 pub mod batch;
-pub mod online;
-pub mod spill;
+pub mod collection_index;
+pub mod sketch_store;
 pub mod stream;
 
 /// The candidate factory's form of a method's join on Spark, for front ends that depend on the

@@ -149,8 +149,8 @@ fn online_flood<M: neardup_core::Method>(
     max_distance: u32,
     texts: &[String],
 ) -> (usize, u64) {
-    use neardup_engine::online::{IndexEntry, PartitionIndex};
-    let mut index = PartitionIndex::new(method, max_distance).unwrap();
+    use neardup_engine::collection_index::{CollectionIndex, IndexEntry};
+    let mut index = CollectionIndex::new(method, max_distance).unwrap();
     let mut candidates = Vec::new();
     let (mut most, mut left_out) = (0, 0);
     for (seq, text) in texts.iter().enumerate() {
@@ -173,7 +173,7 @@ fn a_join_partition_gives_bounded_candidates_on_a_template_flood() {
     use neardup_core::methods::minhash::MinHash;
     use neardup_core::methods::short::SimilarityJoin;
     use neardup_core::methods::simhash::SimHash;
-    use neardup_engine::online::QUERY_BUDGET;
+    use neardup_engine::collection_index::QUERY_BUDGET;
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let texts = one_line_flood(20_000);
     let join = SimilarityJoin::from_params(&Params::new()).unwrap();

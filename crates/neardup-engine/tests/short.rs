@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use neardup_core::methods::short::{NgramIndex, SimilarityJoin};
 use neardup_core::registry::{Params, Registered};
 use neardup_core::{Method, Sketch};
-use neardup_engine::online::{verify, IndexEntry, PartitionIndex};
+use neardup_engine::collection_index::{verify, CollectionIndex, IndexEntry};
 use neardup_engine::{dedup, EngineOptions, NoProgress};
 use proptest::prelude::*;
 
@@ -145,7 +145,7 @@ proptest! {
         let method = join(&params);
         let sketches: Vec<_> = texts.iter().map(|t| method.sketch(t)).collect();
         let entries: Vec<IndexEntry> = sketches.iter().map(|s| IndexEntry::of(&method, s)).collect();
-        let mut index = PartitionIndex::new(&method, 0).unwrap();
+        let mut index = CollectionIndex::new(&method, 0).unwrap();
         let mut candidates = Vec::new();
         for (seq, (sketch, entry)) in sketches.iter().zip(&entries).enumerate() {
             index.candidates(entry, &mut candidates);

@@ -6,7 +6,7 @@
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
 use neardup_core::Method;
-use neardup_engine::spill::{MemorySpillDir, Spill, SpillDir, Spilling};
+use neardup_engine::sketch_store::{MemorySpillDir, Spill, SpillDir, Spilling};
 use neardup_engine::{dedup, CorpusLearner, EngineOptions, Learned, NoProgress, Outcome, Sketcher};
 
 /// The shipped news (with reposts and edits), a template flood, short and empty texts.

@@ -17,7 +17,7 @@ use neardup_core::Result;
 
 use crate::key_table::{partner_limit, BucketStats, CandidateLimits};
 use crate::runs::Runs;
-use crate::spill::SpillDir;
+use crate::spill_dir::SpillDir;
 
 /// Maps a run's member to the rank it is paired under, or `None` to leave it out: for runs
 /// gathered by document (the engine's crowd check), walked for candidates by rank.
@@ -551,7 +551,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::spill::MemorySpillDir;
+    use crate::spill_dir::MemorySpillDir;
     use crate::KeyTable;
 
     /// The pairs `drain` hands out in chunks of `size`, sorted, and its budget hits.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 mod encoding;
 
 use crate::levels::{Level, Levels, Merge};
-use crate::online::{within_budget, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
+use crate::online_index::{within_budget, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
 
 /// Documents in the newest level before it is frozen.
 pub const KEY_LEVEL_BASE: usize = 8192;

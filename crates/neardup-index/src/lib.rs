@@ -74,12 +74,12 @@ mod key_levels;
 mod key_table;
 mod levels;
 mod ngram_index;
-mod online;
+mod online_index;
 mod pass_join;
 mod runs;
 mod set_join;
 mod shared_keys;
-pub mod spill;
+pub mod spill_dir;
 
 pub use candidates::{
     hamming_key, join_limits, online_form, ranked_candidates, rare_join_templates, spark_form,
@@ -98,7 +98,7 @@ pub use hamming_join::{
 pub use key_levels::{build_merge as build_key_merge, KeyIndex, KeyLevel, KEY_LEVEL_BASE};
 pub use levels::{Level, Levels, Merge, LEVEL_FANOUT};
 pub use ngram_index::{ngram_dedup, NgramResult};
-pub use online::{without_priority, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
+pub use online_index::{without_priority, Buckets, DuplicateId, MemoryIndex, OnlineIndex};
 pub use pass_join::{edit_distance_within, pass_join, pass_join_within, EditBound};
 pub use set_join::{
     intersect_at_least, set_join, set_join_within, JoinBudget, SetMeasure, MAX_JOIN_EDITS,

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use neardup_core::Result;
 use rayon::prelude::*;
 
-use crate::spill::{spill_error, Spill, SpillDir};
+use crate::spill_dir::{spill_error, Spill, SpillDir};
 
 /// Bytes read from each run at a time during a merge.
 const RUN_READ_BYTES: usize = 256 << 10;
@@ -209,7 +209,7 @@ impl<'s> RunReader<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spill::MemorySpillDir;
+    use crate::spill_dir::MemorySpillDir;
 
     #[test]
     fn runs_merge_sorted_and_each_run_deduplicated() {

@@ -45,6 +45,7 @@
 
 mod compression;
 pub mod error;
+pub mod file_spill;
 pub mod fingerprints;
 pub mod input;
 pub mod memory_plan;
@@ -54,7 +55,6 @@ pub mod paths;
 pub mod resume;
 pub mod rows;
 pub mod run;
-pub mod spill;
 pub mod stale;
 pub mod stats;
 

@@ -50,7 +50,7 @@ use std::thread::JoinHandle;
 
 use neardup_core::registry::Registered;
 use neardup_core::Method;
-use neardup_engine::online::{IndexEntry, PartitionIndex};
+use neardup_engine::collection_index::{CollectionIndex, IndexEntry};
 use tokio::sync::oneshot;
 
 use crate::api::Stats;
@@ -174,10 +174,10 @@ impl Partition {
 struct State {
     partitions: VecDeque<Partition>,
     /// One index over every partition: a check costs the same whatever the number of
-    /// partitions (its Hamming levels grow geometrically, see [`PartitionIndex`]). Documents
+    /// partitions (its Hamming levels grow geometrically, see [`CollectionIndex`]). Documents
     /// of dropped partitions are forgotten at the drop; a Hamming level may still name them
     /// until its next merge, and [`State::doc`] no longer finds them.
-    index: PartitionIndex,
+    index: CollectionIndex,
     ids: Ids,
     next_seq: u64,
 }

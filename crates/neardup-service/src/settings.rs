@@ -248,7 +248,7 @@ impl Settings {
             type Output = Result<(), neardup_core::Error>;
             fn visit<M: registry::Registered>(self, method: M) -> Self::Output {
                 let radius = neardup_core::Method::max_radius(&method);
-                neardup_engine::online::PartitionIndex::new(&method, radius).map(drop)
+                neardup_engine::collection_index::CollectionIndex::new(&method, radius).map(drop)
             }
         }
         registry::with_method(&self.method, &self.method_params()?, Online)??;

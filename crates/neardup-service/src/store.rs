@@ -54,7 +54,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use neardup_engine::online::IndexEntry;
+use neardup_engine::collection_index::IndexEntry;
 use xxhash_rust::xxh3::xxh3_64;
 
 mod salvage;

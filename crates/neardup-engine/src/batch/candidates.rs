@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::keys::{ExcludedRanks, GatheredKeys, Keyed};
 use super::templates::RefusedPairs;
 use super::{for_each_sized_chunk, FirstError};
-use crate::spill::{SketchStore, Spilling};
+use crate::sketch_store::{SketchStore, Spilling};
 
 /// What the candidate stage hands on: the pairs, the generator's statistics, and the bytes
 /// it spilled.
@@ -263,7 +263,7 @@ mod tests {
 
     use super::*;
     use crate::batch::testing::{WordSet, Words};
-    use crate::spill::MemorySpillDir;
+    use crate::sketch_store::MemorySpillDir;
     use neardup_core::Join;
 
     const TEXTS: [&str; 5] = ["a b", "a c", "d e", "d f", "g"];

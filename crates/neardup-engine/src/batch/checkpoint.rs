@@ -9,7 +9,7 @@ use neardup_core::codec::{self, Decoder, Encoder};
 use neardup_core::{Error, Method, Result};
 
 use super::sketch::{Facts, FirstLines, NoteTotals, Sketcher};
-use crate::spill::{Spilling, StoreBuilder};
+use crate::sketch_store::{Spilling, StoreBuilder};
 
 impl<'m, M: Method> Sketcher<'m, M> {
     /// The state of a spilling sketch stage, to save as a checkpoint: the facts and notes of
@@ -117,7 +117,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(key, (at, text));
         }
-        let spill = (spilling.dir.open("sketches")).map_err(crate::spill::spill_error)?;
+        let spill = (spilling.dir.open("sketches")).map_err(crate::sketch_store::spill_error)?;
         let store = StoreBuilder::reopened(spill, offsets)?;
         let started = Instant::now()
             .checked_sub(std::time::Duration::from_secs_f64(seconds.max(0.0)))
@@ -173,7 +173,7 @@ mod tests {
 
     use super::*;
     use crate::batch::testing::Words;
-    use crate::spill::{Spill, SpillDir};
+    use crate::sketch_store::{Spill, SpillDir};
     use crate::{EngineOptions, NoProgress};
 
     /// A spill whose bytes outlive it, so that a resumed stage finds them.

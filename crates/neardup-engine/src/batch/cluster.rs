@@ -7,7 +7,7 @@ use neardup_core::{Method, Result};
 use super::options::EngineOptions;
 use super::outcome::Groups;
 use super::FirstError;
-use crate::spill::SketchStore;
+use crate::sketch_store::SketchStore;
 
 /// What the cluster stage hands on.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use super::keys::{ExcludedRanks, GatheredKeys, Keyed};
 use super::options::Progress;
 use super::outcome::EngineStats;
 use super::{for_each_sized_chunk, KEY_CHUNK};
-use crate::spill::{PrefixIndex, SketchStore, Spilling};
+use crate::sketch_store::{PrefixIndex, SketchStore, Spilling};
 use neardup_index::ExternalKeys;
 
 /// The leaders as the candidate stage will see them: their ranks, which of them are
@@ -575,7 +575,7 @@ mod tests {
             ..Words::default()
         };
         let spilling = Spilling {
-            dir: Arc::new(crate::spill::MemorySpillDir),
+            dir: Arc::new(crate::sketch_store::MemorySpillDir),
             budget: 64,
         };
         let mut sketcher =

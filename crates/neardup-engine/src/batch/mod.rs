@@ -53,7 +53,7 @@ pub use outcome::{BoilerplateLine, BoilerplateStats, EngineStats, Groups, Outcom
 pub use sketch::Sketcher;
 pub use templates::{TemplateGroup, Templates, TEMPLATES_LISTED, TEMPLATE_SAMPLE};
 
-use crate::spill::Spilling;
+use crate::sketch_store::Spilling;
 use candidates::candidate_pairs;
 use cluster::Clustered;
 use groups::Leaders;
@@ -348,7 +348,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::spill::MemorySpillDir;
+    use crate::sketch_store::MemorySpillDir;
     use testing::Words;
 
     const TEXTS: [&str; 6] = ["a b c", "a b c", "a b d", "x y z", "", "x y w v"];

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::check_document_count;
 use super::options::Progress;
 use super::outcome::{BoilerplateLine, BoilerplateStats};
-use crate::spill::{Prechecks, SketchStore, Spilling, StoreBuilder};
+use crate::sketch_store::{Prechecks, SketchStore, Spilling, StoreBuilder};
 
 /// Per document, what the engine keeps in memory whatever holds the sketches.
 #[derive(Default)]
@@ -30,7 +30,7 @@ pub(crate) struct Facts {
 
 /// The sketch stage, fed block by block: [`dedup`](super::dedup) gives it every text at once; a run
 /// whose corpus does not fit in memory reads its input in blocks, gives each block to
-/// [`Sketcher::push_owned`], and has the sketches spilled ([`crate::spill`]). Either way
+/// [`Sketcher::push_owned`], and has the sketches spilled ([`crate::sketch_store`]). Either way
 /// [`Sketcher::finish`] gives the same outcome for the same texts, however they were cut into
 /// blocks.
 pub struct Sketcher<'m, M: Method> {
@@ -75,14 +75,14 @@ impl<'m, M: Method> Sketcher<'m, M> {
     ) -> Result<Sketcher<'m, M>> {
         let spill = match &spilling {
             Some(spilling) => {
-                Some((spilling.dir.create("sketches")).map_err(crate::spill::spill_error)?)
+                Some((spilling.dir.create("sketches")).map_err(crate::sketch_store::spill_error)?)
             }
             None => None,
         };
         // A method's pre-checks go to a spill of their own beside the sketches.
         let prechecks = match (&spilling, method.precheck_width()) {
             (Some(spilling), width @ 1..) => Some(Prechecks::new(
-                (spilling.dir.create("prechecks")).map_err(crate::spill::spill_error)?,
+                (spilling.dir.create("prechecks")).map_err(crate::sketch_store::spill_error)?,
                 width,
             )),
             _ => None,
@@ -353,7 +353,7 @@ mod tests {
 
     use super::*;
     use crate::batch::testing::Words;
-    use crate::spill::MemorySpillDir;
+    use crate::sketch_store::MemorySpillDir;
     use crate::NoProgress;
 
     #[test]

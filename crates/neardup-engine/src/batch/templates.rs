@@ -23,7 +23,7 @@ use neardup_core::methods::shared::template::TEMPLATE_SAMPLE_KEYS;
 use neardup_core::{Method, Result};
 
 use super::outcome::Groups;
-use crate::spill::SketchStore;
+use crate::sketch_store::SketchStore;
 
 /// Members of a group named in [`TemplateGroup::sample`].
 pub const TEMPLATE_SAMPLE: usize = 8;

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::candidates::CandidateList;
 use super::options::{EngineOptions, Progress};
-use crate::spill::{Held, SketchStore};
+use crate::sketch_store::{Held, SketchStore};
 use neardup_index::ExternalPairs;
 
 /// Which candidate pairs a run compares: every pair without a reference corpus; with one,

@@ -53,14 +53,14 @@
 //! assert!((metrics.adjusted_rand_index - 1.0 / 11.0).abs() < 1e-12);
 //! ```
 
-mod report;
+mod scorecard;
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
-pub use self::report::Report;
+pub use self::scorecard::Report;
 use neardup_pipeline::Error;
 
 /// The ground truth as clusters of documents `0..n`.

@@ -35,10 +35,10 @@ use neardup_engine::{EngineOptions, Outcome, Progress};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::file_spill::default_memory_limit;
 use crate::input::{Corpus, InputOptions, Meta};
 use crate::memory_plan::{plan, Plan};
 use crate::memory_rule::{document_factor, MemoryRule};
-use crate::spill::default_memory_limit;
 use crate::stats::RunStats;
 
 use in_memory::read_in_memory;
@@ -79,7 +79,7 @@ pub struct RunConfig {
     /// `engine.within` says whether the inputs are also deduplicated among themselves.
     pub against: Vec<String>,
     /// The memory limit in bytes (`--memory-limit`); `None`: three quarters of the memory
-    /// available (see [`crate::spill`]). A run expected to pass it streams its inputs and
+    /// available (see [`crate::file_spill`]). A run expected to pass it streams its inputs and
     /// spills its sketches.
     pub memory_limit: Option<u64>,
     /// Where the temporary directory of a spilling run is made (`--temp-dir`); `None`: beside

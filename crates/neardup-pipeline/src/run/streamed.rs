@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use neardup_core::registry::Registered;
-use neardup_engine::spill::Spilling;
+use neardup_engine::sketch_store::Spilling;
 use neardup_engine::{CorpusLearner, EngineOptions, Learned, NoProgress, Progress, Sketcher};
 use serde_json::Value;
 
@@ -26,11 +26,11 @@ use super::sides::{changed, refuse_all_skipped_meta, ParkedSides, ReadSummary, S
 use super::templates;
 use super::{settings_json, Ids, Read, ResumeStats, RunConfig};
 use crate::error::{Error, Result};
+use crate::file_spill::{temp_parent, FileSpillDir, TempArea};
 use crate::input::{read_inputs_replayed, Corpus, Meta};
 use crate::output::{write_kept_streamed, AtomicOutput};
 use crate::paths::STANDARD;
 use crate::resume::{ResumeDir, Stage};
-use crate::spill::{temp_parent, FileSpillDir, TempArea};
 
 /// The spilling path: the inputs streamed (twice when the method learns from the corpus,
 /// once more to write the kept records), sketches spilled to the temporary directory.

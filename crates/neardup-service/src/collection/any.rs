@@ -8,7 +8,7 @@ use std::sync::mpsc::TrySendError;
 use std::time::{Duration, Instant};
 
 use neardup_core::registry::Registered;
-use neardup_engine::online::IndexEntry;
+use neardup_engine::collection_index::IndexEntry;
 use tokio::sync::oneshot;
 
 use super::{

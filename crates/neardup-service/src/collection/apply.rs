@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use hashbrown::HashSet;
 use neardup_core::registry::Registered;
 use neardup_core::{Method, Sketch};
-use neardup_engine::online::{rank, verify, Match, PartitionIndex};
+use neardup_engine::collection_index::{rank, verify, CollectionIndex, Match};
 
 use super::{Collection, Inserted, Prepared, Reply, State, MAX_FUTURE_MS};
 use crate::error::ServiceError;
@@ -21,7 +21,7 @@ type Answers = Vec<Vec<Result<Inserted, ServiceError>>>;
 /// The documents of a group accepted so far.
 struct Accepted<'a, M: Method> {
     /// An index over them, found by position.
-    index: PartitionIndex,
+    index: CollectionIndex,
     /// Each document, its retention time, its record's length.
     documents: Vec<(&'a Prepared<M>, i64, u32)>,
     /// Their ids.
@@ -77,7 +77,7 @@ impl<M: Registered + 'static> Collection<M> {
         if let Err(error) = self.check_failed() {
             return refuse_all(group, &error);
         }
-        let index = match PartitionIndex::new(&self.method, self.max_radius) {
+        let index = match CollectionIndex::new(&self.method, self.max_radius) {
             Ok(index) => index,
             Err(e) => return refuse_all(group, &ServiceError::from(e)),
         };

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use neardup_core::registry::Registered;
 use neardup_core::Sketch;
-use neardup_engine::online::{rank, verify, IndexEntry, Match};
+use neardup_engine::collection_index::{rank, verify, IndexEntry, Match};
 
 use super::{Collection, State, MAX_VERIFIED};
 use crate::store::{Record, StoreError};

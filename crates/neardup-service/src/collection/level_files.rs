@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use neardup_engine::online::{KeyLevel, Level, LevelKind, PartitionIndex};
+use neardup_engine::collection_index::{CollectionIndex, KeyLevel, Level, LevelKind};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -276,7 +276,7 @@ impl LevelFiles {
 
     /// The frozen levels of `index`, per kind (for [`LevelFiles::persist`], after the lock
     /// is released).
-    pub fn frozen(index: &PartitionIndex) -> Vec<Frozen> {
+    pub fn frozen(index: &CollectionIndex) -> Vec<Frozen> {
         LevelKind::ALL
             .iter()
             .map(|&kind| (kind, index.frozen_levels(kind)))

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 
 use neardup_core::registry::Registered;
-use neardup_engine::online::{Loading, PartitionIndex};
+use neardup_engine::collection_index::{CollectionIndex, Loading};
 
 use super::counters::{read_accepted_gaps, Counters};
 use super::level_files::{LevelFiles, Restored};
@@ -188,7 +188,7 @@ impl<M: Registered> Opening<'_, M> {
     ) -> Result<Replay, ServiceError> {
         let mut state = State {
             partitions: VecDeque::new(),
-            index: PartitionIndex::new(self.method, self.max_radius)?,
+            index: CollectionIndex::new(self.method, self.max_radius)?,
             ids: Ids::default(),
             next_seq: 0,
         };
@@ -293,7 +293,7 @@ fn summarised(path: &Path, covered: u64, summaries: &mut Summaries) -> Option<Re
 fn replay(
     path: &Path,
     recovery: Recovery,
-    index: &PartitionIndex,
+    index: &CollectionIndex,
     loading: &mut Loading,
     fingerprints: &mut Vec<(u64, u64)>,
 ) -> Result<Replayed, ServiceError> {

@@ -23,7 +23,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use neardup_engine::spill::{Spill, SpillDir};
+use neardup_engine::sketch_store::{Spill, SpillDir};
 
 use crate::error::{Error, Result};
 use crate::paths;

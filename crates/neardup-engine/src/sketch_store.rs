@@ -24,8 +24,8 @@
 
 use neardup_core::offsets::Offsets;
 use neardup_core::{Method, Result, Sketch};
-pub(crate) use neardup_index::spill::spill_error;
-pub use neardup_index::spill::{MemorySpill, MemorySpillDir, Spill, SpillDir};
+pub(crate) use neardup_index::spill_dir::spill_error;
+pub use neardup_index::spill_dir::{MemorySpill, MemorySpillDir, Spill, SpillDir};
 use rayon::prelude::*;
 
 /// Bytes of spilled sketches read and decoded together by a scan.

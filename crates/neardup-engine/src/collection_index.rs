@@ -1,22 +1,23 @@
-//! The online engine: the in-memory index of one partition of a stored collection, and the
-//! rule that turns its candidates into verified matches.
+//! The online engine: the in-memory index of a stored collection, and the rule that turns its
+//! candidates into verified matches.
 //!
-//! The service (crate `neardup-service`) keeps a collection as a sequence of partitions, each
-//! a slice of its documents in arrival order with its own [`PartitionIndex`]; a partition is
-//! dropped whole when its documents leave the retention window. Documents are known here by a
-//! sequence number (`seq`), dense and increasing within a collection; the service maps ids to
-//! them and keeps the sketches on disk, so this module does no I/O: [`PartitionIndex`] gives
-//! candidate sequence numbers and [`verify`] decides, given a stored sketch, whether a
-//! candidate is a match.
+//! The service (crate `neardup-service`) keeps a collection's documents on disk as a sequence
+//! of partitions in arrival order (segment files, dropped whole when their documents leave the
+//! retention window), and one [`CollectionIndex`] over all of them: a retention drop forgets
+//! the documents below a sequence number ([`CollectionIndex::forget_below`]). Documents are
+//! known here by a sequence number (`seq`), dense and increasing within a collection; the
+//! service maps ids to them and keeps the sketches on disk, so this module does no I/O:
+//! [`CollectionIndex`] gives candidate sequence numbers and [`verify`] decides, given a stored
+//! sketch, whether a candidate is a match.
 //!
-//! Which index a partition holds follows the method's [`Join`]: exact identities always (a
+//! Which index a collection holds follows the method's [`Join`]: exact identities always (a
 //! copy is found whatever the method); band keys for [`Join::SymmetricKeys`] (MinHash-LSH);
 //! a [`HammingIndex`] for [`Join::Hamming`] (SimHash); for the exact joins of `join`
 //! ([`Join::Prefix`], [`Join::Edit`]) the method's stored keys (its token-set prefix in hash
 //! order, or its Pass-Join segments), looked up with its probe keys: every stored document
 //! within the threshold shares a key with the text, so the online join misses nothing
 //! either. The n-gram reference index has no online form and is refused by
-//! [`PartitionIndex::new`].
+//! [`CollectionIndex::new`].
 //!
 //! Like a batch run, a query keeps a candidate budget ([`QUERY_BUDGET`]): it reads at most
 //! that many members per key or fingerprint block value and gives at most that many near
@@ -27,7 +28,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A frozen key level and what every level tells, for the callers that write levels to
-/// files and read them back ([`PartitionIndex::frozen_levels`]).
+/// files and read them back ([`CollectionIndex::frozen_levels`]).
 pub use neardup_index::{KeyLevel, Level};
 
 mod tiered;
@@ -39,7 +40,7 @@ use neardup_index::{
     Buckets, CandidateLimits, HammingIndex, KeyIndex, Merge, OnlineForm,
 };
 
-/// What a partition stores of one document: enough to index it without its sketch, so that a
+/// What a collection stores of one document: enough to index it without its sketch, so that a
 /// restart can rebuild the index from these alone.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IndexEntry {
@@ -141,21 +142,21 @@ fn reads_priority_first<M: Method>(join: &Join<M>) -> bool {
         || online_form(join.shape()) == Some(OnlineForm::Hamming)
 }
 
-/// Candidates a query of [`PartitionIndex::candidates`] gives at most, by default: the
+/// Candidates a query of [`CollectionIndex::candidates`] gives at most, by default: the
 /// online form of the batch engine's candidate budget (32 pairs a document on average, at
 /// least 32 for any document), four times that so that a check asking for up to 100
 /// matches is cut only in a flood.
 pub const QUERY_BUDGET: usize = 4 * neardup_index::DEFAULT_CANDIDATE_BUDGET;
 
-/// The index of one partition: exact identities, and band keys or fingerprints.
+/// The index of a collection: exact identities, and band keys or fingerprints.
 ///
 /// A query gives at most [`QUERY_BUDGET`] near candidates (or the budget set with
-/// [`PartitionIndex::with_budget`]) and reads at most that many members per key or
+/// [`CollectionIndex::with_budget`]) and reads at most that many members per key or
 /// fingerprint block value, so that a template flood (every stored text sharing keys with
-/// every new one) costs each query a bounded amount instead of a walk over the partition;
+/// every new one) costs each query a bounded amount instead of a walk over the collection;
 /// what the budget leaves out is counted and returned.
 #[derive(Debug)]
-pub struct PartitionIndex {
+pub struct CollectionIndex {
     /// The latest document per identity, keyed by its low 64 bits (a rare collision only
     /// adds a candidate, which verification rejects).
     /// In levels as the keys are (about 10 bytes a document, where a hash map took 20 to 37).
@@ -169,7 +170,7 @@ pub struct PartitionIndex {
     priority_keys: bool,
     /// Near candidates a query gives at most.
     budget: usize,
-    /// Hamming merges wait for the owner ([`PartitionIndex::defer_merges`]).
+    /// Hamming merges wait for the owner ([`CollectionIndex::defer_merges`]).
     deferred: bool,
     /// Per [`LevelKind`], the highest sequence number of the levels restored from files.
     restored: [Option<u64>; 2],
@@ -212,8 +213,8 @@ fn join_in_words<M: Method>(join: &Join<M>) -> String {
     }
 }
 
-impl PartitionIndex {
-    /// An empty partition for `method`, whose Hamming radii go up to `max_distance`.
+impl CollectionIndex {
+    /// An empty index for `method`, whose Hamming radii go up to `max_distance`.
     ///
     /// # Errors
     /// A method whose join has no online form (parameter `method`), or a `max_distance` the
@@ -246,7 +247,7 @@ impl PartitionIndex {
                 (keys, Some(Tiered::new(max_distance)?))
             }
         };
-        Ok(PartitionIndex {
+        Ok(CollectionIndex {
             identities: KeyIndex::new(),
             keys,
             hamming,
@@ -278,8 +279,8 @@ impl PartitionIndex {
     }
 
     /// Indexes document `seq` but leaves its fingerprint out: the caller collects the
-    /// fingerprints of a whole partition and gives them to [`PartitionIndex::set_fingerprints`]
-    /// (a restart builds each partition's Hamming index in one go).
+    /// fingerprints of a whole collection and gives them to [`CollectionIndex::set_fingerprints`]
+    /// (a restart builds the Hamming index in one go).
     pub fn insert_deferred(&mut self, seq: u64, entry: &IndexEntry) {
         let _ = self.identities.insert(seq, &[entry.identity as u64]);
         let Some(keys) = self.stored_keys(entry) else {
@@ -302,9 +303,9 @@ impl PartitionIndex {
         })
     }
 
-    /// Gathers document `seq` into `loading`, as [`PartitionIndex::insert_deferred`] would
-    /// index it, for [`PartitionIndex::load`]; in the levels of a kind only when `seq` is
-    /// above the levels restored ([`PartitionIndex::restore_level`]).
+    /// Gathers document `seq` into `loading`, as [`CollectionIndex::insert_deferred`] would
+    /// index it, for [`CollectionIndex::load`]; in the levels of a kind only when `seq` is
+    /// above the levels restored ([`CollectionIndex::restore_level`]).
     pub fn gather(&self, loading: &mut Loading, seq: u64, entry: &IndexEntry) {
         let above = |restored: Option<u64>| restored.is_none_or(|last| seq > last);
         if above(self.restored(LevelKind::Identities)) {
@@ -357,7 +358,7 @@ impl PartitionIndex {
 
     /// Adds `level` of `kind`, read back from a level file, as its newest frozen level,
     /// holding `first..=last`: a restart loads the levels written before, oldest first,
-    /// then gathers ([`PartitionIndex::gather`]) only the documents above them.
+    /// then gathers ([`CollectionIndex::gather`]) only the documents above them.
     ///
     /// # Errors
     /// A method without keys of that kind, or a level not above those of its kind.
@@ -386,7 +387,7 @@ impl PartitionIndex {
     }
 
     /// Indexes the documents gathered in `loading` (fingerprints left out, as
-    /// [`PartitionIndex::insert_deferred`] leaves them), each of its identities and keys in
+    /// [`CollectionIndex::insert_deferred`] leaves them), each of its identities and keys in
     /// one level built by a sort: a restart loads a segment at a time so, several times
     /// faster than document by document with the merges of small levels that follow.
     ///
@@ -426,14 +427,14 @@ impl PartitionIndex {
     }
 
     /// The same index with merges of its frozen levels left to the owner
-    /// ([`PartitionIndex::merge`], [`IndexMerge::build`], [`PartitionIndex::install`]), as
+    /// ([`CollectionIndex::merge`], [`IndexMerge::build`], [`CollectionIndex::install`]), as
     /// a collection-wide index wants: it builds them on a thread of its own.
     pub fn defer_merges(mut self) -> Self {
         self.set_deferred(true);
         self
     }
 
-    /// Whether merges wait for the owner ([`PartitionIndex::defer_merges`]) or run as levels
+    /// Whether merges wait for the owner ([`CollectionIndex::defer_merges`]) or run as levels
     /// freeze (as a restart wants while it replays the segments, with nobody to wait for).
     pub fn set_deferred(&mut self, deferred: bool) {
         if let Some(hamming) = self.hamming.as_mut() {
@@ -487,8 +488,8 @@ impl PartitionIndex {
         }
     }
 
-    /// Takes document `seq` out of the near-duplicate indexes (its identity stays until the
-    /// partition is dropped: callers check liveness).
+    /// Takes document `seq` out of the near-duplicate indexes (its identity stays until a
+    /// retention drop forgets it: callers check liveness).
     pub fn remove(&mut self, seq: u64) {
         if let Some(index) = self.hamming.as_mut() {
             index.remove(seq);
@@ -502,7 +503,7 @@ impl PartitionIndex {
     /// repeats, each with its Hamming distance when the method has fingerprints. Removed
     /// documents may appear through their identity.
     ///
-    /// Within the budget (see [`PartitionIndex`]): besides the exact copy, at most the
+    /// Within the budget (see [`CollectionIndex`]): besides the exact copy, at most the
     /// budget's near candidates, the oldest sharing a key (band keys, the join's keys) or the
     /// nearest fingerprints. Returns an estimate of the candidates the budget left out (0
     /// unless a flood cut in): the most members one key or block value had past the budget
@@ -544,7 +545,7 @@ impl PartitionIndex {
         left_out
     }
 
-    /// The document of this partition with identity `identity` (the latest), if any.
+    /// The document of this collection with identity `identity` (the latest), if any.
     pub fn identity(&self, identity: u128) -> Option<u64> {
         let mut stored = Vec::new();
         self.identities
@@ -575,7 +576,7 @@ impl PartitionIndex {
     }
 }
 
-/// Documents gathered for [`PartitionIndex::load`] ([`PartitionIndex::gather`]): their
+/// Documents gathered for [`CollectionIndex::load`] ([`CollectionIndex::gather`]): their
 /// identities and stored keys, each with its sequence number.
 #[derive(Debug, Default)]
 pub struct Loading {
@@ -583,7 +584,7 @@ pub struct Loading {
     keys: Vec<(u64, u64)>,
 }
 
-/// A merge of an index's frozen levels ([`PartitionIndex::merge`]): it holds its levels
+/// A merge of an index's frozen levels ([`CollectionIndex::merge`]): it holds its levels
 /// behind `Arc`s, so it is built with no lock held, on any thread.
 #[derive(Debug)]
 pub enum IndexMerge {
@@ -723,9 +724,9 @@ mod tests {
     const OTHER: &str = "今天上海天气晴朗，适合出门散步，傍晚可能有小雨，请带好雨具出行。\
                          明天气温回升，最高气温二十五度，空气质量良好，适合户外运动。";
 
-    /// A sequential online dedup over one partition, for the tests.
+    /// A sequential online dedup over one collection, for the tests.
     fn run<M: Method>(method: M, max_distance: u32, texts: &[&str]) -> Vec<Option<u64>> {
-        let mut index = PartitionIndex::new(&method, max_distance).unwrap();
+        let mut index = CollectionIndex::new(&method, max_distance).unwrap();
         let mut stored: Vec<(M::Sketch, IndexEntry)> = Vec::new();
         let mut answers = Vec::new();
         let mut candidates = Vec::new();
@@ -905,7 +906,7 @@ mod tests {
     #[test]
     fn a_removed_document_is_no_longer_a_near_candidate() {
         let method = SimHash::from_params(&Params::new()).unwrap();
-        let mut index = PartitionIndex::new(&method, 24).unwrap();
+        let mut index = CollectionIndex::new(&method, 24).unwrap();
         let entry = IndexEntry::of(&method, &method.sketch(NEWS));
         let edited = NEWS.replace("投入", "资金");
         let repost = IndexEntry::of(&method, &method.sketch(&edited));
@@ -966,7 +967,7 @@ mod template_anchor_tests {
         for sketch in &mut sketches {
             method.mark_common(sketch, &|f| shared.contains(&f));
         }
-        let mut index = PartitionIndex::new(&method, 24).unwrap();
+        let mut index = CollectionIndex::new(&method, 24).unwrap();
         let entries: Vec<IndexEntry> = sketches
             .iter()
             .map(|s| IndexEntry::of(&method, s))
