@@ -243,7 +243,7 @@ impl<M: Registered> DynMethod for Typed<M> {
         self.read_sketches(texts, SimHashSketch::fingerprint)
     }
     fn new_index(self: Arc<Self>) -> Result<Box<dyn DynIndex>> {
-        let index = CollectionIndex::new(&self.method, self.method.max_radius())?;
+        let index = CollectionIndex::new(&self.method, self.method.join().max_radius())?;
         Ok(Box::new(TypedIndex {
             owner: self,
             index,

@@ -181,6 +181,8 @@ pub enum Join<M: Method> {
     Hamming {
         /// The fingerprint and radius of a sketch.
         key: HammingHook<M>,
+        /// The largest radius `key` can return: an online index is built for it.
+        max_radius: u32,
         /// The priority keys of a sketch (with [`PRIORITY_KEY`] set; the hook returns
         /// whether it gave any), which the online index stores and reads *beside* the
         /// fingerprint, first: a templated text's rare elements and its digits in order. In
@@ -253,6 +255,15 @@ pub enum JoinShape {
 }
 
 impl<M: Method> Join<M> {
+    /// The largest radius of a [`Join::Hamming`] (an online index is built for it); 0 for
+    /// any other join.
+    pub fn max_radius(&self) -> u32 {
+        match self {
+            Join::Hamming { max_radius, .. } => *max_radius,
+            _ => 0,
+        }
+    }
+
     /// The join's shape.
     pub fn shape(&self) -> JoinShape {
         match self {
@@ -326,12 +337,6 @@ pub trait Method: Send + Sync + Clone {
     /// repeats; by default its keys.
     fn join_tokens(&self, sketch: &Self::Sketch, tokens: &mut Vec<u64>) {
         self.keys(sketch, tokens);
-    }
-
-    /// The largest radius the [`Join::Hamming`] hook can return (an online index is built for
-    /// it). 0 by default.
-    fn max_radius(&self) -> u32 {
-        0
     }
 
     /// The Hamming distance of two sketches' fingerprints, for methods that have one

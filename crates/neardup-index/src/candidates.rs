@@ -285,6 +285,7 @@ where
             key,
             priority,
             anchors,
+            ..
         } => hamming_candidates(method, leaders, limits, key, (priority, anchors))?,
     })
 }

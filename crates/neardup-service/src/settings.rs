@@ -247,7 +247,7 @@ impl Settings {
         impl registry::MethodVisitor for Online {
             type Output = Result<(), neardup_core::Error>;
             fn visit<M: registry::Registered>(self, method: M) -> Self::Output {
-                let radius = neardup_core::Method::max_radius(&method);
+                let radius = neardup_core::Method::join(&method).max_radius();
                 neardup_engine::collection_index::CollectionIndex::new(&method, radius).map(drop)
             }
         }

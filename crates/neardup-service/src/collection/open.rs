@@ -53,7 +53,7 @@ impl<M: Registered + 'static> Collection<M> {
         let segments_dir = dir.join("segments");
         std::fs::create_dir_all(&segments_dir)
             .map_err(|e| StoreError::io(&segments_dir, "cannot create", &e))?;
-        let max_radius = method.max_radius();
+        let max_radius = method.join().max_radius();
         let counters = Counters::load(dir)?;
         let paths = store::list_segments(&segments_dir)?;
         let accepted_gaps = read_accepted_gaps(dir)?;

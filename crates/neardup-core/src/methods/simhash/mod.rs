@@ -475,16 +475,13 @@ impl Method for SimHash {
         let duplicate = self.template.is_on() && self.template.templates == Templates::Duplicate;
         Join::Hamming {
             key: SimHash::hamming_key,
+            max_radius: self.rule.max(),
             priority: distinct.then_some(priority_keys),
             anchors: duplicate.then_some(template_keys),
         }
     }
 
     fn keys(&self, _sketch: &SimHashSketch, _keys: &mut Vec<u64>) {}
-
-    fn max_radius(&self) -> u32 {
-        self.rule.max()
-    }
 
     fn distance(&self, a: &SimHashSketch, b: &SimHashSketch) -> Option<u32> {
         Some((a.fingerprint ^ b.fingerprint).count_ones())
