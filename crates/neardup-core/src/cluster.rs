@@ -15,8 +15,6 @@
 //! Both are deterministic: the result depends only on the ranks and the set of pairs, not on
 //! their order.
 
-use crate::{Error, Result};
-
 /// Which document of a cluster is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum KeepPolicy {
@@ -29,31 +27,11 @@ pub enum KeepPolicy {
     Shortest,
 }
 
-impl KeepPolicy {
-    /// The name used on the command line and in files (`first`, `longest`, `shortest`).
-    pub fn name(self) -> &'static str {
-        match self {
-            KeepPolicy::First => "first",
-            KeepPolicy::Longest => "longest",
-            KeepPolicy::Shortest => "shortest",
-        }
-    }
-}
-
-impl std::str::FromStr for KeepPolicy {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<KeepPolicy> {
-        match s {
-            "first" => Ok(KeepPolicy::First),
-            "longest" => Ok(KeepPolicy::Longest),
-            "shortest" => Ok(KeepPolicy::Shortest),
-            _ => Err(Error::invalid(
-                "keep",
-                format!("{s:?} (expected first, longest or shortest)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(KeepPolicy as "keep" {
+    First => "first",
+    Longest => "longest",
+    Shortest => "shortest",
+});
 
 /// How verified pairs become clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -65,29 +43,10 @@ pub enum ClusterMode {
     Connected,
 }
 
-impl ClusterMode {
-    /// The name used on the command line and in files (`representative`, `connected`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ClusterMode::Representative => "representative",
-            ClusterMode::Connected => "connected",
-        }
-    }
-}
-
-impl std::str::FromStr for ClusterMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<ClusterMode> {
-        match s {
-            "representative" => Ok(ClusterMode::Representative),
-            "connected" => Ok(ClusterMode::Connected),
-            _ => Err(Error::invalid(
-                "cluster",
-                format!("{s:?} (expected representative or connected)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(ClusterMode as "cluster" {
+    Representative => "representative",
+    Connected => "connected",
+});
 
 /// A verified pair of document indices with its similarity.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 pub mod boilerplate;
+pub mod choices;
 pub mod cluster;
 pub mod codec;
 pub mod corpus;

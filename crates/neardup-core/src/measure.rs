@@ -129,14 +129,6 @@ pub enum SetMeasure {
 }
 
 impl SetMeasure {
-    /// The name used on the command line and in files (`jaccard`, `containment`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SetMeasure::Jaccard => "jaccard",
-            SetMeasure::Containment => "containment",
-        }
-    }
-
     /// Computes the measure.
     pub fn compute<T: Ord>(self, a: &[T], b: &[T]) -> f64 {
         match self {
@@ -160,19 +152,10 @@ impl SetMeasure {
     }
 }
 
-impl std::str::FromStr for SetMeasure {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<SetMeasure> {
-        match s {
-            "jaccard" => Ok(SetMeasure::Jaccard),
-            "containment" => Ok(SetMeasure::Containment),
-            _ => Err(crate::Error::invalid(
-                "measure",
-                format!("{s:?} (expected jaccard or containment)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(SetMeasure as "measure" {
+    Jaccard => "jaccard",
+    Containment => "containment",
+});
 
 #[cfg(test)]
 mod tests {

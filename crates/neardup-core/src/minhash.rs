@@ -29,29 +29,10 @@ pub enum SketchScheme {
     OnePermutation,
 }
 
-impl SketchScheme {
-    /// The name used on the command line and in files (`classic`, `oph`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SketchScheme::Classic => "classic",
-            SketchScheme::OnePermutation => "oph",
-        }
-    }
-}
-
-impl std::str::FromStr for SketchScheme {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<SketchScheme> {
-        match s {
-            "classic" => Ok(SketchScheme::Classic),
-            "oph" => Ok(SketchScheme::OnePermutation),
-            _ => Err(Error::invalid(
-                "sketch",
-                format!("{s:?} (expected classic or oph)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(SketchScheme as "sketch" {
+    Classic => "classic",
+    OnePermutation => "oph",
+});
 
 /// Computes MinHash signatures of a fixed length.
 #[derive(Debug, Clone)]

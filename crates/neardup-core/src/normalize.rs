@@ -29,29 +29,10 @@ pub enum ChineseVariant {
     Keep,
 }
 
-impl ChineseVariant {
-    /// The name used on the command line and in files (`simplified`, `keep`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ChineseVariant::Simplified => "simplified",
-            ChineseVariant::Keep => "keep",
-        }
-    }
-}
-
-impl std::str::FromStr for ChineseVariant {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<ChineseVariant> {
-        match s {
-            "simplified" => Ok(ChineseVariant::Simplified),
-            "keep" => Ok(ChineseVariant::Keep),
-            _ => Err(crate::Error::invalid(
-                "chinese_variant",
-                format!("{s:?} (expected simplified or keep)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(ChineseVariant as "chinese_variant" {
+    Simplified => "simplified",
+    Keep => "keep",
+});
 
 /// Options of [`Normalizer`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

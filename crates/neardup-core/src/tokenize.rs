@@ -45,16 +45,6 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
-    /// The name accepted by [`std::str::FromStr`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Tokenizer::Auto => "auto",
-            Tokenizer::Token => "token",
-            Tokenizer::Char => "char",
-            Tokenizer::Word => "word",
-        }
-    }
-
     /// The default shingle size: 3 characters on CJK text for `auto`, 5 tokens otherwise.
     pub fn default_ngram(self) -> usize {
         match self {
@@ -70,21 +60,12 @@ impl std::fmt::Display for Tokenizer {
     }
 }
 
-impl std::str::FromStr for Tokenizer {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Tokenizer> {
-        match s {
-            "auto" => Ok(Tokenizer::Auto),
-            "token" => Ok(Tokenizer::Token),
-            "char" => Ok(Tokenizer::Char),
-            "word" => Ok(Tokenizer::Word),
-            _ => Err(Error::invalid(
-                "tokenizer",
-                format!("{s:?} (expected auto, token, char or word)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Tokenizer as "tokenizer" {
+    Auto => "auto",
+    Token => "token",
+    Char => "char",
+    Word => "word",
+});
 
 /// A shingle size given as a parameter (`ngram`, `latin_ngram`): a whole number, 1 to 64.
 /// A length rule (`"<30:2,3"`) is refused with a word that only minhash takes one.

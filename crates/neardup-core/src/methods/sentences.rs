@@ -40,29 +40,10 @@ pub enum SentenceSignature {
     Longest,
 }
 
-impl SentenceSignature {
-    /// `marks` or `longest`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SentenceSignature::Marks => "marks",
-            SentenceSignature::Longest => "longest",
-        }
-    }
-}
-
-impl std::str::FromStr for SentenceSignature {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<SentenceSignature> {
-        match text.trim() {
-            "marks" => Ok(SentenceSignature::Marks),
-            "longest" => Ok(SentenceSignature::Longest),
-            other => Err(Error::invalid(
-                "sentence_signature",
-                format!("{other:?} (expected marks or longest)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(SentenceSignature as "sentence_signature", trimmed {
+    Marks => "marks",
+    Longest => "longest",
+});
 
 param_value_by_choice!(SentenceSignature);
 

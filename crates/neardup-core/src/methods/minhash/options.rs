@@ -3,7 +3,6 @@
 //! `simhash` ([`Slots`], [`Templates`]) are re-exported from the shared template check.
 
 use crate::params::param_value_by_choice;
-use crate::{Error, Result};
 
 /// What happens to common shingles (in more than `max_df` documents).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -17,29 +16,10 @@ pub enum Common {
     Drop,
 }
 
-impl Common {
-    /// `check` or `drop`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Common::Check => "check",
-            Common::Drop => "drop",
-        }
-    }
-}
-
-impl std::str::FromStr for Common {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Common> {
-        match text {
-            "check" => Ok(Common::Check),
-            "drop" => Ok(Common::Drop),
-            _ => Err(Error::invalid(
-                "common_shingles",
-                format!("{text:?} (expected check or drop)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Common as "common_shingles" {
+    Check => "check",
+    Drop => "drop",
+});
 
 param_value_by_choice!(Common);
 
@@ -68,29 +48,10 @@ pub enum Weighting {
     Idf,
 }
 
-impl Weighting {
-    /// `none` or `idf`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Weighting::None => "none",
-            Weighting::Idf => "idf",
-        }
-    }
-}
-
-impl std::str::FromStr for Weighting {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Weighting> {
-        match text {
-            "none" => Ok(Weighting::None),
-            "idf" => Ok(Weighting::Idf),
-            _ => Err(Error::invalid(
-                "weighting",
-                format!("{text:?} (expected none or idf)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Weighting as "weighting" {
+    None => "none",
+    Idf => "idf",
+});
 
 param_value_by_choice!(Weighting);
 

@@ -7,8 +7,7 @@ use crate::boilerplate::{Boilerplate, DfLimit, DEFAULT_BOILERPLATE_DF, DEFAULT_M
 use crate::method::JoinMeasure;
 use crate::normalize::NormalizeOptions;
 use crate::params::{param_value_by_choice, ParamKind, ParamSpec, Params, Setting};
-use crate::{Error, Result};
-use std::str::FromStr;
+use crate::Result;
 
 /// The normalisation parameters every text method shares.
 pub const NORMALIZE_PARAMS: &[ParamSpec] = &[
@@ -348,16 +347,6 @@ pub enum ShortMeasure {
 }
 
 impl ShortMeasure {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ShortMeasure::Jaccard => "jaccard",
-            ShortMeasure::Containment => "containment",
-            ShortMeasure::Cosine => "cosine",
-            ShortMeasure::Edit => "edit",
-        }
-    }
-
     pub(crate) fn set_measure(self) -> Option<JoinMeasure> {
         match self {
             ShortMeasure::Jaccard => Some(JoinMeasure::Jaccard),
@@ -368,20 +357,11 @@ impl ShortMeasure {
     }
 }
 
-impl FromStr for ShortMeasure {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<ShortMeasure> {
-        match s {
-            "jaccard" => Ok(ShortMeasure::Jaccard),
-            "containment" | "overlap" => Ok(ShortMeasure::Containment),
-            "cosine" => Ok(ShortMeasure::Cosine),
-            "edit" => Ok(ShortMeasure::Edit),
-            _ => Err(Error::invalid(
-                "measure",
-                format!("{s:?} (expected jaccard, containment, cosine or edit)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(ShortMeasure as "measure" {
+    Jaccard => "jaccard",
+    Containment => "containment" | "overlap",
+    Cosine => "cosine",
+    Edit => "edit",
+});
 
 param_value_by_choice!(ShortMeasure);

@@ -29,29 +29,10 @@ pub enum Slots {
     Numbers,
 }
 
-impl Slots {
-    /// `off` or `numbers`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Slots::Off => "off",
-            Slots::Numbers => "numbers",
-        }
-    }
-}
-
-impl std::str::FromStr for Slots {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Slots> {
-        match text {
-            "off" => Ok(Slots::Off),
-            "numbers" => Ok(Slots::Numbers),
-            _ => Err(Error::invalid(
-                "slots",
-                format!("{text:?} (expected numbers or off)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Slots as "slots" {
+    Numbers => "numbers",
+    Off => "off",
+});
 
 param_value_by_choice!(Slots);
 
@@ -68,29 +49,10 @@ pub enum Templates {
     Duplicate,
 }
 
-impl Templates {
-    /// `distinct` or `duplicate`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Templates::Distinct => "distinct",
-            Templates::Duplicate => "duplicate",
-        }
-    }
-}
-
-impl std::str::FromStr for Templates {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Templates> {
-        match text {
-            "distinct" => Ok(Templates::Distinct),
-            "duplicate" => Ok(Templates::Duplicate),
-            _ => Err(Error::invalid(
-                "templates",
-                format!("{text:?} (expected distinct or duplicate)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Templates as "templates" {
+    Distinct => "distinct",
+    Duplicate => "duplicate",
+});
 
 param_value_by_choice!(Templates);
 

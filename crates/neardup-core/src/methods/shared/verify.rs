@@ -2,10 +2,7 @@
 //! classic fingerprints, `supershingle`) share it: the [`Verification`] choice and the
 //! default thresholds (the edit similarity is [`crate::measure::edit_similarity`]).
 
-use std::str::FromStr;
-
 use crate::params::param_value_by_choice;
-use crate::{Error, Result};
 
 /// The default similarity threshold of a set measure (Jaccard on the default `auto`
 /// shingles: 3 characters on CJK text, 5 elsewhere): `minhash`'s, and the classic methods'
@@ -33,31 +30,11 @@ pub enum Verification {
     Edit,
 }
 
-impl Verification {
-    /// The name accepted by [`FromStr`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Verification::None => "none",
-            Verification::Jaccard => "jaccard",
-            Verification::Edit => "edit",
-        }
-    }
-}
-
-impl FromStr for Verification {
-    type Err = Error;
-    fn from_str(text: &str) -> Result<Verification> {
-        match text.trim() {
-            "none" => Ok(Verification::None),
-            "jaccard" => Ok(Verification::Jaccard),
-            "edit" => Ok(Verification::Edit),
-            other => Err(Error::invalid(
-                "verify",
-                format!("{other:?} (expected none, jaccard or edit)"),
-            )),
-        }
-    }
-}
+crate::named_choices!(Verification as "verify", trimmed {
+    None => "none",
+    Jaccard => "jaccard",
+    Edit => "edit",
+});
 
 param_value_by_choice!(Verification);
 
