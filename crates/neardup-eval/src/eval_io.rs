@@ -43,7 +43,9 @@ use crate::eval::{
     TruthFormat,
 };
 use neardup_pipeline::input::{describe, display_path};
+use neardup_pipeline::rows::ClusterRow;
 use neardup_pipeline::{Error, Result};
+use serde::Deserialize;
 
 /// How many missing ids a [`Report`] lists.
 const MISSING_SHOWN: usize = 5;
@@ -521,7 +523,15 @@ struct PredictionReader<'a> {
 
 impl PredictionReader<'_> {
     fn add(&mut self, row: &Row) -> std::result::Result<(), String> {
-        let (id, cluster) = (row.scalar_key("id")?, row.scalar_key("cluster")?);
+        // The row as `dedup --clusters` writes it; a row that is not one is told field by
+        // field, as the truth's rows are.
+        let typed = ClusterRow::deserialize(Value::Object(row.fields.clone()));
+        let Ok(ClusterRow { id, cluster, .. }) = typed else {
+            row.scalar_key("id")?;
+            row.scalar_key("cluster")?;
+            return Err(format!("not a clusters row: {}", typed.unwrap_err()));
+        };
+        let (id, cluster) = (id.to_string(), cluster.to_string());
         self.prediction.rows += 1;
         let Some(document) = self.truth_ids.get(&id) else {
             return self.add_other(id, row);

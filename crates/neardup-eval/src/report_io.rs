@@ -141,8 +141,8 @@ fn read_clusters(path: &str, records: &[Record]) -> Result<Assignment> {
                 Error::input(path, line_number, message)
             })
         };
-        let document = find(&mut ids, "id", &row.id, rows)?;
-        let cluster = find(&mut ids, "cluster", &row.cluster, rows)?;
+        let document = find(&mut ids, "id", &row.id.to_value(), rows)?;
+        let cluster = find(&mut ids, "cluster", &row.cluster.to_value(), rows)?;
         if cluster != document {
             assignment.duplicate_of[document as usize] = Some(cluster);
             assignment.similarity.set(document as usize, row.similarity);

@@ -117,7 +117,7 @@ pub fn fingerprint(
         })
         .collect();
     let rows = (corpus.records.iter().zip(&computed)).map(|(record, (hex, _))| FingerprintRow {
-        id: record.id.clone(),
+        id: record.id.clone().into(),
         fingerprint: hex.clone(),
     });
     write_json_lines(&mut out, rows)?;
@@ -367,8 +367,8 @@ pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
             let rows = (0..n).map(|x| {
                 let leader = identical.leader_of(x as u32) as usize;
                 GroupRow {
-                    id: ids[x].clone(),
-                    group: ids[leader].clone(),
+                    id: ids[x].clone().into(),
+                    group: ids[leader].clone().into(),
                 }
             });
             write_json_lines(groups, rows)?;
@@ -404,8 +404,8 @@ pub fn hamming(job: &HammingJob) -> Result<HammingReport> {
 /// The pair row of `hamming`: two ids and their distance.
 fn distance_row(a: &Value, b: &Value, distance: u32) -> PairRow {
     PairRow {
-        a: a.clone(),
-        b: b.clone(),
+        a: a.into(),
+        b: b.into(),
         similarity: None,
         distance: Some(distance),
     }

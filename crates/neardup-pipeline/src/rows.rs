@@ -8,25 +8,97 @@
 //! - [`FingerprintRow`] for `fingerprint`;
 //! - [`GroupRow`] for `hamming --groups`.
 //!
-//! Ids are JSON values as read from the input (a string or a number, `"7"` is not `7`);
+//! Ids are [`DocId`]s, as read from the input (a string or a number, `"7"` is not `7`);
 //! fields are written in the order they are declared, `null` for an absent value unless a
 //! field says it is left out.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+
+/// A document's id as its input gave it: a number stays a number and a string a string, so
+/// that `"7"` and `7` are two ids, written back as they were read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DocId {
+    /// A JSON number (`7`, `7.5`), or a record number when the input has no id field.
+    Number(Number),
+    /// A string.
+    Text(String),
+}
+
+impl DocId {
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            DocId::Number(number) => Value::Number(number.clone()),
+            DocId::Text(text) => Value::String(text.clone()),
+        }
+    }
+}
+
+/// The ids the pipeline reads are strings or numbers; any other JSON value (which no reader
+/// gives) becomes the text of its JSON, so that no id is lost.
+impl From<Value> for DocId {
+    fn from(value: Value) -> DocId {
+        match value {
+            Value::Number(number) => DocId::Number(number),
+            Value::String(text) => DocId::Text(text),
+            other => DocId::Text(other.to_string()),
+        }
+    }
+}
+
+impl From<&Value> for DocId {
+    fn from(value: &Value) -> DocId {
+        DocId::from(value.clone())
+    }
+}
+
+/// Its JSON text: `"k"` for a string, `7` for a number (as messages quote ids).
+impl fmt::Display for DocId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DocId::Number(number) => write!(f, "{number}"),
+            DocId::Text(text) => write!(f, "{}", Value::String(text.clone())),
+        }
+    }
+}
+
+impl Serialize for DocId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DocId::Number(number) => number.serialize(serializer),
+            DocId::Text(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DocId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<DocId, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Number(number) => Ok(DocId::Number(number)),
+            Value::String(text) => Ok(DocId::Text(text)),
+            other => Err(serde::de::Error::custom(format!(
+                "an id is a string or a number, found {}",
+                crate::input::describe(&other)
+            ))),
+        }
+    }
+}
 
 /// One row of a clusters file (`dedup --clusters`): `{"id", "cluster", "duplicate_of",
 /// "similarity"}`, one per input document, in input order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterRow {
     /// The document's id.
-    pub id: Value,
+    pub id: DocId,
     /// The id of its cluster's representative (the document itself when it is kept).
-    pub cluster: Value,
+    pub cluster: DocId,
     /// The id of the kept document it duplicates; `null` when it is kept. May be absent
     /// when read.
     #[serde(default)]
-    pub duplicate_of: Option<Value>,
+    pub duplicate_of: Option<DocId>,
     /// Its similarity to `duplicate_of`; `null` when it is kept. May be absent when read.
     #[serde(default)]
     pub similarity: Option<f64>,
@@ -38,9 +110,9 @@ pub struct ClusterRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairRow {
     /// One document's id.
-    pub a: Value,
+    pub a: DocId,
     /// The other's.
-    pub b: Value,
+    pub b: DocId,
     /// Their verified similarity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
@@ -54,7 +126,7 @@ pub struct PairRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FingerprintRow {
     /// The document's id.
-    pub id: Value,
+    pub id: DocId,
     /// The fingerprint in hex.
     pub fingerprint: String,
 }
@@ -64,9 +136,9 @@ pub struct FingerprintRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupRow {
     /// The fingerprint's id.
-    pub id: Value,
+    pub id: DocId,
     /// The id of the first fingerprint equal to it.
-    pub group: Value,
+    pub group: DocId,
 }
 
 #[cfg(test)]
@@ -103,9 +175,9 @@ mod tests {
                 (Some(json!(3)), Some(1.0)),
             ] {
                 let row = ClusterRow {
-                    id: id.clone(),
-                    cluster: json!("k"),
-                    duplicate_of: duplicate_of.clone(),
+                    id: id.clone().into(),
+                    cluster: json!("k").into(),
+                    duplicate_of: duplicate_of.clone().map(DocId::from),
                     similarity,
                 };
                 let old = json!({
@@ -118,8 +190,8 @@ mod tests {
             }
         }
         let kept = ClusterRow {
-            id: json!(1),
-            cluster: json!(1),
+            id: json!(1).into(),
+            cluster: json!(1).into(),
             duplicate_of: None,
             similarity: None,
         };
@@ -135,8 +207,8 @@ mod tests {
             for similarity in [0.4, 1.0, 0.1 + 0.2, 1e-7, f64::NAN] {
                 for distance in [None, Some(0), Some(11)] {
                     let row = PairRow {
-                        a: id.clone(),
-                        b: json!("b"),
+                        a: id.clone().into(),
+                        b: json!("b").into(),
                         similarity: Some(similarity),
                         distance,
                     };
@@ -148,8 +220,8 @@ mod tests {
                 }
             }
             let hamming = PairRow {
-                a: id.clone(),
-                b: json!(2),
+                a: id.clone().into(),
+                b: json!(2).into(),
                 similarity: None,
                 distance: Some(5),
             };
@@ -162,16 +234,32 @@ mod tests {
     fn fingerprint_and_group_rows_are_written_as_the_json_rows_they_replace() {
         for id in ids() {
             let row = FingerprintRow {
-                id: id.clone(),
+                id: id.clone().into(),
                 fingerprint: "00ff".into(),
             };
             assert_eq!(text(&row), text(&json!({"id": id, "fingerprint": "00ff"})));
             let row = GroupRow {
-                id: id.clone(),
-                group: json!("g"),
+                id: id.clone().into(),
+                group: json!("g").into(),
             };
             assert_eq!(text(&row), text(&json!({"id": id, "group": "g"})));
         }
+    }
+
+    #[test]
+    fn ids_read_back_as_they_were_written_and_refuse_other_values() {
+        for id in ids() {
+            let read: DocId = serde_json::from_str(&text(&id)).unwrap();
+            assert_eq!((text(&read), read.to_value()), (text(&id), id.clone()));
+            assert_eq!(read.to_string(), id.to_string(), "Display is the JSON text");
+        }
+        assert_ne!(DocId::from(json!("7")), DocId::from(json!(7)));
+        let refused = serde_json::from_str::<ClusterRow>(r#"{"id": [1], "cluster": 1}"#);
+        let message = refused.unwrap_err().to_string();
+        assert!(
+            message.contains("an id is a string or a number"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -185,7 +273,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (row.duplicate_of, row.similarity),
-            (Some(json!(1)), Some(0.5))
+            (Some(DocId::from(json!(1))), Some(0.5))
         );
         let row: PairRow = serde_json::from_str(r#"{"a": 1, "b": 2, "distance": 3}"#).unwrap();
         assert_eq!((row.similarity, row.distance), (None, Some(3)));

@@ -214,10 +214,10 @@ fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item 
     (0..view.corpus.len()).map(move |input| {
         let index = first + input;
         let cluster = assignment.cluster_of(index as u32) as usize;
-        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize));
+        let duplicate_of = assignment.duplicate_of[index].map(|d| view.id(d as usize).into());
         ClusterRow {
-            id: view.corpus.get(input),
-            cluster: view.id(cluster),
+            id: view.corpus.get(input).into(),
+            cluster: view.id(cluster).into(),
             duplicate_of,
             similarity: assignment.similarity.get(index),
         }
@@ -231,8 +231,8 @@ fn pair_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = P
     (outcome.all_pairs())
         .filter(move |pair| first == 0 || (pair.b >= first && (view.within || pair.a < first)))
         .map(move |pair| PairRow {
-            a: view.id(pair.a as usize),
-            b: view.id(pair.b as usize),
+            a: view.id(pair.a as usize).into(),
+            b: view.id(pair.b as usize).into(),
             similarity: Some(pair.similarity),
             distance: pair.distance,
         })
@@ -345,7 +345,10 @@ mod tests {
         };
         let rows: Vec<ClusterRow> = cluster_rows(view, &outcome).collect();
         let named: Vec<(Value, Value, Option<Value>)> = (rows.into_iter())
-            .map(|row| (row.id, row.cluster, row.duplicate_of))
+            .map(|row| {
+                let duplicate_of = row.duplicate_of.map(|id| id.to_value());
+                (row.id.to_value(), row.cluster.to_value(), duplicate_of)
+            })
             .collect();
         let value = |name: &str| Value::from(name);
         assert_eq!(
@@ -372,7 +375,7 @@ mod tests {
             (pair_rows(view, &outcome))
                 .map(|row| {
                     assert_eq!(row.similarity, Some(1.0));
-                    (row.a, row.b)
+                    (row.a.to_value(), row.b.to_value())
                 })
                 .collect()
         };
