@@ -52,11 +52,11 @@ pub struct DedupArgs {
     /// of the memory available when the run starts). A run expected to need more (about 10
     /// bytes per byte of input) streams its inputs instead of holding them, spills its
     /// sketches to --temp-dir and writes the kept records by reading the inputs again; the
-    /// outputs are the same. The spilling path holds about 30 to 40 bytes per document
-    /// (measured from 5M to 20M documents) besides buffers sized from the limit and
-    /// --corpus-memory, so the limit holds while documents x 45 bytes stays under it (20M
-    /// documents ran in 893 MiB under 1G; see BENCHMARKS.md, "Bounded memory"). Parquet
-    /// inputs are always held in memory.
+    /// outputs are the same. What the spilling path holds grows with the documents, not
+    /// their size, besides buffers sized from the limit and --corpus-memory, so the limit
+    /// holds while documents x 72 bytes stays under it (checked before the run reads; for
+    /// measured time and memory, see BENCHMARKS.md, "Bounded memory"). Parquet inputs are
+    /// always held in memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
     /// Where a run that spills makes its temporary directory `.neardup-tmp-PID-XXXXXX`

@@ -1,0 +1,3 @@
+pub fn f() -> u8 {
+    super::e::g()
+}

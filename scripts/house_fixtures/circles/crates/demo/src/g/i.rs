@@ -1,0 +1,5 @@
+pub struct I;
+
+pub fn h() -> super::h::H {
+    super::h::H
+}

@@ -1,0 +1,2 @@
+mod h;
+mod i;

@@ -1,0 +1,2 @@
+pub mod l;
+pub mod m;

@@ -1,0 +1,3 @@
+use super::super::q::Q;
+
+pub struct I(pub Q);

@@ -1,0 +1,2 @@
+pub mod w;
+pub mod y;

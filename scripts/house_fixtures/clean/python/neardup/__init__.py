@@ -1,0 +1,6 @@
+"""The demo package."""
+from .pkg import value
+
+
+def answer():
+    return value() + 1

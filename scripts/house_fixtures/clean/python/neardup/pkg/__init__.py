@@ -1,0 +1,5 @@
+"""A package directory beside module files."""
+
+
+def value():
+    return 41
