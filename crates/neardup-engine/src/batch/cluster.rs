@@ -4,8 +4,8 @@
 use neardup_core::cluster::{self, Assignment, ClusterMode, Pair};
 use neardup_core::{Method, Result};
 
+use super::groups::Groups;
 use super::options::EngineOptions;
-use super::outcome::Groups;
 use super::FirstError;
 use crate::sketch_store::SketchStore;
 

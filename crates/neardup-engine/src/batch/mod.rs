@@ -48,8 +48,9 @@ use neardup_index::BucketStats;
 use rayon::prelude::*;
 
 pub use corpus::{learn_corpus, CorpusLearner, Learned};
+pub use groups::Groups;
 pub use options::{EngineOptions, NoProgress, Progress};
-pub use outcome::{BoilerplateLine, BoilerplateStats, EngineStats, Groups, Outcome};
+pub use outcome::{BoilerplateLine, BoilerplateStats, EngineStats, Outcome};
 pub use sketch::Sketcher;
 pub use templates::{TemplateGroup, Templates, TEMPLATES_LISTED, TEMPLATE_SAMPLE};
 

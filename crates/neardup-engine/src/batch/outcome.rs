@@ -3,6 +3,7 @@
 
 use neardup_core::cluster::{Assignment, Pair};
 
+use super::groups::Groups;
 use super::templates::Templates;
 
 /// Counters and timings of one run of the engine.
@@ -138,57 +139,6 @@ impl Outcome {
             })
         });
         between.chain(within)
-    }
-}
-
-/// Groups of documents, end to end in one list: 4 bytes a member and 4 a group, where a
-/// `Vec` per group took 24 bytes and an allocation (about 100 MB for 2 million groups).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Groups {
-    members: Vec<u32>,
-    /// Where each group ends in `members`.
-    ends: Vec<u32>,
-}
-
-impl Groups {
-    /// Adds a group.
-    pub fn push(&mut self, group: impl IntoIterator<Item = u32>) {
-        self.members.extend(group);
-        self.ends.push(self.members.len() as u32);
-    }
-
-    /// Group `index`.
-    pub fn get(&self, index: usize) -> &[u32] {
-        let start = match index {
-            0 => 0,
-            _ => self.ends[index - 1] as usize,
-        };
-        &self.members[start..self.ends[index] as usize]
-    }
-
-    /// Groups held.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether no group is held.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The groups in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        (0..self.len()).map(|index| self.get(index))
-    }
-}
-
-impl From<Vec<Vec<u32>>> for Groups {
-    fn from(groups: Vec<Vec<u32>>) -> Groups {
-        let mut flat = Groups::default();
-        for group in groups {
-            flat.push(group);
-        }
-        flat
     }
 }
 

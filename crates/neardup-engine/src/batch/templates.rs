@@ -22,7 +22,7 @@ use neardup_core::method::RareHook;
 use neardup_core::methods::shared::template::TEMPLATE_SAMPLE_KEYS;
 use neardup_core::{Method, Result};
 
-use super::outcome::Groups;
+use super::groups::Groups;
 use crate::sketch_store::SketchStore;
 
 /// Members of a group named in [`TemplateGroup::sample`].

@@ -370,6 +370,28 @@ impl Ids {
     }
 }
 
+/// The documents of a run: the reference corpus (`--against`; empty without one) first, then
+/// the inputs, numbered in that order as the engine numbers them.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a> {
+    reference: &'a Ids,
+    corpus: &'a Ids,
+    within: bool,
+}
+
+impl View<'_> {
+    /// Where the inputs start.
+    pub(crate) fn first(&self) -> usize {
+        self.reference.len()
+    }
+    pub(crate) fn id(&self, document: usize) -> Value {
+        match document.checked_sub(self.first()) {
+            Some(input) => self.corpus.get(input),
+            None => self.reference.get(document),
+        }
+    }
+}
+
 /// A run whose every record was skipped has nothing to deduplicate: almost surely the wrong
 /// `--text-field`, `--format` or file. It fails instead of writing empty outputs.
 fn refuse_all_skipped(corpus: &Corpus) -> Result<()> {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::memory::StagePeaks;
 use super::outputs::Outputs;
 use super::templates::templates_report;
-use super::{settings_json, Ids, Read, RunConfig, RunReport};
+use super::{settings_json, Read, RunConfig, RunReport, View};
 use crate::error::{Error, Result};
 use crate::input::Corpus;
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
@@ -185,28 +185,6 @@ fn write_stats(out: &mut AtomicOutput, stats: &RunStats) -> Result<()> {
     })
 }
 
-/// The documents of a run: the reference corpus (`--against`; empty without one) first, then
-/// the inputs, numbered in that order as the engine numbers them.
-#[derive(Clone, Copy)]
-pub(super) struct View<'a> {
-    reference: &'a Ids,
-    corpus: &'a Ids,
-    within: bool,
-}
-
-impl View<'_> {
-    /// Where the inputs start.
-    pub(super) fn first(&self) -> usize {
-        self.reference.len()
-    }
-    pub(super) fn id(&self, document: usize) -> Value {
-        match document.checked_sub(self.first()) {
-            Some(input) => self.corpus.get(input),
-            None => self.reference.get(document),
-        }
-    }
-}
-
 /// One row per input document (not per reference document).
 fn cluster_rows<'a>(view: View<'a>, outcome: &'a Outcome) -> impl Iterator<Item = ClusterRow> + 'a {
     let assignment = &outcome.assignment;
@@ -303,6 +281,7 @@ fn run_stats<M: Registered>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::Ids;
     use neardup_core::registry::{self, MethodVisitor, Params};
     use neardup_engine::{EngineOptions, NoProgress};
 

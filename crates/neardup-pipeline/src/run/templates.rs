@@ -14,8 +14,7 @@ use neardup_core::template_text::describe;
 use neardup_engine::Templates;
 use rayon::prelude::*;
 
-use super::report::View;
-use super::RunConfig;
+use super::{RunConfig, View};
 use crate::error::{Error, Result};
 
 /// What [`texts_of`]'s reader is stopped with once it has read the last record wanted.
