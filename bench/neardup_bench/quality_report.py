@@ -313,20 +313,18 @@ def freeze_version(path, pkg):
     return None
 
 
-def main(argv=None) -> int:
+def parse_args(argv):
+    """The command line: the output folder of `quality`, where to put the section, the notes."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--benchmarks")
     ap.add_argument("--notes", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "quality_notes.md"))
-    args = ap.parse_args(argv)
-    out = args.out
-    meta = load(os.path.join(out, "meta.json"), {})
-    corpora = meta.get("corpora", "").split()
-    tools = meta.get("tools", "").split()
-    env = os.path.join(out, "env")
+    return ap.parse_args(argv)
 
-    recs = {c: [run_record(out, c, t) for t in tools] for c in corpora}
 
+def header_section(meta: dict, env: str) -> list[str]:
+    """The section's title and introduction, then how the run was made: command, date, code,
+    machine, Python packages, settings and timing (ENV = the run's env/ folder)."""
     md = [SECTION, ""]
     md.append("How neardup's methods compare with the usual open-source near-duplicate tools on the shared "
               "data and on `neardup synth` corpora made from it, Chinese and English. Every tool writes one "
@@ -373,8 +371,12 @@ def main(argv=None) -> int:
               "Peak RSS is the `ru_maxrss` that `wait4` returns for the process: for text-dedup, which forks worker processes, it is the "
               "largest single process, not their sum. The machine is shared and noisy, so small differences in seconds mean little.")
     md.append("")
+    return md
 
-    # ------------------------------------------------------------ corpora
+
+def corpora_table(out: str, corpora: list[str], recs: dict) -> list[str]:
+    """### Corpora: one row per corpus (language, source, size, truth, what it tests)."""
+    md = []
     md.append("### Corpora")
     md.append("")
     md.append("| corpus | lang | made from | docs | MB | chars/doc | truth | what |")
@@ -398,6 +400,13 @@ def main(argv=None) -> int:
             src += f"; `{cmd}`"
         md.append(f"| {c} | {lang} | {src} | {n:,} | {b / 1e6:.2f} | {avg:,.0f} | {truth} | {what} |")
     md.append("")
+    return md
+
+
+def corpora_notes(out: str, corpora: list[str], meta: dict) -> list[str]:
+    """Below the corpora table: the source limits and thinning, what synth made of each corpus,
+    and how the labelled sets are scored."""
+    md = []
     thinned = {}
     for c in corpora:
         try:
@@ -434,8 +443,12 @@ def main(argv=None) -> int:
               "cluster (so two `cut` answers of one task also count as a duplicate pair), every `heavy` and `non` answer "
               "is a singleton; category = the label.")
     md.append("")
+    return md
 
-    # ------------------------------------------------------------ tools
+
+def tools_section(tools: list[str]) -> list[str]:
+    """### Tools: what each tool name runs."""
+    md = []
     md.append("### Tools")
     md.append("")
     md.append("| tool | what runs |")
@@ -443,8 +456,13 @@ def main(argv=None) -> int:
     for t in tools:
         md.append(f"| {t} | {TOOL_INFO.get(t, '')} |")
     md.append("")
+    return md
 
-    # ------------------------------------------------------------ main table
+
+def results_section(corpora: list[str], recs: dict) -> list[str]:
+    """### Results: P, R, F1, ARI, output size, time and memory of every tool on every corpus,
+    the best F1 of each corpus in bold."""
+    md = []
     md.append("### Results")
     md.append("")
     md.append("P, R, F1 are over duplicate pairs (two documents in one cluster), for sohu-dd over the labelled pairs. "
@@ -487,7 +505,13 @@ def main(argv=None) -> int:
                   "story; the thinning above removes them from the sources, and the table below counts the false "
                   "pairs that near-duplicate sources would still explain.")
         md.append("")
+    return md
 
+
+def false_pairs_section(out: str, corpora: list[str], tools: list[str], recs: dict, meta: dict) -> list[str]:
+    """On the synth corpora: each tool's false pairs, and how many of them the sources explain
+    (near-duplicate sources that the synth truth keeps apart)."""
+    md = []
     synth_list = [c for c in corpora if os.path.exists(os.path.join(out, "corpora", c, "synth.cmd"))]
     if synth_list:
         thr = meta.get("threshold", 0.7)
@@ -506,8 +530,12 @@ def main(argv=None) -> int:
                 cells += [fmt_int(row[1]), fmt_int(row[2])] if row else ["", ""]
             md.append(f"| {t} | " + " | ".join(cells) + " |")
         md.append("")
+    return md
 
-    # F1 matrix
+
+def f1_matrix(corpora: list[str], tools: list[str], recs: dict) -> list[str]:
+    """F1 at a glance: rows = tools, columns = corpora (the status where a run has no F1)."""
+    md = []
     md.append("F1 at a glance (rows = tools, columns = corpora):")
     md.append("")
     md.append("| tool | " + " | ".join(corpora) + " |")
@@ -519,8 +547,13 @@ def main(argv=None) -> int:
             cells.append(fmt(r.get("f1"), 3) if r.get("f1") is not None else r["status"].split(":")[0])
         md.append(f"| {t} | " + " | ".join(cells) + " |")
     md.append("")
+    return md
 
-    # ------------------------------------------------------------ per category
+
+def category_sections(out: str, corpora: list[str], recs: dict) -> list[str]:
+    """The per-category tables: recall by edit type on the synth corpora, clough and sohu-dd by
+    label."""
+    md = []
     synth_corpora = [c for c in corpora if os.path.exists(os.path.join(out, "corpora", c, "synth.cmd"))]
     if synth_corpora:
         md.append("### Recall by edit type (synth corpora)")
@@ -553,12 +586,12 @@ def main(argv=None) -> int:
         md.append("")
         md.extend(sohu_table(recs["sohu-dd"]))
         md.append("")
+    return md
 
-    notes = read_text(args.notes).strip() if args.notes else ""
-    if notes:
-        md.append(notes)
-        md.append("")
 
+def files_section() -> list[str]:
+    """### Files: the command, its options, the modules and where the outputs go."""
+    md = []
     md.append("### Files")
     md.append("")
     md.append("- `bench/run quality`: the whole comparison. Options: `--reps N` (default 3), `--td-reps N` (default 1), "
@@ -570,27 +603,64 @@ def main(argv=None) -> int:
               "(these tables), `quality_notes.md` (the reading of the results).")
     md.append("- Outputs in `bench/out/quality/` (git-ignored): `results.md`, `results.json`, `corpora/<corpus>/`, "
               "`runs/<corpus>/<tool>/` (clusters.jsonl, eval.json, measure_rep*.json), `env/` (the binary, versions), `run.log`.")
-    text = "\n".join(md).rstrip() + "\n"
+    return md
 
+
+def write_results(out: str, text: str, meta: dict, recs: dict, corpora: list[str]) -> None:
+    """OUT/results.md (the section) and OUT/results.json (meta and every run's record, without
+    its eval)."""
     with open(os.path.join(out, "results.md"), "w") as fh:
         fh.write(text)
     slim = {c: [{k: v for k, v in r.items() if k != "eval"} for r in recs[c]] for c in corpora}
     with open(os.path.join(out, "results.json"), "w") as fh:
         json.dump({"meta": meta, "runs": slim}, fh, indent=2)
 
+
+def update_benchmarks(path: str, text: str) -> None:
+    """Puts the section into the file at PATH: in place of an earlier copy of SECTION (up to
+    the next `## ` heading), or appended."""
+    cur = read_text(path)
+    lines = cur.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == SECTION), None)
+    if start is None:
+        new = cur.rstrip("\n") + "\n\n" + text
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        before = "\n".join(lines[:start]).rstrip("\n")
+        after = "\n".join(lines[end:])
+        new = before + "\n\n" + text + ("\n" + after.rstrip("\n") + "\n" if after.strip() else "")
+    with open(path, "w") as fh:
+        fh.write(new)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    out = args.out
+    meta = load(os.path.join(out, "meta.json"), {})
+    corpora = meta.get("corpora", "").split()
+    tools = meta.get("tools", "").split()
+    env = os.path.join(out, "env")
+
+    recs = {c: [run_record(out, c, t) for t in tools] for c in corpora}
+
+    md = header_section(meta, env)
+    md += corpora_table(out, corpora, recs)
+    md += corpora_notes(out, corpora, meta)
+    md += tools_section(tools)
+    md += results_section(corpora, recs)
+    md += false_pairs_section(out, corpora, tools, recs, meta)
+    md += f1_matrix(corpora, tools, recs)
+    md += category_sections(out, corpora, recs)
+    notes = read_text(args.notes).strip() if args.notes else ""
+    if notes:
+        md.append(notes)
+        md.append("")
+    md += files_section()
+    text = "\n".join(md).rstrip() + "\n"
+
+    write_results(out, text, meta, recs, corpora)
     if args.benchmarks:
-        cur = read_text(args.benchmarks)
-        lines = cur.splitlines()
-        start = next((i for i, ln in enumerate(lines) if ln.strip() == SECTION), None)
-        if start is None:
-            new = cur.rstrip("\n") + "\n\n" + text
-        else:
-            end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-            before = "\n".join(lines[:start]).rstrip("\n")
-            after = "\n".join(lines[end:])
-            new = before + "\n\n" + text + ("\n" + after.rstrip("\n") + "\n" if after.strip() else "")
-        with open(args.benchmarks, "w") as fh:
-            fh.write(new)
+        update_benchmarks(args.benchmarks, text)
     print(f"wrote {os.path.join(out, 'results.md')}", file=sys.stderr)
     return 0
 

@@ -173,7 +173,8 @@ def pair_scores(clusters: dict, truth: dict) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
-def main(argv=None) -> int:
+def parse_args(argv):
+    """The command line of bench/spark.sh."""
     parser = argparse.ArgumentParser(prog="bench/spark.sh", description=__doc__.split("\n")[0])
     parser.add_argument("--bin", required=True, help="the release neardup binary")
     parser.add_argument("--sizes", default="100,1000", help="corpus sizes in MB")
@@ -192,100 +193,123 @@ def main(argv=None) -> int:
                              "\"--method simhash\" (the job takes every option of dedup)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds a run may take before it is stopped and reported as such")
-    args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    results_path = os.path.join(args.out, "results.json")
-    if not args.report_only:
-        data = find_data(args.data)
-        sizes = [float(s) for s in args.sizes.split(",")]
-        runs = [int(r) for r in args.runs.split(",")]
-        runs = runs * len(sizes) if len(runs) == 1 else runs
-        tools = args.tools.split(",")
-        results = {"machine": machine(), "commit": git_describe(), "sizes": [],
-                   "method_args": args.method_args, "job_args": args.job_args}
-        master = None
-        logs = os.path.join(args.out, "standalone")
-        script = os.path.join(ROOT, "python", "spark", "standalone.sh")
-        env = dict(os.environ, PYTHON=sys.executable, WORKER_MEMORY="6g", SPARK_LOCAL_IP="127.0.0.1")
-        try:
-            if "spark-standalone" in tools:
-                master = subprocess.run([script, "start", logs, "7097"], check=True, env=env,
-                                        capture_output=True, text=True).stdout.split()[-1]
-            for size, n_runs in zip(sizes, runs):
-                corpus, truth_path = corpora.zh_synth(args.bin, data, os.path.join(args.out, "corpora"), size,
-                                                      20240601)
-                corpus = by_id(corpus)
-                truth = {}
-                with open(truth_path, encoding="utf-8") as fh:
-                    for line in fh:
-                        row = json.loads(line)
-                        truth[row["id"]] = row["cluster"]
-                entry = {"mb": os.path.getsize(corpus) / 1e6, "documents": len(truth),
-                         "corpus": os.path.relpath(corpus, ROOT), "tools": {}}
-                reference = None
-                for tool in tools:
-                    walls, rss, clusters = [], [], None
-                    for run in range(n_runs):
-                        out = os.path.join(args.out, "runs", f"{size:g}mb-{tool}-{run}")
-                        subprocess.run(["rm", "-rf", out])
-                        os.makedirs(os.path.dirname(out), exist_ok=True)
-                        if tool == "cli":
-                            target = out + ".jsonl"
-                            cmd = [args.bin, "dedup", corpus, "-o", "/dev/null", "--clusters", target,
-                                   "--id-field", "id", "--quiet", *args.method_args.split()]
-                        elif tool == "mllib-local2":
-                            target = out + ".parquet"
-                            cmd = mllib_command(sys.executable, corpus, out, args.driver_memory,
-                                                args.mllib_tables)
-                        elif tool.startswith("python"):
-                            target = out + ".parquet"
-                            kind = tool.split("-")[1]
-                            cmd = [sys.executable, "-c", PY_API, corpus, target, kind]
-                        else:
-                            target = out
-                            where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
-                            cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory,
-                                                tuple(args.method_args.split())
-                                                + tuple(args.job_args.split()))
-                            if tool == "spark-standalone1":
-                                cmd[1:1] = ["--total-executor-cores", "1"]
-                        log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")
-                        with open(out + ".log", "w") as err:
-                            record = measure(cmd, None, stdout=err, stderr=err, timeout=args.timeout,
-                                             env={"SPARK_LOCAL_IP": "127.0.0.1"})
-                        if record.get("timed_out"):
-                            log(f"  {tool} stopped after {args.timeout:.0f} s")
-                            walls.append(None)
-                            break
-                        if record["returncode"] != 0 or not os.path.exists(target):
-                            raise SystemExit(f"{tool} failed; see {out}.log")
-                        walls.append(record["wall_seconds"])
-                        rss.append(record["peak_rss_bytes"])
-                        if clusters is None:
-                            clusters = read_clusters(target)
-                    if tool == "cli":
-                        reference = clusters
-                    if clusters is None:
-                        entry["tools"][tool] = {"timed_out": args.timeout}
-                        continue
-                    precision, recall, f1 = pair_scores(clusters, truth)
-                    entry["tools"][tool] = {
-                        "runs": walls, "median_s": statistics.median(walls),
-                        "peak_rss_mb": max(rss) / 2**20,
-                        "kept": sum(1 for v in clusters.values() if v[1] is None),
-                        "precision": precision, "recall": recall, "f1": f1,
-                        "same_as_cli": None if reference is None else clusters == reference,
-                    }
-                    log(f"  median {entry['tools'][tool]['median_s']:.1f} s, same as CLI: "
-                        f"{entry['tools'][tool]['same_as_cli']}")
-                results["sizes"].append(entry)
-                with open(results_path, "w") as fh:
-                    json.dump(results, fh, indent=1)
-        finally:
-            if master:
-                subprocess.run([script, "stop", logs], env=env)
-    with open(results_path) as fh:
-        results = json.load(fh)
+    return parser.parse_args(argv)
+
+
+def tool_command(args, tool: str, corpus: str, out: str, master: str | None) -> tuple[str, list[str]]:
+    """The clusters file one run of `tool` writes, and the command that runs it."""
+    if tool == "cli":
+        target = out + ".jsonl"
+        cmd = [args.bin, "dedup", corpus, "-o", "/dev/null", "--clusters", target,
+               "--id-field", "id", "--quiet", *args.method_args.split()]
+    elif tool == "mllib-local2":
+        target = out + ".parquet"
+        cmd = mllib_command(sys.executable, corpus, out, args.driver_memory, args.mllib_tables)
+    elif tool.startswith("python"):
+        target = out + ".parquet"
+        kind = tool.split("-")[1]
+        cmd = [sys.executable, "-c", PY_API, corpus, target, kind]
+    else:
+        target = out
+        where = {"spark-local1": "local[1]", "spark-local2": "local[2]"}.get(tool, master)
+        cmd = spark_command(sys.executable, where, corpus, target, args.driver_memory,
+                            tuple(args.method_args.split())
+                            + tuple(args.job_args.split()))
+        if tool == "spark-standalone1":
+            cmd[1:1] = ["--total-executor-cores", "1"]
+    return target, cmd
+
+
+def run_tool(args, tool: str, size: float, n_runs: int, corpus: str, master: str | None):
+    """`n_runs` measured runs of `tool`: the wall seconds (None for a run stopped at
+    --timeout, which ends the runs), the peak RSS, and the clusters of the first run (None
+    when it was stopped). A failed run ends the benchmark."""
+    walls, rss, clusters = [], [], None
+    for run in range(n_runs):
+        out = os.path.join(args.out, "runs", f"{size:g}mb-{tool}-{run}")
+        subprocess.run(["rm", "-rf", out])
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        target, cmd = tool_command(args, tool, corpus, out, master)
+        log(f"{size:g} MB {tool} run {run + 1}/{n_runs}")
+        with open(out + ".log", "w") as err:
+            record = measure(cmd, None, stdout=err, stderr=err, timeout=args.timeout,
+                             env={"SPARK_LOCAL_IP": "127.0.0.1"})
+        if record.get("timed_out"):
+            log(f"  {tool} stopped after {args.timeout:.0f} s")
+            walls.append(None)
+            break
+        if record["returncode"] != 0 or not os.path.exists(target):
+            raise SystemExit(f"{tool} failed; see {out}.log")
+        walls.append(record["wall_seconds"])
+        rss.append(record["peak_rss_bytes"])
+        if clusters is None:
+            clusters = read_clusters(target)
+    return walls, rss, clusters
+
+
+def run_size(args, size: float, n_runs: int, data: str, tools: list[str], master: str | None) -> dict:
+    """Every tool on the synth corpus of `size` MB (its lines sorted by id): the entry of
+    results.json for that size."""
+    corpus, truth_path = corpora.zh_synth(args.bin, data, os.path.join(args.out, "corpora"), size,
+                                          20240601)
+    corpus = by_id(corpus)
+    truth = {}
+    with open(truth_path, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            truth[row["id"]] = row["cluster"]
+    entry = {"mb": os.path.getsize(corpus) / 1e6, "documents": len(truth),
+             "corpus": os.path.relpath(corpus, ROOT), "tools": {}}
+    reference = None
+    for tool in tools:
+        walls, rss, clusters = run_tool(args, tool, size, n_runs, corpus, master)
+        if tool == "cli":
+            reference = clusters
+        if clusters is None:
+            entry["tools"][tool] = {"timed_out": args.timeout}
+            continue
+        precision, recall, f1 = pair_scores(clusters, truth)
+        entry["tools"][tool] = {
+            "runs": walls, "median_s": statistics.median(walls),
+            "peak_rss_mb": max(rss) / 2**20,
+            "kept": sum(1 for v in clusters.values() if v[1] is None),
+            "precision": precision, "recall": recall, "f1": f1,
+            "same_as_cli": None if reference is None else clusters == reference,
+        }
+        log(f"  median {entry['tools'][tool]['median_s']:.1f} s, same as CLI: "
+            f"{entry['tools'][tool]['same_as_cli']}")
+    return entry
+
+
+def run_benchmark(args, results_path: str) -> None:
+    """Every size, writing results.json after each one; the standalone cluster (when a
+    spark-standalone tool runs) is started first and stopped however the runs end."""
+    data = find_data(args.data)
+    sizes = [float(s) for s in args.sizes.split(",")]
+    runs = [int(r) for r in args.runs.split(",")]
+    runs = runs * len(sizes) if len(runs) == 1 else runs
+    tools = args.tools.split(",")
+    results = {"machine": machine(), "commit": git_describe(), "sizes": [],
+               "method_args": args.method_args, "job_args": args.job_args}
+    master = None
+    logs = os.path.join(args.out, "standalone")
+    script = os.path.join(ROOT, "python", "spark", "standalone.sh")
+    env = dict(os.environ, PYTHON=sys.executable, WORKER_MEMORY="6g", SPARK_LOCAL_IP="127.0.0.1")
+    try:
+        if "spark-standalone" in tools:
+            master = subprocess.run([script, "start", logs, "7097"], check=True, env=env,
+                                    capture_output=True, text=True).stdout.split()[-1]
+        for size, n_runs in zip(sizes, runs):
+            results["sizes"].append(run_size(args, size, n_runs, data, tools, master))
+            with open(results_path, "w") as fh:
+                json.dump(results, fh, indent=1)
+    finally:
+        if master:
+            subprocess.run([script, "stop", logs], env=env)
+
+
+def render(results: dict) -> str:
+    """results.md: the machine line, then one table per corpus size."""
     report = [f"Machine: {results['machine']['cpu']}, {results['machine']['nproc']} cores; "
               f"{results['machine']['date']}; commit {results['commit']}."]
     for name in ("method_args", "job_args"):
@@ -307,7 +331,18 @@ def main(argv=None) -> int:
             report.append(f"| {tool} | {r['median_s']:.1f} | {ratio} | {runs} | {r['peak_rss_mb']:.0f} | "
                           f"{r['kept']:,} | {r['precision']:.4f} | {r['recall']:.4f} | {r['f1']:.4f} | {same} |")
         report.append("")
-    text = "\n".join(report)
+    return "\n".join(report)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    results_path = os.path.join(args.out, "results.json")
+    if not args.report_only:
+        run_benchmark(args, results_path)
+    with open(results_path) as fh:
+        results = json.load(fh)
+    text = render(results)
     with open(os.path.join(args.out, "results.md"), "w") as fh:
         fh.write(text)
     print(text)

@@ -66,6 +66,116 @@ def command_line(args) -> str:
     return cmd
 
 
+def corpus_paths(args, names: list[str], neardup: str | None, data: str, out: str) -> tuple[dict, dict]:
+    """The corpus file of each name (made by synth for zh, then capped by --sample-mb), and
+    the synth truth file of each synth corpus (its families)."""
+    paths, families = {}, {}
+    if "reuters" in names:
+        paths["reuters"] = os.path.join(data, "reuters21578", "bodies.jsonl")
+    if "zh" in names:
+        paths["zh"], families["zh"] = corpora.zh_synth(neardup, data, out, args.zh_mb, args.zh_seed)
+    if args.sample_mb:
+        for n in names:
+            paths[n] = corpora.sample(paths[n], os.path.join(out, f"sample_{n}_{args.sample_mb:g}mb.jsonl"),
+                                      args.sample_mb)
+    return paths, families
+
+
+def run_tool(tool: str, name: str, path: str, d: str, neardup: str | None, py: list[str]) -> None:
+    """One measured run of `tool` on corpus `name`, its outputs in `d`; a failed run ends the
+    benchmark."""
+    m = os.path.join(d, "measure.json")
+    if tool == "neardup":
+        rec = measure([neardup, "dedup", path, "-o", os.path.join(d, "out.jsonl"),
+                       "--clusters", os.path.join(d, "clusters.jsonl"),
+                       "--pairs", os.path.join(d, "pairs.jsonl"), "--stats", os.path.join(d, "stats.json"),
+                       "--method", "minhash", "--threshold", str(THRESHOLD), "--ngram", str(NGRAM),
+                       "--permutations", str(PERMS), "--tokenizer", "token", "--chinese-variant", "keep",
+                       "--id-field", "id", "--quiet", "--threads", "2"], m)
+        if rec["returncode"] != 0:
+            raise SystemExit(f"neardup failed on {name} (rc {rec['returncode']})")
+        speed_report.neardup_pairs(path, os.path.join(d, "pairs.jsonl"), os.path.join(d, "pairs.tsv"))
+        os.remove(os.path.join(d, "out.jsonl"))  # the deduplicated copy is not needed
+    elif tool in ("datasketch", "rensa"):
+        rec = measure(py + ["neardup_bench.peers", path, "--tool", tool, "--threshold", str(THRESHOLD),
+                            "--permutations", str(PERMS), "--ngram", str(NGRAM), "--id-field", "id",
+                            "--text-field", "text", "--out-dir", d,
+                            "--result", os.path.join(d, "result.json")], m)
+        if rec["returncode"] != 0:
+            raise SystemExit(f"{tool} failed on {name} (rc {rec['returncode']})")
+    else:
+        raise SystemExit(f"unknown tool {tool} (neardup, datasketch, rensa)")
+
+
+def run_all(args, names: list[str], tools: list[str], paths: dict, neardup: str | None, runs: str) -> None:
+    """Every tool on every corpus, --reps times, into RUNS/<corpus>/<tool>/rep<k>; the tools
+    take turns within a rep rather than running their reps back to back."""
+    py = bench_python()
+    for name in names:
+        path = paths[name]
+        shutil.rmtree(os.path.join(runs, name), ignore_errors=True)
+        for rep in range(1, args.reps + 1):
+            for tool in tools:
+                d = os.path.join(runs, name, tool, f"rep{rep}")
+                os.makedirs(d, exist_ok=True)
+                log(f"{name} rep{rep} {tool}")
+                run_tool(tool, name, path, d, neardup, py)
+
+
+def corpus_truth(args, name: str, path: str, families: dict, runs: str, out: str) -> dict:
+    """The truth of one corpus (exact for reuters, pooled by family for zh, plus the exact
+    join of zh for comparison unless --no-zh-exact) from every pair file the tools wrote;
+    returns the corpus's manifest entry."""
+    pool = sorted(glob.glob(os.path.join(runs, name, "*", "rep*", "*.candidates.tsv"))
+                  + glob.glob(os.path.join(runs, name, "*", "rep*", "*.verified.tsv"))
+                  + glob.glob(os.path.join(runs, name, "*", "rep*", "pairs.tsv")))
+    mode = "exact" if name == "reuters" else "family"
+    entry = {"name": name, "path": rel(path), "truth": rel(os.path.join(out, f"truth_{name}.tsv")),
+             "truth_meta": rel(os.path.join(out, f"truth_{name}.json"))}
+    log(f"truth {name} ({mode})")
+    targs = [rel(path), "--mode", mode, "--threshold", str(THRESHOLD), "--ngram", str(NGRAM), "--pool", *pool,
+             "--out", entry["truth"], "--meta", entry["truth_meta"]]
+    if mode == "family":
+        targs += ["--families", families[name]]
+        entry["families"] = rel(families[name])
+    run_truth(targs)
+    for f in (f"truth_{name}_exact.tsv", f"truth_{name}_exact.json"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(out, f))
+    if mode == "family" and not args.no_zh_exact:
+        log(f"truth {name} (exact all-pairs join, for comparison)")
+        entry["truth_exact"] = rel(os.path.join(out, f"truth_{name}_exact.tsv"))
+        entry["truth_exact_meta"] = rel(os.path.join(out, f"truth_{name}_exact.json"))
+        run_truth([rel(path), "--mode", "exact", "--threshold", str(THRESHOLD), "--ngram", str(NGRAM),
+                   "--pool", *pool, "--out", entry["truth_exact"], "--meta", entry["truth_exact_meta"]])
+    return entry
+
+
+def header(args, names: list[str], families: dict) -> str:
+    """The report's header: machine, date, commit, versions, command and settings."""
+    mach = machine()
+    lines = [
+        f"- Machine: {mach['cpu']}, nproc {mach['nproc']}",
+        "- Memory (free -g):",
+        "```",
+        mach["free_g"],
+        "```",
+        f"- Date: {mach['date']}",
+        f"- Git commit: {git_describe()}",
+        f"- Versions: {speed_report.versions()}, {mach['rustc']}",
+        f"- Command: `{command_line(args)}`, {args.reps} runs per tool and corpus, threshold {THRESHOLD}, "
+        f"{PERMS} permutations, {NGRAM}-token shingles",
+    ]
+    if args.sample_mb:
+        lines.append(f"- **Corpora capped to their first {args.sample_mb:g} MB for every tool (--sample-mb).**")
+    if "zh" in names:
+        cmd_file = families["zh"].replace(".truth.jsonl", ".jsonl") + ".synth.cmd"
+        with contextlib.suppress(OSError), open(cmd_file) as fh:
+            lines.append(f"- zh corpus: `{fh.read().strip()}` on sources joined from the Sohu and THUCNews "
+                         f"sentences (seed {args.zh_seed})")
+    return "\n".join(lines) + "\n"
+
+
 def main(args) -> int:
     t_all = time.time()
     data = find_data(args.data)
@@ -79,96 +189,14 @@ def main(args) -> int:
     need_bin = "neardup" in tools or "zh" in names
     neardup = neardup_binary(args.bin, build=not args.no_build) if need_bin else None
 
-    paths, families = {}, {}
-    if "reuters" in names:
-        paths["reuters"] = os.path.join(data, "reuters21578", "bodies.jsonl")
-    if "zh" in names:
-        paths["zh"], families["zh"] = corpora.zh_synth(neardup, data, out, args.zh_mb, args.zh_seed)
-    if args.sample_mb:
-        for n in names:
-            paths[n] = corpora.sample(paths[n], os.path.join(out, f"sample_{n}_{args.sample_mb:g}mb.jsonl"),
-                                      args.sample_mb)
-
-    py = bench_python()
+    paths, families = corpus_paths(args, names, neardup, data, out)
     runs = os.path.join(out, "runs")
-    for name in names:
-        path = paths[name]
-        shutil.rmtree(os.path.join(runs, name), ignore_errors=True)
-        for rep in range(1, args.reps + 1):
-            for tool in tools:
-                d = os.path.join(runs, name, tool, f"rep{rep}")
-                os.makedirs(d, exist_ok=True)
-                log(f"{name} rep{rep} {tool}")
-                m = os.path.join(d, "measure.json")
-                if tool == "neardup":
-                    rec = measure([neardup, "dedup", path, "-o", os.path.join(d, "out.jsonl"),
-                                   "--clusters", os.path.join(d, "clusters.jsonl"),
-                                   "--pairs", os.path.join(d, "pairs.jsonl"), "--stats", os.path.join(d, "stats.json"),
-                                   "--method", "minhash", "--threshold", str(THRESHOLD), "--ngram", str(NGRAM),
-                                   "--permutations", str(PERMS), "--tokenizer", "token", "--chinese-variant", "keep",
-                                   "--id-field", "id", "--quiet", "--threads", "2"], m)
-                    if rec["returncode"] != 0:
-                        raise SystemExit(f"neardup failed on {name} (rc {rec['returncode']})")
-                    speed_report.neardup_pairs(path, os.path.join(d, "pairs.jsonl"), os.path.join(d, "pairs.tsv"))
-                    os.remove(os.path.join(d, "out.jsonl"))  # the deduplicated copy is not needed
-                elif tool in ("datasketch", "rensa"):
-                    rec = measure(py + ["neardup_bench.peers", path, "--tool", tool, "--threshold", str(THRESHOLD),
-                                        "--permutations", str(PERMS), "--ngram", str(NGRAM), "--id-field", "id",
-                                        "--text-field", "text", "--out-dir", d,
-                                        "--result", os.path.join(d, "result.json")], m)
-                    if rec["returncode"] != 0:
-                        raise SystemExit(f"{tool} failed on {name} (rc {rec['returncode']})")
-                else:
-                    raise SystemExit(f"unknown tool {tool} (neardup, datasketch, rensa)")
+    run_all(args, names, tools, paths, neardup, runs)
 
     manifest = {"runs_dir": rel(runs), "reps": args.reps, "tools": tools, "corpora": []}
     for name in names:
-        path = paths[name]
-        pool = sorted(glob.glob(os.path.join(runs, name, "*", "rep*", "*.candidates.tsv"))
-                      + glob.glob(os.path.join(runs, name, "*", "rep*", "*.verified.tsv"))
-                      + glob.glob(os.path.join(runs, name, "*", "rep*", "pairs.tsv")))
-        mode = "exact" if name == "reuters" else "family"
-        entry = {"name": name, "path": rel(path), "truth": rel(os.path.join(out, f"truth_{name}.tsv")),
-                 "truth_meta": rel(os.path.join(out, f"truth_{name}.json"))}
-        log(f"truth {name} ({mode})")
-        targs = [rel(path), "--mode", mode, "--threshold", str(THRESHOLD), "--ngram", str(NGRAM), "--pool", *pool,
-                 "--out", entry["truth"], "--meta", entry["truth_meta"]]
-        if mode == "family":
-            targs += ["--families", families[name]]
-            entry["families"] = rel(families[name])
-        run_truth(targs)
-        for f in (f"truth_{name}_exact.tsv", f"truth_{name}_exact.json"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(out, f))
-        if mode == "family" and not args.no_zh_exact:
-            log(f"truth {name} (exact all-pairs join, for comparison)")
-            entry["truth_exact"] = rel(os.path.join(out, f"truth_{name}_exact.tsv"))
-            entry["truth_exact_meta"] = rel(os.path.join(out, f"truth_{name}_exact.json"))
-            run_truth([rel(path), "--mode", "exact", "--threshold", str(THRESHOLD), "--ngram", str(NGRAM),
-                       "--pool", *pool, "--out", entry["truth_exact"], "--meta", entry["truth_exact_meta"]])
-        manifest["corpora"].append(entry)
-
-    mach = machine()
-    header = [
-        f"- Machine: {mach['cpu']}, nproc {mach['nproc']}",
-        "- Memory (free -g):",
-        "```",
-        mach["free_g"],
-        "```",
-        f"- Date: {mach['date']}",
-        f"- Git commit: {git_describe()}",
-        f"- Versions: {speed_report.versions()}, {mach['rustc']}",
-        f"- Command: `{command_line(args)}`, {args.reps} runs per tool and corpus, threshold {THRESHOLD}, "
-        f"{PERMS} permutations, {NGRAM}-token shingles",
-    ]
-    if args.sample_mb:
-        header.append(f"- **Corpora capped to their first {args.sample_mb:g} MB for every tool (--sample-mb).**")
-    if "zh" in names:
-        cmd_file = families["zh"].replace(".truth.jsonl", ".jsonl") + ".synth.cmd"
-        with contextlib.suppress(OSError), open(cmd_file) as fh:
-            header.append(f"- zh corpus: `{fh.read().strip()}` on sources joined from the Sohu and THUCNews "
-                          f"sentences (seed {args.zh_seed})")
-    manifest["header"] = "\n".join(header) + "\n"
+        manifest["corpora"].append(corpus_truth(args, name, paths[name], families, runs, out))
+    manifest["header"] = header(args, names, families)
     with open(os.path.join(out, "machine.md"), "w") as fh:
         fh.write(manifest["header"])
     man_path = os.path.join(out, "manifest.json")

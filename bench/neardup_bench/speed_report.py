@@ -164,107 +164,123 @@ def edit_breakdown(man, rows_preds) -> str:
     return "\n".join(out)
 
 
-def report(manifest: str, out_md: str, out_json: str) -> str:
-    man = load_json(manifest)
-    rows = []
-    extra = []
-    rows_preds = {}  # (corpus, tool label) -> predicted pair set
-    for c in man["corpora"]:
-        truth = read_pairs(c["truth"])
-        tmeta = load_json(c["truth_meta"])
-        truth_exact = read_pairs(c["truth_exact"]) if c.get("truth_exact") else None
-        if truth_exact is not None:
-            c["exact_true_pairs"] = len(truth_exact)
-            c["pooled_missing"] = len(truth_exact - truth)
-            c["pooled_extra"] = len(truth - truth_exact)
-        n_rows_before = len(rows)
-        base = os.path.join(man["runs_dir"], c["name"])
-        nbytes = os.path.getsize(c["path"])
-        mb = nbytes / 1e6
-        ndocs = tmeta["documents"]
-        for tool in man["tools"]:
-            reps = sorted(glob.glob(os.path.join(base, tool, "rep*")))
-            if not reps:
-                continue
-            meas = [load_json(os.path.join(r, "measure.json")) for r in reps if os.path.exists(os.path.join(r, "measure.json"))]
-            ok = [m for m in meas if m["returncode"] == 0]
-            if tool == "neardup":
-                preds = [read_pairs(os.path.join(r, "pairs.tsv")) for r in reps]
-                stats = [load_json(os.path.join(r, "stats.json")) for r in reps if os.path.exists(os.path.join(r, "stats.json"))]
-                secs = med([m["wall_seconds"] for m in ok])
-                rss = med([m["peak_rss_bytes"] for m in ok])
-                pred = preds[0] if preds else set()
-                rows_preds[(c["name"], "neardup")] = pred
-                p, r, f = prf(pred, truth)
-                sk = []
-                for s in stats:
-                    sec = s.get("seconds", {}) or {}
-                    if sec.get("sketch"):
-                        sk.append(s.get("bytes_in", nbytes) / 1e6 / sec["sketch"])
-                cand = None
-                for s in stats[:1]:
-                    for k, v in s.items():
-                        if "candidate" in k and isinstance(v, (int, float)):
-                            cand = int(v)
-                par = ((stats[0].get("method") or {}).get("params") or {}) if stats else {}
-                vlabel = "verified pairs" + (f" (b={par['bands']}x r={par['rows']})" if "bands" in par else "")
-                rows.append(
-                    dict(tool="neardup", variant=vlabel, corpus=c["name"], docs=ndocs, mb=mb,
-                         secs=secs, verify=None, rss=rss, cand=cand, pairs=len(pred), p=p, r=r, f=f,
-                         runs=len(ok), all_runs=[m["wall_seconds"] for m in ok],
-                         identical=all(x == preds[0] for x in preds))
-                )
-                extra.append(
-                    dict(corpus=c["name"], sketch_mbps=med(sk),
-                         stats_total=med([(s.get("seconds") or {}).get("total") for s in stats]),
-                         stats_rss=med([s.get("peak_rss_bytes") for s in stats]),
-                         stages={k: med([(s.get("seconds") or {}).get(k) for s in stats])
-                                 for k in (stats[0].get("seconds") or {}) } if stats else {},
-                         kept=stats[0].get("kept") if stats else None,
-                         removed=stats[0].get("removed") if stats else None)
-                )
-            else:
-                res = [load_json(os.path.join(r, "result.json")) for r in reps if os.path.exists(os.path.join(r, "result.json"))]
-                cands = [read_pairs(os.path.join(r, f"{tool}.candidates.tsv")) for r in reps]
-                vers = [read_pairs(os.path.join(r, f"{tool}.verified.tsv")) for r in reps]
-                walls = {os.path.dirname(m_path): load_json(m_path) for m_path in
-                         (os.path.join(r, "measure.json") for r in reps) if os.path.exists(m_path)}
-                raw_secs, ver_secs, vsecs, raw_rss, ver_rss = [], [], [], [], []
-                for r, x in zip(reps, res):
-                    m = walls.get(r)
-                    if not m or m["returncode"] != 0:
-                        continue
-                    v = x.get("verify_seconds", 0.0)
-                    raw_secs.append(m["wall_seconds"] - v)
-                    ver_secs.append(m["wall_seconds"])
-                    vsecs.append(v)
-                    raw_rss.append(x["peak_rss_lsh_bytes"])
-                    ver_rss.append(m["peak_rss_bytes"])
-                lsh = res[0].get("lsh", {}) if res else {}
-                label = f"b={lsh.get('bands')}x r={lsh.get('rows')}"
-                rows_preds[(c["name"], f"{tool} raw")] = cands[0]
-                p, r_, f = prf(cands[0], truth)
-                rows.append(dict(tool=tool, variant=f"raw LSH candidates ({label})", corpus=c["name"], docs=ndocs, mb=mb,
-                                 secs=med(raw_secs), verify=None, rss=med(raw_rss), cand=len(cands[0]),
-                                 pairs=len(cands[0]), p=p, r=r_, f=f, runs=len(raw_secs), all_runs=raw_secs,
-                                 identical=all(x == cands[0] for x in cands)))
-                rows_preds[(c["name"], f"{tool} verified")] = vers[0]
-                p, r_, f = prf(vers[0], truth)
-                rows.append(dict(tool=tool, variant="candidates + exact Jaccard verify", corpus=c["name"], docs=ndocs,
-                                 mb=mb, secs=med(ver_secs), verify=med(vsecs), rss=med(ver_rss), cand=len(cands[0]),
-                                 pairs=len(vers[0]), p=p, r=r_, f=f, runs=len(ver_secs), all_runs=ver_secs,
-                                 identical=all(x == vers[0] for x in vers)))
-        if truth_exact is not None:
-            for x in rows[n_rows_before:]:
-                key = (c["name"], "neardup") if x["tool"] == "neardup" else None
-                if x["tool"] != "neardup":
-                    key = (c["name"], f"{x['tool']} {'verified' if 'verify' in x['variant'] else 'raw'}")
-                pred = rows_preds.get(key, set())
-                x["exact"] = prf(pred, truth_exact)
-        c["true_pairs"] = len(truth)
-        c["truth_note"] = tmeta.get("note")
+def neardup_scores(corpus: str, reps: list[str], ok: list[dict], truth: set, ndocs: int,
+                   nbytes: int) -> tuple[set, dict, dict]:
+    """neardup's runs on one corpus: its predicted pairs (the first run's), its row of the
+    main table, and its row of the self-reported stats (STATS.json)."""
+    mb = nbytes / 1e6
+    preds = [read_pairs(os.path.join(r, "pairs.tsv")) for r in reps]
+    stats = [load_json(os.path.join(r, "stats.json")) for r in reps if os.path.exists(os.path.join(r, "stats.json"))]
+    secs = med([m["wall_seconds"] for m in ok])
+    rss = med([m["peak_rss_bytes"] for m in ok])
+    pred = preds[0] if preds else set()
+    p, r, f = prf(pred, truth)
+    sk = []
+    for s in stats:
+        sec = s.get("seconds", {}) or {}
+        if sec.get("sketch"):
+            sk.append(s.get("bytes_in", nbytes) / 1e6 / sec["sketch"])
+    cand = None
+    for s in stats[:1]:
+        for k, v in s.items():
+            if "candidate" in k and isinstance(v, (int, float)):
+                cand = int(v)
+    par = ((stats[0].get("method") or {}).get("params") or {}) if stats else {}
+    vlabel = "verified pairs" + (f" (b={par['bands']}x r={par['rows']})" if "bands" in par else "")
+    row = dict(tool="neardup", variant=vlabel, corpus=corpus, docs=ndocs, mb=mb,
+               secs=secs, verify=None, rss=rss, cand=cand, pairs=len(pred), p=p, r=r, f=f,
+               runs=len(ok), all_runs=[m["wall_seconds"] for m in ok],
+               identical=all(x == preds[0] for x in preds))
+    ext = dict(corpus=corpus, sketch_mbps=med(sk),
+               stats_total=med([(s.get("seconds") or {}).get("total") for s in stats]),
+               stats_rss=med([s.get("peak_rss_bytes") for s in stats]),
+               stages={k: med([(s.get("seconds") or {}).get(k) for s in stats])
+                       for k in (stats[0].get("seconds") or {}) } if stats else {},
+               kept=stats[0].get("kept") if stats else None,
+               removed=stats[0].get("removed") if stats else None)
+    return pred, row, ext
 
-    breakdown = edit_breakdown(man, rows_preds)
+
+def peer_scores(corpus: str, tool: str, reps: list[str], truth: set, ndocs: int,
+                mb: float) -> list[tuple[str, set, dict]]:
+    """A peer's (datasketch, rensa) runs on one corpus, as two variants: its raw LSH
+    candidates, timed without the verification, and the candidates verified by exact Jaccard.
+    Each is (label in rows_preds, predicted pairs of the first run, row of the main table)."""
+    res = [load_json(os.path.join(r, "result.json")) for r in reps if os.path.exists(os.path.join(r, "result.json"))]
+    cands = [read_pairs(os.path.join(r, f"{tool}.candidates.tsv")) for r in reps]
+    vers = [read_pairs(os.path.join(r, f"{tool}.verified.tsv")) for r in reps]
+    walls = {os.path.dirname(m_path): load_json(m_path) for m_path in
+             (os.path.join(r, "measure.json") for r in reps) if os.path.exists(m_path)}
+    raw_secs, ver_secs, vsecs, raw_rss, ver_rss = [], [], [], [], []
+    for r, x in zip(reps, res):
+        m = walls.get(r)
+        if not m or m["returncode"] != 0:
+            continue
+        v = x.get("verify_seconds", 0.0)
+        raw_secs.append(m["wall_seconds"] - v)
+        ver_secs.append(m["wall_seconds"])
+        vsecs.append(v)
+        raw_rss.append(x["peak_rss_lsh_bytes"])
+        ver_rss.append(m["peak_rss_bytes"])
+    lsh = res[0].get("lsh", {}) if res else {}
+    label = f"b={lsh.get('bands')}x r={lsh.get('rows')}"
+    p, r_, f = prf(cands[0], truth)
+    raw = dict(tool=tool, variant=f"raw LSH candidates ({label})", corpus=corpus, docs=ndocs, mb=mb,
+               secs=med(raw_secs), verify=None, rss=med(raw_rss), cand=len(cands[0]),
+               pairs=len(cands[0]), p=p, r=r_, f=f, runs=len(raw_secs), all_runs=raw_secs,
+               identical=all(x == cands[0] for x in cands))
+    p, r_, f = prf(vers[0], truth)
+    verified = dict(tool=tool, variant="candidates + exact Jaccard verify", corpus=corpus, docs=ndocs,
+                    mb=mb, secs=med(ver_secs), verify=med(vsecs), rss=med(ver_rss), cand=len(cands[0]),
+                    pairs=len(vers[0]), p=p, r=r_, f=f, runs=len(ver_secs), all_runs=ver_secs,
+                    identical=all(x == vers[0] for x in vers))
+    return [(f"{tool} raw", cands[0], raw), (f"{tool} verified", vers[0], verified)]
+
+
+def score_corpus(man: dict, c: dict, rows: list, extra: list, rows_preds: dict) -> None:
+    """Scores every tool's runs on corpus `c` against its truth: appends to `rows` (the main
+    table), `extra` (neardup's stats) and `rows_preds`, and notes the truth's counts in `c`
+    (so in the manifest that results.json repeats)."""
+    truth = read_pairs(c["truth"])
+    tmeta = load_json(c["truth_meta"])
+    truth_exact = read_pairs(c["truth_exact"]) if c.get("truth_exact") else None
+    if truth_exact is not None:
+        c["exact_true_pairs"] = len(truth_exact)
+        c["pooled_missing"] = len(truth_exact - truth)
+        c["pooled_extra"] = len(truth - truth_exact)
+    n_rows_before = len(rows)
+    base = os.path.join(man["runs_dir"], c["name"])
+    nbytes = os.path.getsize(c["path"])
+    mb = nbytes / 1e6
+    ndocs = tmeta["documents"]
+    for tool in man["tools"]:
+        reps = sorted(glob.glob(os.path.join(base, tool, "rep*")))
+        if not reps:
+            continue
+        meas = [load_json(os.path.join(r, "measure.json")) for r in reps if os.path.exists(os.path.join(r, "measure.json"))]
+        ok = [m for m in meas if m["returncode"] == 0]
+        if tool == "neardup":
+            pred, row, ext = neardup_scores(c["name"], reps, ok, truth, ndocs, nbytes)
+            rows_preds[(c["name"], "neardup")] = pred
+            rows.append(row)
+            extra.append(ext)
+        else:
+            for label, pred, row in peer_scores(c["name"], tool, reps, truth, ndocs, mb):
+                rows_preds[(c["name"], label)] = pred
+                rows.append(row)
+    if truth_exact is not None:
+        for x in rows[n_rows_before:]:
+            key = (c["name"], "neardup") if x["tool"] == "neardup" else None
+            if x["tool"] != "neardup":
+                key = (c["name"], f"{x['tool']} {'verified' if 'verify' in x['variant'] else 'raw'}")
+            pred = rows_preds.get(key, set())
+            x["exact"] = prf(pred, truth_exact)
+    c["true_pairs"] = len(truth)
+    c["truth_note"] = tmeta.get("note")
+
+
+def main_table(rows: list) -> str:
+    """Throughput and accuracy: one row per tool, variant and corpus."""
     lines = []
     lines.append("| tool | variant | corpus | docs | MB | median s | docs/s | MB/s | peak RSS MB | candidate pairs | predicted pairs | P | R | F1 | verify s | runs (s) |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -281,8 +297,11 @@ def report(manifest: str, out_md: str, out_json: str) -> str:
                 runs=", ".join(f"{t:.2f}" for t in x["all_runs"]) + ("" if x["identical"] else " (outputs differ between runs!)"),
             )
         )
-    table = "\n".join(lines)
+    return "\n".join(lines)
 
+
+def ratio_table(man: dict, rows: list) -> str:
+    """neardup's median seconds against each peer variant's, per corpus."""
     ratio_lines = []
     for c in man["corpora"]:
         nd = [x for x in rows if x["corpus"] == c["name"] and x["tool"] == "neardup"]
@@ -294,8 +313,11 @@ def report(manifest: str, out_md: str, out_json: str) -> str:
                     ratio_lines.append(
                         f"| {c['name']} | neardup / {tool} ({x['variant'].split(' (')[0]}) | {nd[0]['secs'] / x['secs']:.3f} | {x['secs'] / nd[0]['secs']:.1f}x |"
                     )
-    ratios = "| corpus | comparison (median end-to-end seconds) | neardup s / peer s | peer s / neardup s |\n|---|---|---:|---:|\n" + "\n".join(ratio_lines)
+    return "| corpus | comparison (median end-to-end seconds) | neardup s / peer s | peer s / neardup s |\n|---|---|---:|---:|\n" + "\n".join(ratio_lines)
 
+
+def stats_table(extra: list) -> str:
+    """neardup's self-reported stats (STATS.json), one row per corpus."""
     ex_lines = ["| corpus | signature-stage MB/s (bytes_in / seconds.sketch) | STATS seconds.total | STATS peak_rss MB | kept | removed | per-stage seconds (median) |",
                 "|---|---:|---:|---:|---:|---:|---|"]
     for e in extra:
@@ -305,8 +327,11 @@ def report(manifest: str, out_md: str, out_json: str) -> str:
             f"{fmt(e['stats_rss'] / 2**20, 0) if e['stats_rss'] else 'n/a'} | {fmt(e['kept']) if e['kept'] is not None else 'n/a'} | "
             f"{fmt(e['removed']) if e['removed'] is not None else 'n/a'} | {stages} |"
         )
-    neardup_extra = "\n".join(ex_lines)
+    return "\n".join(ex_lines)
 
+
+def truth_notes(man: dict) -> str:
+    """The ground truth of each corpus: its pairs, how it was made, and its own checks."""
     truth_lines = []
     for c in man["corpora"]:
         tm = load_json(c["truth_meta"])
@@ -327,6 +352,22 @@ def report(manifest: str, out_md: str, out_json: str) -> str:
                 f"  Join verified {tm.get('join_candidates_verified', 0):,} candidates; pairs reported by tools with "
                 f"Jaccard >= t missed by the join: {tm.get('pool_pairs_above_threshold_missed_by_join', 'n/a')} (must be 0)."
             )
+    return "\n".join(truth_lines)
+
+
+def report(manifest: str, out_md: str, out_json: str) -> str:
+    man = load_json(manifest)
+    rows = []
+    extra = []
+    rows_preds = {}  # (corpus, tool label) -> predicted pair set
+    for c in man["corpora"]:
+        score_corpus(man, c, rows, extra, rows_preds)
+
+    breakdown = edit_breakdown(man, rows_preds)
+    table = main_table(rows)
+    ratios = ratio_table(man, rows)
+    neardup_extra = stats_table(extra)
+    truth_text = truth_notes(man)
     md = []
     md.append("## Results\n")
     md.append(man.get("header", ""))
@@ -340,7 +381,7 @@ def report(manifest: str, out_md: str, out_json: str) -> str:
         md.append("\n### Recall by edit type (`neardup synth` Chinese corpus)\n")
         md.append(breakdown)
     md.append("\n### Ground truth\n")
-    md.append("\n".join(truth_lines))
+    md.append(truth_text)
     ex_rows = [x for x in rows if x.get("exact")]
     if ex_rows:
         md.append("\nAccuracy against the exact all-pairs truth of the same corpus (prefix-filter join, not pooled):\n")

@@ -124,7 +124,8 @@ def exact_join(sets: list[list[int]], t: float):
     return result, n_cand
 
 
-def main(argv=None) -> int:
+def parse_args(argv):
+    """The command line; --mode family without --families is a usage error."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus")
     ap.add_argument("--mode", choices=["exact", "family"], required=True)
@@ -137,11 +138,96 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--meta", required=True)
     args = ap.parse_args(argv)
-
-    t0 = time.perf_counter()
-    t = args.threshold
     if args.mode == "family" and not args.families:
         ap.error("--mode family needs --families")
+    return args
+
+
+def ranked_sets(docs, ngram: int) -> list[list[int]]:
+    """Each document's shingles as ids sorted ascending, the ids ordered by global document
+    frequency ascending (ties by the shingle string), as exact_join expects."""
+    freq: dict[str, int] = {}
+    str_sets = []
+    for _id, text, _f in docs:
+        s = sh.shingles(text, ngram)
+        str_sets.append(s)
+        for g in s:
+            freq[g] = freq.get(g, 0) + 1
+    ranked = sorted(freq, key=lambda g: (freq[g], g))
+    gid = {g: i for i, g in enumerate(ranked)}
+    del ranked, freq
+    sets = [sorted(gid[g] for g in s) for s in str_sets]
+    del str_sets, gid
+    return sets
+
+
+def exact_truth(docs, pool, t: float, ngram: int, meta: dict) -> dict[tuple[int, int], float]:
+    """--mode exact: the prefix-filter join over all documents; the pool only checks it."""
+    sets = ranked_sets(docs, ngram)
+    truth, n_cand = exact_join(sets, t)
+    meta["join_candidates_verified"] = n_cand
+    missing = 0
+    for a, b in pool:
+        if (a, b) in truth:
+            continue
+        sa, sb = set(sets[a]), sets[b]
+        if sa and sb:
+            inter = sum(1 for v in sb if v in sa)
+            if inter / (len(sa) + len(sb) - inter) >= t:
+                missing += 1
+    meta["pool_pairs_above_threshold_missed_by_join"] = missing  # must be 0
+    meta["empty_documents"] = sum(1 for s in sets if not s)
+    meta["note"] = "exact all-pairs truth via prefix-filter join (not pooled)"
+    return truth
+
+
+def family_truth(docs, pool, t: float, ngram: int, meta: dict) -> dict[tuple[int, int], float]:
+    """--mode family: every within-family pair plus every pooled pair, each checked exactly."""
+    truth: dict[tuple[int, int], float] = {}
+    by_family: dict[str, list[int]] = {}
+    for i, (_id, _text, fam) in enumerate(docs):
+        by_family.setdefault(str(fam), []).append(i)
+    need_pairs = set()
+    for members in by_family.values():
+        for x in range(len(members)):
+            for y in range(x + 1, len(members)):
+                need_pairs.add((members[x], members[y]))
+    n_family_pairs = len(need_pairs)
+    pool_extra = pool - need_pairs
+    need_pairs |= pool
+    need_docs = {i for p in need_pairs for i in p}
+    gid: dict[str, int] = {}
+    arrays: dict[int, np.ndarray] = {}
+    for i in need_docs:
+        s = sh.shingles(docs[i][1], ngram)
+        arrays[i] = np.array(sorted(gid.setdefault(g, len(gid)) for g in s), dtype=np.int64)
+    fam_true = 0
+    pool_true = 0
+    for a, b in sorted(need_pairs):
+        j = exact_jaccard_arrays(arrays[a], arrays[b])
+        if j >= t:
+            truth[(a, b)] = j
+            if (a, b) in pool_extra:
+                pool_true += 1
+            else:
+                fam_true += 1
+    meta.update(
+        {
+            "family_pairs_checked": n_family_pairs,
+            "family_pairs_true": fam_true,
+            "cross_family_pool_pairs_checked": len(pool_extra),
+            "cross_family_pool_pairs_true": pool_true,
+            "note": "pooled truth: within-family pairs with exact Jaccard >= t, plus every pair reported "
+            "by any tool in this run whose exact Jaccard >= t",
+        }
+    )
+    return truth
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    t0 = time.perf_counter()
+    t = args.threshold
     docs = read_docs(args.corpus, args.text_field, args.id_field, args.families if args.mode == "family" else None)
     pool = read_pool(args.pool)
     meta = {
@@ -153,73 +239,10 @@ def main(argv=None) -> int:
         "pool_files": len(args.pool),
         "pool_pairs": len(pool),
     }
-    truth: dict[tuple[int, int], float] = {}
-
     if args.mode == "exact":
-        freq: dict[str, int] = {}
-        str_sets = []
-        for _id, text, _f in docs:
-            s = sh.shingles(text, args.ngram)
-            str_sets.append(s)
-            for g in s:
-                freq[g] = freq.get(g, 0) + 1
-        ranked = sorted(freq, key=lambda g: (freq[g], g))
-        gid = {g: i for i, g in enumerate(ranked)}
-        del ranked, freq
-        sets = [sorted(gid[g] for g in s) for s in str_sets]
-        del str_sets, gid
-        truth, n_cand = exact_join(sets, t)
-        meta["join_candidates_verified"] = n_cand
-        missing = 0
-        for a, b in pool:
-            if (a, b) in truth:
-                continue
-            sa, sb = set(sets[a]), sets[b]
-            if sa and sb:
-                inter = sum(1 for v in sb if v in sa)
-                if inter / (len(sa) + len(sb) - inter) >= t:
-                    missing += 1
-        meta["pool_pairs_above_threshold_missed_by_join"] = missing  # must be 0
-        meta["empty_documents"] = sum(1 for s in sets if not s)
-        meta["note"] = "exact all-pairs truth via prefix-filter join (not pooled)"
+        truth = exact_truth(docs, pool, t, args.ngram, meta)
     else:
-        by_family: dict[str, list[int]] = {}
-        for i, (_id, _text, fam) in enumerate(docs):
-            by_family.setdefault(str(fam), []).append(i)
-        need_pairs = set()
-        for members in by_family.values():
-            for x in range(len(members)):
-                for y in range(x + 1, len(members)):
-                    need_pairs.add((members[x], members[y]))
-        n_family_pairs = len(need_pairs)
-        pool_extra = pool - need_pairs
-        need_pairs |= pool
-        need_docs = {i for p in need_pairs for i in p}
-        gid: dict[str, int] = {}
-        arrays: dict[int, np.ndarray] = {}
-        for i in need_docs:
-            s = sh.shingles(docs[i][1], args.ngram)
-            arrays[i] = np.array(sorted(gid.setdefault(g, len(gid)) for g in s), dtype=np.int64)
-        fam_true = 0
-        pool_true = 0
-        for a, b in sorted(need_pairs):
-            j = exact_jaccard_arrays(arrays[a], arrays[b])
-            if j >= t:
-                truth[(a, b)] = j
-                if (a, b) in pool_extra:
-                    pool_true += 1
-                else:
-                    fam_true += 1
-        meta.update(
-            {
-                "family_pairs_checked": n_family_pairs,
-                "family_pairs_true": fam_true,
-                "cross_family_pool_pairs_checked": len(pool_extra),
-                "cross_family_pool_pairs_true": pool_true,
-                "note": "pooled truth: within-family pairs with exact Jaccard >= t, plus every pair reported "
-                "by any tool in this run whose exact Jaccard >= t",
-            }
-        )
+        truth = family_truth(docs, pool, t, args.ngram, meta)
 
     with open(args.out, "w") as fh:
         for (a, b), j in sorted(truth.items()):
