@@ -19,6 +19,57 @@ use serde_json::Value;
 use crate::error::ServiceError;
 use crate::settings::Settings;
 
+/// The routes, one table: the server mounts these patterns ([`crate::http`]), the token
+/// check reads them, and the client fills them ([`routes::fill`]).
+pub mod routes {
+    /// The console page.
+    pub const CONSOLE: &str = "/";
+    /// Liveness.
+    pub const HEALTH: &str = "/healthz";
+    /// Prometheus metrics.
+    pub const METRICS: &str = "/metrics";
+    /// The OpenAPI document.
+    pub const OPENAPI: &str = "/v1/openapi.json";
+    /// The list of collections.
+    pub const COLLECTIONS: &str = "/v1/collections";
+    /// One collection: create, show, drop.
+    pub const COLLECTION: &str = "/v1/collections/{name}";
+    /// Check-and-insert one document.
+    pub const DOCUMENTS: &str = "/v1/collections/{name}/documents";
+    /// Check-and-insert many.
+    pub const DOCUMENTS_BATCH: &str = "/v1/collections/{name}/documents/batch";
+    /// One stored document: read, delete.
+    pub const DOCUMENT: &str = "/v1/collections/{name}/documents/{id}";
+    /// A collection's recent activity.
+    pub const ACTIVITY: &str = "/v1/collections/{name}/activity";
+    /// Check one text.
+    pub const CHECK: &str = "/v1/collections/{name}/check";
+    /// Check many texts.
+    pub const CHECK_BATCH: &str = "/v1/collections/{name}/check/batch";
+
+    /// `route` with `{name}` and `{id}` filled, each percent-encoded as a path segment.
+    pub fn fill(route: &str, name: &str, id: Option<&str>) -> String {
+        let path = route.replace("{name}", &segment(name));
+        match id {
+            Some(id) => path.replace("{id}", &segment(id)),
+            None => path,
+        }
+    }
+
+    /// Percent-encodes a path segment (collection names and ids).
+    pub fn segment(text: &str) -> String {
+        let mut out = String::new();
+        for b in text.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    }
+}
+
 /// A document to check and insert: `POST /v1/collections/{name}/documents`, and each
 /// document of a batch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,9 +17,14 @@ pub use hyper::Method;
 use hyper::Request;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::api::{
+    routes, CheckRequest, CollectionAnswer, Collections, Deleted, Dropped, ErrorAnswer,
+    InsertRequest, Inserted, Matches, StoredDocument,
+};
 use answers::Expected;
 pub use bench::{bench, bench_text, read_corpus, BenchOptions, BenchReport, Latency};
 pub use load::{load, LoadOptions, LoadReport, LoadSummary};
@@ -31,6 +36,32 @@ pub const DEFAULT_ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an idle pooled connection is kept: well under the service's idle timeout (30 s
 /// by default), so that the client never sends on a connection the service is closing.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the service answered a call of a route: its status, and the route's answer or the
+/// error body it sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered<T> {
+    /// The HTTP status.
+    pub status: u16,
+    /// The answer of a 2xx, or the error of a 4xx or 5xx.
+    pub answer: Result<T, ErrorAnswer>,
+}
+
+impl<T: Serialize> Answered<T> {
+    /// The answer as JSON, keys in the order the service writes them.
+    pub fn to_json(&self) -> Value {
+        let json = match &self.answer {
+            Ok(answer) => serde_json::to_value(answer),
+            Err(error) => serde_json::to_value(error),
+        };
+        json.unwrap_or(Value::Null)
+    }
+
+    /// The status and the answer as JSON, to show.
+    pub fn shown(&self) -> (u16, Value) {
+        (self.status, self.to_json())
+    }
+}
 
 /// A client error: the connection, or an answer that is not what the route promises.
 #[derive(Debug)]
@@ -234,36 +265,129 @@ impl Client {
         Ok((status, value))
     }
 
-    /// Sends JSON and reads JSON, checking the answer against what the route promises
-    /// (`expected` on success, an error body on failure).
+    /// Creates collection `name` with `settings` (`PUT`; `{}` for the defaults).
     ///
     /// # Errors
-    /// The connection fails, or the answer is not JSON or not of the promised shape.
-    pub async fn call(
+    /// The connection fails, or the answer is not what the route promises.
+    pub async fn create_collection(
         &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        expected: Expected,
-    ) -> Result<(u16, Value), ClientError> {
-        let answered = self.json(method.clone(), path, body).await?;
-        self.checked(&method, path, answered, expected)
+        name: &str,
+        settings: &Value,
+    ) -> Result<Answered<CollectionAnswer>, ClientError> {
+        let path = routes::fill(routes::COLLECTION, name, None);
+        let body = serde_json::to_vec(settings).unwrap_or_default();
+        (self.typed(Method::PUT, &path, Some(body), Expected::Collection)).await
     }
 
-    /// Sends a request body of [`crate::api`] and reads JSON, checking the answer as
-    /// [`Client::call`] does.
+    /// The collections (`GET`).
     ///
     /// # Errors
-    /// As [`Client::call`].
-    pub async fn call_with<B: Serialize + ?Sized>(
+    /// As [`Client::create_collection`].
+    pub async fn collections(&self) -> Result<Answered<Collections>, ClientError> {
+        (self.typed(
+            Method::GET,
+            routes::COLLECTIONS,
+            None,
+            Expected::Collections,
+        ))
+        .await
+    }
+
+    /// Collection `name`: its settings and counts (`GET`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`].
+    pub async fn collection(&self, name: &str) -> Result<Answered<CollectionAnswer>, ClientError> {
+        let path = routes::fill(routes::COLLECTION, name, None);
+        (self.typed(Method::GET, &path, None, Expected::Collection)).await
+    }
+
+    /// Drops collection `name` with its documents (`DELETE`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`]; also an answer that says it was not dropped.
+    pub async fn drop_collection(&self, name: &str) -> Result<Answered<Dropped>, ClientError> {
+        let path = routes::fill(routes::COLLECTION, name, None);
+        (self.typed(Method::DELETE, &path, None, Expected::Dropped)).await
+    }
+
+    /// Checks and inserts one document into collection `name` (`POST`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`].
+    pub async fn insert(
+        &self,
+        name: &str,
+        document: &InsertRequest,
+    ) -> Result<Answered<Inserted>, ClientError> {
+        let path = routes::fill(routes::DOCUMENTS, name, None);
+        let body = serde_json::to_vec(document).unwrap_or_default();
+        (self.typed(Method::POST, &path, Some(body), Expected::Inserted)).await
+    }
+
+    /// The matches of one text in collection `name` (`POST`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`].
+    pub async fn check(
+        &self,
+        name: &str,
+        request: &CheckRequest,
+    ) -> Result<Answered<Matches>, ClientError> {
+        let path = routes::fill(routes::CHECK, name, None);
+        let body = serde_json::to_vec(request).unwrap_or_default();
+        (self.typed(Method::POST, &path, Some(body), Expected::Matches)).await
+    }
+
+    /// Stored document `id` of collection `name` (`GET`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`].
+    pub async fn document(
+        &self,
+        name: &str,
+        id: &str,
+    ) -> Result<Answered<StoredDocument>, ClientError> {
+        let path = routes::fill(routes::DOCUMENT, name, Some(id));
+        (self.typed(Method::GET, &path, None, Expected::Document)).await
+    }
+
+    /// Deletes stored document `id` of collection `name` (`DELETE`).
+    ///
+    /// # Errors
+    /// As [`Client::create_collection`]; also an answer that says it was not deleted.
+    pub async fn delete_document(
+        &self,
+        name: &str,
+        id: &str,
+    ) -> Result<Answered<Deleted>, ClientError> {
+        let path = routes::fill(routes::DOCUMENT, name, Some(id));
+        (self.typed(Method::DELETE, &path, None, Expected::Deleted)).await
+    }
+
+    /// Sends `body` to `path` and reads the route's answer, checked against what it
+    /// promises (`expected` on success, an error body on failure).
+    async fn typed<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
-        body: &B,
+        body: Option<Vec<u8>>,
         expected: Expected,
-    ) -> Result<(u16, Value), ClientError> {
-        let answered = self.send_json(method.clone(), path, body).await?;
-        self.checked(&method, path, answered, expected)
+    ) -> Result<Answered<T>, ClientError> {
+        let answered = self.json_bytes(method.clone(), path, body).await?;
+        let (status, answer) = self.checked(&method, path, answered, expected)?;
+        // `checked` read the same shapes: these cannot fail on what it passed.
+        let wrong = |e: serde_json::Error| {
+            ClientError(format!(
+                "{method} {}{path}: status {status}: {e}",
+                self.base
+            ))
+        };
+        let answer = match status {
+            200..=299 => Ok(T::deserialize(answer).map_err(wrong)?),
+            _ => Err(ErrorAnswer::deserialize(answer).map_err(wrong)?),
+        };
+        Ok(Answered { status, answer })
     }
 
     fn checked(
@@ -283,18 +407,7 @@ impl Client {
     }
 }
 
-/// Percent-encodes a path segment (collection names and ids).
-pub fn segment(text: &str) -> String {
-    let mut out = String::new();
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
+pub use crate::api::routes::segment;
 
 /// A tokio runtime for the CLI's client commands.
 ///

@@ -48,6 +48,7 @@ use axum::routing::{get, post, put};
 use axum::Router;
 use serde::Serialize;
 
+use crate::api::routes as route;
 use crate::error::ServiceError;
 use crate::Service;
 use metrics::Metrics;
@@ -205,31 +206,28 @@ pub fn router(service: Arc<Service>, config: HttpConfig) -> Router {
         started: Instant::now(),
     });
     Router::new()
-        .route("/", get(console))
-        .route("/healthz", get(healthz))
-        .route("/metrics", get(metrics::metrics))
-        .route("/v1/openapi.json", get(openapi))
-        .route("/v1/collections", get(list_collections))
+        .route(route::CONSOLE, get(console))
+        .route(route::HEALTH, get(healthz))
+        .route(route::METRICS, get(metrics::metrics))
+        .route(route::OPENAPI, get(openapi))
+        .route(route::COLLECTIONS, get(list_collections))
         .route(
-            "/v1/collections/{name}",
+            route::COLLECTION,
             put(create_collection)
                 .get(show_collection)
                 .delete(drop_collection),
         )
-        .route("/v1/collections/{name}/documents", post(insert_one))
+        .route(route::DOCUMENTS, post(insert_one))
         .route(
-            "/v1/collections/{name}/documents/batch",
+            route::DOCUMENTS_BATCH,
             post(insert_batch)
                 .get(get_batch_named_document)
                 .delete(delete_batch_named_document),
         )
-        .route(
-            "/v1/collections/{name}/documents/{id}",
-            get(get_document).delete(delete_document),
-        )
-        .route("/v1/collections/{name}/activity", get(collection_activity))
-        .route("/v1/collections/{name}/check", post(check_one))
-        .route("/v1/collections/{name}/check/batch", post(check_batch))
+        .route(route::DOCUMENT, get(get_document).delete(delete_document))
+        .route(route::ACTIVITY, get(collection_activity))
+        .route(route::CHECK, post(check_one))
+        .route(route::CHECK_BATCH, post(check_batch))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(

@@ -9,8 +9,7 @@ use clap::{Args, Subcommand};
 use neardup_pipeline::output::AtomicOutput;
 use neardup_pipeline::paths::check_distinct;
 use neardup_service::api::{CheckRequest, InsertRequest};
-use neardup_service::client::answers::Expected;
-use neardup_service::client::{self, BenchOptions, Client, LoadOptions, Method};
+use neardup_service::client::{self, BenchOptions, Client, LoadOptions};
 use serde_json::Value;
 
 use super::{parse_seconds, token, Seconds};
@@ -219,48 +218,17 @@ pub fn client(args: &ClientArgs) -> Result<()> {
     })
 }
 
-/// The path of collection `name`.
-fn collection_path(name: &str) -> String {
-    format!("/v1/collections/{}", client::segment(name))
-}
-
-/// The path of document `id` of collection `name`.
-fn document_path(name: &str, id: &str) -> String {
-    format!(
-        "{}/documents/{}",
-        collection_path(name),
-        client::segment(id)
-    )
-}
-
 /// Runs one command; the status and answer to show (none for `bench --mode dump`).
 async fn run(client: &Client, command: &ClientCommand) -> Result<Option<(u16, Value)>> {
     let answered = match command {
         ClientCommand::Create { name, settings } => {
             let settings: Value = serde_json::from_str(settings)
                 .with_context(|| format!("--settings {settings:?}: not JSON"))?;
-            let path = collection_path(name);
-            client
-                .call(Method::PUT, &path, Some(&settings), Expected::Collection)
-                .await?
+            client.create_collection(name, &settings).await?.shown()
         }
-        ClientCommand::List => {
-            client
-                .call(Method::GET, "/v1/collections", None, Expected::Collections)
-                .await?
-        }
-        ClientCommand::Show { name } => {
-            let path = collection_path(name);
-            client
-                .call(Method::GET, &path, None, Expected::Collection)
-                .await?
-        }
-        ClientCommand::Drop { name } => {
-            let path = collection_path(name);
-            client
-                .call(Method::DELETE, &path, None, Expected::Dropped)
-                .await?
-        }
+        ClientCommand::List => client.collections().await?.shown(),
+        ClientCommand::Show { name } => client.collection(name).await?.shown(),
+        ClientCommand::Drop { name } => client.drop_collection(name).await?.shown(),
         ClientCommand::Insert {
             name,
             id,
@@ -276,33 +244,17 @@ async fn run(client: &Client, command: &ClientCommand) -> Result<Option<(u16, Va
                     Err(_) => Value::from(time.as_str()),
                 }),
             };
-            let path = format!("{}/documents", collection_path(name));
-            client
-                .call_with(Method::POST, &path, &body, Expected::Inserted)
-                .await?
+            client.insert(name, &body).await?.shown()
         }
         ClientCommand::Check { name, limit, text } => {
             let body = CheckRequest {
                 text: read_text(text)?,
                 limit: Some(*limit),
             };
-            let path = format!("{}/check", collection_path(name));
-            client
-                .call_with(Method::POST, &path, &body, Expected::Matches)
-                .await?
+            client.check(name, &body).await?.shown()
         }
-        ClientCommand::Get { name, id } => {
-            let path = document_path(name, id);
-            client
-                .call(Method::GET, &path, None, Expected::Document)
-                .await?
-        }
-        ClientCommand::Delete { name, id } => {
-            let path = document_path(name, id);
-            client
-                .call(Method::DELETE, &path, None, Expected::Deleted)
-                .await?
-        }
+        ClientCommand::Get { name, id } => client.document(name, id).await?.shown(),
+        ClientCommand::Delete { name, id } => client.delete_document(name, id).await?.shown(),
         ClientCommand::Load { .. } => load(client, command).await?,
         ClientCommand::Bench { .. } => return bench(client, command).await,
     };

@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::answers::{self, BatchResult, Expected};
-use super::{segment, Client, ClientError, Method};
-use crate::api::{CheckRequest, InsertBatchRequest, InsertRequest};
+use super::{Client, ClientError, Method};
+use crate::api::{routes, CheckRequest, InsertBatchRequest, InsertRequest};
 
 /// What `neardup client bench` does.
 #[derive(Debug, Clone)]
@@ -356,7 +356,7 @@ fn bench_request(
 ) -> (String, Vec<u8>) {
     let (path, body) = match options.mode.as_str() {
         "insert" => (
-            format!("/v1/collections/{name}/documents"),
+            routes::fill(routes::DOCUMENTS, name, None),
             serde_json::to_vec(&bench_document(corpus, options, first)),
         ),
         "batch" => {
@@ -365,12 +365,12 @@ fn bench_request(
                 .map(|n| bench_document(corpus, options, n))
                 .collect();
             (
-                format!("/v1/collections/{name}/documents/batch"),
+                routes::fill(routes::DOCUMENTS_BATCH, name, None),
                 serde_json::to_vec(&InsertBatchRequest { documents }),
             )
         }
         _ => (
-            format!("/v1/collections/{name}/check"),
+            routes::fill(routes::CHECK, name, None),
             serde_json::to_vec(&CheckRequest {
                 text: bench_text(corpus, options, first),
                 limit: None,
@@ -406,14 +406,14 @@ async fn worker(
     slice: Arc<Mutex<Slice>>,
 ) -> Result<Tally, ClientError> {
     let mut tally = Tally::default();
-    let name = segment(&options.collection);
+    let name = options.collection.as_str();
     loop {
         let r = next.fetch_add(1, Ordering::Relaxed);
         if r >= options.requests {
             break;
         }
         let first = options.start + r * per_request(&options);
-        let (path, bytes) = bench_request(&corpus, &options, &name, first);
+        let (path, bytes) = bench_request(&corpus, &options, name, first);
         let sent = Instant::now();
         let (status, answer) = client.send(Method::POST, &path, Some(bytes)).await?;
         let seconds = sent.elapsed().as_secs_f64();

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::answers::{self, BatchResult, Expected};
-use super::{segment, Client, ClientError, Method};
-use crate::api::{InsertBatchRequest, InsertRequest};
+use super::{Client, ClientError, Method};
+use crate::api::{routes, InsertBatchRequest, InsertRequest};
 
 /// What the bulk loader reads from each JSONL line.
 #[derive(Debug, Clone)]
@@ -177,10 +177,7 @@ pub async fn load(
     let start = Instant::now();
     let name = options.input.display().to_string();
     let reader = open_input(&options.input, &name)?;
-    let path = format!(
-        "/v1/collections/{}/documents/batch",
-        segment(&options.collection)
-    );
+    let path = routes::fill(routes::DOCUMENTS_BATCH, &options.collection, None);
     let mut summary = LoadSummary::default();
     let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Answered, ClientError>>> =
         VecDeque::new();

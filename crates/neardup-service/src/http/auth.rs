@@ -26,20 +26,18 @@ enum Needs {
 
 /// The table of what each route and method needs (scopes in [`tokens`]).
 fn needs(route: Option<&str>, method: &Method) -> Needs {
-    const DOCUMENTS: &str = "/v1/collections/{name}/documents";
-    const BATCH: &str = "/v1/collections/{name}/documents/batch";
-    const DOCUMENT: &str = "/v1/collections/{name}/documents/{id}";
-    const CHECK: &str = "/v1/collections/{name}/check";
-    const CHECK_BATCH: &str = "/v1/collections/{name}/check/batch";
-    const ACTIVITY: &str = "/v1/collections/{name}/activity";
+    use crate::api::routes::{
+        ACTIVITY, CHECK, CHECK_BATCH, COLLECTION, COLLECTIONS, CONSOLE, DOCUMENT, DOCUMENTS,
+        DOCUMENTS_BATCH as BATCH, HEALTH, METRICS,
+    };
     let Some(route) = route else {
         return Needs::AnyToken;
     };
     match (route, method.as_str()) {
-        ("/healthz", _) | ("/", "GET" | "HEAD") => Needs::Nothing,
-        ("/metrics" | "/v1/collections", _) => Needs::OnAll(Scope::Read),
-        ("/v1/collections/{name}", "PUT" | "DELETE") => Needs::OnCollection(Scope::Admin),
-        ("/v1/collections/{name}" | ACTIVITY, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
+        (HEALTH, _) | (CONSOLE, "GET" | "HEAD") => Needs::Nothing,
+        (METRICS | COLLECTIONS, _) => Needs::OnAll(Scope::Read),
+        (COLLECTION, "PUT" | "DELETE") => Needs::OnCollection(Scope::Admin),
+        (COLLECTION | ACTIVITY, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
         (CHECK | CHECK_BATCH, "POST") => Needs::OnCollection(Scope::Read),
         (DOCUMENTS | BATCH, "POST") => Needs::OnCollection(Scope::Write),
         (BATCH | DOCUMENT, "GET" | "HEAD") => Needs::OnCollection(Scope::Read),
