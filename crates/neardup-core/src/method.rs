@@ -302,6 +302,30 @@ pub enum EditLimit {
     Normalized(f64),
 }
 
+/// A method's pair pre-check ([`Method::pair_precheck`]): a few bytes a document. A run whose
+/// sketches are spilled keeps these bytes apart, in a small file the page cache holds, and
+/// refuses a candidate pair whose pre-checks cannot pass before it reads and decodes the two
+/// sketches. The three parts come together, so that a method cannot give one and forget
+/// another.
+pub struct PairPrecheck<M: Method> {
+    /// Bytes of a document's pre-check, at least 1.
+    pub width: usize,
+    /// Writes the pre-check of a sketch to `out` (`width` bytes).
+    pub write: fn(&M, &M::Sketch, &mut [u8]),
+    /// Whether a pair with the pre-checks `a` and `b` may pass [`Method::verify`]. Never
+    /// `false` for a pair that `verify` confirms: a pre-check refuses only what `verify`
+    /// would refuse.
+    pub may_agree: fn(&M, &[u8], &[u8]) -> bool,
+}
+
+impl<M: Method> Clone for PairPrecheck<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Method> Copy for PairPrecheck<M> {}
+
 /// A near-duplicate method: sketch, candidates, verification.
 pub trait Method: Send + Sync + Clone {
     /// The per-document data kept in memory.
@@ -423,22 +447,9 @@ pub trait Method: Send + Sync + Clone {
     /// Takes the corpus statistics (see [`Method::learns_from_corpus`]).
     fn learn(&mut self, _corpus: &std::sync::Arc<CorpusStats>) {}
 
-    /// Bytes of a document's pair pre-check ([`Method::precheck`]); 0 for a method without
-    /// one. A run whose sketches are spilled keeps these bytes apart, in a small file the
-    /// page cache holds, and refuses a candidate pair whose pre-checks cannot pass
-    /// ([`Method::precheck_may_agree`]) before it reads and decodes the two sketches.
-    fn precheck_width(&self) -> usize {
-        0
-    }
-
-    /// Writes the pre-check of `sketch` to `out` ([`Method::precheck_width`] bytes).
-    fn precheck(&self, _sketch: &Self::Sketch, _out: &mut [u8]) {}
-
-    /// Whether a pair with the pre-checks `a` and `b` may pass [`Method::verify`]. Never
-    /// `false` for a pair that `verify` confirms: a pre-check refuses only what `verify`
-    /// would refuse.
-    fn precheck_may_agree(&self, _a: &[u8], _b: &[u8]) -> bool {
-        true
+    /// The method's pair pre-check, if it has one ([`PairPrecheck`]); `None` by default.
+    fn pair_precheck(&self) -> Option<PairPrecheck<Self>> {
+        None
     }
 
     /// The true similarity of two sketches, in `[0, 1]`.

@@ -456,9 +456,9 @@ impl<S: Sketch> StoreBuilder<S> {
                     let width = prechecks.width;
                     bytes.clear();
                     bytes.resize(width * sketches.len(), 0);
-                    if width > 0 {
+                    if let Some(check) = method.pair_precheck().filter(|_| width > 0) {
                         (bytes.par_chunks_mut(width).zip(&sketches))
-                            .for_each(|(out, sketch)| method.precheck(sketch, out));
+                            .for_each(|(out, sketch)| (check.write)(method, sketch, out));
                     }
                     prechecks.spill.append(bytes).map_err(spill_error)?;
                 }

@@ -69,23 +69,24 @@ impl MethodVisitor for Check<'_> {
 fn check<M: Method>(method: &M, case: &Value) {
     // A pre-check never refuses a pair that verification confirms.
     let sketches: Vec<M::Sketch> = docs(case).iter().map(|d| method.sketch(d)).collect();
-    let width = method.precheck_width();
-    let prechecks: Vec<Vec<u8>> = (sketches.iter())
-        .map(|sketch| {
-            let mut out = vec![0u8; width];
-            method.precheck(sketch, &mut out);
-            out
-        })
-        .collect();
-    for (a, sa) in sketches.iter().enumerate() {
-        for (b, sb) in sketches.iter().enumerate() {
-            if method.verify(sa, sb).is_some() {
-                assert!(
-                    method.precheck_may_agree(&prechecks[a], &prechecks[b]),
-                    "case {:?}, method {}: documents {a} and {b} are verified, refused by the pre-check",
-                    case["name"],
-                    method.name()
-                );
+    if let Some(check) = method.pair_precheck() {
+        let prechecks: Vec<Vec<u8>> = (sketches.iter())
+            .map(|sketch| {
+                let mut out = vec![0u8; check.width];
+                (check.write)(method, sketch, &mut out);
+                out
+            })
+            .collect();
+        for (a, sa) in sketches.iter().enumerate() {
+            for (b, sb) in sketches.iter().enumerate() {
+                if method.verify(sa, sb).is_some() {
+                    assert!(
+                        (check.may_agree)(method, &prechecks[a], &prechecks[b]),
+                        "case {:?}, method {}: documents {a} and {b} are verified, refused by the pre-check",
+                        case["name"],
+                        method.name()
+                    );
+                }
             }
         }
     }

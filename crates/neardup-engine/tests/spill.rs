@@ -439,7 +439,7 @@ fn spilled_minhash_pairs_pass_their_prechecks_first() {
     let method = neardup_core::methods::minhash::MinHashBuilder::new()
         .build()
         .unwrap();
-    assert!(method.precheck_width() > 0);
+    assert!(method.pair_precheck().is_some());
     let run = |dir: std::sync::Arc<dyn SpillDir>| {
         let spilling = Spilling { dir, budget: 1 };
         let mut sketcher = Sketcher::new(&method, None, Some(spilling), &NoProgress).unwrap();

@@ -80,7 +80,7 @@ impl<'m, M: Method> Sketcher<'m, M> {
             None => None,
         };
         // A method's pre-checks go to a spill of their own beside the sketches.
-        let prechecks = match (&spilling, method.precheck_width()) {
+        let prechecks = match (&spilling, method.pair_precheck().map_or(0, |p| p.width)) {
             (Some(spilling), width @ 1..) => Some(Prechecks::new(
                 (spilling.dir.create("prechecks")).map_err(crate::sketch_store::spill_error)?,
                 width,

@@ -183,7 +183,10 @@ fn verify<M: Method>(
                         first_checked = Some(a);
                     }
                     prechecks.read(b, &mut second_check)?;
-                    if !method.precheck_may_agree(&first_check, &second_check) {
+                    let may_agree = method
+                        .pair_precheck()
+                        .is_none_or(|check| (check.may_agree)(method, &first_check, &second_check));
+                    if !may_agree {
                         continue;
                     }
                 }

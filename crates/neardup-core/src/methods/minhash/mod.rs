@@ -21,7 +21,7 @@ use crate::hash::hash128_u64s;
 use crate::length_rule::{LengthRule, ThresholdRule};
 use crate::lsh::LshParams;
 use crate::measure::SetMeasure;
-use crate::method::SketchNotes;
+use crate::method::{PairPrecheck, SketchNotes};
 use crate::methods::shared::template;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -520,43 +520,12 @@ impl Method for MinHash {
         }
     }
 
-    /// The signature folded to a byte a place ([`crate::minhash::fold_bytes`]) after a
-    /// byte that says whether the signature is a full classic one; only where the signature
-    /// check applies ([`MinHash::signatures_may_agree`]).
-    fn precheck_width(&self) -> usize {
-        match self.agreement_floor.min() {
-            0 => 0,
-            _ => 1 + self.hasher.permutations(),
-        }
-    }
-
-    fn precheck(&self, sketch: &MinHashSketch, out: &mut [u8]) {
-        let Some((flag, places)) = out.split_first_mut() else {
-            return;
-        };
-        let (which, signature) = scale::precheck_flag(sketch, places.len());
-        *flag = which;
-        places.fill(0);
-        if which != 0 {
-            crate::minhash::fold_bytes(signature, places);
-        }
-    }
-
-    /// The signature check on the folded bytes: they agree wherever the signatures do, so a
-    /// pair the check on the full signatures passes passes here too. (With shingle sizes by
-    /// length, only where the folded signatures are the ones the pair is verified on.)
-    fn precheck_may_agree(&self, a: &[u8], b: &[u8]) -> bool {
-        let (Some((&flag_a, a)), Some((&flag_b, b))) = (a.split_first(), b.split_first()) else {
-            return true;
-        };
-        match scale::precheck_compares(flag_a, flag_b) {
-            None => return true,
-            Some(false) => return false,
-            Some(true) => {}
-        }
-        // The sizes are not in the pre-check: the least floor of any size.
-        let floor = self.agreement_floor.min();
-        floor == 0 || a.len() != b.len() || crate::minhash::byte_agreements(a, b) >= floor
+    fn pair_precheck(&self) -> Option<PairPrecheck<MinHash>> {
+        (self.precheck_width() > 0).then_some(PairPrecheck {
+            width: self.precheck_width(),
+            write: MinHash::precheck,
+            may_agree: MinHash::precheck_may_agree,
+        })
     }
 
     /// On the sets the pair is compared on (the short shingles when one of the two is
@@ -626,6 +595,48 @@ impl Method for MinHash {
             Some((x, y)) => self.threshold.at(x.set.len().min(y.set.len())),
             None => self.threshold.max(),
         }
+    }
+}
+
+/// The pair pre-check ([`Method::pair_precheck`]).
+impl MinHash {
+    /// The signature folded to a byte a place ([`crate::minhash::fold_bytes`]) after a
+    /// byte that says whether the signature is a full classic one; only where the signature
+    /// check applies ([`MinHash::signatures_may_agree`]).
+    pub(crate) fn precheck_width(&self) -> usize {
+        match self.agreement_floor.min() {
+            0 => 0,
+            _ => 1 + self.hasher.permutations(),
+        }
+    }
+
+    pub(crate) fn precheck(&self, sketch: &MinHashSketch, out: &mut [u8]) {
+        let Some((flag, places)) = out.split_first_mut() else {
+            return;
+        };
+        let (which, signature) = scale::precheck_flag(sketch, places.len());
+        *flag = which;
+        places.fill(0);
+        if which != 0 {
+            crate::minhash::fold_bytes(signature, places);
+        }
+    }
+
+    /// The signature check on the folded bytes: they agree wherever the signatures do, so a
+    /// pair the check on the full signatures passes passes here too. (With shingle sizes by
+    /// length, only where the folded signatures are the ones the pair is verified on.)
+    pub(crate) fn precheck_may_agree(&self, a: &[u8], b: &[u8]) -> bool {
+        let (Some((&flag_a, a)), Some((&flag_b, b))) = (a.split_first(), b.split_first()) else {
+            return true;
+        };
+        match scale::precheck_compares(flag_a, flag_b) {
+            None => return true,
+            Some(false) => return false,
+            Some(true) => {}
+        }
+        // The sizes are not in the pre-check: the least floor of any size.
+        let floor = self.agreement_floor.min();
+        floor == 0 || a.len() != b.len() || crate::minhash::byte_agreements(a, b) >= floor
     }
 }
 
