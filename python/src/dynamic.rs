@@ -13,7 +13,7 @@ use neardup_core::hash::{hash128, hash128_u64s};
 use neardup_core::methods::minhash::MinHashSketch;
 use neardup_core::methods::simhash::SimHashSketch;
 use neardup_core::registry::{self, MethodVisitor, Params, Registered};
-use neardup_core::{Error, Result, Sketch};
+use neardup_core::{CommonMarking, Error, Result, Sketch};
 use neardup_engine::collection_index::{self, CollectionIndex, IndexEntry};
 use neardup_engine::{EngineOptions, NoProgress, Outcome};
 use rayon::prelude::*;

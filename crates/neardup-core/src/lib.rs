@@ -76,7 +76,7 @@ pub mod tokenize;
 
 pub use error::{Error, Result};
 pub use method::{
-    CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method, PairPrecheck, RareJoin, Sketch,
-    SketchNotes, Verdict, PRIORITY_KEY,
+    CommonMarking, CommonMarks, CorpusStats, EditLimit, Join, JoinMeasure, JoinShape, Method,
+    PairPrecheck, RareJoin, Sketch, SketchNotes, Verdict, PRIORITY_KEY,
 };
 pub use sketch_kind::SketchKind;

@@ -326,6 +326,83 @@ impl<M: Method> Clone for PairPrecheck<M> {
 
 impl<M: Method> Copy for PairPrecheck<M> {}
 
+/// Marks the features of a sketch that the predicate says are common; returns how many.
+pub type MarkHook<M> = fn(&M, &mut <M as Method>::Sketch, &dyn Fn(u32) -> bool) -> u64;
+
+/// How a method marks common features ([`Method::common_marks`]): after sketching, engines
+/// count in how many distinct documents each of a sketch's `features` occurs (exactly, in
+/// memory-bounded partitions) and `mark` the common ones in every sketch that enters
+/// verification. The parts come together, so that a method gives all or none.
+pub struct CommonMarks<M: Method> {
+    /// The document-frequency limit above which a feature is *common*, for a corpus of
+    /// `documents` distinct documents; `None` when the method, with its parameters, marks
+    /// none.
+    pub limit: fn(&M, u64) -> Option<u64>,
+    /// The sorted, distinct features of a sketch whose document frequency is counted.
+    pub features: for<'s> fn(&M, &'s M::Sketch) -> &'s [u32],
+    /// Marks the features of a sketch that `is_common` says are common; returns how many.
+    pub mark: MarkHook<M>,
+    /// Whether the marks changed the [`Method::keys`] of this marked sketch. When no marked
+    /// sketch's keys changed, an engine may find the candidates from the keys it gathered
+    /// before marking (a spilling run sorts them once).
+    pub changes_keys: fn(&M, &M::Sketch) -> bool,
+    /// Whether an engine marks the documents in a crowd of its [`Method::keys`] only (a
+    /// bucket of [`Join::SymmetricKeys`] shared by many documents: for band keys, which a
+    /// template's fillings share and ordinary texts do not), or every document (`false`:
+    /// keys that do not gather a template's fillings, such as a lexicon signature of the
+    /// words a filling changes). Methods whose candidates are not shared keys of one kind
+    /// have every document marked whatever this says.
+    pub crowds_only: bool,
+}
+
+impl<M: Method> Clone for CommonMarks<M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: Method> Copy for CommonMarks<M> {}
+
+/// The common marks of any method, read through its hook ([`Method::common_marks`]), with
+/// what a method without marks answers: what engines call.
+pub trait CommonMarking: Method {
+    /// [`CommonMarks::limit`]; `None` without marks.
+    fn common_limit(&self, documents: u64) -> Option<u64>;
+    /// [`CommonMarks::features`]; none without marks.
+    fn frequency_features<'s>(&self, sketch: &'s Self::Sketch) -> &'s [u32];
+    /// [`CommonMarks::mark`]; 0 without marks.
+    fn mark_common(&self, sketch: &mut Self::Sketch, is_common: &dyn Fn(u32) -> bool) -> u64;
+    /// [`CommonMarks::changes_keys`]; true without marks.
+    fn marks_changed_keys(&self, sketch: &Self::Sketch) -> bool;
+    /// [`CommonMarks::crowds_only`]; true without marks.
+    fn marks_crowds_only(&self) -> bool;
+}
+
+impl<M: Method> CommonMarking for M {
+    fn common_limit(&self, documents: u64) -> Option<u64> {
+        (self.common_marks()).and_then(|marks| (marks.limit)(self, documents))
+    }
+
+    fn frequency_features<'s>(&self, sketch: &'s Self::Sketch) -> &'s [u32] {
+        match self.common_marks() {
+            Some(marks) => (marks.features)(self, sketch),
+            None => &[],
+        }
+    }
+
+    fn mark_common(&self, sketch: &mut Self::Sketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
+        (self.common_marks()).map_or(0, |marks| (marks.mark)(self, sketch, is_common))
+    }
+
+    fn marks_changed_keys(&self, sketch: &Self::Sketch) -> bool {
+        (self.common_marks()).is_none_or(|marks| (marks.changes_keys)(self, sketch))
+    }
+
+    fn marks_crowds_only(&self) -> bool {
+        (self.common_marks()).is_none_or(|marks| marks.crowds_only)
+    }
+}
+
 /// A near-duplicate method: sketch, candidates, verification.
 pub trait Method: Send + Sync + Clone {
     /// The per-document data kept in memory.
@@ -389,43 +466,10 @@ pub trait Method: Send + Sync + Clone {
         Vec::new()
     }
 
-    /// The document-frequency limit above which a feature is *common*, for a corpus of
-    /// `documents` distinct documents; `None` (the default) when the method does not mark
-    /// common features. When set, engines count, after sketching, in how many distinct
-    /// documents each of [`Method::frequency_features`] occurs (exactly, in memory-bounded
-    /// partitions) and call [`Method::mark_common`] on every sketch that enters
-    /// verification.
-    fn common_limit(&self, _documents: u64) -> Option<u64> {
+    /// How the method marks common features, if it does ([`CommonMarks`]); `None` by
+    /// default. Engines read it through [`CommonMarking`].
+    fn common_marks(&self) -> Option<CommonMarks<Self>> {
         None
-    }
-
-    /// The sorted, distinct features of a sketch whose document frequency is counted (see
-    /// [`Method::common_limit`]).
-    fn frequency_features<'s>(&self, _sketch: &'s Self::Sketch) -> &'s [u32] {
-        &[]
-    }
-
-    /// Marks the features of `sketch` that `is_common` says are common; returns how many.
-    fn mark_common(&self, _sketch: &mut Self::Sketch, _is_common: &dyn Fn(u32) -> bool) -> u64 {
-        0
-    }
-
-    /// Whether [`Method::mark_common`] changed the [`Method::keys`] of this marked sketch;
-    /// `true` (the default) unless the method says otherwise. When no marked sketch's keys
-    /// changed, an engine may find the candidates from the keys it gathered before marking
-    /// (a spilling run sorts them once).
-    fn marks_changed_keys(&self, _sketch: &Self::Sketch) -> bool {
-        true
-    }
-
-    /// Whether an engine marks the common features of the documents in a crowd of its
-    /// [`Method::keys`] only (a bucket of [`Join::SymmetricKeys`] shared by many documents:
-    /// the default, for band keys, which a template's fillings share and ordinary texts
-    /// do not), or of every document (`false`: keys that do not gather a template's fillings,
-    /// such as a lexicon signature of the words a filling changes). Methods whose candidates
-    /// are not shared keys of one kind have every document marked whatever this says.
-    fn marks_crowds_only(&self) -> bool {
-        true
     }
 
     /// The lexicon the method learned or read, as the text of a file its `lexicon_file`

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::Method;
+use crate::{CommonMarking, Method};
 
 /// Exam notice `i` of a crowd made from one template: a city and a name from small sets, and
 /// five small numbers (month, day, hour, room, seat), so that two fillings often share some.

@@ -929,6 +929,7 @@ mod template_anchor_tests {
     use super::*;
     use neardup_core::methods::simhash::SimHash;
     use neardup_core::registry::{Params, Registered};
+    use neardup_core::CommonMarking;
 
     /// A parcel notice whose filling is a place and a code of its own: long enough that two
     /// fillings' fingerprints are past the radius of a short text.

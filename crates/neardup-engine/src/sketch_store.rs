@@ -23,7 +23,7 @@
 //! verifies.
 
 use neardup_core::offsets::Offsets;
-use neardup_core::{Method, Result, Sketch};
+use neardup_core::{CommonMarking, Method, Result, Sketch};
 pub(crate) use neardup_index::spill_dir::spill_error;
 pub use neardup_index::spill_dir::{MemorySpill, MemorySpillDir, Spill, SpillDir};
 use rayon::prelude::*;

@@ -325,7 +325,7 @@ impl Settings {
         impl registry::MethodVisitor for MarksCommon {
             type Output = bool;
             fn visit<M: registry::Registered>(self, method: M) -> bool {
-                neardup_core::Method::common_limit(&method, 1).is_some()
+                neardup_core::CommonMarking::common_limit(&method, 1).is_some()
             }
         }
         let marks = (self.method_params().ok())

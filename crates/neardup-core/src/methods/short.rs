@@ -698,18 +698,20 @@ macro_rules! short_text_method {
         }
         /// With the template check on, the elements of the template sets in more than
         /// `max_df` documents are common.
-        fn common_limit(&self, documents: u64) -> Option<u64> {
-            let template = &self.short.template;
-            template
-                .is_on()
-                .then(|| template.common_limit(documents))
-                .flatten()
-        }
-        fn frequency_features<'s>(&self, sketch: &'s ShortSketch) -> &'s [u32] {
-            &sketch.part.set
-        }
-        fn mark_common(&self, sketch: &mut ShortSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-            sketch.part.mark(is_common)
+        fn common_marks(&self) -> Option<crate::CommonMarks<Self>> {
+            Some(crate::CommonMarks {
+                limit: |method, documents| {
+                    let template = &method.short.template;
+                    template
+                        .is_on()
+                        .then(|| template.common_limit(documents))
+                        .flatten()
+                },
+                features: |_, sketch| &sketch.part.set,
+                mark: |_, sketch, is_common| sketch.part.mark(is_common),
+                changes_keys: |_, _| true,
+                crowds_only: true,
+            })
         }
         fn similarity(&self, a: &ShortSketch, b: &ShortSketch) -> f64 {
             self.short.similarity(a, b)
@@ -865,6 +867,7 @@ mod tests {
     use super::*;
     use crate::method::JoinMeasure;
     use crate::registry::{with_method, MethodVisitor};
+    use crate::CommonMarking;
 
     fn join(params: &[(&str, &str)]) -> SimilarityJoin {
         let mut p = Params::new();

@@ -23,7 +23,7 @@ use crate::methods::minhash::{MinHash, MinHashSketch};
 use crate::methods::shared::classic::VERIFY_PARAM;
 use crate::methods::shared::verify::Verification;
 use crate::params::{ParamKind, ParamSpec, Params, Registered, Setting};
-use crate::{Error, Join, Method, Result, SketchNotes, Verdict};
+use crate::{CommonMarking, Error, Join, Method, Result, SketchNotes, Verdict};
 
 /// The default `min_hashes` (Broder 2000).
 pub const DEFAULT_PERMUTATIONS: usize = 84;
@@ -81,22 +81,17 @@ impl Method for SuperShingle {
     fn learned_limits(&self) -> Vec<(&'static str, u64)> {
         self.inner.learned_limits()
     }
-    fn common_limit(&self, documents: u64) -> Option<u64> {
-        self.inner.common_limit(documents)
-    }
-    fn frequency_features<'s>(&self, sketch: &'s MinHashSketch) -> &'s [u32] {
-        self.inner.frequency_features(sketch)
-    }
-    fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        self.inner.mark_common(sketch, is_common)
-    }
-    fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
-        self.inner.marks_changed_keys(sketch)
-    }
-    /// Every document: a super-shingle of 14 min-hashes is shared by a template's fillings
-    /// only when their shingles nearly all agree, so fillings meet outside any crowd.
-    fn marks_crowds_only(&self) -> bool {
-        false
+    /// MinHash's, but of every document: a super-shingle of 14 min-hashes is shared by a
+    /// template's fillings only when their shingles nearly all agree, so fillings meet
+    /// outside any crowd.
+    fn common_marks(&self) -> Option<crate::CommonMarks<SuperShingle>> {
+        Some(crate::CommonMarks {
+            limit: |method, documents| method.inner.common_limit(documents),
+            features: |method, sketch| method.inner.frequency_features(sketch),
+            mark: |method, sketch, is_common| method.inner.mark_common(sketch, is_common),
+            changes_keys: |method, sketch| method.inner.marks_changed_keys(sketch),
+            crowds_only: false,
+        })
     }
     fn set_frequency_floors(&mut self, floors: crate::boilerplate::DfFloors) {
         self.inner.set_frequency_floors(floors);

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use neardup_core::{JoinShape, Method, Result};
+use neardup_core::{CommonMarking, JoinShape, Method, Result};
 use rayon::prelude::*;
 
 use super::keys::{ExcludedRanks, GatheredKeys, Keyed};

@@ -92,16 +92,18 @@ impl Method for Words {
             .map(|d| vec![("documents", d)])
             .unwrap_or_default()
     }
-    fn common_limit(&self, _documents: u64) -> Option<u64> {
-        self.common
-    }
-    fn frequency_features<'s>(&self, sketch: &'s WordSet) -> &'s [u32] {
-        &sketch.words
-    }
-    fn mark_common(&self, sketch: &mut WordSet, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        let before = sketch.words.len();
-        sketch.words.retain(|&w| !is_common(w));
-        (before - sketch.words.len()) as u64
+    fn common_marks(&self) -> Option<neardup_core::CommonMarks<Words>> {
+        Some(neardup_core::CommonMarks {
+            limit: |method, _| method.common,
+            features: |_, sketch| &sketch.words,
+            mark: |_, sketch, is_common| {
+                let before = sketch.words.len();
+                sketch.words.retain(|&w| !is_common(w));
+                (before - sketch.words.len()) as u64
+            },
+            changes_keys: |_, _| true,
+            crowds_only: true,
+        })
     }
     fn similarity(&self, a: &WordSet, b: &WordSet) -> f64 {
         let shared = a

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use neardup_core::boilerplate::DfFloors;
 use neardup_core::codec::{Decoder, Encoder};
 use neardup_core::hash::mix64;
-use neardup_core::Method;
+use neardup_core::{CommonMarking, Method};
 use neardup_engine::stream::{FrequencyOptions, StreamFrequencies, EPOCHS};
 
 use super::lock;

@@ -21,7 +21,7 @@ use crate::hash::hash128_u64s;
 use crate::length_rule::{LengthRule, ThresholdRule};
 use crate::lsh::LshParams;
 use crate::measure::SetMeasure;
-use crate::method::{PairPrecheck, SketchNotes};
+use crate::method::{CommonMarks, PairPrecheck, SketchNotes};
 use crate::methods::shared::template;
 use crate::minhash::MinHasher;
 use crate::normalize::Normalizer;
@@ -480,26 +480,25 @@ impl Method for MinHash {
         limits
     }
 
-    fn common_limit(&self, documents: u64) -> Option<u64> {
-        (self.common == Common::Check)
-            .then(|| self.boilerplate.common_limit(documents))
-            .flatten()
-    }
-
-    fn frequency_features<'s>(&self, sketch: &'s MinHashSketch) -> &'s [u32] {
-        &sketch.set
-    }
-
-    fn mark_common(&self, sketch: &mut MinHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        let marked;
-        (sketch.common, marked) = template::mark(&sketch.set, is_common);
-        marked
-    }
-
-    /// A templated sketch with rare elements has priority keys from them
+    /// With `common_shingles check`, the shingles in more than `max_df` documents. A
+    /// templated sketch with rare elements has priority keys from them
     /// ([`MinHash::priority_keys`]), which the marks say.
-    fn marks_changed_keys(&self, sketch: &MinHashSketch) -> bool {
-        self.has_priority_keys(sketch)
+    fn common_marks(&self) -> Option<CommonMarks<MinHash>> {
+        Some(CommonMarks {
+            limit: |method, documents| {
+                (method.common == Common::Check)
+                    .then(|| method.boilerplate.common_limit(documents))
+                    .flatten()
+            },
+            features: |_, sketch| &sketch.set,
+            mark: |_, sketch, is_common| {
+                let marked;
+                (sketch.common, marked) = template::mark(&sketch.set, is_common);
+                marked
+            },
+            changes_keys: |method, sketch| method.has_priority_keys(sketch),
+            crowds_only: true,
+        })
     }
 
     /// The bands of the signature, and of the short part's for a document in the overlap
@@ -643,6 +642,7 @@ impl MinHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CommonMarking;
 
     #[test]
     fn chinese_light_edits_are_similar() {

@@ -518,27 +518,17 @@ macro_rules! verified_by {
             self.$verifier.set_frequency_floors(floors);
         }
 
-        fn common_limit(&self, documents: u64) -> Option<u64> {
-            self.$verifier.common_limit(documents)
-        }
-
-        fn frequency_features<'s>(&self, sketch: &'s Self::Sketch) -> &'s [u32] {
-            sketch.frequency_features()
-        }
-
-        fn mark_common(&self, sketch: &mut Self::Sketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-            sketch.mark_common(is_common)
-        }
-
-        /// The signatures do not depend on the marks.
-        fn marks_changed_keys(&self, _sketch: &Self::Sketch) -> bool {
-            false
-        }
-
-        /// Every document: a lexicon or top-N signature changes with a template's filling,
-        /// so a template's fillings need not meet in one crowded bucket.
-        fn marks_crowds_only(&self) -> bool {
-            false
+        /// The verifier's; the signatures do not depend on the marks, and every document is
+        /// marked: a lexicon or top-N signature changes with a template's filling, so a
+        /// template's fillings need not meet in one crowded bucket.
+        fn common_marks(&self) -> Option<$crate::CommonMarks<Self>> {
+            Some($crate::CommonMarks {
+                limit: |method, documents| method.$verifier.common_limit(documents),
+                features: |_, sketch| sketch.frequency_features(),
+                mark: |_, sketch, is_common| sketch.mark_common(is_common),
+                changes_keys: |_, _| false,
+                crowds_only: false,
+            })
         }
 
         fn similarity(&self, a: &Self::Sketch, b: &Self::Sketch) -> f64 {

@@ -525,19 +525,19 @@ impl Method for SimHash {
 
     /// With the template check on, the elements of the verification sets in more than
     /// `max_df` documents are common.
-    fn common_limit(&self, documents: u64) -> Option<u64> {
-        self.template
-            .is_on()
-            .then(|| self.template.common_limit(documents))
-            .flatten()
-    }
-
-    fn frequency_features<'s>(&self, sketch: &'s SimHashSketch) -> &'s [u32] {
-        &sketch.part.set
-    }
-
-    fn mark_common(&self, sketch: &mut SimHashSketch, is_common: &dyn Fn(u32) -> bool) -> u64 {
-        sketch.part.mark(is_common)
+    fn common_marks(&self) -> Option<crate::CommonMarks<SimHash>> {
+        Some(crate::CommonMarks {
+            limit: |method, documents| {
+                (method.template)
+                    .is_on()
+                    .then(|| method.template.common_limit(documents))
+                    .flatten()
+            },
+            features: |_, sketch| &sketch.part.set,
+            mark: |_, sketch, is_common| sketch.part.mark(is_common),
+            changes_keys: |_, _| true,
+            crowds_only: true,
+        })
     }
 
     fn similarity(&self, a: &SimHashSketch, b: &SimHashSketch) -> f64 {
@@ -613,6 +613,7 @@ fn priority_keys(_method: &SimHash, sketch: &SimHashSketch, out: &mut Vec<u64>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CommonMarking;
 
     fn method(params: &[(&str, &str)]) -> SimHash {
         let mut given = Params::new();
