@@ -367,7 +367,7 @@ pub fn method(name: &str, params: &Params) -> Result<Arc<dyn DynMethod>> {
 }
 
 /// The method `name` with `params` after learning from an encoded [`CorpusStats`] (a
-/// distributed corpus pass; see `neardup/spark.py`), built once per process and table.
+/// distributed corpus pass; see `neardup/spark/`), built once per process and table.
 ///
 /// # Errors
 /// As [`method`], and a table that does not decode.

@@ -2,7 +2,7 @@
 //!
 //! Texts come in as Arrow arrays through the C data interface (no copy, no Python object per
 //! document) and results go out as Arrow arrays; the work runs with the GIL released. The
-//! Python wrapper (`neardup/__init__.py`, `neardup/spark.py`) turns lists, pandas and polars
+//! Python wrapper (`neardup/__init__.py`, `neardup/spark/`) turns lists, pandas and polars
 //! Series into Arrow and maps document numbers back to ids.
 
 mod arrow_io;

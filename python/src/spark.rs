@@ -1,4 +1,4 @@
-//! The Rust steps of the Spark path (`neardup/spark.py`), each over Arrow batches as
+//! The Rust steps of the Spark path (`neardup/spark/`), each over Arrow batches as
 //! `mapInArrow` hands them over: sketch, pair a bucket's members, verify pairs, and the
 //! representative rule on the driver. The same code as the batch engine's, step by step, so
 //! that a Spark run finds the same clusters as `neardup dedup`.

@@ -1,4 +1,4 @@
-//! The Spark path's candidate joins besides shared keys (`neardup/spark.py`): SimHash's
+//! The Spark path's candidate joins besides shared keys (`neardup/spark/`): SimHash's
 //! Hamming join in distributed passes, and the exact set join by prefix filtering, each over
 //! Arrow batches as `mapInArrow` hands them over.
 

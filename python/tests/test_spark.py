@@ -136,7 +136,7 @@ def test_join_prefixes_under_any_broadcast_as_the_command_line(spark, cli, tmp_p
     """The set join's prefixes are taken rarer first with the counts of at most
     `_FREQUENT_TOKENS` tokens broadcast (the others count 0): any such order finds the
     join's pairs, so few or none broadcast give the command line's clusters too."""
-    monkeypatch.setattr(neardup.spark, "_FREQUENT_TOKENS", frequent)
+    monkeypatch.setattr(neardup.spark.set_join, "_FREQUENT_TOKENS", frequent)
     rows = corpus[:800]
     expected = run_cli(cli, tmp_path, rows, "--method", "join", "--threshold", "0.5")
     got = as_result(spark_dedup(frame(spark, rows, 3), method="join", threshold=0.5).collect())
