@@ -264,16 +264,8 @@ impl KeyLevel {
     /// The first position of `range` (one key's entries, in seq order) whose seq is at
     /// least `seq`.
     fn partition_seq(&self, range: Range<usize>, seq: u64) -> usize {
-        let (mut low, mut high) = (range.start, range.end);
-        while low < high {
-            let mid = low + (high - low) / 2;
-            if self.seq_at(mid) < seq {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        low
+        let start = range.start;
+        start + self.seqs[range].partition_point(|&at| self.base + u64::from(at) < seq)
     }
 
     /// Heap bytes held.
