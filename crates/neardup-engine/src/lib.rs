@@ -35,6 +35,7 @@
 pub mod batch;
 pub mod collection_index;
 pub mod sketch_store;
+pub mod spans;
 pub mod stream;
 
 /// The candidate factory's form of a method's join on Spark, for front ends that depend on the
