@@ -56,6 +56,7 @@ mod salvage;
 mod serve;
 mod shell;
 mod signals;
+mod spans;
 #[cfg(feature = "synth")]
 mod synth;
 mod threads;
@@ -88,6 +89,9 @@ struct Cli {
 enum Command {
     /// Remove exact and near-duplicate documents; write the kept ones and what was removed.
     Dedup(Box<dedup::DedupArgs>),
+    /// Remove repeated passages (substrings, lines or sentences found in several documents)
+    /// from inside the documents, keeping the first copy.
+    Spans(Box<spans::SpansArgs>),
     /// Write one self-contained HTML page about a dedup run: numbers, charts, and the largest and
     /// borderline clusters with each duplicate beside its representative.
     Report(report::ReportArgs),
@@ -127,6 +131,7 @@ impl Command {
     fn quiet(&self) -> bool {
         match self {
             Command::Dedup(args) => args.quiet(),
+            Command::Spans(args) => args.quiet(),
             Command::Fingerprint(args) => args.run.quiet,
             Command::Hamming(args) => args.quiet,
             Command::Report(args) => args.quiet,
@@ -185,6 +190,7 @@ fn main() -> ExitCode {
             let given = matches.subcommand_matches("dedup");
             dedup::dedup(args, given.map(dedup::given_options).unwrap_or_default())
         }
+        Command::Spans(args) => spans::spans(args),
         Command::Report(args) => report::report(args),
         Command::Eval(args) => eval::eval(args),
         #[cfg(feature = "synth")]

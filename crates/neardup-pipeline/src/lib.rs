@@ -55,6 +55,7 @@ pub mod paths;
 pub mod resume;
 pub mod rows;
 pub mod run;
+pub mod spans;
 pub mod stale;
 pub mod stats;
 

@@ -139,7 +139,7 @@ impl AtomicOutput {
     }
 
     /// The [`Error::Output`] for a failed write.
-    fn error(&self, error: impl std::fmt::Display) -> Error {
+    pub(crate) fn error(&self, error: impl std::fmt::Display) -> Error {
         Error::output(self.display_path(), error)
     }
 }
@@ -576,7 +576,7 @@ fn write_lines<'r>(
 /// read forward (a kept line after the last one read skips the lines between), each file's
 /// size and time checked against what they were when it was first read, and each line's
 /// bytes against its check.
-struct LinesAgain<'s> {
+pub(crate) struct LinesAgain<'s> {
     sources: &'s [Source],
     /// The source open now, its reader, and the offset the reader is at.
     open: Option<(u32, std::io::BufReader<std::fs::File>, u64)>,
@@ -584,7 +584,7 @@ struct LinesAgain<'s> {
 }
 
 impl<'s> LinesAgain<'s> {
-    fn new(sources: &'s [Source]) -> LinesAgain<'s> {
+    pub(crate) fn new(sources: &'s [Source]) -> LinesAgain<'s> {
         LinesAgain {
             sources,
             open: None,
@@ -593,7 +593,13 @@ impl<'s> LinesAgain<'s> {
     }
 
     /// The bytes of `record`'s line, `len` bytes at `offset` of its file.
-    fn line(&mut self, record: &Record, offset: u64, len: u64, check: u32) -> Result<&[u8]> {
+    pub(crate) fn line(
+        &mut self,
+        record: &Record,
+        offset: u64,
+        len: u64,
+        check: u32,
+    ) -> Result<&[u8]> {
         use std::io::{Read, Seek, SeekFrom};
         let source = &self.sources[record.source as usize];
         let changed = || {
@@ -648,7 +654,7 @@ impl<'s> LinesAgain<'s> {
 }
 
 /// A CSV or TSV writer in the format of `first` (TSV fields are never quoted).
-fn csv_writer<W: Write>(first: &Source, sink: W) -> csv::Writer<W> {
+pub(crate) fn csv_writer<W: Write>(first: &Source, sink: W) -> csv::Writer<W> {
     let tsv = first.format == Format::Tsv;
     csv::WriterBuilder::new()
         .delimiter(if tsv { b'\t' } else { b',' })

@@ -6,7 +6,8 @@
 //! - [`PairRow`] for `dedup --pairs` (with `similarity`, and `distance` for methods with
 //!   fingerprints) and `hamming` (with `distance` only);
 //! - [`FingerprintRow`] for `fingerprint`;
-//! - [`GroupRow`] for `hamming --groups`.
+//! - [`GroupRow`] for `hamming --groups`;
+//! - [`SpanRow`] for `spans --report` and [`RangesRow`] for `spans --ranges`.
 //!
 //! Ids are [`DocId`]s, as read from the input (a string or a number, `"7"` is not `7`);
 //! fields are written in the order they are declared, `null` for an absent value unless a
@@ -102,6 +103,61 @@ pub struct ClusterRow {
     /// Its similarity to `duplicate_of`; `null` when it is kept. May be absent when read.
     #[serde(default)]
     pub similarity: Option<f64>,
+}
+
+/// One row of a span report (`spans --report`, `dedup --span-report`): a removed text, how
+/// many documents it was removed from (`count`) and how often (`occurrences`), the bytes its
+/// removal took, and the first documents it was removed from (at most 100, in keep order;
+/// `more_documents` says how many are not listed). Rows come by bytes removed, most first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpanRow {
+    /// The removed text.
+    pub text: String,
+    /// Documents it was removed from.
+    pub count: u64,
+    /// Times it was removed.
+    pub occurrences: u64,
+    /// Bytes removed, over all its occurrences.
+    pub bytes_removed: u64,
+    /// The first documents it was removed from.
+    pub documents: Vec<DocId>,
+    /// Documents it was removed from that `documents` does not list.
+    pub more_documents: u64,
+}
+
+impl SpanRow {
+    /// The row of a summary, with documents named by `id(index in keep order)`.
+    pub fn new(
+        summary: &neardup_engine::spans::SpanSummary,
+        id: impl Fn(usize) -> DocId,
+    ) -> SpanRow {
+        let documents: Vec<DocId> = summary
+            .document_indexes
+            .iter()
+            .map(|&doc| id(doc as usize))
+            .collect();
+        SpanRow {
+            text: summary.text.clone(),
+            count: summary.documents as u64,
+            occurrences: summary.occurrences as u64,
+            bytes_removed: summary.bytes_removed,
+            more_documents: (summary.documents - documents.len()) as u64,
+            documents,
+        }
+    }
+}
+
+/// One row of a ranges file (`spans --ranges`): a changed document by its 0-based index in
+/// input order (`doc`) and its id, and its removed byte ranges `[start, end)` of the
+/// original UTF-8 text, sorted, never touching, never cutting a character.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangesRow {
+    /// The document's 0-based index in input order.
+    pub doc: u64,
+    /// Its id.
+    pub id: DocId,
+    /// The removed byte ranges.
+    pub ranges: Vec<[u32; 2]>,
 }
 
 /// One row of a pairs file: `{"a", "b", "similarity", "distance"}`. `dedup --pairs` writes

@@ -76,13 +76,22 @@ impl FoundSpans {
         let mut left = Vec::with_capacity(removals.len());
         let mut keep = kept.iter().peekable();
         for mut removal in removals {
-            while keep.peek().is_some_and(|k| (k.doc, k.end) <= (removal.doc, removal.start)) {
+            while keep
+                .peek()
+                .is_some_and(|k| (k.doc, k.end) <= (removal.doc, removal.start))
+            {
                 keep.next();
             }
             let mut ahead = keep.clone();
-            while let Some(k) = ahead.peek().filter(|k| k.doc == removal.doc && k.start < removal.end) {
+            while let Some(k) = ahead
+                .peek()
+                .filter(|k| k.doc == removal.doc && k.start < removal.end)
+            {
                 if k.start > removal.start {
-                    left.push(Removal { end: k.start, ..removal });
+                    left.push(Removal {
+                        end: k.start,
+                        ..removal
+                    });
                 }
                 removal.start = removal.start.max(k.end);
                 ahead.next();
@@ -92,7 +101,10 @@ impl FoundSpans {
             }
         }
         left.shrink_to_fit();
-        FoundSpans { removals: left, documents }
+        FoundSpans {
+            removals: left,
+            documents,
+        }
     }
 
     /// Every removal, by document then start.
@@ -108,14 +120,21 @@ impl FoundSpans {
     /// The removals of document `doc`, by start.
     pub fn ranges(&self, doc: usize) -> &[Removal] {
         let doc = doc as u64;
-        let first = self.removals.partition_point(|removal| u64::from(removal.doc) < doc);
-        let last = self.removals.partition_point(|removal| u64::from(removal.doc) <= doc);
+        let first = self
+            .removals
+            .partition_point(|removal| u64::from(removal.doc) < doc);
+        let last = self
+            .removals
+            .partition_point(|removal| u64::from(removal.doc) <= doc);
         &self.removals[first..last]
     }
 
     /// The bytes removed from all documents.
     pub fn removed_bytes(&self) -> u64 {
-        self.removals.iter().map(|removal| removal.len() as u64).sum()
+        self.removals
+            .iter()
+            .map(|removal| removal.len() as u64)
+            .sum()
     }
 
     /// The documents that lose at least one span.

@@ -53,6 +53,8 @@ pub use found::{FoundSpans, Removal, SpanSummary};
 
 use std::fmt;
 
+use neardup_core::cluster::KeepPolicy;
+
 /// What a span is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SpanLevel {
@@ -154,20 +156,29 @@ impl SpanOptions {
     /// `min_count` below 2.
     pub fn check(&self) -> Result<(), SpanError> {
         if self.min_length == 0 {
-            return Err(SpanError::Option("min-length must be at least 1 character".into()));
+            return Err(SpanError::option(
+                "min_length",
+                "0: it must be at least 1 character",
+            ));
         }
         if self.level == SpanLevel::Substring && self.min_length > MAX_MIN_LENGTH {
-            return Err(SpanError::Option(format!(
-                "min-length {} is above the substring level's {MAX_MIN_LENGTH} characters; \
-                 use --level line or sentence for longer units",
-                self.min_length
-            )));
+            return Err(SpanError::option(
+                "min_length",
+                format!(
+                    "{} is above the substring level's {MAX_MIN_LENGTH} characters; use the \
+                     line or sentence level for longer units",
+                    self.min_length
+                ),
+            ));
         }
         if self.min_count < 2 {
-            return Err(SpanError::Option(format!(
-                "min-count {} must be at least 2: a span found once is not repeated",
-                self.min_count
-            )));
+            return Err(SpanError::option(
+                "min_count",
+                format!(
+                    "{}: it must be at least 2 (a span found once is not repeated)",
+                    self.min_count
+                ),
+            ));
         }
         Ok(())
     }
@@ -176,8 +187,13 @@ impl SpanOptions {
 /// Why spans could not be found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SpanError {
-    /// An option out of range, with what is accepted.
-    Option(String),
+    /// An option out of range: its name and what is wrong, with what is accepted.
+    Option {
+        /// The option (`min_length`, `min_count`).
+        parameter: &'static str,
+        /// The value and what is accepted.
+        message: String,
+    },
     /// A document too long for 32-bit offsets (4 GiB), by its index in keep order.
     DocumentTooLong {
         /// The document's index in keep order.
@@ -192,7 +208,9 @@ pub enum SpanError {
 impl fmt::Display for SpanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpanError::Option(message) => write!(f, "{message}"),
+            SpanError::Option { parameter, message } => {
+                write!(f, "invalid `{parameter}`: {message}")
+            }
             SpanError::DocumentTooLong { index, bytes } => write!(
                 f,
                 "document {index} has {bytes} bytes; span removal takes documents of at most \
@@ -209,6 +227,39 @@ impl fmt::Display for SpanError {
 
 impl std::error::Error for SpanError {}
 
+impl SpanError {
+    fn option(parameter: &'static str, message: impl Into<String>) -> SpanError {
+        SpanError::Option {
+            parameter,
+            message: message.into(),
+        }
+    }
+}
+
+/// The order spans are kept in: document indexes, the first kept first. `First` is the input
+/// order; `Longest` and `Shortest` sort by length in characters, ties in input order.
+pub fn keep_order<S: AsRef<str>>(texts: &[S], keep: KeepPolicy) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..texts.len() as u32).collect();
+    if keep != KeepPolicy::First {
+        let lengths: Vec<usize> = texts
+            .iter()
+            .map(|text| text.as_ref().chars().count())
+            .collect();
+        order.sort_by_key(|&doc| {
+            let length = lengths[doc as usize];
+            (
+                if keep == KeepPolicy::Longest {
+                    usize::MAX - length
+                } else {
+                    length
+                },
+                doc,
+            )
+        });
+    }
+    order
+}
+
 /// Finds the repeated spans of `texts`, given in keep order.
 ///
 /// # Errors
@@ -223,10 +274,15 @@ pub fn find_spans<S: AsRef<str> + Sync>(
     if texts.len() > u32::MAX as usize {
         return Err(SpanError::TooManyDocuments(texts.len()));
     }
-    if let Some((index, text)) =
-        texts.iter().enumerate().find(|(_, text)| text.as_ref().len() > u32::MAX as usize)
+    if let Some((index, text)) = texts
+        .iter()
+        .enumerate()
+        .find(|(_, text)| text.as_ref().len() > u32::MAX as usize)
     {
-        return Err(SpanError::DocumentTooLong { index, bytes: text.as_ref().len() });
+        return Err(SpanError::DocumentTooLong {
+            index,
+            bytes: text.as_ref().len(),
+        });
     }
     let (removals, kept) = match options.level {
         SpanLevel::Substring => windows::removals(texts, options),

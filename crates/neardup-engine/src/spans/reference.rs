@@ -15,7 +15,9 @@ pub fn reference_spans<S: AsRef<str>>(texts: &[S], options: &SpanOptions) -> Fou
     for (doc, text) in texts.iter().enumerate() {
         let text = text.as_ref();
         for (key, remove) in spans_of(text, options) {
-            let entry = occurrences.entry(text[key.0..key.1].to_owned()).or_default();
+            let entry = occurrences
+                .entry(text[key.0..key.1].to_owned())
+                .or_default();
             entry.push((doc as u32, key.0, key.1, remove));
         }
     }
@@ -29,10 +31,16 @@ pub fn reference_spans<S: AsRef<str>>(texts: &[S], options: &SpanOptions) -> Fou
         if docs.len() < options.min_count {
             continue;
         }
-        let first = list.iter().min_by_key(|occurrence| (occurrence.0, occurrence.1));
+        let first = list
+            .iter()
+            .min_by_key(|occurrence| (occurrence.0, occurrence.1));
         for occurrence in list {
             let (doc, (start, end)) = (occurrence.0, occurrence.3);
-            let range = Removal { doc, start: start as u32, end: end as u32 };
+            let range = Removal {
+                doc,
+                start: start as u32,
+                end: end as u32,
+            };
             if Some(occurrence) == first && options.remove == SpanRemoval::Later {
                 if options.level == SpanLevel::Substring {
                     kept.push(range);

@@ -7,8 +7,25 @@ use super::*;
 
 /// Pieces mixing Chinese, English, emoji, full-width punctuation and line breaks.
 const PIECES: &[&str] = &[
-    "a", "b", "ab", "中", "文", "中文", "😀", "🇨🇳", "。", "！", "？", " ", "\n", ". ", "版权所有",
-    "Copyright 2024.", "本文转载自新华网。", "aaaa", "😀😀",
+    "a",
+    "b",
+    "ab",
+    "中",
+    "文",
+    "中文",
+    "😀",
+    "🇨🇳",
+    "。",
+    "！",
+    "？",
+    " ",
+    "\n",
+    ". ",
+    "版权所有",
+    "Copyright 2024.",
+    "本文转载自新华网。",
+    "aaaa",
+    "😀😀",
 ];
 
 fn corpus() -> impl Strategy<Value = Vec<String>> {
@@ -19,19 +36,25 @@ fn corpus() -> impl Strategy<Value = Vec<String>> {
 
 fn options() -> impl Strategy<Value = SpanOptions> {
     (
-        prop::sample::select(vec![SpanLevel::Substring, SpanLevel::Line, SpanLevel::Sentence]),
+        prop::sample::select(vec![
+            SpanLevel::Substring,
+            SpanLevel::Line,
+            SpanLevel::Sentence,
+        ]),
         1usize..9,
         2usize..4,
         prop::sample::select(vec![SpanCount::Documents, SpanCount::Occurrences]),
         prop::sample::select(vec![SpanRemoval::Later, SpanRemoval::All]),
     )
-        .prop_map(|(level, min_length, min_count, count, remove)| SpanOptions {
-            level,
-            min_length,
-            min_count,
-            count,
-            remove,
-        })
+        .prop_map(
+            |(level, min_length, min_count, count, remove)| SpanOptions {
+                level,
+                min_length,
+                min_count,
+                count,
+                remove,
+            },
+        )
 }
 
 proptest! {
@@ -63,13 +86,23 @@ proptest! {
 #[test]
 fn a_footer_is_removed_from_every_copy_but_the_first() {
     let footer = "本文转载自新华网，版权归原作者所有，如有侵权请联系删除。";
-    let texts = [format!("第一篇文章。{footer}"), format!("第二条消息！{footer}"), "无关。".into()];
-    let options = SpanOptions { min_length: 10, ..SpanOptions::default() };
+    let texts = [
+        format!("第一篇文章。{footer}"),
+        format!("第二条消息！{footer}"),
+        "无关。".into(),
+    ];
+    let options = SpanOptions {
+        min_length: 10,
+        ..SpanOptions::default()
+    };
     let found = find_spans(&texts, &options).unwrap();
     assert_eq!(found.apply(0, &texts[0]), texts[0]);
     assert_eq!(found.apply(1, &texts[1]), "第二条消息！");
     assert_eq!(found.removed_bytes(), footer.len() as u64);
-    let all = SpanOptions { remove: SpanRemoval::All, ..options };
+    let all = SpanOptions {
+        remove: SpanRemoval::All,
+        ..options
+    };
     let found = find_spans(&texts, &all).unwrap();
     assert_eq!(found.apply(0, &texts[0]), "第一篇文章。");
 }
@@ -77,7 +110,10 @@ fn a_footer_is_removed_from_every_copy_but_the_first() {
 #[test]
 fn a_run_of_one_character_keeps_one_window() {
     let texts = ["x".to_owned() + &"a".repeat(200), "a".repeat(20)];
-    let options = SpanOptions { min_length: 20, ..SpanOptions::default() };
+    let options = SpanOptions {
+        min_length: 20,
+        ..SpanOptions::default()
+    };
     let found = find_spans(&texts, &options).unwrap();
     assert_eq!(found.apply(0, &texts[0]), "x".to_owned() + &"a".repeat(20));
     assert_eq!(found.apply(1, &texts[1]), "");
@@ -86,11 +122,26 @@ fn a_run_of_one_character_keeps_one_window() {
 #[test]
 fn options_out_of_range_are_refused_with_what_is_accepted() {
     let texts = ["a"];
-    let zero = SpanOptions { min_length: 0, ..SpanOptions::default() };
-    assert!(find_spans(&texts, &zero).unwrap_err().to_string().contains("at least 1"));
-    let once = SpanOptions { min_count: 1, ..SpanOptions::default() };
-    assert!(find_spans(&texts, &once).unwrap_err().to_string().contains("at least 2"));
-    assert_eq!("sentence".parse::<SpanLevel>().unwrap(), SpanLevel::Sentence);
+    let zero = SpanOptions {
+        min_length: 0,
+        ..SpanOptions::default()
+    };
+    assert!(find_spans(&texts, &zero)
+        .unwrap_err()
+        .to_string()
+        .contains("at least 1"));
+    let once = SpanOptions {
+        min_count: 1,
+        ..SpanOptions::default()
+    };
+    assert!(find_spans(&texts, &once)
+        .unwrap_err()
+        .to_string()
+        .contains("at least 2"));
+    assert_eq!(
+        "sentence".parse::<SpanLevel>().unwrap(),
+        SpanLevel::Sentence
+    );
     assert!("word".parse::<SpanLevel>().is_err());
 }
 

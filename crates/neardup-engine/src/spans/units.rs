@@ -19,7 +19,10 @@ fn ends_sentence(c: char) -> bool {
 
 /// Closes a sentence after its end: quotes and brackets.
 fn closes_sentence(c: char) -> bool {
-    matches!(c, '”' | '’' | '"' | '\'' | '）' | ')' | '】' | '」' | '』' | '》' | ']' | '〕')
+    matches!(
+        c,
+        '”' | '’' | '"' | '\'' | '）' | ')' | '】' | '」' | '』' | '》' | ']' | '〕'
+    )
 }
 
 /// Space kept out of a sentence's key (a line break ends the sentence instead).
@@ -41,8 +44,15 @@ pub(crate) fn lines(text: &str) -> impl Iterator<Item = Unit> + '_ {
             None => (text.len(), text.len()),
         };
         at = next;
-        let key_end = if text[start..end].ends_with('\r') { end - 1 } else { end };
-        Some(Unit { key: (start, key_end), remove: (start, next) })
+        let key_end = if text[start..end].ends_with('\r') {
+            end - 1
+        } else {
+            end
+        };
+        Some(Unit {
+            key: (start, key_end),
+            remove: (start, next),
+        })
     })
 }
 
@@ -65,7 +75,10 @@ pub(crate) fn sentences(text: &str) -> impl Iterator<Item = Unit> + '_ {
         let spaces = after.len() - after.trim_start_matches(is_inline_space).len();
         at = end + spaces;
         let key_end = start + text[start..end].trim_end().len();
-        Some(Unit { key: (start, key_end), remove: (start, end + spaces) })
+        Some(Unit {
+            key: (start, key_end),
+            remove: (start, end + spaces),
+        })
     })
 }
 
@@ -111,9 +124,8 @@ struct Seen {
 
 /// The removals of the line or sentence level.
 pub(crate) fn removals<S: AsRef<str> + Sync>(texts: &[S], options: &SpanOptions) -> Vec<Removal> {
-    let long_enough = |key: &str| {
-        !key.trim().is_empty() && key.chars().nth(options.min_length - 1).is_some()
-    };
+    let long_enough =
+        |key: &str| !key.trim().is_empty() && key.chars().nth(options.min_length - 1).is_some();
     let mut seen: HashMap<&str, Seen> = HashMap::new();
     for (doc, text) in texts.iter().enumerate() {
         let text = text.as_ref();
@@ -139,14 +151,20 @@ pub(crate) fn removals<S: AsRef<str> + Sync>(texts: &[S], options: &SpanOptions)
         let text = text.as_ref();
         let doc = doc as u32;
         for unit in units(text, options.level) {
-            let Some(entry) = seen.get(&text[unit.key.0..unit.key.1]) else { continue };
+            let Some(entry) = seen.get(&text[unit.key.0..unit.key.1]) else {
+                continue;
+            };
             let first = entry.first == (doc, unit.key.0 as u32);
             if (entry.count as usize) < options.min_count
                 || first && options.remove == SpanRemoval::Later
             {
                 continue;
             }
-            removals.push(Removal { doc, start: unit.remove.0 as u32, end: unit.remove.1 as u32 });
+            removals.push(Removal {
+                doc,
+                start: unit.remove.0 as u32,
+                end: unit.remove.1 as u32,
+            });
         }
     }
     removals
@@ -157,7 +175,9 @@ mod tests {
     use super::*;
 
     fn keys(text: &str, level: SpanLevel) -> Vec<&str> {
-        units(text, level).map(|unit| &text[unit.key.0..unit.key.1]).collect()
+        units(text, level)
+            .map(|unit| &text[unit.key.0..unit.key.1])
+            .collect()
     }
 
     #[test]
@@ -165,15 +185,24 @@ mod tests {
         let text = "今天下雨了！“你带伞了吗？”他问。 Mr. Smith said no.  3.14 is pi\n第二行";
         assert_eq!(
             keys(text, SpanLevel::Sentence),
-            ["今天下雨了！", "“你带伞了吗？”", "他问。", "Mr.", "Smith said no.", "3.14 is pi", "第二行"]
+            [
+                "今天下雨了！",
+                "“你带伞了吗？”",
+                "他问。",
+                "Mr.",
+                "Smith said no.",
+                "3.14 is pi",
+                "第二行"
+            ]
         );
     }
 
     #[test]
     fn a_sentence_removal_takes_its_spaces_not_the_line_break() {
         let text = "A b.  C d.\nE";
-        let removes: Vec<&str> =
-            sentences(text).map(|unit| &text[unit.remove.0..unit.remove.1]).collect();
+        let removes: Vec<&str> = sentences(text)
+            .map(|unit| &text[unit.remove.0..unit.remove.1])
+            .collect();
         assert_eq!(removes, ["A b.  ", "C d.", "E"]);
     }
 
@@ -181,8 +210,9 @@ mod tests {
     fn lines_leave_out_the_line_break_and_carriage_return() {
         let text = "one\r\ntwo\n\nthree";
         assert_eq!(keys(text, SpanLevel::Line), ["one", "two", "", "three"]);
-        let removes: Vec<&str> =
-            lines(text).map(|unit| &text[unit.remove.0..unit.remove.1]).collect();
+        let removes: Vec<&str> = lines(text)
+            .map(|unit| &text[unit.remove.0..unit.remove.1])
+            .collect();
         assert_eq!(removes, ["one\r\n", "two\n", "\n", "three"]);
     }
 }

@@ -239,8 +239,18 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
 
     /// Walks every r from the highest down, returning the removed and kept ranges.
     fn walk(mut self) -> (Vec<Removal>, Vec<Removal>) {
-        let high = self.members.iter().map(|member| member.r_high).max().unwrap_or(0);
-        let low = self.members.iter().map(|member| member.r_low).min().unwrap_or(0);
+        let high = self
+            .members
+            .iter()
+            .map(|member| member.r_high)
+            .max()
+            .unwrap_or(0);
+        let low = self
+            .members
+            .iter()
+            .map(|member| member.r_low)
+            .min()
+            .unwrap_or(0);
         let mut active: Vec<(u64, usize)> = Vec::new();
         for r in (low..=high).rev() {
             active.clear();
@@ -254,7 +264,8 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
             active.sort_unstable();
             let mut start = 0;
             while start < active.len() {
-                let end = start + active[start..].partition_point(|&(hash, _)| hash == active[start].0);
+                let end =
+                    start + active[start..].partition_point(|&(hash, _)| hash == active[start].0);
                 if self.count(active[start..end].iter().map(|&(_, member)| member))
                     >= self.options.min_count
                 {
@@ -285,7 +296,11 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
             let start = if r == 0 {
                 anchor_byte
             } else {
-                text[..anchor_byte].char_indices().rev().nth(r - 1).map_or(0, |(at, _)| at)
+                text[..anchor_byte]
+                    .char_indices()
+                    .rev()
+                    .nth(r - 1)
+                    .map_or(0, |(at, _)| at)
             };
             let mut hash = 0u64;
             let mut end = start;
@@ -328,11 +343,13 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
     fn classes(&mut self, mut run: Vec<usize>, r: usize) {
         while !run.is_empty() {
             let first = run[0];
-            let (class, rest): (Vec<usize>, Vec<usize>) =
-                run.iter().partition(|&&member| member == first || self.equal(member, first, r));
+            let (class, rest): (Vec<usize>, Vec<usize>) = run
+                .iter()
+                .partition(|&&member| member == first || self.equal(member, first, r));
             if self.count(class.iter().copied()) >= self.options.min_count {
                 for &member in &class {
-                    let side = usize::from(member == first && self.options.remove == SpanRemoval::Later);
+                    let side =
+                        usize::from(member == first && self.options.remove == SpanRemoval::Later);
                     self.mark(member, side);
                 }
             }
@@ -391,7 +408,11 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
     fn flush(&mut self, member: usize, side: usize) {
         if let Some((start, end)) = self.walkers[member].open[side].take() {
             let doc = self.members[member].doc;
-            self.marks[side].push(Removal { doc, start: start as u32, end: end as u32 });
+            self.marks[side].push(Removal {
+                doc,
+                start: start as u32,
+                end: end as u32,
+            });
         }
     }
 }

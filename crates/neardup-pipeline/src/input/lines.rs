@@ -413,7 +413,7 @@ fn lookup<'v>(value: &'v Value, path: &str) -> Option<&'v Value> {
 }
 
 /// [`lookup`], mutably.
-fn lookup_mut<'v>(value: &'v mut Value, path: &str) -> Option<&'v mut Value> {
+pub(crate) fn lookup_mut<'v>(value: &'v mut Value, path: &str) -> Option<&'v mut Value> {
     if value.get(path).is_some() {
         return value.get_mut(path);
     }

@@ -33,6 +33,7 @@ mod row_tracker;
 mod runs;
 
 pub use crate::compression::open_stream;
+pub(crate) use lines::lookup_mut;
 pub use lines::{describe, text_again};
 pub use peek::first_record_has_field;
 pub use runs::Runs;

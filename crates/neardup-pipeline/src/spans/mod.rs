@@ -1,0 +1,341 @@
+//! The `spans` job: repeated passages removed from inside documents (see
+//! [`neardup_engine::spans`]), the records written back in their format with the text
+//! field shortened, a report of the spans and, for tools, the removed byte ranges.
+//!
+//! The same step runs after whole-document dedup in one run ([`SpanRun`] in
+//! [`crate::run::RunConfig::spans`]): spans then come off the kept documents only.
+
+mod write;
+
+use std::time::Instant;
+
+use neardup_core::cluster::KeepPolicy;
+use neardup_engine::spans::{find_spans, keep_order, FoundSpans, SpanError, SpanOptions};
+
+use crate::error::{Error, Result};
+use crate::input::{read_inputs_leaving_lines, Corpus, InputOptions, Skipped};
+use crate::output::{commit_all, write_json_lines, AtomicOutput};
+use crate::paths::check_distinct_named;
+use crate::rows::{DocId, RangesRow, SpanRow};
+
+pub(crate) use write::write_edited;
+
+/// The documents a report row lists at most.
+pub const DOCUMENTS_LISTED: usize = 100;
+
+/// Bytes held per byte of text at the substring level, besides the texts (anchors, sorting,
+/// the groups' walkers), and per record (its id, offsets and order): what
+/// [`memory_needed`] counts.
+const PER_RECORD_BYTES: u64 = 160;
+
+/// Span removal within a run: what to find, and the optional report files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanRun {
+    /// What to find and remove.
+    pub options: SpanOptions,
+    /// The spans, one JSON row per removed text ([`SpanRow`]).
+    pub report: Option<String>,
+    /// The removed byte ranges, one JSON row per changed document ([`RangesRow`]).
+    pub ranges: Option<String>,
+}
+
+/// One `spans` job.
+#[derive(Debug, Clone)]
+pub struct SpansConfig {
+    /// Input paths (`-` for stdin).
+    pub inputs: Vec<String>,
+    /// How to read them.
+    pub input: InputOptions,
+    /// Where the documents go, spans removed (`-` for stdout).
+    pub output: String,
+    /// What to find, and the report files.
+    pub spans: SpanRun,
+    /// Which copy of a span stays: the first in this order.
+    pub keep: KeepPolicy,
+    /// The memory the run may take, in bytes (`None`: no check).
+    pub memory_limit: Option<u64>,
+}
+
+/// What a span step did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpansReport {
+    /// Documents read (kept documents, after a dedup).
+    pub documents: usize,
+    /// Documents that lost at least one span.
+    pub changed_documents: usize,
+    /// Bytes of text before removal.
+    pub text_bytes: u64,
+    /// Bytes removed.
+    pub removed_bytes: u64,
+    /// Distinct removed texts.
+    pub distinct_spans: usize,
+    /// The most removed texts: (text, documents it was removed from), at most five.
+    pub top: Vec<(String, usize)>,
+    /// Malformed records skipped (`--on-error skip`).
+    pub skipped: Skipped,
+    /// Seconds by stage: read, find, write.
+    pub seconds: Vec<(String, f64)>,
+}
+
+/// The memory a `spans` run is expected to hold for a corpus of `text_bytes` bytes of text
+/// in `records` records: the texts, the anchors at the substring level (about 2.5 bytes per
+/// byte of text at worst, English at the default length; less for Chinese) and the records.
+pub fn memory_needed(text_bytes: u64, records: u64) -> u64 {
+    text_bytes + text_bytes * 5 / 2 + records * PER_RECORD_BYTES
+}
+
+/// Runs one `spans` job.
+///
+/// # Errors
+/// Options out of range (naming the option), an output that is an input, unreadable or
+/// malformed input (unless skipped), a corpus expected to pass `memory_limit`, an output
+/// format that cannot be written (Parquet), unwritable outputs. Nothing is written then.
+pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
+    config
+        .spans
+        .options
+        .check()
+        .map_err(|e| span_error(e, None))?;
+    let named = [
+        ("`output`", Some(config.output.as_str())),
+        ("`report`", config.spans.report.as_deref()),
+        ("`ranges`", config.spans.ranges.as_deref()),
+    ];
+    let named: Vec<(&str, &str)> = named
+        .into_iter()
+        .filter_map(|(name, path)| Some((name, path?)))
+        .collect();
+    let inputs: Vec<(Option<String>, &str)> = config
+        .inputs
+        .iter()
+        .map(|path| (None, path.as_str()))
+        .collect();
+    check_distinct_named(&inputs, &named)?;
+    let started = Instant::now();
+    let mut corpus = read_inputs_leaving_lines(&config.inputs, &config.input)?;
+    check_memory(&corpus, config.memory_limit)?;
+    let read = started.elapsed().as_secs_f64();
+    let mut outputs = SpanOutputs::create(&config.output, &config.spans)?;
+    let keep = vec![true; corpus.records.len()];
+    let mut report = remove_spans(
+        &corpus,
+        &keep,
+        &config.input,
+        config.keep,
+        &config.spans,
+        &mut outputs,
+    )?;
+    outputs.commit()?;
+    report.skipped = std::mem::take(&mut corpus.skipped);
+    report.seconds.insert(0, ("read".to_owned(), read));
+    Ok(report)
+}
+
+/// Refuses a corpus whose span step would pass `limit`, before any work.
+fn check_memory(corpus: &Corpus, limit: Option<u64>) -> Result<()> {
+    let Some(limit) = limit else { return Ok(()) };
+    let text: u64 = corpus
+        .records
+        .iter()
+        .map(|record| record.text.len() as u64)
+        .sum();
+    let needed = memory_needed(text, corpus.records.len() as u64);
+    if needed <= limit {
+        return Ok(());
+    }
+    let path = corpus
+        .sources
+        .first()
+        .map_or("<input>", |source| source.path.as_str());
+    Err(Error::Stopped {
+        parameter: "memory_limit".to_owned(),
+        message: format!(
+            "{path}: span removal holds the texts and their anchors in memory, about {} MiB \
+             for these {} records of {} MiB of text, above --memory-limit {} MiB; raise the \
+             limit or split the corpus",
+            needed >> 20,
+            corpus.records.len(),
+            text >> 20,
+            limit >> 20
+        ),
+    })
+}
+
+/// The files a span step writes, created before the work starts.
+pub(crate) struct SpanOutputs {
+    pub(crate) kept: Option<AtomicOutput>,
+    report: Option<AtomicOutput>,
+    ranges: Option<AtomicOutput>,
+}
+
+impl SpanOutputs {
+    /// Creates the kept output at `output` and the report files of `spans`.
+    fn create(output: &str, spans: &SpanRun) -> Result<SpanOutputs> {
+        let mut outputs = SpanOutputs::reports(spans)?;
+        outputs.kept = Some(AtomicOutput::create(output)?);
+        Ok(outputs)
+    }
+
+    /// Creates the report files of `spans` (the kept output is the caller's).
+    pub(crate) fn reports(spans: &SpanRun) -> Result<SpanOutputs> {
+        let optional =
+            |path: &Option<String>| path.as_deref().map(AtomicOutput::create).transpose();
+        Ok(SpanOutputs {
+            kept: None,
+            report: optional(&spans.report)?,
+            ranges: optional(&spans.ranges)?,
+        })
+    }
+
+    /// Commits every file together.
+    pub(crate) fn commit(self) -> Result<()> {
+        commit_all(
+            [self.kept, self.report, self.ranges]
+                .into_iter()
+                .flatten()
+                .collect(),
+        )
+    }
+}
+
+/// Finds the spans of the records with `keep[i]` (in the order of `policy`), writes those
+/// records with their spans removed to `kept` (or `outputs.kept`) and the report files.
+pub(crate) fn remove_spans(
+    corpus: &Corpus,
+    keep: &[bool],
+    input: &InputOptions,
+    policy: KeepPolicy,
+    spans: &SpanRun,
+    outputs: &mut SpanOutputs,
+) -> Result<SpansReport> {
+    let started = Instant::now();
+    // Kept records by input order, and their texts in keep order.
+    let kept: Vec<usize> = (0..corpus.records.len()).filter(|&i| keep[i]).collect();
+    let texts: Vec<&str> = kept
+        .iter()
+        .map(|&i| corpus.records[i].text.as_str())
+        .collect();
+    let order = keep_order(&texts, policy);
+    let ordered: Vec<&str> = order.iter().map(|&doc| texts[doc as usize]).collect();
+    let found = find_spans(&ordered, &spans.options).map_err(|e| {
+        let record = |index: usize| &corpus.records[kept[order[index] as usize]];
+        span_error(
+            e,
+            Some(&|index| {
+                let record = record(index);
+                let path = corpus.sources[record.source as usize].path.clone();
+                (path, record.line)
+            }),
+        )
+    })?;
+    // Where each kept record (by input order) stands in keep order.
+    let mut rank = vec![0u32; texts.len()];
+    for (position, &doc) in order.iter().enumerate() {
+        rank[doc as usize] = position as u32;
+    }
+    let finding = started.elapsed().as_secs_f64();
+    let writing = Instant::now();
+    let mut by_record = vec![u32::MAX; corpus.records.len()];
+    for (kept_index, &record) in kept.iter().enumerate() {
+        by_record[record] = rank[kept_index];
+    }
+    if let Some(out) = outputs.kept.as_mut() {
+        write_edited(
+            corpus,
+            keep,
+            input,
+            &|record| {
+                let text = corpus.records[record].text.as_str();
+                match found.apply(by_record[record] as usize, text) {
+                    std::borrow::Cow::Borrowed(_) => None,
+                    std::borrow::Cow::Owned(edited) => Some(edited),
+                }
+            },
+            out,
+        )?;
+    }
+    let text_of = |position: usize| ordered[position];
+    let id_of = |position: usize| DocId::from(&corpus.records[kept[order[position] as usize]].id);
+    let summaries = found.summaries(text_of, DOCUMENTS_LISTED);
+    if let Some(out) = outputs.report.as_mut() {
+        let rows = summaries.iter().map(|summary| SpanRow::new(summary, id_of));
+        write_json_lines(out, rows)?;
+    }
+    if let Some(out) = outputs.ranges.as_mut() {
+        write_json_lines(out, ranges_rows(&found, &kept, &order, corpus))?;
+    }
+    Ok(SpansReport {
+        documents: texts.len(),
+        changed_documents: found.changed_documents(),
+        text_bytes: texts.iter().map(|text| text.len() as u64).sum(),
+        removed_bytes: found.removed_bytes(),
+        distinct_spans: summaries.len(),
+        top: summaries
+            .iter()
+            .take(5)
+            .map(|s| (s.text.clone(), s.documents))
+            .collect(),
+        skipped: Skipped::default(),
+        seconds: vec![
+            ("find_spans".to_owned(), finding),
+            ("write".to_owned(), writing.elapsed().as_secs_f64()),
+        ],
+    })
+}
+
+/// The removed ranges of each changed record, in input order.
+fn ranges_rows<'a>(
+    found: &'a FoundSpans,
+    kept: &'a [usize],
+    order: &'a [u32],
+    corpus: &'a Corpus,
+) -> impl Iterator<Item = RangesRow> + 'a {
+    let mut changed: Vec<(usize, usize)> = Vec::new();
+    let mut last = None;
+    for removal in found.removals() {
+        if last != Some(removal.doc) {
+            last = Some(removal.doc);
+            changed.push((
+                kept[order[removal.doc as usize] as usize],
+                removal.doc as usize,
+            ));
+        }
+    }
+    changed.sort_unstable();
+    changed
+        .into_iter()
+        .map(move |(record, position)| RangesRow {
+            doc: record as u64,
+            id: DocId::from(&corpus.records[record].id),
+            ranges: found
+                .ranges(position)
+                .iter()
+                .map(|r| [r.start, r.end])
+                .collect(),
+        })
+}
+
+/// A span error as the pipeline's: an option names itself; a document too long names its
+/// file and line (`located` gives them by keep-order index).
+fn span_error(error: SpanError, located: Option<&dyn Fn(usize) -> (String, u64)>) -> Error {
+    match (error, located) {
+        (SpanError::Option { parameter, message }, _) => {
+            Error::Parameter(neardup_core::Error::invalid(parameter, message))
+        }
+        (SpanError::DocumentTooLong { index, bytes }, Some(located)) => {
+            let (path, line) = located(index);
+            Error::Input {
+                path,
+                line,
+                message: format!(
+                    "the text has {bytes} bytes; span removal takes texts of at most 4 GiB \
+                     (cap them with --max-doc-bytes, or split the document)"
+                ),
+            }
+        }
+        (other, _) => Error::Stopped {
+            parameter: "spans".to_owned(),
+            message: other.to_string(),
+        },
+    }
+}
