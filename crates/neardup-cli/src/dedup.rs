@@ -6,8 +6,10 @@ use clap::parser::ValueSource;
 use clap::Args;
 use neardup_core::cluster::{ClusterMode, KeepPolicy};
 use neardup_core::registry;
+use neardup_engine::spans::{SpanLevel, SpanOptions};
 use neardup_engine::EngineOptions;
 use neardup_pipeline::run::{run, RunConfig};
+use neardup_pipeline::spans::SpanRun;
 use neardup_pipeline::stats::RunStats;
 
 use crate::args::{at_least_one, method_names, parse_size, InputArgs, MethodArgs, RunArgs};
@@ -114,6 +116,26 @@ pub struct DedupArgs {
     /// With --against: also deduplicate the inputs among themselves.
     #[arg(long, requires = "against")]
     within: bool,
+    /// Also remove repeated spans from the kept documents, in the same run: `substring`,
+    /// `line` or `sentence` (as `neardup spans --level`). The kept records are written with
+    /// their spans removed; the first copy of a span (in --keep order) stays. Holds the
+    /// texts in memory: a corpus that needs the streamed path is refused.
+    #[arg(long, value_name = "LEVEL")]
+    spans: Option<SpanLevel>,
+    /// With --spans: the shortest span, in characters (default: 50 for substrings, 10 for
+    /// lines and sentences).
+    #[arg(long, value_name = "N", requires = "spans")]
+    span_min_length: Option<usize>,
+    /// With --spans: the fewest kept documents a span must be found in.
+    #[arg(long, value_name = "K", default_value_t = 2, requires = "spans")]
+    span_min_count: usize,
+    /// With --spans: write the spans removed (as `neardup spans --report`).
+    #[arg(long, value_name = "SPANS.jsonl", requires = "spans")]
+    span_report: Option<String>,
+    /// With --spans: write the removed byte ranges of every changed document (as `neardup
+    /// spans --ranges`).
+    #[arg(long, value_name = "FILE", requires = "spans")]
+    span_ranges: Option<String>,
     #[command(flatten)]
     run: RunArgs,
     #[command(flatten)]
@@ -155,6 +177,17 @@ impl DedupArgs {
             memory_limit: self.memory_limit.map(|bytes| bytes as u64),
             temp_dir: self.temp_dir.clone(),
             resume: self.resume,
+            spans: self.spans.map(|level| SpanRun {
+                options: SpanOptions {
+                    level,
+                    min_length: (self.span_min_length)
+                        .unwrap_or(SpanOptions::default_length(level)),
+                    min_count: self.span_min_count,
+                    ..SpanOptions::default()
+                },
+                report: self.span_report.clone(),
+                ranges: self.span_ranges.clone(),
+            }),
         }
     }
 }
@@ -177,6 +210,9 @@ pub fn dedup(args: &DedupArgs, given: Vec<String>) -> anyhow::Result<()> {
     progress.finish();
     if !args.run.quiet {
         print_summary(&report.stats);
+        if let Some(spans) = &report.spans {
+            crate::spans::print_summary(spans);
+        }
     }
     print_skipped(&report.stats);
     print_capped(&report.stats);

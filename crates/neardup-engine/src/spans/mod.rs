@@ -43,6 +43,7 @@
 //! # Ok::<(), neardup_engine::spans::SpanError>(())
 //! ```
 
+pub mod distributed;
 mod found;
 mod units;
 mod windows;
@@ -50,6 +51,7 @@ mod windows;
 pub mod reference;
 
 pub use found::{FoundSpans, Removal, SpanSummary};
+pub use units::{candidate_units, Unit};
 
 use std::fmt;
 

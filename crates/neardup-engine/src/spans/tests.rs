@@ -151,3 +151,50 @@ fn an_empty_corpus_finds_nothing() {
     let found = find_spans(&texts, &SpanOptions::default()).unwrap();
     assert!(found.removals().is_empty());
 }
+
+/// The distributed steps, run by hand as Spark runs them: anchors with contexts per
+/// document, grouped by key, each group walked, marks brought back per document.
+fn distributed_spans(texts: &[String], options: &SpanOptions) -> FoundSpans {
+    use std::collections::BTreeMap;
+
+    use super::distributed::{context_anchors, document_ranges, group_marks, GroupMember};
+
+    let mut groups: BTreeMap<u64, Vec<GroupMember<'_>>> = BTreeMap::new();
+    for (doc, text) in texts.iter().enumerate() {
+        for anchor in context_anchors(text, options).unwrap() {
+            let context = &text[anchor.start as usize..anchor.end as usize];
+            groups.entry(anchor.key).or_default().push(GroupMember { doc: doc as u32, context, anchor });
+        }
+    }
+    let mut removed: BTreeMap<u32, (Vec<Removal>, Vec<Removal>)> = BTreeMap::new();
+    for members in groups.values() {
+        let (group_removed, group_kept) = group_marks(members, options);
+        for mark in group_removed {
+            removed.entry(mark.doc).or_default().0.push(mark);
+        }
+        for mark in group_kept {
+            removed.entry(mark.doc).or_default().1.push(mark);
+        }
+    }
+    let mut all = Vec::new();
+    for (doc, (marks, kept)) in removed {
+        let ranges = document_ranges(marks, kept);
+        all.extend(ranges.into_iter().map(|(start, end)| Removal { doc, start, end }));
+    }
+    FoundSpans::new(all, Vec::new(), texts.len())
+}
+
+proptest! {
+    #[test]
+    fn the_distributed_steps_give_the_same_spans(
+        texts in corpus(),
+        n in 1usize..30,
+        count in prop::sample::select(vec![SpanCount::Documents, SpanCount::Occurrences]),
+        remove in prop::sample::select(vec![SpanRemoval::Later, SpanRemoval::All]),
+    ) {
+        let options = SpanOptions { min_length: n, count, remove, ..SpanOptions::default() };
+        let found = find_spans(&texts, &options).unwrap();
+        let distributed = distributed_spans(&texts, &options);
+        prop_assert_eq!(found.removals(), distributed.removals());
+    }
+}

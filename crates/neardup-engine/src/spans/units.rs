@@ -7,9 +7,22 @@ use super::{Removal, SpanCount, SpanLevel, SpanOptions, SpanRemoval};
 /// One line or sentence: the text it is matched by (`key`) and the bytes its removal takes
 /// (`remove`: the key and its line break, or the key and the spaces after it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Unit {
+pub struct Unit {
+    /// The bytes of the text it is matched by.
     pub key: (usize, usize),
+    /// The bytes its removal takes.
     pub remove: (usize, usize),
+}
+
+/// The units of `text` at `level` (line or sentence) that may be spans: not blank, and at
+/// least `min_length` characters long. The distributed form counts their keys by a shuffle.
+pub fn candidate_units(text: &str, level: SpanLevel, min_length: usize) -> Vec<Unit> {
+    units(text, level).filter(|unit| long_enough(&text[unit.key.0..unit.key.1], min_length)).collect()
+}
+
+/// Whether a unit's key may be a span.
+fn long_enough(key: &str, min_length: usize) -> bool {
+    !key.trim().is_empty() && key.chars().nth(min_length.saturating_sub(1)).is_some()
 }
 
 /// Ends a sentence wherever it stands.
@@ -124,15 +137,13 @@ struct Seen {
 
 /// The removals of the line or sentence level.
 pub(crate) fn removals<S: AsRef<str> + Sync>(texts: &[S], options: &SpanOptions) -> Vec<Removal> {
-    let long_enough =
-        |key: &str| !key.trim().is_empty() && key.chars().nth(options.min_length - 1).is_some();
     let mut seen: HashMap<&str, Seen> = HashMap::new();
     for (doc, text) in texts.iter().enumerate() {
         let text = text.as_ref();
         let doc = doc as u32;
         for unit in units(text, options.level) {
             let key = &text[unit.key.0..unit.key.1];
-            if !long_enough(key) {
+            if !long_enough(key, options.min_length) {
                 continue;
             }
             let entry = seen.entry(key).or_insert(Seen {

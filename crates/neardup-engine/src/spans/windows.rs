@@ -36,16 +36,16 @@ pub(crate) fn kgram_length(n: usize) -> usize {
 /// charged to it (`r_low..=r_high`, the window starting r characters before it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Anchor {
-    key_high: u32,
-    key_low: u32,
-    doc: u32,
-    byte: u32,
-    r_low: u16,
-    r_high: u16,
+    pub(crate) key_high: u32,
+    pub(crate) key_low: u32,
+    pub(crate) doc: u32,
+    pub(crate) byte: u32,
+    pub(crate) r_low: u16,
+    pub(crate) r_high: u16,
 }
 
 impl Anchor {
-    fn key(&self) -> u64 {
+    pub(crate) fn key(&self) -> u64 {
         (u64::from(self.key_high) << 32) | u64::from(self.key_low)
     }
 
@@ -55,7 +55,7 @@ impl Anchor {
 }
 
 /// `base` to the power `exponent`, modulo 2^64.
-fn power(exponent: usize) -> u64 {
+pub(crate) fn power(exponent: usize) -> u64 {
     (0..exponent).fold(1u64, |product, _| product.wrapping_mul(BASE))
 }
 
@@ -188,7 +188,13 @@ pub(crate) fn removals<S: AsRef<str> + Sync>(
     let groups = groups(&anchors, options);
     let found: Vec<(Vec<Removal>, Vec<Removal>)> = groups
         .into_par_iter()
-        .map(|range| Group::new(texts, &anchors[range], options).walk())
+        .map(|range| {
+            let members = &anchors[range];
+            let text = |member: usize| texts[members[member].doc as usize].as_ref();
+            let (removed, kept) = Group::new(&text, members, options).walk();
+            let ranges = |marks: Vec<(usize, Removal)>| marks.into_iter().map(|(_, r)| r).collect();
+            (ranges(removed), ranges(kept))
+        })
         .collect();
     let mut removed = Vec::new();
     let mut kept = Vec::new();
@@ -198,6 +204,9 @@ pub(crate) fn removals<S: AsRef<str> + Sync>(
     }
     (removed, kept)
 }
+
+/// The removed and kept window ranges of a group, each with the member it was marked on.
+pub(crate) type Marks = (Vec<(usize, Removal)>, Vec<(usize, Removal)>);
 
 /// A member's window at the current r, and its agreement with a first copy.
 #[derive(Debug, Clone, Copy, Default)]
@@ -211,20 +220,25 @@ struct Walker {
     open: [Option<(usize, usize)>; 2],
 }
 
-/// One k-gram's anchors, walked r by r.
-struct Group<'a, S> {
-    texts: &'a [S],
+/// One k-gram's anchors, walked r by r. `text(member)` is the text a member's anchor byte
+/// is in: its document, or (on Spark) the context shipped with it.
+pub(crate) struct Group<'a> {
+    text: &'a dyn Fn(usize) -> &'a str,
     members: &'a [Anchor],
     walkers: Vec<Walker>,
     options: &'a SpanOptions,
     top: u64,
-    marks: [Vec<Removal>; 2],
+    marks: [Vec<(usize, Removal)>; 2],
 }
 
-impl<'a, S: AsRef<str>> Group<'a, S> {
-    fn new(texts: &'a [S], members: &'a [Anchor], options: &'a SpanOptions) -> Self {
+impl<'a> Group<'a> {
+    pub(crate) fn new(
+        text: &'a dyn Fn(usize) -> &'a str,
+        members: &'a [Anchor],
+        options: &'a SpanOptions,
+    ) -> Self {
         Group {
-            texts,
+            text,
             members,
             walkers: vec![Walker::default(); members.len()],
             options,
@@ -234,11 +248,12 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
     }
 
     fn text(&self, member: usize) -> &'a str {
-        self.texts[self.members[member].doc as usize].as_ref()
+        (self.text)(member)
     }
 
-    /// Walks every r from the highest down, returning the removed and kept ranges.
-    fn walk(mut self) -> (Vec<Removal>, Vec<Removal>) {
+    /// Walks every r from the highest down, returning the removed and kept ranges (in the
+    /// members' texts' bytes).
+    pub(crate) fn walk(mut self) -> Marks {
         let high = self
             .members
             .iter()
@@ -408,11 +423,12 @@ impl<'a, S: AsRef<str>> Group<'a, S> {
     fn flush(&mut self, member: usize, side: usize) {
         if let Some((start, end)) = self.walkers[member].open[side].take() {
             let doc = self.members[member].doc;
-            self.marks[side].push(Removal {
+            let removal = Removal {
                 doc,
                 start: start as u32,
                 end: end as u32,
-            });
+            };
+            self.marks[side].push((member, removal));
         }
     }
 }

@@ -15,6 +15,7 @@ use super::{refuse_all_skipped, Ids, Read, RunConfig};
 use crate::error::Result;
 use crate::input::{read_inputs, read_inputs_leaving_lines, text_again, Corpus};
 use crate::output::write_kept;
+use crate::spans::remove_spans;
 
 /// The in-memory path: every record read, the texts moved into the engine, the kept records
 /// written from memory.
@@ -32,21 +33,44 @@ pub(super) fn read_in_memory<M: Registered>(
     refuse_all_skipped(&corpus)?;
     let read_seconds = started.elapsed().as_secs_f64();
     let first = reference.records.len();
-    // The texts move into the engine, which drops each once it is sketched.
-    let texts: Vec<String> = (reference.records.iter_mut())
-        .chain(corpus.records.iter_mut())
-        .map(|r| std::mem::take(&mut r.text))
-        .collect();
     let engine = EngineOptions {
         reference: first as u32,
         ..engine
     };
-    let outcome = neardup_engine::dedup_owned(method, texts, engine, progress)?;
+    let outcome = if config.spans.is_some() {
+        // Span removal reads the kept texts after the dedup: they are lent, not moved.
+        let texts: Vec<&str> = (reference.records.iter())
+            .chain(corpus.records.iter())
+            .map(|r| r.text.as_str())
+            .collect();
+        neardup_engine::dedup(method, &texts, engine, progress)?
+    } else {
+        // The texts move into the engine, which drops each once it is sketched.
+        let texts: Vec<String> = (reference.records.iter_mut())
+            .chain(corpus.records.iter_mut())
+            .map(|r| std::mem::take(&mut r.text))
+            .collect();
+        neardup_engine::dedup_owned(method, texts, engine, progress)?
+    };
     let writing = Instant::now();
     let keep: Vec<bool> = (outcome.assignment.duplicate_of[first..].iter())
         .map(Option::is_none)
         .collect();
-    write_kept(&corpus, &keep, &mut outputs.kept)?;
+    let spans = match (&config.spans, outputs.spans.as_mut()) {
+        (Some(run), Some(reports)) => Some(remove_spans(
+            &corpus,
+            &keep,
+            &config.input,
+            config.engine.keep,
+            run,
+            Some(&mut outputs.kept),
+            reports,
+        )?),
+        _ => {
+            write_kept(&corpus, &keep, &mut outputs.kept)?;
+            None
+        }
+    };
     // The texts the templates section lists, from the records' lines (held, or read at
     // their places): the whole inputs are read again only for the others.
     let mut texts = HashMap::new();
@@ -82,6 +106,7 @@ pub(super) fn read_in_memory<M: Registered>(
         memory: None,
         resume: None,
         texts,
+        spans,
     })
 }
 

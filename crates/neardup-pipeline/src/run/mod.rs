@@ -88,6 +88,9 @@ pub struct RunConfig {
     /// Whether a spilling run checkpoints its stages and takes up the checkpoints an earlier
     /// run of the same inputs and options left (`--resume`; see [`crate::resume`]).
     pub resume: bool,
+    /// Span removal from the kept documents, in the same run (`dedup --spans`); `None`: none.
+    /// It holds the texts in memory: a corpus that needs the streamed path is refused.
+    pub spans: Option<crate::spans::SpanRun>,
 }
 
 impl RunConfig {
@@ -110,6 +113,7 @@ impl RunConfig {
             memory_limit: None,
             temp_dir: None,
             resume: false,
+            spans: None,
         }
     }
 }
@@ -119,6 +123,8 @@ impl RunConfig {
 pub struct RunReport {
     /// The statistics.
     pub stats: RunStats,
+    /// What span removal did (`dedup --spans`).
+    pub spans: Option<crate::spans::SpansReport>,
 }
 
 /// Runs one dedup job.
@@ -286,6 +292,17 @@ fn run_with<M: Registered>(
             Err(error) => return Err(error),
         }
     }
+    if read.is_none() && config.spans.is_some() {
+        return Err(Error::Stopped {
+            parameter: "memory_limit".to_owned(),
+            message: format!(
+                "this corpus takes the streamed path ({}), and span removal in the same run \
+                 holds the texts in memory: raise --memory-limit, or run dedup, then neardup \
+                 spans on its output",
+                plan.reason
+            ),
+        });
+    }
     let mut read = match read {
         Some(read) => read,
         None => read_streamed(
@@ -339,6 +356,8 @@ struct Read {
     /// The texts of the documents the stats file's templates section lists (by engine
     /// document), taken where the path had them at hand; the others are read again there.
     texts: std::collections::HashMap<usize, String>,
+    /// What span removal did (`dedup --spans`).
+    spans: Option<crate::spans::SpansReport>,
 }
 
 /// What a resumable run took up from an earlier one.

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::input::Format;
 use crate::output::AtomicOutput;
 use crate::paths::check_distinct_named;
+use crate::spans::SpanOutputs;
 
 /// Every output of a run, created and not yet committed.
 pub(super) struct Outputs {
@@ -16,6 +17,8 @@ pub(super) struct Outputs {
     pub(super) stats: Option<AtomicOutput>,
     pub(super) boilerplate: Option<AtomicOutput>,
     pub(super) lexicon: Option<AtomicOutput>,
+    /// The span report files (`dedup --spans`).
+    pub(super) spans: Option<SpanOutputs>,
 }
 
 /// The outputs of a run, each with its option, in the order they are created.
@@ -27,6 +30,8 @@ fn named_outputs(config: &RunConfig) -> Vec<(&'static str, &str)> {
         ("`stats`", config.stats.as_ref()),
         ("`boilerplate_out`", config.boilerplate_out.as_ref()),
         ("`save_lexicon`", config.save_lexicon.as_ref()),
+        ("`span_report`", config.spans.as_ref().and_then(|spans| spans.report.as_ref())),
+        ("`span_ranges`", config.spans.as_ref().and_then(|spans| spans.ranges.as_ref())),
     ];
     (named.into_iter())
         .filter_map(|(option, path)| path.map(|path| (option, path.as_str())))
@@ -90,6 +95,7 @@ pub(super) fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         stats: optional(&config.stats)?,
         boilerplate: optional(&config.boilerplate_out)?,
         lexicon: optional(&config.save_lexicon)?,
+        spans: config.spans.as_ref().map(SpanOutputs::reports).transpose()?,
     })
 }
 

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::input::Corpus;
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
 use crate::rows::{ClusterRow, PairRow};
+use crate::spans::SpanOutputs;
 use crate::stats::{
     cluster_size_histogram_from, peak_rss_bytes, BoilerplateLineReport, BoilerplateReport,
     MethodStats, RunStats,
@@ -51,7 +52,7 @@ pub(super) fn finish<M: Registered>(
         write_stats(out, &stats)?;
     }
     commit(outputs)?;
-    Ok(RunReport { stats })
+    Ok(RunReport { stats, spans: read.spans })
 }
 
 /// Writes the clusters, pairs, boilerplate and lexicon files that were asked for.
@@ -127,9 +128,11 @@ fn commit(outputs: Outputs) -> Result<()> {
         outputs.boilerplate,
         outputs.lexicon,
     ];
+    let spans = outputs.spans.map(SpanOutputs::into_files).unwrap_or_default();
     commit_all(
         std::iter::once(outputs.kept)
             .chain(reports.into_iter().flatten())
+            .chain(spans)
             .collect(),
     )
 }

@@ -131,6 +131,7 @@ pub(super) fn read_streamed<M: Registered>(
             .into_iter()
             .map(|(at, text)| (first + at, text))
             .collect(),
+        spans: None,
     })
 }
 

@@ -111,11 +111,13 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
         .map(|path| (None, path.as_str()))
         .collect();
     check_distinct_named(&inputs, &named)?;
+    // Created before any work, so that an unwritable path fails at once.
+    let mut kept = AtomicOutput::create(&config.output)?;
+    let mut outputs = SpanOutputs::reports(&config.spans)?;
     let started = Instant::now();
     let mut corpus = read_inputs_leaving_lines(&config.inputs, &config.input)?;
     check_memory(&corpus, config.memory_limit)?;
     let read = started.elapsed().as_secs_f64();
-    let mut outputs = SpanOutputs::create(&config.output, &config.spans)?;
     let keep = vec![true; corpus.records.len()];
     let mut report = remove_spans(
         &corpus,
@@ -123,9 +125,10 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
         &config.input,
         config.keep,
         &config.spans,
+        Some(&mut kept),
         &mut outputs,
     )?;
-    outputs.commit()?;
+    commit_all(std::iter::once(kept).chain(outputs.into_files()).collect())?;
     report.skipped = std::mem::take(&mut corpus.skipped);
     report.seconds.insert(0, ("read".to_owned(), read));
     Ok(report)
@@ -161,51 +164,38 @@ fn check_memory(corpus: &Corpus, limit: Option<u64>) -> Result<()> {
     })
 }
 
-/// The files a span step writes, created before the work starts.
+/// The report files of a span step, created before the work starts.
 pub(crate) struct SpanOutputs {
-    pub(crate) kept: Option<AtomicOutput>,
     report: Option<AtomicOutput>,
     ranges: Option<AtomicOutput>,
 }
 
 impl SpanOutputs {
-    /// Creates the kept output at `output` and the report files of `spans`.
-    fn create(output: &str, spans: &SpanRun) -> Result<SpanOutputs> {
-        let mut outputs = SpanOutputs::reports(spans)?;
-        outputs.kept = Some(AtomicOutput::create(output)?);
-        Ok(outputs)
-    }
-
     /// Creates the report files of `spans` (the kept output is the caller's).
     pub(crate) fn reports(spans: &SpanRun) -> Result<SpanOutputs> {
         let optional =
             |path: &Option<String>| path.as_deref().map(AtomicOutput::create).transpose();
         Ok(SpanOutputs {
-            kept: None,
             report: optional(&spans.report)?,
             ranges: optional(&spans.ranges)?,
         })
     }
 
-    /// Commits every file together.
-    pub(crate) fn commit(self) -> Result<()> {
-        commit_all(
-            [self.kept, self.report, self.ranges]
-                .into_iter()
-                .flatten()
-                .collect(),
-        )
+    /// The files, to be committed with the run's others.
+    pub(crate) fn into_files(self) -> Vec<AtomicOutput> {
+        [self.report, self.ranges].into_iter().flatten().collect()
     }
 }
 
 /// Finds the spans of the records with `keep[i]` (in the order of `policy`), writes those
-/// records with their spans removed to `kept` (or `outputs.kept`) and the report files.
+/// records with their spans removed to `kept_out` and the report files.
 pub(crate) fn remove_spans(
     corpus: &Corpus,
     keep: &[bool],
     input: &InputOptions,
     policy: KeepPolicy,
     spans: &SpanRun,
+    kept_out: Option<&mut AtomicOutput>,
     outputs: &mut SpanOutputs,
 ) -> Result<SpansReport> {
     let started = Instant::now();
@@ -239,7 +229,7 @@ pub(crate) fn remove_spans(
     for (kept_index, &record) in kept.iter().enumerate() {
         by_record[record] = rank[kept_index];
     }
-    if let Some(out) = outputs.kept.as_mut() {
+    if let Some(out) = kept_out {
         write_edited(
             corpus,
             keep,
