@@ -15,6 +15,7 @@ mod safety;
 mod serve;
 mod short;
 mod simhash;
+mod spans;
 mod stale;
 #[cfg(feature = "synth")]
 mod synth;

@@ -43,10 +43,17 @@ pub fn context_anchors(
         let start = if r_high == 0 {
             at
         } else {
-            text[..at].char_indices().rev().nth(r_high - 1).map_or(0, |(byte, _)| byte)
+            text[..at]
+                .char_indices()
+                .rev()
+                .nth(r_high - 1)
+                .map_or(0, |(byte, _)| byte)
         };
         let right = n - usize::from(anchor.r_low);
-        let end = text[at..].char_indices().nth(right).map_or(text.len(), |(byte, _)| at + byte);
+        let end = text[at..]
+            .char_indices()
+            .nth(right)
+            .map_or(text.len(), |(byte, _)| at + byte);
         ContextAnchor {
             key: anchor.key(),
             start: start as u32,
@@ -113,7 +120,11 @@ pub fn group_marks(
             .into_iter()
             .map(|(member, mark)| {
                 let base = members[order[member]].anchor.start;
-                Removal { doc: mark.doc, start: mark.start + base, end: mark.end + base }
+                Removal {
+                    doc: mark.doc,
+                    start: mark.start + base,
+                    end: mark.end + base,
+                }
             })
             .collect()
     };
@@ -123,5 +134,9 @@ pub fn group_marks(
 /// One document's removed ranges from the marks its groups gave it (all with its rank).
 pub fn document_ranges(removed: Vec<Removal>, kept: Vec<Removal>) -> Vec<(u32, u32)> {
     let found = FoundSpans::new(removed, kept, 1);
-    found.removals().iter().map(|removal| (removal.start, removal.end)).collect()
+    found
+        .removals()
+        .iter()
+        .map(|removal| (removal.start, removal.end))
+        .collect()
 }

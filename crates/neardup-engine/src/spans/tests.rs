@@ -163,7 +163,11 @@ fn distributed_spans(texts: &[String], options: &SpanOptions) -> FoundSpans {
     for (doc, text) in texts.iter().enumerate() {
         for anchor in context_anchors(text, options).unwrap() {
             let context = &text[anchor.start as usize..anchor.end as usize];
-            groups.entry(anchor.key).or_default().push(GroupMember { doc: doc as u32, context, anchor });
+            groups.entry(anchor.key).or_default().push(GroupMember {
+                doc: doc as u32,
+                context,
+                anchor,
+            });
         }
     }
     let mut removed: BTreeMap<u32, (Vec<Removal>, Vec<Removal>)> = BTreeMap::new();
@@ -179,7 +183,11 @@ fn distributed_spans(texts: &[String], options: &SpanOptions) -> FoundSpans {
     let mut all = Vec::new();
     for (doc, (marks, kept)) in removed {
         let ranges = document_ranges(marks, kept);
-        all.extend(ranges.into_iter().map(|(start, end)| Removal { doc, start, end }));
+        all.extend(
+            ranges
+                .into_iter()
+                .map(|(start, end)| Removal { doc, start, end }),
+        );
     }
     FoundSpans::new(all, Vec::new(), texts.len())
 }

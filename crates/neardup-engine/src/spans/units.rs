@@ -17,7 +17,9 @@ pub struct Unit {
 /// The units of `text` at `level` (line or sentence) that may be spans: not blank, and at
 /// least `min_length` characters long. The distributed form counts their keys by a shuffle.
 pub fn candidate_units(text: &str, level: SpanLevel, min_length: usize) -> Vec<Unit> {
-    units(text, level).filter(|unit| long_enough(&text[unit.key.0..unit.key.1], min_length)).collect()
+    units(text, level)
+        .filter(|unit| long_enough(&text[unit.key.0..unit.key.1], min_length))
+        .collect()
 }
 
 /// Whether a unit's key may be a span.

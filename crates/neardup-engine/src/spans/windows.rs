@@ -208,16 +208,40 @@ pub(crate) fn removals<S: AsRef<str> + Sync>(
 /// The removed and kept window ranges of a group, each with the member it was marked on.
 pub(crate) type Marks = (Vec<(usize, Removal)>, Vec<(usize, Removal)>);
 
-/// A member's window at the current r, and its agreement with a first copy.
-#[derive(Debug, Clone, Copy, Default)]
+/// No member, no range: the empty value of [`Walker`]'s fields.
+const NONE: u32 = u32::MAX;
+
+/// A member's window at the current r, and its agreement with a first copy: 40 bytes, as a
+/// flood's group holds one per copy of a notice.
+#[derive(Debug, Clone, Copy)]
 struct Walker {
-    start: usize,
-    end: usize,
+    /// The window's bytes `start..end` in the member's text.
+    start: u32,
+    end: u32,
     hash: u64,
-    /// (member compared with, characters agreeing left of the anchors, right from them).
-    agreement: Option<(usize, usize, usize)>,
-    /// The window range being marked: removed (`.0`) or kept as a first copy (`.1`).
-    open: [Option<(usize, usize)>; 2],
+    /// The member compared with (`NONE`: none yet), and the characters agreeing left of
+    /// the two anchors (at most the r range, under 2^16) and from them rightwards (at most
+    /// the window's length, under 2^16).
+    agreement_with: u32,
+    left: u16,
+    right: u16,
+    /// The window range being marked: removed (`[0]`) or kept as a first copy (`[1]`);
+    /// `start == NONE`: none open.
+    open: [(u32, u32); 2],
+}
+
+impl Default for Walker {
+    fn default() -> Self {
+        Walker {
+            start: 0,
+            end: 0,
+            hash: 0,
+            agreement_with: NONE,
+            left: 0,
+            right: 0,
+            open: [(NONE, 0); 2],
+        }
+    }
 }
 
 /// One k-gram's anchors, walked r by r. `text(member)` is the text a member's anchor byte
@@ -266,14 +290,14 @@ impl<'a> Group<'a> {
             .map(|member| member.r_low)
             .min()
             .unwrap_or(0);
-        let mut active: Vec<(u64, usize)> = Vec::new();
+        let mut active: Vec<(u64, u32)> = Vec::new();
         for r in (low..=high).rev() {
             active.clear();
             for member in 0..self.members.len() {
                 let anchor = self.members[member];
                 if (anchor.r_low..=anchor.r_high).contains(&r) {
                     self.advance(member, usize::from(r));
-                    active.push((self.walkers[member].hash, member));
+                    active.push((self.walkers[member].hash, member as u32));
                 }
             }
             active.sort_unstable();
@@ -281,10 +305,13 @@ impl<'a> Group<'a> {
             while start < active.len() {
                 let end =
                     start + active[start..].partition_point(|&(hash, _)| hash == active[start].0);
-                if self.count(active[start..end].iter().map(|&(_, member)| member))
-                    >= self.options.min_count
+                if self.count(
+                    active[start..end]
+                        .iter()
+                        .map(|&(_, member)| member as usize),
+                ) >= self.options.min_count
                 {
-                    let run: Vec<usize> = active[start..end].iter().map(|&(_, m)| m).collect();
+                    let run: Vec<u32> = active[start..end].iter().map(|&(_, m)| m).collect();
                     self.classes(run, usize::from(r));
                 }
                 start = end;
@@ -323,19 +350,25 @@ impl<'a> Group<'a> {
                 hash = hash.wrapping_mul(BASE).wrapping_add(u64::from(c as u32));
                 end += c.len_utf8();
             }
-            walker.start = start;
-            walker.end = end;
+            walker.start = start as u32;
+            walker.end = end as u32;
             walker.hash = hash;
         } else {
-            let out = text[walker.start..].chars().next().unwrap_or_default();
-            let into = text[walker.end..].chars().next().unwrap_or_default();
+            let out = text[walker.start as usize..]
+                .chars()
+                .next()
+                .unwrap_or_default();
+            let into = text[walker.end as usize..]
+                .chars()
+                .next()
+                .unwrap_or_default();
             walker.hash = walker
                 .hash
                 .wrapping_sub(u64::from(out as u32).wrapping_mul(self.top))
                 .wrapping_mul(BASE)
                 .wrapping_add(u64::from(into as u32));
-            walker.start += out.len_utf8();
-            walker.end += into.len_utf8();
+            walker.start += out.len_utf8() as u32;
+            walker.end += into.len_utf8() as u32;
         }
     }
 
@@ -355,14 +388,15 @@ impl<'a> Group<'a> {
 
     /// Splits members of equal hash into classes of equal windows, marking each class found
     /// in enough documents.
-    fn classes(&mut self, mut run: Vec<usize>, r: usize) {
+    fn classes(&mut self, mut run: Vec<u32>, r: usize) {
         while !run.is_empty() {
-            let first = run[0];
-            let (class, rest): (Vec<usize>, Vec<usize>) = run
-                .iter()
-                .partition(|&&member| member == first || self.equal(member, first, r));
-            if self.count(class.iter().copied()) >= self.options.min_count {
+            let first = run[0] as usize;
+            let (class, rest): (Vec<u32>, Vec<u32>) = run.iter().partition(|&&member| {
+                member as usize == first || self.equal(member as usize, first, r)
+            });
+            if self.count(class.iter().map(|&member| member as usize)) >= self.options.min_count {
                 for &member in &class {
+                    let member = member as usize;
                     let side =
                         usize::from(member == first && self.options.remove == SpanRemoval::Later);
                     self.mark(member, side);
@@ -374,13 +408,16 @@ impl<'a> Group<'a> {
 
     /// Whether `member`'s window at offset `r` equals `first`'s, character by character.
     fn equal(&mut self, member: usize, first: usize, r: usize) -> bool {
-        let (left, right) = match self.walkers[member].agreement {
-            Some((with, left, right)) if with == first => (left, right),
-            _ => {
-                let (left, right) = self.agreement(member, first);
-                self.walkers[member].agreement = Some((first, left, right));
-                (left, right)
-            }
+        let walker = self.walkers[member];
+        let (left, right) = if walker.agreement_with == first as u32 {
+            (usize::from(walker.left), usize::from(walker.right))
+        } else {
+            let (left, right) = self.agreement(member, first);
+            let walker = &mut self.walkers[member];
+            walker.agreement_with = first as u32;
+            // Capped at the r range and the window's length, both under 2^16.
+            (walker.left, walker.right) = (left as u16, right as u16);
+            (left, right)
         };
         left >= r && right >= self.options.min_length - r
     }
@@ -410,24 +447,21 @@ impl<'a> Group<'a> {
     fn mark(&mut self, member: usize, side: usize) {
         let walker = self.walkers[member];
         match walker.open[side] {
-            Some((start, end)) if walker.start <= end => {
-                self.walkers[member].open[side] = Some((start, walker.end.max(end)));
+            (start, end) if start != NONE && walker.start <= end => {
+                self.walkers[member].open[side] = (start, walker.end.max(end));
             }
             _ => {
                 self.flush(member, side);
-                self.walkers[member].open[side] = Some((walker.start, walker.end));
+                self.walkers[member].open[side] = (walker.start, walker.end);
             }
         }
     }
 
     fn flush(&mut self, member: usize, side: usize) {
-        if let Some((start, end)) = self.walkers[member].open[side].take() {
+        let (start, end) = std::mem::replace(&mut self.walkers[member].open[side], (NONE, 0));
+        if start != NONE {
             let doc = self.members[member].doc;
-            let removal = Removal {
-                doc,
-                start: start as u32,
-                end: end as u32,
-            };
+            let removal = Removal { doc, start, end };
             self.marks[side].push((member, removal));
         }
     }

@@ -30,8 +30,20 @@ fn named_outputs(config: &RunConfig) -> Vec<(&'static str, &str)> {
         ("`stats`", config.stats.as_ref()),
         ("`boilerplate_out`", config.boilerplate_out.as_ref()),
         ("`save_lexicon`", config.save_lexicon.as_ref()),
-        ("`span_report`", config.spans.as_ref().and_then(|spans| spans.report.as_ref())),
-        ("`span_ranges`", config.spans.as_ref().and_then(|spans| spans.ranges.as_ref())),
+        (
+            "`span_report`",
+            config
+                .spans
+                .as_ref()
+                .and_then(|spans| spans.report.as_ref()),
+        ),
+        (
+            "`span_ranges`",
+            config
+                .spans
+                .as_ref()
+                .and_then(|spans| spans.ranges.as_ref()),
+        ),
     ];
     (named.into_iter())
         .filter_map(|(option, path)| path.map(|path| (option, path.as_str())))
@@ -95,7 +107,11 @@ pub(super) fn open_outputs(config: &RunConfig) -> Result<Outputs> {
         stats: optional(&config.stats)?,
         boilerplate: optional(&config.boilerplate_out)?,
         lexicon: optional(&config.save_lexicon)?,
-        spans: config.spans.as_ref().map(SpanOutputs::reports).transpose()?,
+        spans: config
+            .spans
+            .as_ref()
+            .map(SpanOutputs::reports)
+            .transpose()?,
     })
 }
 

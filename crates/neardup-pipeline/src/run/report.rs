@@ -52,7 +52,10 @@ pub(super) fn finish<M: Registered>(
         write_stats(out, &stats)?;
     }
     commit(outputs)?;
-    Ok(RunReport { stats, spans: read.spans })
+    Ok(RunReport {
+        stats,
+        spans: read.spans,
+    })
 }
 
 /// Writes the clusters, pairs, boilerplate and lexicon files that were asked for.
@@ -128,7 +131,10 @@ fn commit(outputs: Outputs) -> Result<()> {
         outputs.boilerplate,
         outputs.lexicon,
     ];
-    let spans = outputs.spans.map(SpanOutputs::into_files).unwrap_or_default();
+    let spans = outputs
+        .spans
+        .map(SpanOutputs::into_files)
+        .unwrap_or_default();
     commit_all(
         std::iter::once(outputs.kept)
             .chain(reports.into_iter().flatten())
