@@ -54,10 +54,15 @@ pub struct SpansArgs {
     #[arg(long, default_value = "first")]
     keep: KeepPolicy,
     /// Memory the run may take (K, M, G suffixes). Span removal holds the texts and, at
-    /// the substring level, their anchors (at most about 3.5 bytes per byte of text with
-    /// the records): a corpus expected to need more is refused before any work.
+    /// the substring level, their anchors (about 1 to 2.5 bytes per byte of text): past the
+    /// limit the anchors spill to --temp-dir in sorted runs, merged back (the same output).
+    /// A corpus whose texts and records alone pass the limit is refused before any work.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<usize>,
+    /// Where a run that spills makes its temporary directory (default: beside the output),
+    /// removed when the run ends.
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<String>,
     #[command(flatten)]
     run: RunArgs,
     #[command(flatten)]
@@ -90,6 +95,7 @@ impl SpansArgs {
             },
             keep: self.keep,
             memory_limit: self.memory_limit.map(|bytes| bytes as u64),
+            temp_dir: self.temp_dir.clone(),
         }
     }
 }
@@ -130,6 +136,12 @@ pub fn print_summary(report: &SpansReport) {
         report.text_bytes,
         report.distinct_spans,
     );
+    if report.spilled_bytes > 0 {
+        eprintln!(
+            "neardup: {} MiB of anchors spilled to the temporary directory (--memory-limit)",
+            report.spilled_bytes.div_ceil(1 << 20)
+        );
+    }
     for (text, documents) in &report.top {
         eprintln!("  {documents:>8} documents: {}", preview(text));
     }

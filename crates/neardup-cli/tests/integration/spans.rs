@@ -257,3 +257,51 @@ fn bad_inputs_give_a_bounded_run_or_a_clear_error() {
     assert!(!run.status.success());
     assert!(stderr(&run).contains("--memory-limit"), "{}", stderr(&run));
 }
+
+#[test]
+fn past_the_memory_limit_the_anchors_spill_and_the_output_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = path(dir.path(), "pages.jsonl");
+    // 20,000 pages of about 300 bytes: a shared footer, the rest their own.
+    let mut body = String::new();
+    for page in 0..20_000u32 {
+        let own: String = (0..40)
+            .map(|i| char::from_u32(0x4e00 + (page * 41 + i * 7) % 20_000).unwrap())
+            .collect();
+        body.push_str(&json!({"text": format!("{own}。{FOOTER}{page}")}).to_string());
+        body.push('\n');
+    }
+    fs::write(&input, body).unwrap();
+    let (free, bounded) = (
+        path(dir.path(), "free.jsonl"),
+        path(dir.path(), "bounded.jsonl"),
+    );
+    let run = neardup(&["spans", &input, "-o", &free, "--min-length", "20"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(!stderr(&run).contains("spilled"), "{}", stderr(&run));
+    let temp = tempfile::tempdir().unwrap();
+    let run = neardup(&[
+        "spans",
+        &input,
+        "-o",
+        &bounded,
+        "--min-length",
+        "20",
+        "--memory-limit",
+        "16M",
+        "--temp-dir",
+        &temp.path().to_string_lossy(),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(
+        stderr(&run).contains("of anchors spilled"),
+        "{}",
+        stderr(&run)
+    );
+    assert_eq!(fs::read(&free).unwrap(), fs::read(&bounded).unwrap());
+    let rows = json_lines(&free);
+    assert!(rows[0]["text"].as_str().unwrap().contains(FOOTER));
+    assert!(!rows[1]["text"].as_str().unwrap().contains(FOOTER));
+    // The temporary directory is gone.
+    assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 0);
+}

@@ -65,6 +65,7 @@ fn merged(mut ranges: Vec<Removal>) -> Vec<Removal> {
 pub struct FoundSpans {
     removals: Vec<Removal>,
     documents: usize,
+    spilled_bytes: u64,
 }
 
 impl FoundSpans {
@@ -104,7 +105,19 @@ impl FoundSpans {
         FoundSpans {
             removals: left,
             documents,
+            spilled_bytes: 0,
         }
+    }
+
+    /// The bytes of anchors written to a spill ([`super::find_spans_spilling`]).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled_bytes
+    }
+
+    /// Notes the bytes of anchors spilled.
+    pub(crate) fn with_spilled(mut self, bytes: u64) -> FoundSpans {
+        self.spilled_bytes = bytes;
+        self
     }
 
     /// Every removal, by document then start.

@@ -45,12 +45,14 @@
 
 pub mod distributed;
 mod found;
+mod spill;
 mod units;
 mod windows;
 
 pub mod reference;
 
 pub use found::{FoundSpans, Removal, SpanSummary};
+pub use spill::find_spans_spilling;
 pub use units::{candidate_units, Unit};
 
 use std::fmt;
@@ -205,6 +207,8 @@ pub enum SpanError {
     },
     /// More documents than 32-bit indexes hold.
     TooManyDocuments(usize),
+    /// The spill of anchors could not be written or read (a full disk): its message.
+    Spill(String),
 }
 
 impl fmt::Display for SpanError {
@@ -218,6 +222,7 @@ impl fmt::Display for SpanError {
                 "document {index} has {bytes} bytes; span removal takes documents of at most \
                  4 GiB (split it, or cap documents with --max-doc-bytes)"
             ),
+            SpanError::Spill(message) => write!(f, "spilling span anchors: {message}"),
             SpanError::TooManyDocuments(count) => write!(
                 f,
                 "{count} documents: span removal takes at most 4,294,967,295 per run (split \
@@ -262,16 +267,8 @@ pub fn keep_order<S: AsRef<str>>(texts: &[S], keep: KeepPolicy) -> Vec<u32> {
     order
 }
 
-/// Finds the repeated spans of `texts`, given in keep order.
-///
-/// # Errors
-///
-/// Options out of range ([`SpanOptions::check`]), a document of 4 GiB or more, or more than
-/// `u32::MAX` documents.
-pub fn find_spans<S: AsRef<str> + Sync>(
-    texts: &[S],
-    options: &SpanOptions,
-) -> Result<FoundSpans, SpanError> {
+/// Checks the options and that every document and index fits 32 bits.
+fn check_corpus<S: AsRef<str>>(texts: &[S], options: &SpanOptions) -> Result<(), SpanError> {
     options.check()?;
     if texts.len() > u32::MAX as usize {
         return Err(SpanError::TooManyDocuments(texts.len()));
@@ -286,6 +283,20 @@ pub fn find_spans<S: AsRef<str> + Sync>(
             bytes: text.as_ref().len(),
         });
     }
+    Ok(())
+}
+
+/// Finds the repeated spans of `texts`, given in keep order.
+///
+/// # Errors
+///
+/// Options out of range ([`SpanOptions::check`]), a document of 4 GiB or more, or more than
+/// `u32::MAX` documents.
+pub fn find_spans<S: AsRef<str> + Sync>(
+    texts: &[S],
+    options: &SpanOptions,
+) -> Result<FoundSpans, SpanError> {
+    check_corpus(texts, options)?;
     let (removals, kept) = match options.level {
         SpanLevel::Substring => windows::removals(texts, options),
         SpanLevel::Line | SpanLevel::Sentence => (units::removals(texts, options), Vec::new()),

@@ -206,3 +206,14 @@ proptest! {
         prop_assert_eq!(found.removals(), distributed.removals());
     }
 }
+
+proptest! {
+    #[test]
+    fn spilled_runs_give_the_same_spans(texts in corpus(), n in 1usize..30, budget in 0usize..2000) {
+        let options = SpanOptions { min_length: n, ..SpanOptions::default() };
+        let found = find_spans(&texts, &options).unwrap();
+        let dir = neardup_index::spill_dir::MemorySpillDir;
+        let spilled = find_spans_spilling(&texts, &options, &dir, budget).unwrap();
+        prop_assert_eq!(found.removals(), spilled.removals());
+    }
+}

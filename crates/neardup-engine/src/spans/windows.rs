@@ -49,7 +49,7 @@ impl Anchor {
         (u64::from(self.key_high) << 32) | u64::from(self.key_low)
     }
 
-    fn order(&self) -> (u64, u32, u32) {
+    pub(crate) fn order(&self) -> (u64, u32, u32) {
         (self.key(), self.doc, self.byte)
     }
 }

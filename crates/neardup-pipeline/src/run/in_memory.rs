@@ -65,6 +65,7 @@ pub(super) fn read_in_memory<M: Registered>(
             run,
             Some(&mut outputs.kept),
             reports,
+            None,
         )?),
         _ => {
             write_kept(&corpus, &keep, &mut outputs.kept)?;

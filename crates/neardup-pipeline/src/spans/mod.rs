@@ -10,9 +10,13 @@ mod write;
 use std::time::Instant;
 
 use neardup_core::cluster::KeepPolicy;
-use neardup_engine::spans::{find_spans, keep_order, FoundSpans, SpanError, SpanOptions};
+use neardup_engine::spans::{
+    find_spans, find_spans_spilling, keep_order, FoundSpans, SpanError, SpanOptions,
+};
+use neardup_index::spill_dir::SpillDir;
 
 use crate::error::{Error, Result};
+use crate::file_spill::{temp_parent, FileSpillDir, TempArea};
 use crate::input::{read_inputs_leaving_lines, Corpus, InputOptions, Skipped};
 use crate::output::{commit_all, write_json_lines, AtomicOutput};
 use crate::paths::check_distinct_named;
@@ -54,6 +58,9 @@ pub struct SpansConfig {
     pub keep: KeepPolicy,
     /// The memory the run may take, in bytes (`None`: no check).
     pub memory_limit: Option<u64>,
+    /// Where the anchors spill when they would pass `memory_limit` (`None`: beside the
+    /// output).
+    pub temp_dir: Option<String>,
 }
 
 /// What a span step did.
@@ -71,13 +78,15 @@ pub struct SpansReport {
     pub distinct_spans: usize,
     /// The most removed texts: (text, documents it was removed from), at most five.
     pub top: Vec<(String, usize)>,
+    /// Bytes of anchors spilled to the temporary directory (0: all in memory).
+    pub spilled_bytes: u64,
     /// Malformed records skipped (`--on-error skip`).
     pub skipped: Skipped,
     /// Seconds by stage: read, find, write.
     pub seconds: Vec<(String, f64)>,
 }
 
-/// The memory a `spans` run is expected to hold for a corpus of `text_bytes` bytes of text
+/// The memory a `spans` run is expected to hold in memory for a corpus of `text_bytes` bytes of text
 /// in `records` records: the texts, the anchors at the substring level (about 2.5 bytes per
 /// byte of text at worst, English at the default length; less for Chinese) and the records.
 pub fn memory_needed(text_bytes: u64, records: u64) -> u64 {
@@ -116,8 +125,23 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
     let mut outputs = SpanOutputs::reports(&config.spans)?;
     let started = Instant::now();
     let mut corpus = read_inputs_leaving_lines(&config.inputs, &config.input)?;
-    check_memory(&corpus, config.memory_limit)?;
+    let budget = anchor_budget(&corpus, config.memory_limit)?;
     let read = started.elapsed().as_secs_f64();
+    let area = match budget {
+        Some(_) => Some(TempArea::create(&temp_parent(
+            config.temp_dir.as_deref(),
+            &config.output,
+        ))?),
+        None => None,
+    };
+    let dir = area.as_ref().map(|area| FileSpillDir {
+        path: area.path().to_path_buf(),
+        keep_sketches: false,
+    });
+    let spill = dir
+        .as_ref()
+        .zip(budget)
+        .map(|(dir, budget)| (dir as &dyn SpillDir, budget));
     let keep = vec![true; corpus.records.len()];
     let mut report = remove_spans(
         &corpus,
@@ -127,6 +151,7 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
         &config.spans,
         Some(&mut kept),
         &mut outputs,
+        spill,
     )?;
     commit_all(std::iter::once(kept).chain(outputs.into_files()).collect())?;
     report.skipped = std::mem::take(&mut corpus.skipped);
@@ -134,17 +159,27 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
     Ok(report)
 }
 
-/// Refuses a corpus whose span step would pass `limit`, before any work.
-fn check_memory(corpus: &Corpus, limit: Option<u64>) -> Result<()> {
-    let Some(limit) = limit else { return Ok(()) };
+/// Bytes a spilling run keeps for itself besides the texts and records: read buffers, the
+/// groups being walked, the marks.
+const SPILL_FLOOR_BYTES: u64 = 4 << 20;
+
+/// The anchors' budget under `limit`: `None` when the whole step fits (or no limit was
+/// given), else the bytes of anchors to hold at once, the rest spilled. A corpus whose texts
+/// and records alone pass the limit is refused, before any work.
+fn anchor_budget(corpus: &Corpus, limit: Option<u64>) -> Result<Option<usize>> {
+    let Some(limit) = limit else { return Ok(None) };
     let text: u64 = corpus
         .records
         .iter()
         .map(|record| record.text.len() as u64)
         .sum();
-    let needed = memory_needed(text, corpus.records.len() as u64);
-    if needed <= limit {
-        return Ok(());
+    let records = corpus.records.len() as u64;
+    if memory_needed(text, records) <= limit {
+        return Ok(None);
+    }
+    let floor = text + records * PER_RECORD_BYTES + SPILL_FLOOR_BYTES;
+    if floor <= limit {
+        return Ok(Some((limit - floor + SPILL_FLOOR_BYTES / 2) as usize));
     }
     let path = corpus
         .sources
@@ -153,11 +188,11 @@ fn check_memory(corpus: &Corpus, limit: Option<u64>) -> Result<()> {
     Err(Error::Stopped {
         parameter: "memory_limit".to_owned(),
         message: format!(
-            "{path}: span removal holds the texts and their anchors in memory, about {} MiB \
-             for these {} records of {} MiB of text, above --memory-limit {} MiB; raise the \
-             limit or split the corpus",
-            needed >> 20,
-            corpus.records.len(),
+            "{path}: span removal holds the texts and records in memory ({} MiB for these {} \
+             records of {} MiB of text, with its buffers), above --memory-limit {} MiB; only \
+             the anchors spill: raise the limit or split the corpus",
+            floor >> 20,
+            records,
             text >> 20,
             limit >> 20
         ),
@@ -197,6 +232,7 @@ pub(crate) fn remove_spans(
     spans: &SpanRun,
     kept_out: Option<&mut AtomicOutput>,
     outputs: &mut SpanOutputs,
+    spill: Option<(&dyn SpillDir, usize)>,
 ) -> Result<SpansReport> {
     let started = Instant::now();
     // Kept records by input order, and their texts in keep order.
@@ -207,7 +243,11 @@ pub(crate) fn remove_spans(
         .collect();
     let order = keep_order(&texts, policy);
     let ordered: Vec<&str> = order.iter().map(|&doc| texts[doc as usize]).collect();
-    let found = find_spans(&ordered, &spans.options).map_err(|e| {
+    let found = match spill {
+        Some((dir, budget)) => find_spans_spilling(&ordered, &spans.options, dir, budget),
+        None => find_spans(&ordered, &spans.options),
+    };
+    let found = found.map_err(|e| {
         let record = |index: usize| &corpus.records[kept[order[index] as usize]];
         span_error(
             e,
@@ -265,6 +305,7 @@ pub(crate) fn remove_spans(
             .take(5)
             .map(|s| (s.text.clone(), s.documents))
             .collect(),
+        spilled_bytes: found.spilled_bytes(),
         skipped: Skipped::default(),
         seconds: vec![
             ("find_spans".to_owned(), finding),
@@ -322,6 +363,9 @@ fn span_error(error: SpanError, located: Option<&dyn Fn(usize) -> (String, u64)>
                      (cap them with --max-doc-bytes, or split the document)"
                 ),
             }
+        }
+        (SpanError::Spill(message), _) => {
+            Error::Parameter(neardup_core::Error::invalid("temp_dir", message))
         }
         (other, _) => Error::Stopped {
             parameter: "spans".to_owned(),
