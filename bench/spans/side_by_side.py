@@ -32,6 +32,7 @@ def run_ours(args, ranges):
             "/usr/bin/time", "-f", "%e %M", args.bin, "spans", args.corpus,
             "-o", os.path.join(args.work, "ours-out.jsonl"), "--min-length", str(args.chars),
             "--count", "occurrences", "--remove", "all", "--ranges", ranges, "--quiet",
+            "--id-field", "id",
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         wall, peak = done.stderr.strip().splitlines()[-1].split()

@@ -6,6 +6,8 @@ polars strings without a copy) and the work runs in Rust with the GIL released.
 
 - :func:`dedup` deduplicates texts and returns a pyarrow Table with the command line's
   clusters columns (``id``, ``cluster``, ``duplicate_of``, ``similarity``) and a ``keep`` mask.
+- :func:`spans` removes repeated passages (substrings, lines, sentences) from inside the
+  texts of a table, a DataFrame or a list, as ``neardup spans`` does.
 - :class:`MinHash` and :class:`SimHash` compute signatures and fingerprints as Arrow arrays.
 - :class:`Index` (and :class:`LshIndex`, :class:`HammingIndex`) is an online index with
   insert, query, save and load.
@@ -30,6 +32,7 @@ __all__ = [
     "__version__",
     "dedup",
     "methods",
+    "spans",
 ]
 
 _ENGINE_OPTIONS = ("cluster", "keep", "bucket_cap", "candidate_budget", "corpus_memory")
@@ -249,6 +252,181 @@ def dedup(
 def stats(table) -> dict:
     """The statistics of the run that made ``table`` (a :func:`dedup` result)."""
     return json.loads(table.schema.metadata[b"neardup.stats"])
+
+
+_SPAN_CHOICES = {
+    "level": ("substring", "line", "sentence"),
+    "count": ("documents", "occurrences"),
+    "remove": ("later", "all"),
+    "keep": ("first", "longest", "shortest"),
+}
+
+
+def _choice(value: Any, name: str) -> str:
+    """``value`` when it is one of ``name``'s choices; else an error listing them."""
+    choices = _SPAN_CHOICES[name]
+    if not isinstance(value, str) or value not in choices:
+        listed = ", ".join(choices[:-1]) + f" or {choices[-1]}"
+        raise _invalid(name, f"{value!r} (expected {listed})")
+    return value
+
+
+def _span_options(level: Any, min_length: Any, min_count: Any, count: Any,
+                  remove: Any) -> dict:
+    """The span options checked as the command line checks them (the first wrong one refused
+    by name); a ``min_length`` of None stands for its level's default (50 at the substring
+    level, 10 at the line and sentence levels)."""
+    options = {"level": _choice(level, "level"), "min_length": _count(min_length, "min_length", 1),
+               "min_count": _count(min_count, "min_count", 2), "count": _choice(count, "count"),
+               "remove": _choice(remove, "remove")}
+    _neardup.spans([], **options)  # the engine's range checks, on no texts
+    return options
+
+
+def _no_nulls(chunks: list, parameter: str, what: str) -> None:
+    """Refuses null texts (``what``), naming the first one's row."""
+    at = 0
+    for chunk in chunks:
+        if chunk.null_count:
+            row = at + chunk.is_null().to_pylist().index(True)
+            raise _invalid(parameter, f"{what} is null on row {row} (fill or drop nulls first: "
+                                      "a null is not an empty text)")
+        at += len(chunk)
+
+
+def _table_kind(data: Any) -> str | None:
+    """``arrow``, ``pandas`` or ``polars`` for a table or frame with columns; None for texts
+    alone."""
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return "arrow"
+    module = type(data).__module__
+    if type(data).__name__ == "DataFrame" and module.split(".")[0] in ("pandas", "polars"):
+        return module.split(".")[0]
+    return None
+
+
+def _column_of(data: Any, kind: str, text: str):
+    """The text column of a table or frame ``data``, or an error naming ``text``."""
+    names = list(data.schema.names if kind == "arrow" else data.columns)
+    if text not in names:
+        raise _invalid("text", f"no column {text!r} (the data has {names})")
+    return data.column(text) if kind == "arrow" else data[text]
+
+
+def _as_before(new, old_type):
+    """``new`` (a pyarrow string array) in the string type of the column it replaces."""
+    import pyarrow as pa
+
+    strings = (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)
+    if new.type != old_type and any(is_type(old_type) for is_type in strings):
+        return new.cast(old_type)
+    return new
+
+
+def _put_back(data: Any, text: str | None, new):
+    """``data`` of the same kind with its texts (the column ``text`` of a table or frame)
+    replaced by ``new`` (a pyarrow string array); other columns untouched."""
+    import pyarrow as pa
+
+    module = type(data).__module__
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        at = data.schema.get_field_index(text)
+        field = data.schema.field(at)
+        new = _as_before(new, field.type)
+        if isinstance(data, pa.RecordBatch) and not hasattr(data, "set_column"):
+            columns = data.columns[:at] + [new] + data.columns[at + 1:]  # pyarrow < 15
+            schema = data.schema.set(at, field.with_type(new.type))
+            return pa.RecordBatch.from_arrays(columns, schema=schema)
+        return data.set_column(at, field.with_type(new.type), new)
+    if module.startswith("pandas"):
+        series = data[text] if text is not None else data
+        values = new.to_pandas()
+        values.index = series.index
+        values.name = series.name
+        if values.dtype != series.dtype:
+            values = values.astype(series.dtype)
+        if text is None:
+            return values
+        out = data.copy(deep=False)
+        out[text] = values
+        return out
+    if module.startswith("polars"):
+        import polars as pl
+
+        if text is None:
+            return pl.Series(data.name, new, dtype=data.dtype)
+        return data.with_columns(pl.Series(text, new, dtype=data[text].dtype))
+    if isinstance(data, pa.ChunkedArray):
+        return pa.chunked_array([_as_before(new, data.type)])
+    if isinstance(data, pa.Array):
+        return _as_before(new, data.type)
+    return tuple(new.to_pylist()) if isinstance(data, tuple) else new.to_pylist()
+
+
+def _report_of(data: Any, batch):
+    """The report rows (a pyarrow record batch) as ``data``'s kind of table."""
+    import pyarrow as pa
+
+    table = pa.Table.from_batches([batch])
+    module = type(data).__module__
+    if module.startswith("pandas"):
+        return table.to_pandas()
+    if module.startswith("polars"):
+        import polars as pl
+
+        return pl.from_arrow(table)
+    return table
+
+
+def spans(
+    data: Any,
+    *,
+    text: str = "text",
+    level: str = "substring",
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    keep: str = "first",
+    threads: int = 0,
+    report: bool = False,
+):
+    """Removes the repeated spans of ``data``'s texts and returns ``data`` of the same kind with
+    its texts shortened, rows and other columns untouched: a pyarrow Table or RecordBatch, a
+    pandas or polars DataFrame (their column ``text``), or texts alone (a list or tuple of
+    str, a pyarrow Array or ChunkedArray, a pandas or polars Series).
+
+    The options are ``neardup spans``'s: ``level`` (``substring``: any run of at least
+    ``min_length`` characters; ``line``; ``sentence``), ``min_length`` (default 50 at the
+    substring level, 10 at the others), ``min_count`` (the fewest documents a span is in, or
+    occurrences with ``count="occurrences"``), ``remove`` (``later``: every copy but the
+    first in ``keep`` order, which stays whole; ``all``: every copy) and ``keep``
+    (``first``, ``longest``, ``shortest``). ``threads``: 0 for one per core.
+
+    With ``report=True``, returns ``(result, spans)``: ``spans`` is a table (a pandas or
+    polars DataFrame for those inputs, else a pyarrow Table) of the removed texts, most bytes
+    first, with the command line's report columns: ``text``, ``count`` (documents),
+    ``occurrences``, ``bytes_removed``, ``documents`` (row positions, from 0, the first 100
+    in keep order) and ``more_documents``. Bad options raise :class:`NeardupError` naming the
+    option.
+    """
+    options = _span_options(level, min_length, min_count, count, remove)
+    options["keep"] = _choice(keep, "keep")
+    _count(threads, "threads", 0)
+    if not isinstance(report, bool):
+        raise _invalid("report", f"{report!r} (expected True or False)")
+    if not isinstance(text, str):
+        raise _invalid("text", f"{text!r} (expected a column name)")
+    kind = _table_kind(data)
+    column = _column_of(data, kind, text) if kind else data
+    parameter = "text" if kind else "data"
+    chunks = _chunks(column, parameter)
+    _no_nulls(chunks, parameter, f"column {text!r}" if kind else "data")
+    new, _ranges, found = _neardup.spans(chunks, threads=threads, **options)
+    result = _put_back(data, text if kind else None, new)
+    return (result, _report_of(data, found)) if report else result
 
 
 class MinHash:

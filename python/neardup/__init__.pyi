@@ -29,6 +29,22 @@ def dedup(
     **params: Any,
 ) -> pa.Table: ...
 def stats(table: pa.Table) -> dict[str, Any]: ...
+def spans(
+    data: Any,
+    *,
+    text: str = "text",
+    level: str = "substring",
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    keep: str = "first",
+    threads: int = 0,
+    report: bool = False,
+) -> Any:
+    """``data`` of the same kind with its texts shortened; with ``report=True``, ``(result,
+    spans)``, ``spans`` a table of the removed texts (a pandas or polars DataFrame for those
+    inputs, else a pyarrow Table)."""
 
 class MinHash:
     params: dict[str, Any]

@@ -33,6 +33,42 @@ def bucket_pairs(members: pa.ListArray, cap: int) -> pa.RecordBatch: ...
 def verify_pairs(a: pa.BinaryArray, b: pa.BinaryArray, method: str, params: dict[str, Any] | None = None, threads: int = 1) -> pa.RecordBatch: ...
 def similarities(a: pa.BinaryArray, b: pa.BinaryArray, method: str, params: dict[str, Any] | None = None, threads: int = 1) -> pa.DoubleArray: ...
 def representative(a: pa.Int64Array, b: pa.Int64Array, similarity: pa.DoubleArray) -> pa.RecordBatch: ...
+def spans(
+    chunks: list[pa.Array],
+    level: str = "substring",
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    keep: str = "first",
+    threads: int = 0,
+) -> tuple[pa.Array, pa.RecordBatch, pa.RecordBatch]:
+    """(new texts, removed ranges: row/start/end, report rows with documents by position)."""
+def span_context_anchors(
+    chunks: list[pa.Array],
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    contexts: bool = True,
+    keys: pa.Int64Array | None = None,
+    threads: int = 1,
+) -> pa.RecordBatch:
+    """row, key, start, end, anchor, r_low, r_high (and context) per anchor."""
+def span_group_marks(
+    members: pa.RecordBatch,
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    threads: int = 1,
+) -> pa.RecordBatch:
+    """rank, start, end, kept per mark, from key, rank, context, start, anchor, r_low, r_high."""
+def span_document_ranges(marks: pa.RecordBatch, threads: int = 1) -> pa.RecordBatch:
+    """rank, start, end per removed range, from rank, start, end, kept."""
+def span_units(chunks: list[pa.Array], level: str = "line", min_length: int | None = None, threads: int = 1) -> pa.RecordBatch:
+    """row, key, key_start, key_end, remove_start, remove_end per candidate unit."""
+def span_cut(chunks: list[pa.Array], rows: pa.Int64Array, starts: pa.Int64Array, ends: pa.Int64Array, threads: int = 1) -> pa.Array: ...
 
 class Index:
     def __init__(self, method: str = "minhash", params: dict[str, Any] | None = None) -> None: ...

@@ -8,6 +8,7 @@
 mod arrow_io;
 mod dynamic;
 mod index;
+mod spans;
 mod spark;
 mod spark_joins;
 
@@ -208,5 +209,6 @@ fn _neardup(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<index::Index>()?;
     spark::register(m)?;
     spark_joins::register(m)?;
+    spans::register(m)?;
     Ok(())
 }

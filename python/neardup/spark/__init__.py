@@ -66,6 +66,9 @@ The package is this pipeline, one module per stage, each handing the next a Data
 - ``cluster``: step 6;
 - ``outcome``: step 7, exact copies follow their leader and ids are joined back;
 - ``arrow``: the Arrow conversions the stages share.
+
+:func:`spans` (module ``spans``) removes repeated passages from inside the rows' texts, with
+the spans :func:`neardup.spans` removes: see that module.
 """
 
 from __future__ import annotations
@@ -82,9 +85,10 @@ from .groups import _exact_copies, _ranked
 from .options import _check_columns, _check_executors, _checked_options, _shuffles_sized
 from .outcome import _outcome
 from .sketch import _sketched
+from .spans import spans
 from .verify import _verified
 
-__all__ = ["connected_components", "dedup", "kept"]
+__all__ = ["connected_components", "dedup", "kept", "spans"]
 
 _DEFAULT_BUCKET_CAP = 1000
 _DEFAULT_CANDIDATE_BUDGET = 32

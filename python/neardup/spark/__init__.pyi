@@ -21,3 +21,16 @@ def dedup(
 ) -> DataFrame: ...
 def kept(df: DataFrame, text_col: str = "text", id_col: str = "id", **options: Any) -> DataFrame: ...
 def connected_components(edges: DataFrame, max_rounds: int = 100) -> DataFrame: ...
+def spans(
+    df: DataFrame,
+    *,
+    text: str = "text",
+    order: str | None = None,
+    level: str = "substring",
+    min_length: int | None = None,
+    min_count: int = 2,
+    count: str = "documents",
+    remove: str = "later",
+    max_broadcast_keys: int = 1_000_000,
+    shuffle_partitions: int | None = None,
+) -> DataFrame: ...
