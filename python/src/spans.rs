@@ -103,19 +103,19 @@ fn int64s(values: impl IntoIterator<Item = i64>) -> ArrayRef {
 }
 
 /// What [`spans`] found, by input position.
-struct SpanRun {
+struct SpanRun<'a> {
     texts: ArrayRef,
     ranges: RecordBatch,
-    summaries: Vec<SpanSummary>,
+    summaries: Vec<SpanSummary<'a>>,
 }
 
 /// The spans of `texts` (input order) kept in the order of `keep`: the new texts, the
 /// removed ranges by input position, and the summaries with input positions.
-fn run_spans(
-    texts: &[&str],
+fn run_spans<'a>(
+    texts: &[&'a str],
     options: &SpanOptions,
     keep: KeepPolicy,
-) -> Result<SpanRun, (Failure, Vec<u32>)> {
+) -> Result<SpanRun<'a>, (Failure, Vec<u32>)> {
     let order = keep_order(texts, keep);
     let ordered: Vec<&str> = order.iter().map(|&doc| texts[doc as usize]).collect();
     let found = match find_spans(&ordered, options) {
@@ -158,20 +158,18 @@ fn run_spans(
 /// The summaries as a record batch: `text`, `count` (documents), `occurrences`,
 /// `bytes_removed`, `documents` (input positions, the first ones in keep order, at most
 /// 100) and `more_documents`, most bytes first: the command line's report rows.
-fn summary_batch(summaries: &[SpanSummary]) -> RecordBatch {
+fn summary_batch(summaries: &[SpanSummary<'_>]) -> RecordBatch {
     let mut documents = ListBuilder::new(Int64Builder::new());
     for summary in summaries {
         let listed = summary.document_indexes.iter().map(|&doc| i64::from(doc));
         documents.values().append_slice(&listed.collect::<Vec<_>>());
         documents.append(true);
     }
-    let number =
-        |value: &dyn Fn(&SpanSummary) -> usize| int64s(summaries.iter().map(|s| value(s) as i64));
+    let number = |value: &dyn Fn(&SpanSummary<'_>) -> usize| {
+        int64s(summaries.iter().map(|s| value(s) as i64))
+    };
     arrow_io::batch(vec![
-        (
-            "text",
-            string_array(summaries.iter().map(|s| s.text.as_str())),
-        ),
+        ("text", string_array(summaries.iter().map(|s| s.text))),
         ("count", number(&|s| s.documents)),
         ("occurrences", number(&|s| s.occurrences)),
         ("bytes_removed", number(&|s| s.bytes_removed as usize)),

@@ -128,7 +128,7 @@ pub struct SpanRow {
 impl SpanRow {
     /// The row of a summary, with documents named by `id(index in keep order)`.
     pub fn new(
-        summary: &neardup_engine::spans::SpanSummary,
+        summary: &neardup_engine::spans::SpanSummary<'_>,
         id: impl Fn(usize) -> DocId,
     ) -> SpanRow {
         let documents: Vec<DocId> = summary
@@ -137,7 +137,7 @@ impl SpanRow {
             .map(|&doc| id(doc as usize))
             .collect();
         SpanRow {
-            text: summary.text.clone(),
+            text: summary.text.to_owned(),
             count: summary.documents as u64,
             occurrences: summary.occurrences as u64,
             bytes_removed: summary.bytes_removed,

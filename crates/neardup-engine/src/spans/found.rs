@@ -28,11 +28,12 @@ impl Removal {
     }
 }
 
-/// A repeated text as the report shows it: where it was removed and how much it took.
+/// A repeated text as the report shows it: where it was removed and how much it took. The
+/// text is borrowed from the documents: a corpus's summaries copy none of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpanSummary {
+pub struct SpanSummary<'a> {
     /// The removed text.
-    pub text: String,
+    pub text: &'a str,
     /// How many documents it was removed from.
     pub documents: usize,
     /// How many times it was removed.
@@ -188,14 +189,14 @@ impl FoundSpans {
         &self,
         text: impl Fn(usize) -> &'a str,
         documents_listed: usize,
-    ) -> Vec<SpanSummary> {
+    ) -> Vec<SpanSummary<'a>> {
         // Each summary with the last document it was counted in.
-        let mut by_text: HashMap<&'a str, (SpanSummary, u32)> = HashMap::new();
+        let mut by_text: HashMap<&'a str, (SpanSummary<'a>, u32)> = HashMap::new();
         for removal in &self.removals {
             let removed = &text(removal.doc as usize)[removal.start as usize..removal.end as usize];
             let (summary, last_doc) = by_text.entry(removed).or_insert_with(|| {
                 let summary = SpanSummary {
-                    text: removed.to_owned(),
+                    text: removed,
                     documents: 0,
                     occurrences: 0,
                     bytes_removed: 0,
@@ -214,13 +215,13 @@ impl FoundSpans {
                 }
             }
         }
-        let mut summaries: Vec<SpanSummary> =
+        let mut summaries: Vec<SpanSummary<'a>> =
             by_text.into_values().map(|(summary, _)| summary).collect();
         summaries.sort_by(|a, b| {
             b.bytes_removed
                 .cmp(&a.bytes_removed)
                 .then_with(|| a.document_indexes.first().cmp(&b.document_indexes.first()))
-                .then_with(|| a.text.cmp(&b.text))
+                .then_with(|| a.text.cmp(b.text))
         });
         summaries
     }

@@ -7,11 +7,14 @@ use std::collections::BTreeMap;
 use super::units::units;
 use super::{FoundSpans, Removal, SpanCount, SpanLevel, SpanOptions, SpanRemoval};
 
+/// One occurrence of a span: its document, where it starts and ends, the bytes its removal
+/// takes.
+type Occurrence = (u32, usize, usize, (usize, usize));
+
 /// The removals [`super::find_spans`] must give, found by brute force.
 pub fn reference_spans<S: AsRef<str>>(texts: &[S], options: &SpanOptions) -> FoundSpans {
-    // Every occurrence of every candidate span: its text -> (doc, start, end, kept bytes).
-    let mut occurrences: BTreeMap<String, Vec<(u32, usize, usize, (usize, usize))>> =
-        BTreeMap::new();
+    // Every occurrence of every candidate span: its text -> (doc, start, end, removed bytes).
+    let mut occurrences: BTreeMap<String, Vec<Occurrence>> = BTreeMap::new();
     for (doc, text) in texts.iter().enumerate() {
         let text = text.as_ref();
         for (key, remove) in spans_of(text, options) {

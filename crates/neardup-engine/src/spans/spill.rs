@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use neardup_index::spill_dir::{Spill, SpillDir};
 use rayon::prelude::*;
 
-use super::windows::{doc_anchors, kgram_length, Anchor, Group};
+use super::windows::{for_each_anchors, kgram_length, Anchor, Group};
 use super::{check_corpus, FoundSpans, Removal, SpanCount, SpanError, SpanLevel, SpanOptions};
 
 /// Bytes of one anchor in a run: key (two u32), document, byte, r low and high (u16).
@@ -34,7 +34,9 @@ pub fn find_spans_spilling<S: AsRef<str> + Sync>(
         return super::find_spans(texts, options);
     }
     check_corpus(texts, options)?;
-    let per_run = (budget / ANCHOR_BYTES / 2).max(16);
+    // A run's buffer, the documents' anchors being added to it, and the batch of merged
+    // groups being walked: three of them at most at once.
+    let per_run = (budget / ANCHOR_BYTES / 3).max(16);
     let (spill, runs) = write_runs(texts, options, dir, per_run)?;
     let mut merged = Merge::new(spill.as_ref(), &runs)?;
     let mut removed = Vec::new();
@@ -110,6 +112,12 @@ fn walk<S: AsRef<str> + Sync>(
     }
 }
 
+/// A run in the spill: its first anchor's index, and its anchors.
+type Run = (u64, usize);
+
+/// An anchor's place in the merge: its order, and its run.
+type Head = Reverse<((u64, u32, u32), usize)>;
+
 /// Writes the corpus's anchors in sorted runs of at most `per_run`: the spill and each run's
 /// (first anchor, anchors).
 fn write_runs<S: AsRef<str> + Sync>(
@@ -117,7 +125,7 @@ fn write_runs<S: AsRef<str> + Sync>(
     options: &SpanOptions,
     dir: &dyn SpillDir,
     per_run: usize,
-) -> Result<(Box<dyn Spill>, Vec<(u64, usize)>), SpanError> {
+) -> Result<(Box<dyn Spill>, Vec<Run>), SpanError> {
     let n = options.min_length;
     let k = kgram_length(n).min(n);
     let mut spill = dir.create("span-anchors").map_err(SpanError::Spill)?;
@@ -137,30 +145,13 @@ fn write_runs<S: AsRef<str> + Sync>(
         Ok(())
     };
     // Documents a few at a time, in parallel: at most a run's worth of text.
-    let mut first = 0;
-    while first < texts.len() {
-        let mut last = first;
-        let mut bytes = 0;
-        while last < texts.len() && (last == first || bytes < per_run) {
-            bytes += texts[last].as_ref().len();
-            last += 1;
+    for_each_anchors(texts, n, k, per_run, |part| {
+        buffer.extend_from_slice(&part);
+        if buffer.len() >= per_run {
+            flush(&mut buffer)?;
         }
-        let parts: Vec<Vec<Anchor>> = (first..last)
-            .into_par_iter()
-            .map(|doc| {
-                let mut out = Vec::new();
-                doc_anchors(texts[doc].as_ref(), doc as u32, n, k, &mut out);
-                out
-            })
-            .collect();
-        for part in parts {
-            buffer.extend_from_slice(&part);
-            if buffer.len() >= per_run {
-                flush(&mut buffer)?;
-            }
-        }
-        first = last;
-    }
+        Ok(())
+    })?;
     if !buffer.is_empty() {
         flush(&mut buffer)?;
     }
@@ -195,12 +186,12 @@ struct Merge<'a> {
     /// Per run: the next anchor to read (index in the spill), the anchors left, and those
     /// read but not yet merged (reversed: the next at the end).
     runs: Vec<(u64, usize, Vec<Anchor>)>,
-    heap: BinaryHeap<Reverse<((u64, u32, u32), usize)>>,
+    heap: BinaryHeap<Head>,
     bytes: Vec<u8>,
 }
 
 impl<'a> Merge<'a> {
-    fn new(spill: &'a dyn Spill, runs: &[(u64, usize)]) -> Result<Merge<'a>, SpanError> {
+    fn new(spill: &'a dyn Spill, runs: &[Run]) -> Result<Merge<'a>, SpanError> {
         let mut merge = Merge {
             spill,
             runs: runs

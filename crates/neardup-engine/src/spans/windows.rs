@@ -123,16 +123,20 @@ fn finish((at, value, byte, first, last): (usize, u64, u32, usize, usize), doc: 
     }
 }
 
-/// Every anchor of the corpus, sorted by k-gram hash, then document, then position.
-fn all_anchors<S: AsRef<str> + Sync>(texts: &[S], n: usize, k: usize) -> Vec<Anchor> {
-    let total: usize = texts.iter().map(|text| text.as_ref().len()).sum();
-    let w = n - k + 1;
-    let mut anchors: Vec<Anchor> = Vec::with_capacity(total / (w + 1) * 2 + 16);
+/// Calls `each` with the anchors of every document, in order, the documents sketched in
+/// parallel batches of about `batch_bytes` bytes of text.
+pub(crate) fn for_each_anchors<S: AsRef<str> + Sync, E>(
+    texts: &[S],
+    n: usize,
+    k: usize,
+    batch_bytes: usize,
+    mut each: impl FnMut(Vec<Anchor>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut first = 0;
     while first < texts.len() {
         let mut last = first;
         let mut bytes = 0;
-        while last < texts.len() && (last == first || bytes < BATCH_BYTES) {
+        while last < texts.len() && (last == first || bytes < batch_bytes) {
             bytes += texts[last].as_ref().len();
             last += 1;
         }
@@ -145,10 +149,23 @@ fn all_anchors<S: AsRef<str> + Sync>(texts: &[S], n: usize, k: usize) -> Vec<Anc
             })
             .collect();
         for part in batch {
-            anchors.extend_from_slice(&part);
+            each(part)?;
         }
         first = last;
     }
+    Ok(())
+}
+
+/// Every anchor of the corpus, sorted by k-gram hash, then document, then position.
+fn all_anchors<S: AsRef<str> + Sync>(texts: &[S], n: usize, k: usize) -> Vec<Anchor> {
+    let total: usize = texts.iter().map(|text| text.as_ref().len()).sum();
+    let w = n - k + 1;
+    let mut anchors: Vec<Anchor> = Vec::with_capacity(total / (w + 1) * 2 + 16);
+    let never: Result<(), ()> = for_each_anchors(texts, n, k, BATCH_BYTES, |part| {
+        anchors.extend_from_slice(&part);
+        Ok(())
+    });
+    debug_assert!(never.is_ok());
     anchors.par_sort_unstable_by_key(Anchor::order);
     anchors
 }

@@ -15,7 +15,7 @@ use super::{refuse_all_skipped, Ids, Read, RunConfig};
 use crate::error::Result;
 use crate::input::{read_inputs, read_inputs_leaving_lines, text_again, Corpus};
 use crate::output::write_kept;
-use crate::spans::remove_spans;
+use crate::spans::{remove_spans, SpanSource};
 
 /// The in-memory path: every record read, the texts moved into the engine, the kept records
 /// written from memory.
@@ -58,10 +58,12 @@ pub(super) fn read_in_memory<M: Registered>(
         .collect();
     let spans = match (&config.spans, outputs.spans.as_mut()) {
         (Some(run), Some(reports)) => Some(remove_spans(
-            &corpus,
-            &keep,
-            &config.input,
-            config.engine.keep,
+            SpanSource {
+                corpus: &corpus,
+                keep: &keep,
+                input: &config.input,
+                policy: config.engine.keep,
+            },
             run,
             Some(&mut outputs.kept),
             reports,

@@ -143,16 +143,13 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
         .zip(budget)
         .map(|(dir, budget)| (dir as &dyn SpillDir, budget));
     let keep = vec![true; corpus.records.len()];
-    let mut report = remove_spans(
-        &corpus,
-        &keep,
-        &config.input,
-        config.keep,
-        &config.spans,
-        Some(&mut kept),
-        &mut outputs,
-        spill,
-    )?;
+    let source = SpanSource {
+        corpus: &corpus,
+        keep: &keep,
+        input: &config.input,
+        policy: config.keep,
+    };
+    let mut report = remove_spans(source, &config.spans, Some(&mut kept), &mut outputs, spill)?;
     commit_all(std::iter::once(kept).chain(outputs.into_files()).collect())?;
     report.skipped = std::mem::take(&mut corpus.skipped);
     report.seconds.insert(0, ("read".to_owned(), read));
@@ -222,18 +219,30 @@ impl SpanOutputs {
     }
 }
 
-/// Finds the spans of the records with `keep[i]` (in the order of `policy`), writes those
-/// records with their spans removed to `kept_out` and the report files.
+/// The documents a span step reads: the records with `keep[i]`, read with `input`, in the
+/// order of `policy`.
+pub(crate) struct SpanSource<'a> {
+    pub(crate) corpus: &'a Corpus,
+    pub(crate) keep: &'a [bool],
+    pub(crate) input: &'a InputOptions,
+    pub(crate) policy: KeepPolicy,
+}
+
+/// Finds the spans of the source's records, writes those records with their spans removed
+/// to `kept_out` and the report files.
 pub(crate) fn remove_spans(
-    corpus: &Corpus,
-    keep: &[bool],
-    input: &InputOptions,
-    policy: KeepPolicy,
+    source: SpanSource<'_>,
     spans: &SpanRun,
     kept_out: Option<&mut AtomicOutput>,
     outputs: &mut SpanOutputs,
     spill: Option<(&dyn SpillDir, usize)>,
 ) -> Result<SpansReport> {
+    let SpanSource {
+        corpus,
+        keep,
+        input,
+        policy,
+    } = source;
     let started = Instant::now();
     // Kept records by input order, and their texts in keep order.
     let kept: Vec<usize> = (0..corpus.records.len()).filter(|&i| keep[i]).collect();
@@ -303,7 +312,7 @@ pub(crate) fn remove_spans(
         top: summaries
             .iter()
             .take(5)
-            .map(|s| (s.text.clone(), s.documents))
+            .map(|s| (s.text.to_owned(), s.documents))
             .collect(),
         spilled_bytes: found.spilled_bytes(),
         skipped: Skipped::default(),

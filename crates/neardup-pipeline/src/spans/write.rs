@@ -36,9 +36,14 @@ pub(crate) fn write_edited(
         return Err(Error::format(&other.path, message));
     }
     let kept = (0..corpus.records.len()).filter(|&i| keep[i]);
+    let edits = Edits {
+        corpus,
+        input,
+        edit,
+    };
     match first.format {
-        Format::Jsonl | Format::Text => write_lines(corpus, kept, input, edit, out),
-        Format::Csv | Format::Tsv => write_rows(corpus, kept, input, edit, out),
+        Format::Jsonl | Format::Text => write_lines(&edits, kept, out),
+        Format::Csv | Format::Tsv => write_rows(&edits, kept, out),
         Format::Parquet => Err(Error::format(
             &first.path,
             "span removal writes JSONL, text, CSV and TSV records; a Parquet input's rows are \
@@ -48,13 +53,19 @@ pub(crate) fn write_edited(
     }
 }
 
+/// The records, how they were read, and their new texts (`None`: unchanged).
+struct Edits<'a> {
+    corpus: &'a Corpus,
+    input: &'a InputOptions,
+    edit: &'a dyn Fn(usize) -> Option<String>,
+}
+
 fn write_lines(
-    corpus: &Corpus,
+    edits: &Edits<'_>,
     kept: impl Iterator<Item = usize>,
-    input: &InputOptions,
-    edit: &dyn Fn(usize) -> Option<String>,
     out: &mut AtomicOutput,
 ) -> Result<()> {
+    let (corpus, input, edit) = (edits.corpus, edits.input, edits.edit);
     let mut again = LinesAgain::new(&corpus.sources);
     let mut json = Vec::new();
     for index in kept {
@@ -99,12 +110,11 @@ fn write_lines(
 }
 
 fn write_rows(
-    corpus: &Corpus,
+    edits: &Edits<'_>,
     kept: impl Iterator<Item = usize>,
-    input: &InputOptions,
-    edit: &dyn Fn(usize) -> Option<String>,
     out: &mut AtomicOutput,
 ) -> Result<()> {
+    let (corpus, input, edit) = (edits.corpus, edits.input, edits.edit);
     let first = &corpus.sources[0];
     let headers = first.csv_headers.as_ref();
     let column = headers.and_then(|headers| {
