@@ -42,6 +42,7 @@ import struct
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -213,7 +214,7 @@ def human(n):
         n /= 1024
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus", help="JSONL, one document a line")
@@ -238,159 +239,232 @@ def main(argv=None):
                     help="only map an existing DIR/collect-L.txt (after --cleanup too)")
     ap.add_argument("--cleanup", action="store_true",
                     help="delete corpus.bin, its suffix array and the cache at the end")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+@dataclass
+class WorkFiles:
+    """The paths of one run: the work folder, its logs/ and what the steps read and write."""
+    root: Path
+    logs: Path
+    data: Path         # corpus.bin
+    table: Path        # corpus.bin.table.bin, its suffix array
+    cache: Path        # cache-L
+    collect_txt: Path  # collect-L.txt
+    out: Path          # the ranges file
+    stats: Path        # peer-stats-L(-trim).json
+
+
+def work_files(args):
+    """The paths for args, with the work folder and its logs/ made."""
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     logs = work / "logs"
     logs.mkdir(exist_ok=True)
     L = args.length
     data = work / "corpus.bin"
-    cache = work / f"cache-L{L}"
-    collect_txt = work / f"collect-L{L}.txt"
     suffix = "-trim" if args.trim_chars else ""
-    out_path = Path(args.out) if args.out else work / f"peer-ranges-L{L}{suffix}.jsonl"
-    stats_path = work / f"peer-stats-L{L}{suffix}.json"
+    return WorkFiles(
+        root=work, logs=logs, data=data, table=Path(str(data) + ".table.bin"),
+        cache=work / f"cache-L{L}", collect_txt=work / f"collect-L{L}.txt",
+        out=Path(args.out) if args.out else work / f"peer-ranges-L{L}{suffix}.jsonl",
+        stats=work / f"peer-stats-L{L}{suffix}.json")
 
-    steps = {}
-    t0 = time.monotonic()
-    ids, bodies = read_corpus(args.corpus, args.text_field)
-    starts, file_size = body_starts(bodies)
-    steps["read_corpus"] = {"wall_s": round(time.monotonic() - t0, 3)}
 
-    if not args.map_only:
-        if not args.peer_dir and not args.bin:
-            sys.exit("peer.py: give --peer-dir (or $PEER_DIR) or --bin")
-        peer_dir = Path(args.peer_dir).resolve() if args.peer_dir else None
-        binary = Path(args.bin).resolve() if args.bin else peer_dir / "target/release/dedup_dataset"
-        if not binary.exists():
-            sys.exit(f"peer.py: no binary at {binary} (cargo build --release in the peer)")
-        table = Path(str(data) + ".table.bin")
-        reuse = (args.reuse and data.exists() and table.exists()
-                 and data.stat().st_size == file_size)
-        if not reuse:
-            if peer_dir is None:
-                sys.exit("peer.py: the suffix array step needs --peer-dir (its scripts/)")
-            chk = subprocess.run([args.python, "-c", "import numpy"], capture_output=True)
-            if chk.returncode != 0:
-                sys.exit(f"peer.py: {args.python} has no numpy (the peer's "
-                         "make_suffix_array.py needs it); use --python")
-            t = time.monotonic()
-            write_input(data, bodies)
-            steps["write"] = {"wall_s": round(time.monotonic() - t, 3)}
-            # the peer's script calls ./target/debug/dedup_dataset and merges into ./tmp
-            link = work / "target" / "debug" / "dedup_dataset"
-            link.parent.mkdir(parents=True, exist_ok=True)
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(binary)
-            (work / "tmp").mkdir(exist_ok=True)
-        runs = []
-        digests = []
-        for rep in range(args.reps):
-            run = {}
-            if not reuse:
-                clear_intermediate(work)
-                run["suffix_array"] = run_step(
-                    "suffix_array",
-                    [args.python, str(peer_dir / "scripts" / "make_suffix_array.py"), str(data)],
-                    cwd=work, log_dir=logs)
-                if not table.exists() or table.stat().st_size % file_size:
-                    sys.exit(f"peer.py: no suffix array at {table}; see {logs}/suffix_array.log")
-                run["suffix_array"]["table_bytes"] = table.stat().st_size
-                clear_intermediate(work)
-            if cache.exists():
-                shutil.rmtree(cache)
-            run["self_similar"] = run_step(
-                "self_similar",
-                [str(binary), "self-similar", "--data-file", str(data), "--length-threshold",
-                 str(L), "--cache-dir", str(cache), "--num-threads", str(args.threads)],
-                cwd=work, log_dir=logs)
-            run["self_similar"]["cache_bytes"] = sum(p.stat().st_size for p in cache.iterdir())
-            run["collect"] = run_step(
-                "collect",
-                [str(binary), "collect", "--data-file", str(data), "--cache-dir", str(cache),
-                 "--length-threshold", str(L)],
-                cwd=work, stdout_path=collect_txt, log_dir=logs)
-            digests.append(hashlib.sha256(collect_txt.read_bytes()).hexdigest())
-            runs.append(run)
-        for name in runs[0]:
-            vals = [r[name] for r in runs]
-            walls = sorted(v["wall_s"] for v in vals)
-            merged = dict(vals[0])
-            merged["wall_s"] = walls[len(walls) // 2]
-            merged["wall_s_runs"] = [v["wall_s"] for v in vals]
-            merged["peak_rss_bytes"] = max(v["peak_rss_bytes"] for v in vals)
-            merged["max_single_rss_bytes"] = max(v["max_single_rss_bytes"] for v in vals)
-            steps[name] = merged
-        totals = sorted(sum(r[k]["wall_s"] for k in r) for r in runs)
-        peer_total_median = totals[len(totals) // 2]
-        same_output = len(set(digests)) == 1
+# ---------------------------------------------------------------------------------------------
+# the peer's steps
 
-    if not collect_txt.exists():
-        sys.exit(f"peer.py: no {collect_txt} (run without --map-only first)")
+def find_binary(args):
+    """The peer's source tree (None when only --bin is given) and its dedup_dataset binary."""
+    if not args.peer_dir and not args.bin:
+        sys.exit("peer.py: give --peer-dir (or $PEER_DIR) or --bin")
+    peer_dir = Path(args.peer_dir).resolve() if args.peer_dir else None
+    binary = Path(args.bin).resolve() if args.bin else peer_dir / "target/release/dedup_dataset"
+    if not binary.exists():
+        sys.exit(f"peer.py: no binary at {binary} (cargo build --release in the peer)")
+    return peer_dir, binary
+
+
+def prepare_suffix_array(args, files, peer_dir, binary, bodies):
+    """Write corpus.bin and lay out the work folder as make_suffix_array.py expects; return the
+    write step's time."""
+    if peer_dir is None:
+        sys.exit("peer.py: the suffix array step needs --peer-dir (its scripts/)")
+    chk = subprocess.run([args.python, "-c", "import numpy"], capture_output=True)
+    if chk.returncode != 0:
+        sys.exit(f"peer.py: {args.python} has no numpy (the peer's "
+                 "make_suffix_array.py needs it); use --python")
     t = time.monotonic()
-    raw = read_collect(collect_txt)
-    per_doc, sep_bytes, crossing = map_ranges(raw, bodies, starts, args.trim_chars)
+    write_input(files.data, bodies)
+    step = {"wall_s": round(time.monotonic() - t, 3)}
+    # the peer's script calls ./target/debug/dedup_dataset and merges into ./tmp
+    link = files.root / "target" / "debug" / "dedup_dataset"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(binary)
+    (files.root / "tmp").mkdir(exist_ok=True)
+    return step
+
+
+def run_suffix_array(args, files, peer_dir, file_size):
+    clear_intermediate(files.root)
+    step = run_step(
+        "suffix_array",
+        [args.python, str(peer_dir / "scripts" / "make_suffix_array.py"), str(files.data)],
+        cwd=files.root, log_dir=files.logs)
+    if not files.table.exists() or files.table.stat().st_size % file_size:
+        sys.exit(f"peer.py: no suffix array at {files.table}; see {files.logs}/suffix_array.log")
+    step["table_bytes"] = files.table.stat().st_size
+    clear_intermediate(files.root)
+    return step
+
+
+def run_peer_once(args, files, peer_dir, binary, file_size, reuse):
+    """One rep of the peer's steps: {step: its numbers} and the sha256 of the ranges of
+    collect-L.txt (the lines after `out`)."""
+    L = args.length
+    run = {}
+    if not reuse:
+        run["suffix_array"] = run_suffix_array(args, files, peer_dir, file_size)
+    if files.cache.exists():
+        shutil.rmtree(files.cache)
+    run["self_similar"] = run_step(
+        "self_similar",
+        [str(binary), "self-similar", "--data-file", str(files.data), "--length-threshold",
+         str(L), "--cache-dir", str(files.cache), "--num-threads", str(args.threads)],
+        cwd=files.root, log_dir=files.logs)
+    run["self_similar"]["cache_bytes"] = sum(p.stat().st_size for p in files.cache.iterdir())
+    run["collect"] = run_step(
+        "collect",
+        [str(binary), "collect", "--data-file", str(files.data), "--cache-dir", str(files.cache),
+         "--length-threshold", str(L)],
+        cwd=files.root, stdout_path=files.collect_txt, log_dir=files.logs)
+    # The ranges only: collect's header lines (cluster sizes) come in any order.
+    collected = files.collect_txt.read_bytes()
+    ranges = collected[collected.find(b"\nout\n"):] if b"\nout\n" in collected else collected
+    return run, hashlib.sha256(ranges).hexdigest()
+
+
+def merge_reps(runs):
+    """Per step over the reps: the median wall time, every rep's and the largest peak RSS."""
+    steps = {}
+    for name in runs[0]:
+        vals = [r[name] for r in runs]
+        walls = sorted(v["wall_s"] for v in vals)
+        merged = dict(vals[0])
+        merged["wall_s"] = walls[len(walls) // 2]
+        merged["wall_s_runs"] = [v["wall_s"] for v in vals]
+        merged["peak_rss_bytes"] = max(v["peak_rss_bytes"] for v in vals)
+        merged["max_single_rss_bytes"] = max(v["max_single_rss_bytes"] for v in vals)
+        steps[name] = merged
+    return steps
+
+
+def run_peer(args, files, bodies, file_size, steps):
+    """The peer's steps, --reps times, their numbers added to steps; return the run's entries
+    of the stats (peer_wall_s, reps, collect_identical_across_reps)."""
+    peer_dir, binary = find_binary(args)
+    reuse = (args.reuse and files.data.exists() and files.table.exists()
+             and files.data.stat().st_size == file_size)
+    if not reuse:
+        steps["write"] = prepare_suffix_array(args, files, peer_dir, binary, bodies)
+    runs = []
+    digests = []
+    for _ in range(args.reps):
+        run, digest = run_peer_once(args, files, peer_dir, binary, file_size, reuse)
+        digests.append(digest)
+        runs.append(run)
+    steps.update(merge_reps(runs))
+    totals = sorted(sum(r[k]["wall_s"] for k in r) for r in runs)
+    return {"peer_wall_s": round(totals[len(totals) // 2], 3), "reps": args.reps,
+            "collect_identical_across_reps": len(set(digests)) == 1}
+
+
+def remove_peer_files(files):
+    """--cleanup: corpus.bin, its suffix array and parts, tmp/, target/ and the cache."""
+    for p in [files.data, files.table, files.root / "tmp", files.root / "target"]:
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+    for p in files.root.glob("corpus.bin.part.*"):
+        p.unlink()
+    shutil.rmtree(files.cache, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the map step and the stats
+
+def write_ranges(path, per_doc, ids):
+    """One line per document with ranges; return the bytes they cover."""
     removed = 0
-    with open(out_path, "w", encoding="utf-8") as out:
+    with open(path, "w", encoding="utf-8") as out:
         for i in sorted(per_doc):
             rs = per_doc[i]
             removed += sum(e - s for s, e in rs)
             out.write(json.dumps({"doc": i, "id": ids[i], "ranges": rs}) + "\n")
+    return removed
+
+
+def map_step(args, files, ids, bodies, starts, steps):
+    """collect-L.txt mapped to the documents and written to the ranges file, its time added to
+    steps; return the map's entries of the stats."""
+    if not files.collect_txt.exists():
+        sys.exit(f"peer.py: no {files.collect_txt} (run without --map-only first)")
+    t = time.monotonic()
+    raw = read_collect(files.collect_txt)
+    per_doc, sep_bytes, crossing = map_ranges(raw, bodies, starts, args.trim_chars)
+    removed = write_ranges(files.out, per_doc, ids)
     steps["map"] = {"wall_s": round(time.monotonic() - t, 3)}
-
-    if args.cleanup and not args.map_only:
-        for p in [data, Path(str(data) + ".table.bin"), work / "tmp", work / "target"]:
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists() or p.is_symlink():
-                p.unlink()
-        for p in work.glob("corpus.bin.part.*"):
-            p.unlink()
-        shutil.rmtree(cache, ignore_errors=True)
-
-    peer_steps = [s for s in ("suffix_array", "self_similar", "collect") if s in steps]
-    total_bytes = sum(len(b) for b in bodies)
-    stats = {
-        "corpus": str(Path(args.corpus).resolve().name),
-        "length_threshold": L,
-        "trim_chars": args.trim_chars,
-        "docs": len(bodies),
-        "text_bytes": total_bytes,
-        "input_file_bytes": file_size,
-        "steps": steps,
-        "peer_wall_s": (round(peer_total_median, 3) if not args.map_only else None),
-        "reps": args.reps if not args.map_only else None,
-        "collect_identical_across_reps": same_output if not args.map_only else None,
-        "peer_peak_rss_bytes": max((steps[s]["peak_rss_bytes"] for s in peer_steps), default=None),
+    return {
         "raw_ranges": len(raw),
         "raw_bytes": sum(b - a for a, b in raw),
         "raw_separator_bytes": sep_bytes,
         "raw_ranges_across_documents": crossing,
         "docs_with_ranges": len(per_doc),
         "bytes_removed": removed,
-        "fraction_removed": round(removed / max(1, total_bytes), 5),
-        "out": str(out_path),
     }
-    if args.map_only:
-        # keep the peer's numbers from the run that made collect-L.txt
-        for prev in (stats_path, work / f"peer-stats-L{L}.json", work / f"peer-stats-L{L}-trim.json"):
-            if prev.exists():
-                old = json.loads(prev.read_text())
-                for k, v in old.get("steps", {}).items():
-                    if k in ("write", "suffix_array", "self_similar", "collect"):
-                        stats["steps"][k] = v
-                for k in ("peer_wall_s", "peer_peak_rss_bytes", "reps",
-                          "collect_identical_across_reps"):
-                    stats[k] = old.get(k)
-                break
-    order = ["read_corpus", "write", "suffix_array", "self_similar", "collect", "map"]
-    stats["steps"] = {k: stats["steps"][k] for k in order if k in stats["steps"]}
-    stats_path.write_text(json.dumps(stats, indent=1) + "\n")
 
-    print(f"peer ExactSubstr, L={L} bytes{' (trimmed to characters)' if args.trim_chars else ''}: "
-          f"{stats['corpus']}, {len(bodies)} docs, {human(total_bytes)}")
+
+def make_stats(args, files, bodies, file_size, steps, peer, mapped):
+    peer_steps = [s for s in ("suffix_array", "self_similar", "collect") if s in steps]
+    total_bytes = sum(len(b) for b in bodies)
+    return {
+        "corpus": str(Path(args.corpus).resolve().name),
+        "length_threshold": args.length,
+        "trim_chars": args.trim_chars,
+        "docs": len(bodies),
+        "text_bytes": total_bytes,
+        "input_file_bytes": file_size,
+        "steps": steps,
+        **peer,
+        "peer_peak_rss_bytes": max((steps[s]["peak_rss_bytes"] for s in peer_steps), default=None),
+        **mapped,
+        "fraction_removed": round(mapped["bytes_removed"] / max(1, total_bytes), 5),
+        "out": str(files.out),
+    }
+
+
+def keep_peer_numbers(stats, files, L):
+    """--map-only: the peer's numbers from the run that made collect-L.txt."""
+    for prev in (files.stats, files.root / f"peer-stats-L{L}.json",
+                 files.root / f"peer-stats-L{L}-trim.json"):
+        if prev.exists():
+            old = json.loads(prev.read_text())
+            for k, v in old.get("steps", {}).items():
+                if k in ("write", "suffix_array", "self_similar", "collect"):
+                    stats["steps"][k] = v
+            for k in ("peer_wall_s", "peer_peak_rss_bytes", "reps",
+                      "collect_identical_across_reps"):
+                stats[k] = old.get(k)
+            break
+
+
+def print_stats(stats):
+    print(f"peer ExactSubstr, L={stats['length_threshold']} bytes"
+          f"{' (trimmed to characters)' if stats['trim_chars'] else ''}: "
+          f"{stats['corpus']}, {stats['docs']} docs, {human(stats['text_bytes'])}")
     for s, v in stats["steps"].items():
         extra = ""
         if "peak_rss_bytes" in v:
@@ -405,10 +479,37 @@ def main(argv=None):
               f"{human(stats['peer_peak_rss_bytes'])}"
               + (f"  (median of {stats['reps']} runs; same output every run: "
                  f"{stats['collect_identical_across_reps']})" if (stats.get('reps') or 1) > 1 else ""))
-    print(f"  removed {removed} bytes ({100 * stats['fraction_removed']:.2f}%) in "
-          f"{len(per_doc)} docs; {len(raw)} raw ranges, {sep_bytes} separator bytes inside them, "
-          f"{crossing} ranges across a separator")
-    print(f"  -> {out_path}")
+    print(f"  removed {stats['bytes_removed']} bytes ({100 * stats['fraction_removed']:.2f}%) in "
+          f"{stats['docs_with_ranges']} docs; {stats['raw_ranges']} raw ranges, "
+          f"{stats['raw_separator_bytes']} separator bytes inside them, "
+          f"{stats['raw_ranges_across_documents']} ranges across a separator")
+    print(f"  -> {stats['out']}")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    files = work_files(args)
+
+    steps = {}
+    t0 = time.monotonic()
+    ids, bodies = read_corpus(args.corpus, args.text_field)
+    starts, file_size = body_starts(bodies)
+    steps["read_corpus"] = {"wall_s": round(time.monotonic() - t0, 3)}
+
+    peer = {"peer_wall_s": None, "reps": None, "collect_identical_across_reps": None}
+    if not args.map_only:
+        peer = run_peer(args, files, bodies, file_size, steps)
+    mapped = map_step(args, files, ids, bodies, starts, steps)
+    if args.cleanup and not args.map_only:
+        remove_peer_files(files)
+
+    stats = make_stats(args, files, bodies, file_size, steps, peer, mapped)
+    if args.map_only:
+        keep_peer_numbers(stats, files, args.length)
+    order = ["read_corpus", "write", "suffix_array", "self_similar", "collect", "map"]
+    stats["steps"] = {k: stats["steps"][k] for k in order if k in stats["steps"]}
+    files.stats.write_text(json.dumps(stats, indent=1) + "\n")
+    print_stats(stats)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def window_hashes(x, n):
     return acc[: size - n + 1]
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus")
     ap.add_argument("--length", type=int, required=True)
@@ -65,32 +65,36 @@ def main(argv=None):
     ap.add_argument("--count", choices=["occurrences", "documents"], default="occurrences")
     ap.add_argument("--text-field", default="text")
     ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    t0 = time.time()
-    n = args.length
+    return ap.parse_args(argv)
 
+
+def read_units(path, field, unit):
+    """The documents' ids, their texts end to end as one array of units (uint8 bytes or uint32
+    code points) and each document's length in units."""
     ids, texts = [], []
-    with open(args.corpus, encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             d = json.loads(line)
             ids.append(d.get("id"))
-            texts.append(d[args.text_field])
+            texts.append(d[field])
     big = "".join(texts)
-    if args.unit == "bytes":
+    if unit == "bytes":
         x = np.frombuffer(big.encode("utf-8"), dtype=np.uint8)
         lens = np.array([len(t.encode("utf-8")) for t in texts], dtype=np.int64)
     else:
         x = np.frombuffer(big.encode("utf-32-le"), dtype=np.uint32)
         lens = np.array([len(t) for t in texts], dtype=np.int64)
-    del big
-    starts = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(lens, out=starts[1:])
-    total = int(starts[-1])
+    return ids, x, lens
 
+
+def marked_windows(x, n, lens, starts, count):
+    """The start of every window of n units inside one document that occurs at least twice
+    (count "occurrences") or in at least two documents ("documents"), and the document of every
+    unit."""
     h = window_hashes(x, n)
     m = len(h)
     # valid windows: inside one document
-    doc_of = np.repeat(np.arange(len(texts), dtype=np.int64), lens)
+    doc_of = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
     pos = np.arange(m, dtype=np.int64)
     ends = starts[1:][doc_of[:m]]
     valid = pos + n <= ends
@@ -103,7 +107,7 @@ def main(argv=None):
     del hv
     eq = hs[1:] == hs[:-1]
     del hs
-    if args.count == "occurrences":
+    if count == "occurrences":
         dup = np.zeros(len(order), dtype=bool)
         dup[1:] |= eq
         dup[:-1] |= eq
@@ -116,30 +120,36 @@ def main(argv=None):
         dup = np.repeat(gmin != gmax, sizes)
         del docs_sorted
     del eq
-    dpos = pos[order[dup]]
-    del order, dup, pos
+    return pos[order[dup]], doc_of
+
+
+def covered_runs(dpos, n, total):
+    """The union of the windows of n units starting at dpos, as the starts and the ends of its
+    runs of units."""
     cov = np.bincount(dpos, minlength=total + 1)[: total + 1].astype(np.int32)
     cov -= np.bincount(dpos + n, minlength=total + 1)[: total + 1].astype(np.int32)
     covered = np.cumsum(cov) > 0
-    del cov, dpos
+    del cov
     edge = np.diff(np.concatenate(([0], covered.view(np.int8), [0])).astype(np.int8))
-    rs = np.flatnonzero(edge == 1)
-    re_ = np.flatnonzero(edge == -1)
-    del edge, covered
+    del covered
+    return np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
 
-    if args.unit == "chars":
-        cp = x
-        ulen = (1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)).astype(np.int64)
-        boff = np.zeros(total + 1, dtype=np.int64)
-        np.cumsum(ulen, out=boff[1:])
-    else:
-        boff = None
-    bstart = np.zeros(len(texts) + 1, dtype=np.int64)
-    if boff is not None:
-        bstart = boff[starts]
-    else:
-        bstart = starts
 
+def byte_offsets(x, starts, total, unit):
+    """With --unit chars the byte offset of every character position (total + 1 of them) and of
+    every document start; with bytes None and the starts themselves."""
+    if unit != "chars":
+        return None, starts
+    cp = x
+    ulen = (1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000)).astype(np.int64)
+    boff = np.zeros(total + 1, dtype=np.int64)
+    np.cumsum(ulen, out=boff[1:])
+    return boff, boff[starts]
+
+
+def cut_at_documents(rs, re_, doc_of, starts, boff, bstart):
+    """The runs [rs, re_) cut where documents start, as {doc: [[start, end], ...]} byte offsets
+    into each document's text."""
     # coverage is contiguous across document boundaries (no separators here): cut there
     per_doc = {}
     for a, b in zip(rs.tolist(), re_.tolist()):
@@ -153,15 +163,40 @@ def main(argv=None):
             per_doc.setdefault(d, []).append([x, y])
             a = e
             d += 1
+    return per_doc
+
+
+def write_ranges(path, per_doc, ids):
+    """One line per document with ranges; return the bytes they cover."""
     removed = 0
-    with open(args.out, "w", encoding="utf-8") as out:
+    with open(path, "w", encoding="utf-8") as out:
         for d in sorted(per_doc):
             ranges = per_doc[d]
             removed += sum(y - x for x, y in ranges)
             out.write(json.dumps({"doc": d, "id": ids[d], "ranges": ranges}) + "\n")
+    return removed
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    t0 = time.time()
+    n = args.length
+
+    ids, x, lens = read_units(args.corpus, args.text_field, args.unit)
+    starts = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=starts[1:])
+    total = int(starts[-1])
+
+    dpos, doc_of = marked_windows(x, n, lens, starts, args.count)
+    rs, re_ = covered_runs(dpos, n, total)
+    del dpos
+    boff, bstart = byte_offsets(x, starts, total, args.unit)
+    per_doc = cut_at_documents(rs, re_, doc_of, starts, boff, bstart)
+    removed = write_ranges(args.out, per_doc, ids)
+
     ndocs = len(per_doc)
     total_bytes = int(bstart[-1]) if boff is not None else total
-    print(json.dumps({"docs": len(texts), "docs_with_ranges": ndocs, "bytes": total_bytes,
+    print(json.dumps({"docs": len(lens), "docs_with_ranges": ndocs, "bytes": total_bytes,
                       "bytes_removed": removed,
                       "fraction_removed": round(removed / max(1, total_bytes), 4),
                       "seconds": round(time.time() - t0, 1)}), file=sys.stderr)
