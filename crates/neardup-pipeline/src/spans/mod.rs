@@ -156,8 +156,8 @@ pub fn run_spans(config: &SpansConfig) -> Result<SpansReport> {
     Ok(report)
 }
 
-/// Bytes a spilling run keeps for itself besides the texts and records: read buffers, the
-/// groups being walked, the marks.
+/// Bytes a spilling run keeps for itself besides the texts, records, marks and summaries:
+/// read buffers and the groups being walked.
 const SPILL_FLOOR_BYTES: u64 = 4 << 20;
 
 /// The anchors' budget under `limit`: `None` when the whole step fits (or no limit was
@@ -174,7 +174,10 @@ fn anchor_budget(corpus: &Corpus, limit: Option<u64>) -> Result<Option<usize>> {
     if memory_needed(text, records) <= limit {
         return Ok(None);
     }
-    let floor = text + records * PER_RECORD_BYTES + SPILL_FLOOR_BYTES;
+    // Besides the texts and records: the marks of the groups walked and the summaries of
+    // the removed texts, up to a quarter of the text (a gigabyte of web pages: 0.2), and
+    // the buffers.
+    let floor = text + text / 4 + records * PER_RECORD_BYTES + SPILL_FLOOR_BYTES;
     if floor <= limit {
         return Ok(Some((limit - floor + SPILL_FLOOR_BYTES / 2) as usize));
     }
