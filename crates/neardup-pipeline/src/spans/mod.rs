@@ -174,10 +174,10 @@ fn anchor_budget(corpus: &Corpus, limit: Option<u64>) -> Result<Option<usize>> {
     if memory_needed(text, records) <= limit {
         return Ok(None);
     }
-    // Besides the texts and records: the marks of the groups walked and the summaries of
-    // the removed texts, up to a quarter of the text (a gigabyte of web pages: 0.2), and
-    // the buffers.
-    let floor = text + text / 4 + records * PER_RECORD_BYTES + SPILL_FLOOR_BYTES;
+    // Besides the texts and records: the marks of the groups walked, the summaries of the
+    // removed texts and the allocator's share, up to half the text (a gigabyte of web
+    // pages: 0.45), and the buffers.
+    let floor = text + text / 2 + records * PER_RECORD_BYTES + SPILL_FLOOR_BYTES;
     if floor <= limit {
         return Ok(Some((limit - floor + SPILL_FLOOR_BYTES / 2) as usize));
     }
