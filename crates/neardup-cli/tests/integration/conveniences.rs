@@ -124,7 +124,8 @@ fn man_pages_render_with_man() {
         render(&path(Path::new(&pages), name));
     }
     let output = neardup_in(dir.path(), &[], &["man", "dedpu"]);
-    assert!(stderr(&output).contains("\"dedpu\" is not a command; the commands are dedup, report"));
+    assert!(stderr(&output)
+        .contains("\"dedpu\" is not a command; the commands are dedup, spans, report"));
 }
 
 /// Flags win over `NEARDUP_*` variables, which win over `neardup.toml`, which wins over the
