@@ -33,7 +33,7 @@
 //! use neardup_engine::spans::{find_spans, SpanOptions, SpanLevel};
 //!
 //! let texts = [
-//!     "今天天气很好。本文转载自某某网站，版权归原作者所有。",
+//!     "今天天气很好！本文转载自某某网站，版权归原作者所有。",
 //!     "明天有雨。本文转载自某某网站，版权归原作者所有。",
 //! ];
 //! let options = SpanOptions { min_length: 10, ..SpanOptions::default() };
